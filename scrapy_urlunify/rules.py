@@ -1,0 +1,467 @@
+"""The unification rules: small named steps over the parts of a URL.
+
+A URL is first resolved and serialized the way a browser does (:func:`resolve`), then split into
+:class:`Parts`, then passed through two ordered lists of steps:
+
+* ``REWRITE_STEPS`` (*rewrite* layer): changes a server answers identically. Their result is the
+  URL to fetch (:func:`scrapy_urlunify.standardize`).
+* ``IDENTITY_STEPS`` (*identity* layer): merges variants that name one page but that we must not
+  send as such (scheme, ``www``, index pages, key parameters, aliases...). Their result is the
+  identifier (:func:`scrapy_urlunify.identify`), never fetched.
+
+Each step is a plain function ``step(parts, ctx) -> bool | str``: it edits ``parts`` in place and
+returns a truthy value when it changed something (a string names the sub-rule that fired). ``ctx``
+is the :class:`~scrapy_urlunify.unify.Unifier`, which holds the policy and per-host tables. Steps
+are tagged with their layer by :func:`rule`, so docs, ``urlunify explain`` and tests read the
+same names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ada_url
+
+from .params import (
+    ASPNET_SEGMENT,
+    PATH_SESSION,
+    TRACKING_PARAMS,
+    TRACKING_PREFIXES,
+    cold_fusion_pair,
+    is_session_param,
+    is_tracking_param,
+)
+
+if TYPE_CHECKING:
+    from .unify import Unifier
+
+__all__ = ["InvalidURL", "resolve", "Parts", "rule", "REWRITE_STEPS", "IDENTITY_STEPS", "REWRITE", "IDENTITY"]
+
+REWRITE = "rewrite"
+IDENTITY = "identity"
+
+
+class InvalidURL(ValueError):
+    """The input cannot be parsed as a URL (the WHATWG URL Standard says: failure)."""
+
+
+def resolve(href: str, base: str | None = None) -> str:
+    """Resolve ``href`` against ``base`` and serialize it as a browser would (WHATWG URL Standard).
+
+    Strips surrounding white space and removes tabs and newlines, turns ``\\`` into ``/`` in
+    http(s) URLs, resolves ``.``/``..`` segments (also ``%2e``), lower-cases the scheme and
+    host, IDNA-encodes the host, drops the scheme's default port and percent-encodes what a
+    browser encodes. Raises :class:`InvalidURL` where the standard fails.
+
+    >>> resolve("../c/./d.html#x", "http://Example.COM:80/a/b/")
+    'http://example.com/a/c/d.html#x'
+    """
+    if not isinstance(href, str):
+        raise TypeError(f"href must be str, got {type(href).__name__}")
+    try:
+        if base is None:
+            return ada_url.normalize_url(href)
+        return ada_url.join_url(base, href)
+    except ValueError:  # includes UnicodeError (lone surrogates)
+        shown = href if len(href) <= 200 else href[:200] + "..."
+        where = "" if base is None else f" against base {base[:200]!r}"
+        raise InvalidURL(f"invalid URL {shown!r}{where}") from None
+
+
+class Parts:
+    """The components of a resolved http(s) URL, as strings in their serialized (encoded) form.
+
+    ``query`` and ``fragment`` are ``None`` when absent, ``""`` when present but empty (``?``,
+    ``#``). ``scheme`` is ``None`` once an identity step has dropped it.
+    """
+
+    __slots__ = ("scheme", "userinfo", "host", "port", "path", "query", "fragment")
+
+    def __init__(self, scheme: str | None, userinfo: str, host: str, port: str, path: str,
+                 query: str | None, fragment: str | None) -> None:
+        self.scheme = scheme
+        self.userinfo = userinfo
+        self.host = host
+        self.port = port
+        self.path = path
+        self.query = query
+        self.fragment = fragment
+
+    @classmethod
+    def split(cls, href: str) -> Parts:
+        """Split a WHATWG-serialized http(s) URL without re-parsing it.
+
+        The serialization is canonical: the path of an http(s) URL always starts with ``/``,
+        ``?`` and ``#`` only delimit, and ``@``/``/`` in user info are percent-encoded.
+        """
+        i = href.index("://") + 3
+        j = href.find("/", i)
+        authority = href[i:j]
+        rest = href[j:]
+        fragment = query = None
+        k = rest.find("#")
+        if k >= 0:
+            fragment = rest[k + 1:]
+            rest = rest[:k]
+        k = rest.find("?")
+        if k >= 0:
+            query = rest[k + 1:]
+            rest = rest[:k]
+        userinfo = ""
+        if "@" in authority:
+            userinfo, _, authority = authority.rpartition("@")
+        port = ""
+        k = authority.rfind(":")
+        if k >= 0 and not authority.endswith("]"):
+            port = authority[k + 1:]
+            authority = authority[:k]
+        return cls(href[:i - 3], userinfo, authority, port, rest, query, fragment)
+
+    def copy(self) -> Parts:
+        return Parts(self.scheme, self.userinfo, self.host, self.port, self.path, self.query, self.fragment)
+
+    def url(self) -> str:
+        """Serialize as a URL (requires ``scheme``)."""
+        return f"{self.scheme}://{self.tail()}"
+
+    def tail(self) -> str:
+        """Everything after ``scheme://``."""
+        s = f"{self.userinfo}@{self.host}" if self.userinfo else self.host
+        if self.port:
+            s = f"{s}:{self.port}"
+        s += self.path
+        if self.query is not None:
+            s = f"{s}?{self.query}"
+        if self.fragment is not None:
+            s = f"{s}#{self.fragment}"
+        return s
+
+    def __repr__(self) -> str:
+        return f"Parts({self.url() if self.scheme else self.tail()!r})"
+
+
+Step = Callable[[Parts, "Unifier"], Any]
+
+
+def rule(layer: str) -> Callable[[Step], Step]:
+    """Tag a step with its layer (``"rewrite"`` or ``"identity"``)."""
+
+    def tag(fn: Step) -> Step:
+        fn.layer = layer  # type: ignore[attr-defined]
+        fn.rule_name = fn.__name__  # type: ignore[attr-defined]
+        return fn
+
+    return tag
+
+
+# -- rewrite layer ------------------------------------------------------------------------------
+
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _fix_escape(m: re.Match[str]) -> str:
+    c = chr(int(m.group()[1:], 16))
+    return c if c in _UNRESERVED else m.group().upper()
+
+
+def normalize_escapes_in(s: str) -> str:
+    """Upper-case percent-escapes and decode the ones of unreserved characters (RFC 3986 6.2.2)."""
+    return _ESCAPE.sub(_fix_escape, s) if "%" in s else s
+
+
+@rule(REWRITE)
+def drop_fragment(p: Parts, ctx: Unifier) -> bool:
+    """Drop the fragment (never sent to the server), except routes of single-page apps:
+    ``#!...`` (hashbang) and ``#/...``, which name different content."""
+    f = p.fragment
+    if f is None or fragment_is_route(f):
+        return False
+    p.fragment = None
+    return True
+
+
+@rule(REWRITE)
+def normalize_escapes(p: Parts, ctx: Unifier) -> bool:
+    """``%7e`` -> ``~``, ``%2f`` -> ``%2F`` in path, query and kept fragment."""
+    changed = False
+    if "%" in p.path:
+        new = normalize_escapes_in(p.path)
+        changed = new != p.path
+        p.path = new
+    if p.query and "%" in p.query:
+        new = normalize_escapes_in(p.query)
+        changed = changed or new != p.query
+        p.query = new
+    if p.fragment and "%" in p.fragment:
+        new = normalize_escapes_in(p.fragment)
+        changed = changed or new != p.fragment
+        p.fragment = new
+    return changed
+
+
+@rule(REWRITE)
+def remove_path_session_ids(p: Parts, ctx: Unifier) -> bool:
+    """``/a;jsessionid=0AF3...`` -> ``/a``; ASP.NET ``/(S(id))/page.aspx`` -> ``/page.aspx``."""
+    if not ctx.policy.strip_session_ids:
+        return False
+    path = p.path
+    if ";" in path:
+        path = PATH_SESSION.sub("", path)
+    if "(" in path:
+        path = ASPNET_SEGMENT.sub("", path) or "/"
+    if path == p.path:
+        return False
+    p.path = path
+    return True
+
+
+_SLASHES = re.compile(r"(?<!:)//+")
+
+
+@rule(REWRITE)
+def collapse_slashes(p: Parts, ctx: Unifier) -> bool:
+    """``/a//b`` -> ``/a/b``; a ``//`` right after ``:`` is kept, since it is an embedded URL
+    (``/web/2020/http://example.com/``, Nutch's ``(?<!:)/{2,}``)."""
+    if "//" not in p.path:
+        return False
+    new = _SLASHES.sub("/", p.path)
+    if new == p.path:
+        return False
+    p.path = new
+    return True
+
+
+@rule(REWRITE)
+def drop_empty_query(p: Parts, ctx: Unifier) -> bool:
+    """``/a?`` -> ``/a`` (an empty query string is not sent differently by servers)."""
+    if p.query == "":
+        p.query = None
+        return True
+    return False
+
+
+def _filter_query(p: Parts, drop: Callable[[str, str], bool]) -> bool:
+    """Remove ``name=value`` items for which ``drop(lower_name, value)``; keep the rest verbatim,
+    in order, so a URL the server accepted stays one it accepts (no ``?a`` -> ``?a=``)."""
+    items = p.query.split("&")  # type: ignore[union-attr]
+    kept = []
+    for item in items:
+        name, _, value = item.partition("=")
+        if not drop(name.lower(), value):
+            kept.append(item)
+    if len(kept) == len(items):
+        return False
+    # the URL is rewritten anyway: leave no "?&" or "?" behind
+    p.query = "&".join(i for i in kept if i) or None
+    return True
+
+
+@rule(REWRITE)
+def remove_session_params(p: Parts, ctx: Unifier) -> bool:
+    """``?PHPSESSID=...``, ``jsessionid``, ``ASPSESSIONIDxxxxxxxx``, token-like ``sid``/``sessionid``,
+    and the ColdFusion ``CFID``+``CFTOKEN`` pair (see :mod:`scrapy_urlunify.params`)."""
+    q = p.query
+    if not q or not ctx.policy.strip_session_ids:
+        return False
+    lq = q.lower()
+    if "sid" not in lq and "session" not in lq and "cfid" not in lq:
+        return False  # cheap pre-check: every session name contains one of these
+    changed = _filter_query(p, is_session_param)
+    if p.query and "cfid" in p.query.lower():
+        pairs = [(n.lower(), v) for n, _, v in (i.partition("=") for i in p.query.split("&"))]
+        if cold_fusion_pair(pairs):
+            changed = _filter_query(p, lambda n, v: n in ("cfid", "cftoken")) or changed
+    return changed
+
+
+# One search over the query tells whether any tracking name is there at all; most queries have
+# none, and splitting them item by item would cost more than the whole rest of a URL.
+_TRACKING_HINT = re.compile(
+    r"(?:\A|&)(?:%s|%s)" % (
+        "|".join(re.escape(n) for n in sorted(TRACKING_PARAMS, key=len, reverse=True)),
+        "|".join(re.escape(n) for n in TRACKING_PREFIXES),
+    ),
+    re.IGNORECASE,
+)
+
+
+@rule(REWRITE)
+def remove_tracking_params(p: Parts, ctx: Unifier) -> bool:
+    """``utm_*``, ``fbclid``, ``gclid``, ``msclkid``, ``mc_cid``... (see :mod:`scrapy_urlunify.params`)."""
+    if not p.query or not ctx.policy.strip_tracking_params or _TRACKING_HINT.search(p.query) is None:
+        return False
+    return _filter_query(p, lambda n, v: is_tracking_param(n))
+
+
+@rule(REWRITE)
+def remove_policy_params(p: Parts, ctx: Unifier) -> bool:
+    """The policy's ``remove_params`` for this host (names or globs)."""
+    if not p.query:
+        return False
+    matcher = ctx.host_rules(p.host).remove
+    if not matcher:
+        return False
+    return _filter_query(p, lambda n, v: matcher(n))
+
+
+# -- identity layer -----------------------------------------------------------------------------
+
+
+@rule(IDENTITY)
+def ignore_scheme(p: Parts, ctx: Unifier) -> bool:
+    """``http`` and ``https`` name one page (policy ``ignore_scheme``)."""
+    if not ctx.policy.ignore_scheme:
+        return False
+    p.scheme = None
+    return True
+
+
+@rule(IDENTITY)
+def drop_userinfo(p: Parts, ctx: Unifier) -> bool:
+    """``http://user:pw@host/`` is the page of ``http://host/`` (credentials are not identity)."""
+    if not p.userinfo:
+        return False
+    p.userinfo = ""
+    return True
+
+
+@rule(IDENTITY)
+def unify_host(p: Parts, ctx: Unifier) -> str | bool:
+    """Drop a trailing dot, strip ``www``-like prefixes, then map domain aliases and sister
+    suffixes to one host.
+
+    Computed once per host (:meth:`Unifier.host_rules`); returns the names of the sub-rules that
+    fired: ``strip_trailing_dot``, ``strip_host_prefix``, ``domain_alias``, ``sister_suffix``.
+    """
+    hr = ctx.host_rules(p.host)
+    if hr.identity_host == p.host:
+        return False
+    p.host = hr.identity_host
+    return hr.host_rules_fired
+
+
+def strip_trailing_slash(path: str) -> str:
+    """``/docs/`` -> ``/docs``; the root ``/`` stays."""
+    return path.rstrip("/") or "/" if len(path) > 1 and path[-1] == "/" else path
+
+
+def strip_index_pages(path: str, index: frozenset[str]) -> str:
+    """``/docs/index.html`` -> ``/docs`` for the (lower-case) file names in ``index``.
+
+    Repeats (``/a/index.html/index.html``) so that applying it twice changes nothing.
+    """
+    while True:
+        k = path.rfind("/")
+        last = path[k + 1:]
+        if "." not in last or last.lower() not in index:
+            return path
+        path = path[:k].rstrip("/") or "/"
+
+
+def fragment_is_route(fragment: str) -> bool:
+    """``#!/inbox`` and ``#/inbox`` are routes of a single-page app: they name content."""
+    return fragment[:1] in ("!", "/") and fragment != ""
+
+
+@rule(IDENTITY)
+def drop_trailing_slash(p: Parts, ctx: Unifier) -> bool:
+    """``/docs/`` and ``/docs`` name one page (the root ``/`` stays)."""
+    new = strip_trailing_slash(p.path)
+    if new == p.path:
+        return False
+    p.path = new
+    return True
+
+
+@rule(IDENTITY)
+def drop_index_page(p: Parts, ctx: Unifier) -> bool:
+    """``/docs/index.html`` is ``/docs/`` (policy ``index_pages``, case-insensitive)."""
+    new = strip_index_pages(p.path, ctx.index_pages)
+    if new == p.path:
+        return False
+    p.path = new
+    return True
+
+
+@rule(IDENTITY)
+def keep_key_params(p: Parts, ctx: Unifier) -> bool:
+    """When a URL carries one of its host's ``key_params``, only key parameters identify it."""
+    if not p.query:
+        return False
+    key = ctx.host_rules(p.host).key
+    if not key:
+        return False
+    items = p.query.split("&")
+    kept = [i for i in items if key(i.partition("=")[0].lower())]
+    if not kept or len(kept) == len(items):
+        return False
+    p.query = "&".join(kept)
+    return True
+
+
+@rule(IDENTITY)
+def drop_empty_params(p: Parts, ctx: Unifier) -> bool:
+    """``?a=&b=1&&`` -> ``?b=1``: parameters with an empty value say nothing about the page.
+    (A bare ``?a`` is kept: it is a flag, and often the whole query of a page.)"""
+    q = p.query
+    if q is None:
+        return False
+    if "=&" not in q and "&&" not in q and not q.endswith("=") and not q.startswith("&") and q != "":
+        return False
+    kept = [i for i in q.split("&") if i and not i.endswith("=")]
+    new = "&".join(kept) if kept else None
+    if new == q:
+        return False
+    p.query = new
+    return True
+
+
+@rule(IDENTITY)
+def plus_for_space(p: Parts, ctx: Unifier) -> bool:
+    """``?q=a%20b`` and ``?q=a+b`` name one page: form decoding (what PHP, Java servlets, Python
+    frameworks... apply to a query) reads both as a space."""
+    q = p.query
+    if not q or "%20" not in q:
+        return False
+    p.query = q.replace("%20", "+")
+    return True
+
+
+@rule(IDENTITY)
+def sort_params(p: Parts, ctx: Unifier) -> bool:
+    """``?b=2&a=1`` and ``?a=1&b=2`` name one page."""
+    q = p.query
+    if not q or "&" not in q:
+        return False
+    new = "&".join(sorted(q.split("&")))
+    if new == q:
+        return False
+    p.query = new
+    return True
+
+
+REWRITE_STEPS: tuple[Step, ...] = (
+    drop_fragment,
+    normalize_escapes,
+    remove_path_session_ids,
+    collapse_slashes,
+    drop_empty_query,
+    remove_session_params,
+    remove_tracking_params,
+    remove_policy_params,
+)
+
+IDENTITY_STEPS: tuple[Step, ...] = (
+    ignore_scheme,
+    drop_userinfo,
+    unify_host,
+    drop_trailing_slash,
+    drop_index_page,
+    keep_key_params,
+    drop_empty_params,
+    plus_for_space,
+    sort_params,
+)
