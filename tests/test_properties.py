@@ -1,0 +1,111 @@
+"""Property tests: idempotence, agreement between the layers, and robustness on any string."""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_urlunify import InvalidURL, Policy, filter_reason, identify, standardize
+
+POLICY = Policy(key_params={"k.test": ["id"]}, remove_params=["drop*"], domain_aliases=[["a.test", "b.test"]])
+
+_seg = st.text(alphabet="abcXYZ019-._~%2F;=()!$'*+,:@ \\", min_size=0, max_size=8)
+_param = st.tuples(st.sampled_from(["id", "page", "utm_source", "PHPSESSID", "sid", "drop_me", "q", "a", "b", ""]),
+                   st.text(alphabet="abc012%20+=&/", max_size=6))
+
+urls = st.builds(
+    lambda scheme, host, port, segs, params, frag: (
+        f"{scheme}://{host}{port}/" + "/".join(segs)
+        + ("?" + "&".join(f"{k}={v}" if v else k for k, v in params) if params is not None else "")
+        + (f"#{frag}" if frag is not None else "")
+    ),
+    st.sampled_from(["http", "https", "HTTP"]),
+    st.sampled_from(["www.a.test", "b.test", "K.test", "www2.k.test", "[::1]", "127.0.0.1", "x.co.uk", "example.com."]),
+    st.sampled_from(["", ":80", ":443", ":8080"]),
+    st.lists(_seg, max_size=5),
+    st.none() | st.lists(_param, max_size=5),
+    st.none() | st.text(alphabet="!/abc", max_size=4),
+)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(urls)
+def test_standardize_is_idempotent_and_identify_agrees(url):
+    try:
+        fetched = standardize(url, policy=POLICY)
+    except InvalidURL:
+        return
+    assert standardize(fetched, policy=POLICY) == fetched
+    assert identify(fetched, POLICY) == identify(url, POLICY)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(urls)
+def test_identifier_read_as_a_url_identifies_to_itself(url):
+    # with no scope and the scheme ignored, the identifier behind the URL's own scheme is a URL
+    # of the same page (its own scheme, since a port is only default for one of them)
+    try:
+        ident = identify(url, POLICY)
+    except InvalidURL:
+        return
+    scheme = standardize(url, policy=POLICY).split(":", 1)[0]
+    assert identify(f"{scheme}://{ident}", POLICY) == ident
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_gives_a_result_or_invalid_url(text):
+    for fn in (lambda u: standardize(u), lambda u: identify(u, POLICY), lambda u: standardize(u, "http://x.test/a/")):
+        try:
+            out = fn(text)
+        except InvalidURL:
+            continue
+        assert isinstance(out, str)
+    reason = filter_reason(text)
+    assert reason is None or isinstance(reason, str)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200))
+def test_binary_garbage_decoded_any_way(data):
+    for text in (data.decode("latin-1"), data.decode("utf-8", "surrogateescape")):
+        try:
+            identify("http://x.test/" + text)
+        except InvalidURL:
+            pass
+
+
+def _bounded(fn, *args, limit=2.0):
+    t = time.perf_counter()
+    try:
+        fn(*args)
+    except InvalidURL:
+        pass
+    assert time.perf_counter() - t < limit
+
+
+def test_pathological_inputs_finish_quickly():
+    policy = Policy(remove_params=["x*y*z*"], key_params=["id"])
+    big_query = "http://x.test/p?" + "&".join(f"p{i}=v{i}" for i in range(10_000)) + "&utm_source=1&id=3"
+    cases = [
+        "http://x.test/" + "a" * 100_000,
+        "http://x.test/" + "/" * 50_000,
+        "http://x.test/" + "a/" * 30_000,
+        "http://x.test/?" + "&" * 50_000,
+        "http://x.test/" + ";jsessionid=" * 5_000,
+        "http://x.test/" + "(S(" * 10_000,
+        "http://x.test/" + "%" * 50_000,
+        "http://x.test/" + "%41" * 30_000,
+        "http://x.test/?" + "x" * 50_000 + "=1",
+        "http://" + "a." * 10_000 + "test/",
+        "\ud800\udfff" * 1000,
+        big_query,
+    ]
+    for url in cases:
+        _bounded(standardize, url, None, policy)
+        _bounded(identify, url, policy)
+        _bounded(filter_reason, url, policy)
+    ident = identify(big_query, policy)
+    assert ident == "x.test/p?id=3"
