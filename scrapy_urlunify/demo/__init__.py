@@ -1,0 +1,16 @@
+"""A generated demo web site with exact ground truth, served over real HTTP.
+
+* :class:`scrapy_urlunify.demo.site.DemoSite` - the site and its ground truth
+  (pure Python, importable without Twisted running);
+* :class:`scrapy_urlunify.demo.server.DemoServer` - a Twisted HTTP/HTTPS
+  server that is also a forward proxy (absolute-form and ``CONNECT``), so
+  Scrapy reaches the fake hosts through ``request.meta["proxy"]``;
+* :class:`scrapy_urlunify.demo.proxy.DemoProxyMiddleware` - sets that meta key;
+* :class:`scrapy_urlunify.demo.spider.DemoSpider` - a follow-everything spider.
+
+Run it standalone with ``python -m scrapy_urlunify.demo.server --size N``.
+"""
+
+from .site import DemoSite
+
+__all__ = ["DemoSite"]

@@ -1,0 +1,114 @@
+"""HTML and PDF rendering of demo pages, plus a stdlib body-text extractor."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from html.parser import HTMLParser
+
+from .model import SID_PLACEHOLDER, Document, Link, Page
+
+NO_SESSION = "0" * 32  # used when rendering outside a request (ground truth)
+
+
+def _anchor(link: Link, session: str) -> str:
+    href = link.href.replace(SID_PLACEHOLDER, session)
+    return f'<a href="{escape(href, quote=True)}">{escape(link.text)}</a>'
+
+
+def render_page(page: Page, session: str | None = None) -> bytes:
+    """The HTML of ``page``; ``session`` fills the ``{sid}`` of session links.
+
+    The body depends only on heading, paragraphs and link *texts* (never on
+    hrefs), which is what makes print views and mirror copies have exactly
+    the body text of their originals.
+    """
+    sid = session or NO_SESSION
+    nav = "".join(f"<li>{_anchor(link, sid)}</li>" for link in page.nav)
+    paras = "".join(f"<p>{escape(p)}</p>" for p in page.paragraphs)
+    if page.is_item:
+        main = f'<article><h1 class="title">{escape(page.heading)}</h1><div class="text">{paras}</div></article>'
+    else:
+        main = f"<h1>{escape(page.heading)}</h1>{paras}"
+    links = "".join(f"<li>{_anchor(link, sid)}</li>" for link in page.links)
+    html = (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(page.title)}</title>"
+        f'<base href="{escape(page.base, quote=True)}">'
+        "</head>\n<body>\n"
+        f"<nav><ul>{nav}</ul></nav>\n"
+        f'<main>{main}\n<ul class="links">{links}</ul></main>\n'
+        "</body></html>\n"
+    )
+    return html.encode("utf-8")
+
+
+def render_not_found(url: str) -> bytes:
+    return (
+        "<!DOCTYPE html>\n<html><head><title>Not found</title></head>"
+        f"<body><h1>Not found</h1><p>{escape(url)}</p></body></html>\n"
+    ).encode()
+
+
+def render_redirect(location: str) -> bytes:
+    return (
+        "<!DOCTYPE html>\n<html><head><title>Moved</title></head>"
+        f'<body><a href="{escape(location, quote=True)}">Moved</a></body></html>\n'
+    ).encode()
+
+
+def render_pdf(document: Document) -> bytes:
+    """A tiny but valid one-page PDF containing the document title."""
+    text = document.title.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    stream = f"BT /F1 18 Tf 72 720 Td ({text}) Tj ET".encode("latin-1")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+class _BodyText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.skip = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "body":
+            self.depth += 1
+        elif tag in ("script", "style"):
+            self.skip += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "body":
+            self.depth -= 1
+        elif tag in ("script", "style"):
+            self.skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth > 0 and not self.skip:
+            self.parts.append(data)
+
+
+def body_text(html: bytes | str) -> str:
+    """Whitespace-normalized text of ``<body>`` (what a body signature hashes)."""
+    parser = _BodyText()
+    parser.feed(html.decode("utf-8") if isinstance(html, bytes) else html)
+    parser.close()
+    return re.sub(r"\s+", " ", " ".join(parser.parts)).strip()
