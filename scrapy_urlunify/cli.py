@@ -73,6 +73,8 @@ def add_policy_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--trap-repetitions", type=int, metavar="N")
     g.add_argument("--keep-session-ids", action="store_true", help="do not remove session ids")
     g.add_argument("--keep-tracking-params", action="store_true", help="do not remove tracking parameters")
+    g.add_argument("--no-route-fragments", action="store_true",
+                   help="drop #!... and #/... fragments too (what a crawl without a browser sees)")
 
 
 def _param_spec(values: list[str]) -> dict[str, list[str]]:
@@ -112,6 +114,8 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
         changes["strip_session_ids"] = False
     if args.keep_tracking_params:
         changes["strip_tracking_params"] = False
+    if args.no_route_fragments:
+        changes["route_fragments"] = False
     return (base or Policy()).replace(**changes)
 
 

@@ -120,6 +120,11 @@ class Policy:
       (``trap``); ``0`` turns the check off. Default 3.
     * ``strip_session_ids`` / ``strip_tracking_params``: remove the built-in session-id and
       tracking-parameter lists (:mod:`scrapy_urlunify.params`). Default ``True``.
+    * ``route_fragments``: fragments that are routes of a single-page app (``#!/inbox``,
+      ``#/inbox``) name content and are kept in both layers; ``False`` drops every fragment.
+      Default ``True`` here; the Scrapy integration defaults to ``False``, since its HTTP
+      downloader never sends a fragment (``page#!/a`` and ``page#!/b`` download the same bytes;
+      set ``URLUNIFY_ROUTE_FRAGMENTS = True`` when pages are rendered by a browser).
     """
 
     scope: str | None = None
@@ -136,6 +141,7 @@ class Policy:
     trap_repetitions: int = 3
     strip_session_ids: bool = True
     strip_tracking_params: bool = True
+    route_fragments: bool = True
     _unifier: Any = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -154,6 +160,7 @@ class Policy:
         set_(self, "trap_repetitions", _int("trap_repetitions", self.trap_repetitions, minimum=0))
         set_(self, "strip_session_ids", _bool("strip_session_ids", self.strip_session_ids))
         set_(self, "strip_tracking_params", _bool("strip_tracking_params", self.strip_tracking_params))
+        set_(self, "route_fragments", _bool("route_fragments", self.route_fragments))
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

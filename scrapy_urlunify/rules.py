@@ -222,9 +222,10 @@ def normalize_escapes_in(s: str) -> str:
 @rule(REWRITE)
 def drop_fragment(p: Parts, ctx: Unifier) -> bool:
     """Drop the fragment (never sent to the server), except routes of single-page apps:
-    ``#!...`` (hashbang) and ``#/...``, which name different content."""
+    ``#!...`` (hashbang) and ``#/...``, which name different content (policy
+    ``route_fragments``)."""
     f = p.fragment
-    if f is None or fragment_is_route(f):
+    if f is None or (ctx.policy.route_fragments and fragment_is_route(f)):
         return False
     p.fragment = None
     return True

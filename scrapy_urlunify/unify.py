@@ -120,6 +120,7 @@ class Unifier:
         self._extensions = filters.compile_extensions(policy.deny_extensions)
         self._prefix_text = f"{policy.scope}|" if policy.scope else ""
         self._ignore_scheme = policy.ignore_scheme
+        self._routes = policy.route_fragments
         self._hosts: dict[str, HostRules] = {}
         self._cache: dict[str, Result] = {}
 
@@ -277,7 +278,7 @@ class Unifier:
         if "//" in path:
             return self._run_guarded(resolved)
         fetch = resolved
-        if fragment is not None and not (fragment[:1] in "!/" and fragment):  # fragment_is_route
+        if fragment is not None and not (self._routes and fragment[:1] in "!/" and fragment):  # fragment_is_route
             fetch = resolved[: len(resolved) - len(fragment) - 1]
             fragment = None
         hr = self._hosts.get(host) or self.host_rules(host)

@@ -261,6 +261,7 @@ class SiteBuilder:
         contact = self.add(SITE, "/contact.html", "contact", "Contact us")
         new = self.add(SITE, "/new", "moved", "The page that moved")
         self.redirects[(SITE, "/moved")] = Redirect(location=canonical_url(SITE, "/new"))
+        self.redirects[(SITE, "/loop")] = Redirect(flip_scheme=True)
 
         docs_index = self.add(SITE, "/docs/", "docs-index", "Documentation")
         self.redirects[(SITE, "/docs")] = Redirect(add_slash=True)

@@ -74,13 +74,16 @@ class Redirect:
     """A redirect rule on a normalized path.
 
     Exactly one mode: ``location`` (fixed absolute URL), ``to_https`` (only
-    for http requests: same host/path on https) or ``add_slash``.
+    for http requests: same host/path on https), ``add_slash``, or ``flip_scheme``
+    (http -> https and https -> http: a redirect loop through one page, which no
+    link leads to; tests use it to check that a crawler still ends it).
     """
 
     status: int = 301
     location: str | None = None
     to_https: bool = False
     add_slash: bool = False
+    flip_scheme: bool = False
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,8 @@ class DemoSite:
             return None
         if redirect.add_slash:
             return f"{target.scheme}://{target.host}{target.path}/{suffix}"
+        if redirect.flip_scheme:
+            return f"{'http' if target.scheme == 'https' else 'https'}://{target.host}{target.path}{suffix}"
         return None
 
     def __repr__(self) -> str:

@@ -1,0 +1,102 @@
+"""What the plugin's Scrapy components of one crawler share: settings read once, the policy and
+its unifier, and the summary logged when the crawl closes."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from .settings import flag, policy_from_settings
+from .unify import Unifier
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from .policy import Policy
+
+__all__ = ["UnifyContext", "STATS_PREFIX"]
+
+logger = logging.getLogger("scrapy_urlunify")
+
+STATS_PREFIX = "urlunify/"
+
+
+class UnifyContext:
+    """Per-crawler state of scrapy-urlunify, created by the first component that needs it.
+
+    The middleware, the fingerprinter, the dupefilter and the pipelines all call
+    :meth:`of`, so settings are read (and validated) once, and every component agrees on one
+    policy. ``unifier`` may be replaced during the crawl (learned rules); components read it
+    from here on every call instead of keeping their own reference.
+    """
+
+    _ATTR = "_urlunify_context"
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        self.enabled: bool = flag(settings, "URLUNIFY_ENABLED", True)
+        self.rewrite: bool = flag(settings, "URLUNIFY_REWRITE", True)
+        spider = getattr(crawler, "spider", None)
+        self.policy: Policy = policy_from_settings(settings, spider, spider_name=crawler.spidercls.name)
+        self.unifier: Unifier = self.policy.unifier
+        self._summary_connected = False
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> UnifyContext:
+        ctx = getattr(crawler, cls._ATTR, None)
+        if ctx is None:
+            ctx = cls(crawler)
+            setattr(crawler, cls._ATTR, ctx)
+        return ctx
+
+    @property
+    def scope(self) -> str | None:
+        return self.policy.scope
+
+    def inc(self, key: str, count: int = 1) -> None:
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value(STATS_PREFIX + key, count)
+
+    def connect_summary(self) -> None:
+        """Log the crawl's summary at close (once, whichever component asks first)."""
+        if not self._summary_connected:
+            self.crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
+            self._summary_connected = True
+
+    def summary(self) -> dict[str, Any]:
+        stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
+        filtered = {k[len(STATS_PREFIX + "filtered/"):]: v for k, v in stats.items()
+                    if k.startswith(STATS_PREFIX + "filtered/")}
+        duplicates = stats.get(STATS_PREFIX + "duplicates", 0)
+        signature_duplicates = stats.get(STATS_PREFIX + "signature/duplicates", 0)
+        fetched = stats.get("downloader/request_count", 0)
+        saved = sum(filtered.values()) + duplicates
+        return {
+            "links": stats.get(STATS_PREFIX + "links", 0),
+            "filtered": filtered,
+            "rewritten": stats.get(STATS_PREFIX + "rewritten", 0),
+            "duplicates": duplicates,
+            "signature_duplicates": signature_duplicates,
+            "fetched": fetched,
+            "saved": saved,
+            "saved_share": saved / (saved + fetched) if saved + fetched else 0.0,
+        }
+
+    def _log_summary(self, spider: Any = None, reason: str = "") -> None:
+        s = self.summary()
+        per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
+        logger.info(
+            "scrapy-urlunify summary (scope %r):\n"
+            "  links seen          %d\n"
+            "  filtered            %d (%s)\n"
+            "  rewritten           %d\n"
+            "  duplicates filtered %d (same identifier) + %d (same page signature)\n"
+            "  requests fetched    %d\n"
+            "  requests saved      %d (%.1f%% of all requests)",
+            self.scope, s["links"], sum(s["filtered"].values()), per_reason, s["rewritten"],
+            s["duplicates"], s["signature_duplicates"], s["fetched"], s["saved"], 100 * s["saved_share"],
+        )
