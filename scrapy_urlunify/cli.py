@@ -171,7 +171,10 @@ def run(args: argparse.Namespace, policy: Policy, out: TextIO, err: TextIO, stdi
         c = same(args.url1, args.url2, policy)
         out.write(format_explanation(c.first) + "\n\n" + format_explanation(c.second) + "\n\n")
         if c.same:
-            out.write(f"same page: decided by {', '.join(c.deciding)}\n")
+            reasons = ", ".join(c.deciding)
+            if c.any_of:
+                reasons = (reasons + " and " if reasons else "") + "any of " + ", ".join(c.any_of)
+            out.write(f"same page: decided by {reasons}\n")
             return 0
         out.write("different pages\n")
         return 1

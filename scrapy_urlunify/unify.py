@@ -423,13 +423,16 @@ class Comparison:
     """What :func:`same` found: whether two URLs are one page, and which rules decide it.
 
     ``deciding`` lists the rules without which the answer would flip from "same" to "different"
-    (for two different pages it is empty: no rule merged them).
+    (for two different pages it is empty: no rule merged them); ``any_of`` lists rules that
+    are each enough on their own but not needed alone (``remove_params`` and ``key_params``
+    both dropping ``arglink``): without all of them, the answer flips.
     """
 
     same: bool
     first: Explanation
     second: Explanation
     deciding: tuple[str, ...]
+    any_of: tuple[str, ...] = ()
 
 
 DEFAULT_POLICY = Policy()
@@ -485,19 +488,37 @@ def same(a: str, b: str, policy: Policy | None = None) -> Comparison:
     ia, ib = ea.result.identifier, eb.result.identifier
     is_same = ia is not None and ia == ib
     deciding: list[str] = []
+    together: list[str] = []
     if is_same:
-        for name in dict.fromkeys(ea.rule_names + eb.rule_names):
-            if name == "resolve":
-                continue
-            alt = Unifier(policy, skip={name})
-            try:
-                if alt.identify(a) != alt.identify(b):
-                    deciding.append(name)
-            except InvalidURL:
-                pass
-        if not deciding:
-            # no single rule flips the answer: either the browser-level resolution already made
-            # the two URLs equal, or several rules merge them together
-            fired = [n for n in dict.fromkeys(ea.rule_names + eb.rule_names) if n != "resolve"]
-            deciding = ["resolve"] if ea.resolved == eb.resolved or not fired else fired
-    return Comparison(is_same, ea, eb, tuple(deciding))
+        fired = [n for n in dict.fromkeys(ea.rule_names + eb.rule_names) if n != "resolve"]
+        for name in fired:
+            if _differ_without(policy, a, b, {name}):
+                deciding.append(name)
+        # rules none of which is needed alone but which merge the two URLs between them: skip
+        # them all, add what fires instead (a key parameter rule covering for a removal), and
+        # repeat until the URLs differ or nothing new fires
+        rest = {n for n in fired if n not in deciding}
+        while rest:
+            if _differ_without(policy, a, b, rest):
+                together = [n for n in dict.fromkeys([*fired, *sorted(rest)]) if n in rest]
+                break
+            alt = Unifier(policy, skip=rest)
+            more = {n for n in alt.explain(a).rule_names + alt.explain(b).rule_names
+                    if n != "resolve" and n not in deciding} - rest
+            if not more:
+                break
+            rest |= more
+        if not deciding and not together:
+            # the browser-level resolution already made the two URLs equal
+            deciding = ["resolve"]
+    return Comparison(is_same, ea, eb, tuple(deciding), tuple(together))
+
+
+def _differ_without(policy: Policy, a: str, b: str, skip: set[str]) -> bool:
+    alt = Unifier(policy, skip=skip)
+    try:
+        return alt.identify(a) != alt.identify(b)
+    except InvalidURL:
+        return True
+
+

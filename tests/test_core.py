@@ -303,3 +303,17 @@ def test_same_names_the_deciding_rules():
     assert not c.same and c.deciding == ()
     c = same("http://example.com/a/./b", "http://example.com/a/b")
     assert c.same and c.deciding == ("resolve",)
+
+
+def test_same_reports_rules_that_are_each_enough():
+    # remove_params and key_params both drop "arglink": neither is needed alone, both together are
+    p = Policy(key_params=["cid"], remove_params=["inifile", "arglink"])
+    c = same("http://n.test/s?inifile=x&cid=11&arglink=a", "http://n.test/s?cid=11&arglink=b", p)
+    assert c.same and c.deciding == ()
+    assert set(c.any_of) == {"remove_policy_params", "keep_key_params"}
+
+
+def test_route_fragments_off_drops_every_fragment():
+    p = Policy(route_fragments=False)
+    assert standardize("http://example.com/a#!/x", policy=p) == "http://example.com/a"
+    assert identify("http://example.com/a#!/x", p) == identify("http://example.com/a#/y", p)
