@@ -500,6 +500,9 @@ def same(a: str, b: str, policy: Policy | None = None) -> Comparison:
         rest = {n for n in fired if n not in deciding}
         while rest:
             if _differ_without(policy, a, b, rest):
+                for n in sorted(rest):  # keep only the rules that matter: a minimal set
+                    if _differ_without(policy, a, b, rest - {n}):
+                        rest.discard(n)
                 together = [n for n in dict.fromkeys([*fired, *sorted(rest)]) if n in rest]
                 break
             alt = Unifier(policy, skip=rest)
