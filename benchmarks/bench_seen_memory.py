@@ -1,0 +1,229 @@
+"""Memory and speed of the dupefilter's "seen" set: FingerprintSet vs what Scrapy uses.
+
+Scrapy's ``RFPDupeFilter`` keeps a Python ``set`` of 20-byte SHA-1 digests (``bytes``);
+``scrapy_urlunify.stores.FingerprintSet`` keeps 64-bit fingerprints in one ``array('Q')``
+hash table. For each size N (``--sizes``, default 1M and 10M) and each structure, a fresh
+subprocess:
+
+1. derives the N keys from synthetic URLs (BLAKE2b -> 64-bit int for ours, SHA-1 digest
+   for Scrapy's), all generated *before* the memory baseline;
+2. builds the structure and reports bytes per entry as the RSS delta (untraced build)
+   and as tracemalloc's traced size (a second, traced build; "peak" is the traced
+   maximum, which for FingerprintSet is the old+new table during its last resize). For
+   the set the digest objects are created during the build, as in a crawl, because the
+   set keeps them alive; our ints are not kept (the table holds the raw 8 bytes);
+3. times ``add`` of new keys (a full build, resizes included) and lookups of present
+   (random order) and absent keys, with keys prebuilt so only the structure is timed.
+
+Optionally (``--dupefilter-n``, default 1M) it also times ``RFPDupeFilter.request_seen``
+itself on prebuilt ``Request`` objects, to show where a dupefilter's time really goes.
+
+Usage: python benchmarks/bench_seen_memory.py [--sizes 1000000,10000000]
+       [--lookups 1000000] [--dupefilter-n 1000000]
+With the defaults it takes ~3 minutes and ~3 GB of RAM (mostly key generation and the
+traced 10M-entry set build).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+URL = "https://example.test/p?page={}"
+ABSENT_URL = "https://example.test/q?page={}"
+
+STRUCTURES = {
+    "ours": "FingerprintSet (64-bit ints)",
+    "scrapy": "set of SHA-1 digests (RFPDupeFilter)",
+}
+
+
+def rss_bytes() -> int:
+    """Resident set size now (Linux /proc; falls back to the peak elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:  # pragma: no cover - not Linux
+        import resource
+
+        scale = 1 if sys.platform == "darwin" else 1024
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
+def fp64(url: str) -> int:
+    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "little")
+
+
+def sha1(url: str) -> bytes:
+    return hashlib.sha1(url.encode()).digest()
+
+
+def per_op_us(fn: Callable[[Any], object], keys: Iterable[Any], count: int) -> float:
+    start = time.perf_counter()
+    for key in keys:
+        fn(key)
+    return (time.perf_counter() - start) / count * 1e6
+
+
+def measure_memory(build: Callable[[], object], n: int) -> dict[str, float]:
+    """Bytes per entry of what ``build`` creates: RSS delta, then traced (second build)."""
+    gc.collect()
+    before = rss_bytes()
+    obj = build()
+    rss = (rss_bytes() - before) / n
+    del obj
+    gc.collect()
+    tracemalloc.start()
+    obj = build()
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del obj
+    gc.collect()
+    return {"rss_B": rss, "traced_B": current / n, "peak_B": peak / n}
+
+
+def worker(structure: str, n: int, lookups: int) -> dict[str, Any]:
+    rng = random.Random(n)
+    n_look = min(n, lookups)
+    if structure == "ours":
+        from scrapy_urlunify.stores import FingerprintSet
+
+        keys = [fp64(URL.format(i)) for i in range(n)]
+        absent = [fp64(ABSENT_URL.format(i)) for i in range(n_look)]
+
+        def build() -> object:
+            s = FingerprintSet()
+            add = s.add
+            for k in keys:
+                add(k)
+            return s
+
+        result = measure_memory(build, n)
+        s = FingerprintSet()
+        result["add_us"] = per_op_us(s.add, keys, n)
+        result["table_B"] = s.nbytes / n
+    else:
+        # One blob, so the digest objects the set keeps are created during the build.
+        blob = b"".join(sha1(URL.format(i)) for i in range(n))
+        absent = [sha1(ABSENT_URL.format(i)) for i in range(n_look)]
+
+        def build() -> object:
+            s: set[bytes] = set()
+            add = s.add
+            for i in range(0, 20 * n, 20):
+                add(blob[i : i + 20])
+            return s
+
+        result = measure_memory(build, n)
+        keys = [blob[i : i + 20] for i in range(0, 20 * n, 20)]
+        del blob
+        s = set()
+        result["add_us"] = per_op_us(s.add, keys, n)
+    present = rng.sample(keys, n_look)
+    contains = s.__contains__
+    result["hit_us"] = per_op_us(contains, present, n_look)
+    result["miss_us"] = per_op_us(contains, absent, n_look)
+    result["dup_add_us"] = per_op_us(s.add, present, n_look)
+    # What the loop itself costs (a no-op call over the same shuffled keys): part of
+    # every figure above, for both structures alike.
+    result["loop_us"] = per_op_us(lambda k: None, present, n_look)
+    assert len(s) == n, "synthetic keys collided"
+    return result
+
+
+def dupefilter_worker(n: int, lookups: int) -> dict[str, Any]:
+    from scrapy import Request
+    from scrapy.dupefilters import RFPDupeFilter
+
+    requests = [Request(URL.format(i)) for i in range(n)]
+    # Duplicates arrive as new Request objects in a crawl (the fingerprinter caches per
+    # object), so build fresh ones for the same URLs.
+    dups = [Request(URL.format(i)) for i in random.Random(n).sample(range(n), min(n, lookups))]
+    df = RFPDupeFilter()
+    return {
+        "new_us": per_op_us(df.request_seen, requests, n),
+        "dup_us": per_op_us(df.request_seen, dups, len(dups)),
+    }
+
+
+def run_worker(*args: str) -> dict[str, Any]:
+    print(f"  measuring {' '.join(args[:2])} ...", file=sys.stderr, flush=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def report(n: int, results: dict[str, dict[str, Any]]) -> None:
+    cols = [
+        ("traced_B", "B/entry traced"),
+        ("peak_B", "traced peak"),
+        ("rss_B", "B/entry RSS"),
+        ("add_us", "add µs"),
+        ("hit_us", "hit µs"),
+        ("miss_us", "miss µs"),
+        ("dup_add_us", "dup add µs"),
+    ]
+    width = max(len(v) for v in STRUCTURES.values())
+    print(f"\nN = {n:,}")
+    print(f"{'':{width}}  " + "  ".join(f"{title:>14}" for _, title in cols))
+    for key, label in STRUCTURES.items():
+        r = results[key]
+        print(f"{label:{width}}  " + "  ".join(f"{r[c]:14.2f}" for c, _ in cols))
+    ours, theirs = results["ours"], results["scrapy"]
+    print(f"{'ratio ours / Scrapy':{width}}  " + "  ".join(f"{ours[c] / theirs[c]:14.2f}" for c, _ in cols))
+    print(
+        f"(table alone: {ours['table_B']:.2f} B/entry; a no-op call over the same shuffled keys costs "
+        f"{ours['loop_us']:.2f} / {theirs['loop_us']:.2f} µs, included in every timing above)"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated N values")
+    parser.add_argument("--lookups", type=int, default=1_000_000, help="lookups timed per kind")
+    parser.add_argument("--dupefilter-n", type=int, default=1_000_000, help="RFPDupeFilter size, 0 to skip")
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        kind, n = args.worker[0], int(args.worker[1])
+        out = dupefilter_worker(n, args.lookups) if kind == "dupefilter" else worker(kind, n, args.lookups)
+        print(json.dumps(out))
+        return
+
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; each row measured in a fresh process")
+    by_size = {}
+    for n in (int(s.replace("_", "")) for s in args.sizes.split(",")):
+        by_size[n] = {key: run_worker(key, str(n), "--lookups", str(args.lookups)) for key in STRUCTURES}
+        report(n, by_size[n])
+    if args.dupefilter_n:
+        n = args.dupefilter_n
+        r = run_worker("dupefilter", str(n), "--lookups", str(args.lookups))
+        print(
+            f"\nscrapy.dupefilters.RFPDupeFilter.request_seen, N = {n:,} prebuilt requests: "
+            f"{r['new_us']:.2f} µs per new request, {r['dup_us']:.2f} µs per duplicate"
+        )
+        if n in by_size:
+            ours, theirs = by_size[n]["ours"], by_size[n]["scrapy"]
+            print(
+                f"(of which the set itself: ~{theirs['add_us'] + theirs['miss_us']:.2f} µs new, "
+                f"~{theirs['hit_us']:.2f} µs duplicate; FingerprintSet.add: "
+                f"{ours['add_us']:.2f} / {ours['dup_add_us']:.2f} µs -- fingerprinting dominates)"
+            )
+
+
+if __name__ == "__main__":
+    main()
