@@ -13,6 +13,8 @@ still win):
                                     sees each request as the spider made it)
 ``REQUEST_FINGERPRINTER_CLASS``     ``UnifyFingerprinter``
 ``DUPEFILTER_CLASS``                ``UnifyDupeFilter``
+``DOWNLOADER_MIDDLEWARES``          ``ResumeMiddleware`` at 10 (first on the engine side; with
+                                    JOBDIR only: one download per request after a crash)
 ``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210,
                                     when those components are installed
 ==================================  ==========================================================
@@ -42,6 +44,7 @@ __all__ = ["Addon", "SPIDER_MIDDLEWARE_PRIORITY", "PIPELINE_PRIORITIES"]
 logger = logging.getLogger(__name__)
 
 SPIDER_MIDDLEWARE_PRIORITY = 600
+RESUME_MIDDLEWARE_PRIORITY = 10
 PIPELINE_PRIORITIES = {
     "scrapy_urlunify.pipelines.SignaturePipeline": 200,
     "scrapy_urlunify.pipelines.UnicityPipeline": 210,
@@ -62,6 +65,10 @@ class Addon:
         settings.set_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", "scrapy_urlunify.middleware.UrlUnifyMiddleware", SPIDER_MIDDLEWARE_PRIORITY
         )
+        if settings.get("JOBDIR"):
+            settings.set_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.jobdir.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY
+            )
         for name, ours in _OURS.items():
             self._set_unless_user_chose(settings, name, ours)
         if find_spec("scrapy_urlunify.pipelines") is not None:

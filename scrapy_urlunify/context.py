@@ -42,6 +42,10 @@ class UnifyContext:
         spider = getattr(crawler, "spider", None)
         self.policy: Policy = policy_from_settings(settings, spider, spider_name=crawler.spidercls.name)
         self.unifier: Unifier = self.policy.unifier
+        #: the crawl's UnifyDupeFilter, once the scheduler has built it
+        self.dupefilter: Any = None
+        #: UrlUnifyMiddleware marks responses done for resumes (else the dupefilter does, earlier)
+        self.marks_done = False
         self._summary_connected = False
 
     @classmethod

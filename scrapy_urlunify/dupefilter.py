@@ -16,6 +16,8 @@ beyond Scrapy's ``RFPDupeFilter``:
   drops it (scrapy#1225); ``REDIRECT_MAX_TIMES`` still ends a loop. The target counts as seen.
 * **Start URLs.** Requests with ``dont_filter=True`` (start URLs) are never filtered, but they
   are recorded, so a later link back to a start page is not fetched again.
+* **Resume after a kill.** With JOBDIR, requests scheduled but never answered before a hard
+  kill are scheduled again on resume, each downloaded once (:mod:`scrapy_urlunify.jobdir`).
 * **Logging.** ``DUPEFILTER_DEBUG`` logs every duplicate with the URL it collided with;
   otherwise the first duplicate only, as Scrapy does. Stats: ``dupefilter/filtered``
   (Scrapy's) and ``urlunify/duplicates``.
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
@@ -34,6 +36,7 @@ from scrapy.utils.request import referer_str
 
 from .context import UnifyContext
 from .fingerprinter import UnifyFingerprinter
+from .jobdir import RESUMED_META, ResumeLog, open_resume_log, reschedule
 from .rules import InvalidURL
 from .stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
 
@@ -66,9 +69,11 @@ class UnifyDupeFilter(BaseDupeFilter):
         *,
         debug: bool = False,
         crawler: Crawler | None = None,
+        resume_log: ResumeLog | None = None,
     ) -> None:
         self.fingerprinter = fingerprinter
         self.store = store
+        self.resume_log = resume_log
         self.debug = debug
         self.crawler = crawler
         self.logdupes = True
@@ -84,10 +89,19 @@ class UnifyDupeFilter(BaseDupeFilter):
             fingerprinter = UnifyFingerprinter(crawler, context)
         jobdir = job_dir(crawler.settings)
         store: SeenStore = JobdirSeenStore(Path(jobdir, SEEN_FILENAME)) if jobdir else MemorySeenStore()
-        df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler)
+        df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler,
+                 resume_log=open_resume_log(crawler.settings))
         crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
+        if df.resume_log is not None:
+            crawler.signals.connect(df._answered, signal=signals.response_received)
+            crawler.signals.connect(df._resume, signal=signals.spider_opened)
+        context.dupefilter = df
         context.connect_summary()
         return df
+
+    def key(self, request: Request) -> int:
+        """The seen-store key of ``request``."""
+        return seen_key(self.fingerprinter.fingerprint(request))
 
     def _inc(self, key: str) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
@@ -95,12 +109,45 @@ class UnifyDupeFilter(BaseDupeFilter):
 
     def _add(self, request: Request, key: int) -> bool:
         new = self.store.add(key)
-        if new and self._first_url is not None:
-            self._first_url[key] = request.url
+        if new:
+            if self._first_url is not None:
+                self._first_url[key] = request.url
+            if self.resume_log is not None:
+                self.resume_log.scheduled(key, request, self.crawler.spider if self.crawler else None)
         return new
 
+    def mark_done(self, request: Request) -> None:
+        """The request is handled: a resume after a crash must not fetch it again."""
+        if self.resume_log is not None:
+            self.resume_log.done(self.key(request))
+
+    def _answered(self, response: Any, request: Request, spider: Spider | None = None) -> None:
+        """``response_received``, when UrlUnifyMiddleware is not there to mark it later."""
+        ctx = self.fingerprinter.context
+        if ctx is None or not ctx.marks_done:
+            self.mark_done(request)
+
+    def _redirected(self, request: Request, key: int) -> None:
+        """The URLs of a redirect chain that led to another page need no fetch on resume."""
+        unifier = self.fingerprinter.context.unifier if self.fingerprinter.context else None
+        for url in request.meta.get("redirect_urls", ()):
+            try:
+                source = seen_key(self.fingerprinter.compute(request.method, unifier.identify(url) if unifier else url,
+                                                             request.body))
+            except InvalidURL:
+                continue
+            if source != key and self.resume_log is not None:
+                self.resume_log.done(source)
+
+    def _resume(self, spider: Spider | None = None) -> None:
+        """``spider_opened``: after a crash, schedule again what was scheduled but not fetched."""
+        if self.resume_log is not None and self.resume_log.crashed and self.crawler is not None:
+            reschedule(self.crawler, self.resume_log)
+
     def request_seen(self, request: Request) -> bool:
-        key = seen_key(self.fingerprinter.fingerprint(request))
+        key = self.key(request)
+        if self.resume_log is not None and "redirect_urls" in request.meta:
+            self._redirected(request, key)
         if self._add(request, key):
             return False
         redirect_urls = request.meta.get("redirect_urls")
@@ -122,11 +169,14 @@ class UnifyDupeFilter(BaseDupeFilter):
 
     def _record_unfiltered(self, request: Request, spider: Spider | None = None) -> None:
         """``request_scheduled`` handler: record what the scheduler will not ask about."""
-        if request.dont_filter:
-            if self._add(request, seen_key(self.fingerprinter.fingerprint(request))):
+        if request.dont_filter and not request.meta.get(RESUMED_META):
+            if self._add(request, self.key(request)):
                 self._inc("urlunify/recorded_unfiltered")
 
     def close(self, reason: str) -> None:
+        # the scheduler saved its queue before closing us: a clean stop, whatever the reason
+        if self.resume_log is not None:
+            self.resume_log.close(clean=True)
         self.store.close()
 
     def log(self, request: Request, spider: Spider) -> None:

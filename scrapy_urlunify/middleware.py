@@ -22,7 +22,8 @@ Stats ``urlunify/links`` counts every request the middleware saw.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
@@ -64,12 +65,37 @@ class UrlUnifyMiddleware(BaseSpiderMiddleware):
         if not context.enabled:
             raise NotConfigured("URLUNIFY_ENABLED is off")
         context.connect_summary()
+        context.marks_done = True
         return cls(crawler, context)
+
+    # A response is "done" for a resume after a crash (scrapy_urlunify.jobdir) only once every
+    # request its callback yielded has been scheduled, i.e. when its output is exhausted: marked
+    # earlier, a kill between the two would lose the links of that page.
+
+    def process_spider_output(self, response: Response | None, result: Iterable[Any],
+                              spider: Any = None) -> Iterable[Any]:
+        yield from super().process_spider_output(response, result)
+        self._done(response)
+
+    async def process_spider_output_async(self, response: Response | None, result: AsyncIterator[Any],
+                                          spider: Any = None) -> AsyncIterator[Any]:
+        async for o in super().process_spider_output_async(response, result):
+            yield o
+        self._done(response)
+
+    def _done(self, response: Response | None) -> None:
+        df = self.context.dupefilter
+        if response is not None and df is not None and df.resume_log is not None:
+            df.mark_done(response.request)
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if request.meta.get(OPT_OUT_META) is False:
             return request
         ctx = self.context
+        if response is None and request.dont_filter and self._crawled_before(request):
+            ctx.inc("resume/start_skipped")
+            logger.debug("Skipped start request %s: crawled by an earlier run of this job", request)
+            return None
         unifier = ctx.unifier
         url = request.url
         ctx.inc("links")
@@ -94,6 +120,16 @@ class UrlUnifyMiddleware(BaseSpiderMiddleware):
         meta = dict(request.meta)
         meta.setdefault(ORIGINAL_URL_META, url)
         return request.replace(url=fetch, meta=meta)
+
+    def _crawled_before(self, request: Request) -> bool:
+        """A start request of a resumed JOBDIR crawl that an earlier run already scheduled:
+        Scrapy asks for start URLs again on every run, bypassing the dupefilter. (After a kill,
+        an earlier run's unanswered requests are scheduled again by the dupefilter itself.)"""
+        df = self.context.dupefilter
+        if df is None or df.resume_log is None or not df.resume_log.resumed:
+            return False
+        return df.key(request.replace(url=self.context.unifier.standardize(request.url))
+                      if self.context.rewrite else request) in df.store
 
     def _is_offsite_alias(self, fetch_url: str) -> bool:
         """Whether the host of ``fetch_url`` is outside ``allowed_domains`` while the host it is
