@@ -16,9 +16,10 @@ venv: $(VENV)/.installed
 test: venv
 	$(PY) -m pytest -q
 
+# The demo crawl: a local demo site crawled by plain Scrapy and by Scrapy with the add-on,
+# side by side (also written to demo-report.html).
 demo: venv
-	$(PY) -m scrapy_urlunify.cli explain 'http://www.Site.com:80/a/../b/index.html;jsessionid=0123456789ABCDEF0123456789ABCDEF?utm_source=x#top'
-	$(PY) -m scrapy_urlunify.cli same 'http://www.Site.com:80/a/../b/index.html;jsessionid=0123456789ABCDEF#top' 'https://site.com/b/'
+	$(PY) -m scrapy_urlunify.demo
 
 bench: venv
 	$(PY) benchmarks/run_all.py
