@@ -13,7 +13,9 @@ still win):
                                     sees each request as the spider made it)
 ``REQUEST_FINGERPRINTER_CLASS``     ``UnifyFingerprinter``
 ``DUPEFILTER_CLASS``                ``UnifyDupeFilter``
-``DOWNLOADER_MIDDLEWARES``          ``ResumeMiddleware`` at 10 (first on the engine side; with
+``DOWNLOADER_MIDDLEWARES``          ``PageSignatureMiddleware`` at 20 (engine side of redirects
+                                    and retries: it sees each final response once), and
+                                    ``ResumeMiddleware`` at 10 (first on the engine side; with
                                     JOBDIR only: one download per request after a crash)
 ``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210,
                                     when those components are installed
@@ -45,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 SPIDER_MIDDLEWARE_PRIORITY = 600
 RESUME_MIDDLEWARE_PRIORITY = 10
+SIGNATURE_MIDDLEWARE_PRIORITY = 20
 PIPELINE_PRIORITIES = {
     "scrapy_urlunify.pipelines.SignaturePipeline": 200,
     "scrapy_urlunify.pipelines.UnicityPipeline": 210,
@@ -64,6 +67,9 @@ class Addon:
             return
         settings.set_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", "scrapy_urlunify.middleware.UrlUnifyMiddleware", SPIDER_MIDDLEWARE_PRIORITY
+        )
+        settings.set_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.pages.PageSignatureMiddleware", SIGNATURE_MIDDLEWARE_PRIORITY
         )
         if settings.get("JOBDIR"):
             settings.set_in_component_priority_dict(

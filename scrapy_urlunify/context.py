@@ -4,7 +4,8 @@ its unifier, and the summary logged when the crawl closes."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy import signals
 
@@ -16,11 +17,30 @@ if TYPE_CHECKING:
 
     from .policy import Policy
 
-__all__ = ["UnifyContext", "STATS_PREFIX"]
+__all__ = ["UnifyContext", "STATS_PREFIX", "ItemOrigin", "ItemOrigins"]
 
 logger = logging.getLogger("scrapy_urlunify")
 
 STATS_PREFIX = "urlunify/"
+
+
+class ItemOrigin(NamedTuple):
+    """The page an item came from: its identifier, and the page it duplicates (or None)."""
+
+    identifier: str
+    duplicate_of: str | None
+
+
+class ItemOrigins(OrderedDict):  # type: ignore[type-arg]
+    """``id(item) -> ItemOrigin``, bounded: an item dropped before the pipelines (by another
+    component) must not leak its entry forever, so the oldest entries go first."""
+
+    LIMIT = 100_000
+
+    def add(self, item: Any, origin: ItemOrigin) -> None:
+        self[id(item)] = origin
+        if len(self) > self.LIMIT:
+            self.popitem(last=False)
 
 
 class UnifyContext:
@@ -41,7 +61,14 @@ class UnifyContext:
         self.rewrite: bool = flag(settings, "URLUNIFY_REWRITE", True)
         spider = getattr(crawler, "spider", None)
         self.policy: Policy = policy_from_settings(settings, spider, spider_name=crawler.spidercls.name)
+        #: the policy from the settings, before learned rules
+        self.base_policy: Policy = self.policy
         self.unifier: Unifier = self.policy.unifier
+        #: the crawl's PageSignatureMiddleware, when enabled
+        self.signatures: Any = None
+        #: id(item) -> ItemOrigin, from UrlUnifyMiddleware to SignaturePipeline (pipelines are
+        #: not given the response an item came from)
+        self.item_origins: ItemOrigins = ItemOrigins()
         #: the crawl's UnifyDupeFilter, once the scheduler has built it
         self.dupefilter: Any = None
         #: UrlUnifyMiddleware marks responses done for resumes (else the dupefilter does, earlier)
@@ -59,6 +86,20 @@ class UnifyContext:
     @property
     def scope(self) -> str | None:
         return self.policy.scope
+
+    def set_learned(self, rules: Any) -> None:
+        """Apply learned rules (``learning.LearnedRule``) on top of the settings' policy: the
+        parameters go to ``ignore_params`` (identity only), the hosts to ``domain_aliases``."""
+        base = self.base_policy
+        ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
+        groups = [list(g) for g in base.domain_aliases]
+        for rule in rules:
+            if rule.kind == "param":
+                ignore.setdefault(rule.host, []).append(rule.name)
+            elif rule.kind == "alias":
+                _add_alias(groups, canonical=rule.name, alias=rule.host)
+        self.policy = base.replace(ignore_params=ignore, domain_aliases=groups)
+        self.unifier = self.policy.unifier
 
     def inc(self, key: str, count: int = 1) -> None:
         stats = self.crawler.stats
@@ -91,6 +132,9 @@ class UnifyContext:
         }
 
     def _log_summary(self, spider: Any = None, reason: str = "") -> None:
+        snippet = self.signatures.learned_snippet() if self.signatures is not None else None
+        if snippet:
+            logger.info("scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s", snippet)
         s = self.summary()
         per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
         logger.info(
@@ -104,3 +148,14 @@ class UnifyContext:
             self.scope, s["links"], sum(s["filtered"].values()), per_reason, s["rewritten"],
             s["duplicates"], s["signature_duplicates"], s["fetched"], s["saved"], 100 * s["saved_share"],
         )
+
+
+def _add_alias(groups: list[list[str]], canonical: str, alias: str) -> None:
+    for group in groups:
+        if alias in group:
+            return  # already unified, one way or the other
+    for group in groups:
+        if canonical in group:
+            group.append(alias)
+            return
+    groups.append([canonical, alias])

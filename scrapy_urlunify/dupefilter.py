@@ -99,6 +99,12 @@ class UnifyDupeFilter(BaseDupeFilter):
         context.connect_summary()
         return df
 
+    def record_url(self, url: str) -> bool:
+        """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,
+        the other spellings of a page a learned rule unified. True if it was new."""
+        identifier = self.fingerprinter.identifier_of(url)
+        return self.store.add(seen_key(self.fingerprinter.compute("GET", identifier)))
+
     def key(self, request: Request) -> int:
         """The seen-store key of ``request``."""
         return seen_key(self.fingerprinter.fingerprint(request))

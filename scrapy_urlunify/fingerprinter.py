@@ -52,11 +52,14 @@ class UnifyFingerprinter:
 
     def identifier(self, request: Request) -> str:
         """The unicity identifier of ``request.url`` in the crawl's scope."""
+        return self.identifier_of(request.url)
+
+    def identifier_of(self, url: str) -> str:
         unifier = self.context.unifier if self.context is not None else self._unifier
         try:
-            return unifier.identify(request.url)
+            return unifier.identify(url)
         except InvalidURL:
-            return request.url
+            return url
 
     def fingerprint(self, request: Request) -> bytes:
         fp = self._cache.get(request)
@@ -67,12 +70,8 @@ class UnifyFingerprinter:
     @staticmethod
     def compute(method: str, identifier: str, body: bytes = b"") -> bytes:
         """The fingerprint of a request given its identifier (also used by the pipelines)."""
-        h = blake2b(digest_size=FINGERPRINT_SIZE)
         m = method.upper().encode()
-        h.update(m)
-        h.update(b" ")
-        h.update(identifier.encode("utf-8", "surrogatepass"))
+        data = b"%s %s" % (m, identifier.encode("utf-8", "surrogatepass"))
         if body and m not in _BODYLESS:
-            h.update(b"\n")
-            h.update(body)
-        return h.digest()
+            data = b"%s\n%s" % (data, body)
+        return blake2b(data, digest_size=FINGERPRINT_SIZE).digest()

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
-from .context import UnifyContext
+from .context import ItemOrigin, UnifyContext
+from .pages import DUPLICATE_OF_META
 from .rules import fragment_is_route
 
 if TYPE_CHECKING:
@@ -82,6 +83,15 @@ class UrlUnifyMiddleware(BaseSpiderMiddleware):
         async for o in super().process_spider_output_async(response, result):
             yield o
         self._done(response)
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any:
+        if response is not None and self.context.signatures is not None:
+            try:
+                identifier = self.context.unifier.identify(response.url)
+            except ValueError:
+                return item
+            self.context.item_origins.add(item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META)))
+        return item
 
     def _done(self, response: Response | None) -> None:
         df = self.context.dupefilter

@@ -97,6 +97,8 @@ class Policy:
       fetched URL and the identifier; a list applies to all hosts, a ``{host: [names]}`` dict
       to that host and its subdomains (``"docs.example.test"`` also covers
       ``www.docs.example.test``); the key ``"*"`` means all hosts.
+    * ``ignore_params``: same shapes, identity only: the parameters stay in the fetched URL
+      (the server may need them) but do not tell pages apart. Learned rules go here.
     * ``key_params``: same shapes; when a URL carries any key parameter of its host, only its
       key parameters identify it (``?cid=7&arglink=x`` and ``?cid=7`` are one page).
     * ``domain_aliases``: groups of hosts serving one site; the first host of a group names it
@@ -129,6 +131,7 @@ class Policy:
 
     scope: str | None = None
     remove_params: ParamRules = ()
+    ignore_params: ParamRules = ()
     key_params: ParamRules = ()
     domain_aliases: tuple[tuple[str, ...], ...] = ()
     sister_suffixes: bool | tuple[str, ...] = False
@@ -148,6 +151,7 @@ class Policy:
         set_ = object.__setattr__
         set_(self, "scope", _scope(self.scope))
         set_(self, "remove_params", _param_rules("remove_params", self.remove_params))
+        set_(self, "ignore_params", _param_rules("ignore_params", self.ignore_params))
         set_(self, "key_params", _param_rules("key_params", self.key_params))
         set_(self, "domain_aliases", _alias_groups(self.domain_aliases))
         set_(self, "sister_suffixes", _sister(self.sister_suffixes))

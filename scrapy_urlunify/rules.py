@@ -435,6 +435,18 @@ def drop_index_page(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(IDENTITY)
+def drop_ignored_params(p: Parts, ctx: Unifier) -> bool:
+    """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
+    URL, left out of the identifier."""
+    if not p.query:
+        return False
+    matcher = ctx.host_rules(p.host).ignore
+    if not matcher:
+        return False
+    return _filter_query(p, lambda n, v: matcher(n))
+
+
+@rule(IDENTITY)
 def keep_key_params(p: Parts, ctx: Unifier) -> bool:
     """When a URL carries one of its host's ``key_params``, only key parameters identify it."""
     if not p.query:
@@ -508,6 +520,7 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     unify_host,
     drop_trailing_slash,
     drop_index_page,
+    drop_ignored_params,
     keep_key_params,
     drop_empty_params,
     plus_for_space,

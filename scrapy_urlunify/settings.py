@@ -31,6 +31,7 @@ PREFIX = "URLUNIFY_"
 POLICY_SETTINGS: dict[str, str] = {
     "scope": "str",
     "remove_params": "params",
+    "ignore_params": "params",
     "key_params": "params",
     "domain_aliases": "groups",
     "sister_suffixes": "bool_or_list",

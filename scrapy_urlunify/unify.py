@@ -30,6 +30,7 @@ from .rules import (
     drop_empty_params,
     drop_empty_query,
     drop_fragment,
+    drop_ignored_params,
     drop_index_page,
     drop_trailing_slash,
     fragment_is_route,
@@ -92,6 +93,7 @@ class HostRules(NamedTuple):
     identity_host: str
     host_rules_fired: str
     remove: NameMatcher
+    ignore: NameMatcher
     key: NameMatcher
 
 
@@ -160,6 +162,7 @@ class Unifier:
             identity_host=ident,
             host_rules_fired=",".join(fired),
             remove=NameMatcher(_names_for(policy.remove_params, host, ident)),
+            ignore=NameMatcher(_names_for(policy.ignore_params, host, ident)),
             key=NameMatcher(_names_for(policy.key_params, host, ident)),
         )
 
@@ -208,9 +211,15 @@ class Unifier:
             else:
                 r = self._run(resolved, None)
         if base is None:
-            if len(self._cache) >= _CACHE_SIZE:
-                self._cache.clear()
-            self._cache[url] = r
+            cache = self._cache
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[url] = r
+            # the URL to fetch has the same result (standardize is idempotent): a request the
+            # middleware rewrote finds its identifier here when the dupefilter asks for it
+            fetch = r.fetch_url
+            if fetch is not None and fetch != url:
+                cache[fetch] = r
         return r
 
     def _run(self, resolved: str, trace: list[Fired] | None) -> Result:
@@ -330,7 +339,9 @@ class Unifier:
         p.host = hr.identity_host
         p.path = strip_index_pages(strip_trailing_slash(p.path), self.index_pages)
         if p.query:
-            if hr.key:
+            if hr.ignore:
+                drop_ignored_params(p, self)
+            if hr.key and p.query:
                 keep_key_params(p, self)
             drop_empty_params(p, self)
             if p.query and "%20" in p.query:

@@ -30,7 +30,7 @@ def main() -> None:
         @classmethod
         def from_crawler(cls, crawler, *args, **kwargs):  # type: ignore[no-untyped-def]
             spider = super().from_crawler(crawler, *args, **kwargs)
-            crawler.signals.connect(spider.received, signal=signals.response_received)
+            crawler.signals.connect(spider.received, signal=signals.response_downloaded)
             return spider
 
         def received(self, response, request, spider=None):  # type: ignore[no-untyped-def]

@@ -80,7 +80,7 @@ def test_policy_is_immutable_and_replace_validates():
 
 def test_field_names_match_the_settings():
     assert Policy.field_names() == (
-        "scope", "remove_params", "key_params", "domain_aliases", "sister_suffixes", "sites",
+        "scope", "remove_params", "ignore_params", "key_params", "domain_aliases", "sister_suffixes", "sites",
         "strip_host_prefixes", "index_pages", "ignore_scheme", "deny_extensions", "max_url_length",
         "trap_repetitions", "strip_session_ids", "strip_tracking_params", "route_fragments",
     )

@@ -1,0 +1,73 @@
+"""A tiny hand-written site on loopback for signature tests: pages whose URL variants no rule
+predicts (``?ref=``, ``?print=1``), distinct pages with equal text (empty search results, a
+soft 404), a listing page with many items, and declared canonicals."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from twisted.internet import reactor
+from twisted.web import resource, server
+
+
+def page(title: str, body: str, head: str = "", noise: str = "") -> bytes:
+    # `noise` changes from view to view (a timestamp in a comment, a session id in a link):
+    # the body text signature must not see it
+    return (f"<!DOCTYPE html><html><head><title>{title}</title>{head}</head><body>"
+            f"<!-- {noise} --><script>var t='{noise}';</script>{body}"
+            f"<a href='/home;jsessionid={noise}'>home</a></body></html>").encode()
+
+
+ARTICLE = "<article><h1>{t}</h1><p class='text'>{x}</p></article>"
+
+
+class MiniSite(resource.Resource):
+    isLeaf = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hits: Counter[str] = Counter()
+        self.views = 0
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path = request.uri.decode()
+        self.hits[path] += 1
+        self.views += 1
+        request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
+        noise = f"view-{self.views}"
+        base, _, query = path.partition("?")
+        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        if base == "/":
+            links = "".join(f"<a href='/a?ref={i}'>a</a>" for i in (1, 2, 3))
+            links += "<a href='/next'>next</a><a href='/list'>list</a><a href='/search?q=zz'>s</a>"
+            links += "<a href='/search?q=yy'>s</a><a href='/gone-1'>x</a><a href='/gone-2'>y</a>"
+            links += "<a href='/c'>c</a><a href='/doc'>d</a><a href='/doc?print=1'>p</a>"
+            return page("home", "<p>Welcome home</p>" + links, noise=noise)
+        if base == "/next":
+            links = "".join(f"<a href='/a?ref={i}'>a</a>" for i in (4, 5, 6, 7, 8))
+            return page("next", "<p>More links</p>" + links, noise=noise)
+        if base == "/a":  # ?ref= changes nothing
+            return page("A", ARTICLE.format(t="Article A", x="The text of A."), noise=noise)
+        if base == "/doc":  # ?print=1 is the same text in a print layout
+            return page("Doc" + (" (print)" if params.get("print") else ""),
+                        ARTICLE.format(t="Doc", x="The doc text."), noise=noise)
+        if base == "/list":
+            items = "".join(ARTICLE.format(t=f"Item {i}", x=f"Text {i}") for i in range(5))
+            return page("list", items, noise=noise)
+        if base == "/search":  # every empty result page has the same text
+            return page("search", "<p>No results.</p>", noise=noise)
+        if base.startswith("/gone-"):  # a soft 404: status 200, the same text
+            return page("not found", "<p>Page not found.</p>", noise=noise)
+        if base == "/c":  # declares /a as its canonical, and has A's text
+            return page("C", ARTICLE.format(t="Article A", x="The text of A.") + "<a href='/a'></a>",
+                        head="<link rel='canonical' href='/a'>", noise=noise)
+        if base == "/home":
+            return page("home link", "<p>Home link</p>", noise=noise)
+        request.setResponseCode(404)
+        return b"not found"
+
+
+def start() -> tuple[MiniSite, object, str]:
+    site = MiniSite()
+    port = reactor.listenTCP(0, server.Site(site), interface="127.0.0.1")
+    return site, port, f"http://127.0.0.1:{port.getHost().port}"
