@@ -56,6 +56,8 @@ def add_policy_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--scope", help="scope put in front of identifiers (URLUNIFY_SCOPE)")
     g.add_argument("--remove-param", action="append", metavar="[HOST:]NAME",
                    help="parameter name or glob to remove, optionally for one host and its subdomains; repeatable")
+    g.add_argument("--ignore-param", action="append", metavar="[HOST:]NAME",
+                   help="parameter kept in the fetched URL but not part of the identifier; repeatable")
     g.add_argument("--key-param", action="append", metavar="[HOST:]NAME",
                    help="key parameter (only key parameters identify a URL that has one); repeatable")
     g.add_argument("--alias", action="append", metavar="HOST,HOST[,...]",
@@ -92,6 +94,8 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
         changes["scope"] = args.scope
     if args.remove_param:
         changes["remove_params"] = _merge(base.remove_params if base else (), _param_spec(args.remove_param))
+    if args.ignore_param:
+        changes["ignore_params"] = _merge(base.ignore_params if base else (), _param_spec(args.ignore_param))
     if args.key_param:
         changes["key_params"] = _merge(base.key_params if base else (), _param_spec(args.key_param))
     if args.alias:
