@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated N values")
     parser.add_argument("--lookups", type=int, default=1_000_000, help="lookups timed per kind")
     parser.add_argument("--dupefilter-n", type=int, default=1_000_000, help="RFPDupeFilter size, 0 to skip")
+    parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -209,6 +210,8 @@ def main(argv: list[str] | None = None) -> None:
     for n in (int(s.replace("_", "")) for s in args.sizes.split(",")):
         by_size[n] = {key: run_worker(key, str(n), "--lookups", str(args.lookups)) for key in STRUCTURES}
         report(n, by_size[n])
+    if args.json:
+        args.json.write_text(json.dumps({str(n): v for n, v in by_size.items()}, indent=1))
     if args.dupefilter_n:
         n = args.dupefilter_n
         r = run_worker("dupefilter", str(n), "--lookups", str(args.lookups))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import sys
 import time
 import urllib.parse
@@ -82,6 +83,7 @@ def contenders() -> dict[str, tuple[Callable[[str], object], Callable[[], None]]
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
     links = load()
     stream = [link["abs"] for link in links if link["abs"]]
@@ -104,6 +106,8 @@ def main() -> int:
         rd, rs = d / best[(ours, "distinct")], s / best[(ours, "stream")]
         print(f"{name:36s} {d:12.2f} {rd:6.1f}× {s:10.2f} {rs:6.1f}×  {errors[(name, 'distinct')]}/{errors[(name, 'stream')]}")
     print("\nratio = that row's µs per URL / identify's (higher: identify is that many times faster)")
+    if args.json:
+        args.json.write_text(json.dumps({f"{name}|{inputs}": us for (name, inputs), us in best.items()}, indent=1))
     return 0
 
 

@@ -344,15 +344,20 @@ def remove_tracking_params(p: Parts, ctx: Unifier) -> bool:
     return _filter_query(p, lambda n, v: is_tracking_param(n))
 
 
-@rule(REWRITE)
-def remove_policy_params(p: Parts, ctx: Unifier) -> bool:
-    """The policy's ``remove_params`` for this host (names or globs)."""
+def _filter_host_params(p: Parts, ctx: Unifier, which: str) -> bool:
+    """Remove the parameters a host's ``remove`` or ``ignore`` matcher names."""
     if not p.query:
         return False
-    matcher = ctx.host_rules(p.host).remove
+    matcher = getattr(ctx.host_rules(p.host), which)
     if not matcher:
         return False
     return _filter_query(p, lambda n, v: matcher(n))
+
+
+@rule(REWRITE)
+def remove_policy_params(p: Parts, ctx: Unifier) -> bool:
+    """The policy's ``remove_params`` for this host (names or globs)."""
+    return _filter_host_params(p, ctx, "remove")
 
 
 # -- identity layer -----------------------------------------------------------------------------
@@ -438,12 +443,7 @@ def drop_index_page(p: Parts, ctx: Unifier) -> bool:
 def drop_ignored_params(p: Parts, ctx: Unifier) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
     URL, left out of the identifier."""
-    if not p.query:
-        return False
-    matcher = ctx.host_rules(p.host).ignore
-    if not matcher:
-        return False
-    return _filter_query(p, lambda n, v: matcher(n))
+    return _filter_host_params(p, ctx, "ignore")
 
 
 @rule(IDENTITY)
