@@ -66,6 +66,8 @@ class UnifyContext:
         self.unifier: Unifier = self.policy.unifier
         #: the crawl's PageSignatureMiddleware, when enabled
         self.signatures: Any = None
+        #: the crawl's Redis client, when URLUNIFY_STORE is a Redis URL
+        self.redis: Any = None
         #: id(item) -> ItemOrigin, from UrlUnifyMiddleware to SignaturePipeline (pipelines are
         #: not given the response an item came from)
         self.item_origins: ItemOrigins = ItemOrigins()
@@ -87,17 +89,17 @@ class UnifyContext:
     def scope(self) -> str | None:
         return self.policy.scope
 
-    def set_learned(self, rules: Any) -> None:
-        """Apply learned rules (``learning.LearnedRule``) on top of the settings' policy: the
-        parameters go to ``ignore_params`` (identity only), the hosts to ``domain_aliases``."""
+    def set_learned(self, ignore_params: dict[str, list[str]], aliases: list[list[str]]) -> None:
+        """Apply learned rules on top of the settings' policy: parameters go to ``ignore_params``
+        (identity only: fetched URLs keep them), mirror hosts to ``domain_aliases``."""
         base = self.base_policy
         ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
+        for host, names in ignore_params.items():
+            ignore.setdefault(host, []).extend(names)
         groups = [list(g) for g in base.domain_aliases]
-        for rule in rules:
-            if rule.kind == "param":
-                ignore.setdefault(rule.host, []).append(rule.name)
-            elif rule.kind == "alias":
-                _add_alias(groups, canonical=rule.name, alias=rule.host)
+        for group in aliases:
+            for alias in group[1:]:
+                _add_alias(groups, canonical=group[0], alias=alias)
         self.policy = base.replace(ignore_params=ignore, domain_aliases=groups)
         self.unifier = self.policy.unifier
 

@@ -38,6 +38,7 @@ from .context import UnifyContext
 from .fingerprinter import UnifyFingerprinter
 from .jobdir import RESUMED_META, ResumeLog, open_resume_log, reschedule
 from .rules import InvalidURL
+from .storage import StoreUnavailable, store_unavailable, uses_redis
 from .stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
 
 if TYPE_CHECKING:
@@ -87,8 +88,7 @@ class UnifyDupeFilter(BaseDupeFilter):
         if not isinstance(fingerprinter, UnifyFingerprinter):
             # the project keeps its own REQUEST_FINGERPRINTER_CLASS: dedup still unifies
             fingerprinter = UnifyFingerprinter(crawler, context)
-        jobdir = job_dir(crawler.settings)
-        store: SeenStore = JobdirSeenStore(Path(jobdir, SEEN_FILENAME)) if jobdir else MemorySeenStore()
+        store = cls.make_store(crawler)
         df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler,
                  resume_log=open_resume_log(crawler.settings))
         crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
@@ -98,6 +98,18 @@ class UnifyDupeFilter(BaseDupeFilter):
         context.dupefilter = df
         context.connect_summary()
         return df
+
+    @classmethod
+    def make_store(cls, crawler: Crawler) -> SeenStore:
+        """The crawl's seen store: a Redis SET shared by every process of the scope when
+        ``URLUNIFY_STORE`` is a Redis URL, else a log in ``JOBDIR`` if set, else memory. A
+        subclass may keep it elsewhere by overriding this."""
+        if uses_redis(crawler.settings):
+            from .redis_dupefilter import redis_seen_store
+
+            return redis_seen_store(crawler)
+        jobdir = job_dir(crawler.settings)
+        return JobdirSeenStore(Path(jobdir, SEEN_FILENAME)) if jobdir else MemorySeenStore()
 
     def record_url(self, url: str) -> bool:
         """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,
@@ -151,6 +163,15 @@ class UnifyDupeFilter(BaseDupeFilter):
             reschedule(self.crawler, self.resume_log)
 
     def request_seen(self, request: Request) -> bool:
+        try:
+            return self._request_seen(request)
+        except StoreUnavailable as e:
+            # neither "seen" (the page would be lost) nor "new and recorded": the request goes to
+            # the queue unrecorded (a resume fetches it), and the crawl closes
+            store_unavailable(self.crawler, e)
+            return False
+
+    def _request_seen(self, request: Request) -> bool:
         key = self.key(request)
         if self.resume_log is not None and "redirect_urls" in request.meta:
             self._redirected(request, key)
@@ -176,8 +197,11 @@ class UnifyDupeFilter(BaseDupeFilter):
     def _record_unfiltered(self, request: Request, spider: Spider | None = None) -> None:
         """``request_scheduled`` handler: record what the scheduler will not ask about."""
         if request.dont_filter and not request.meta.get(RESUMED_META):
-            if self._add(request, self.key(request)):
-                self._inc("urlunify/recorded_unfiltered")
+            try:
+                if self._add(request, self.key(request)):
+                    self._inc("urlunify/recorded_unfiltered")
+            except StoreUnavailable as e:
+                store_unavailable(self.crawler, e)
 
     def close(self, reason: str) -> None:
         # the scheduler saved its queue before closing us: a clean stop, whatever the reason

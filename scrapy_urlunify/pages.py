@@ -44,6 +44,7 @@ from .context import UnifyContext
 from .rules import InvalidURL
 from .settings import SettingsError, flag, number
 from .signatures import DEFAULT_MAX_BYTES, signature, site_key
+from .storage import StoreUnavailable, store_unavailable, uses_redis
 from .stores import SIGNATURES_FILENAME, JobdirSignatureStore, MemorySignatureStore, SignatureStore
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ SIGNATURE_SCOPES = ("site", "host", "scope")
 
 _CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
 _RECENT = 100_000  # identifiers whose signature is remembered, to check canonical claims
+LEARNING_INDEX_ENTRIES = 50_000  # ~450 B each: ~22 MB of recent evidence (learning.Learner)
 
 
 class DuplicatePage(IgnoreRequest):
@@ -87,10 +89,12 @@ class PageSignatureMiddleware:
             from .learning import Learner
 
             self.learner = Learner(min_pairs=int(number(s, "URLUNIFY_LEARN_MIN_PAIRS", 3, minimum=2)),
-                                   sites=context.policy.sites or _spider_sites(crawler))
-            self._learned_path = _learned_path(s)
+                                   sites=context.policy.sites or _spider_sites(crawler),
+                                   max_entries=LEARNING_INDEX_ENTRIES)
+            self._rules_store = _rules_store(crawler)
             self._restore_learned()
         self._recent: OrderedDict[str, bytes] = OrderedDict()  # identifier -> signature
+        self._fetched: OrderedDict[str, None] = OrderedDict()  # recent URLs, re-identified when a rule is learned
         self._claims: OrderedDict[str, tuple[bytes, str]] = OrderedDict()  # canonical id -> (sig, claimer)
         context.signatures = self
         context.connect_summary()
@@ -101,9 +105,14 @@ class PageSignatureMiddleware:
         context = UnifyContext.of(crawler)
         if not context.enabled or not flag(crawler.settings, "URLUNIFY_SIGNATURES", True):
             raise NotConfigured
-        jobdir = job_dir(crawler.settings)
-        store: SignatureStore = (JobdirSignatureStore(Path(jobdir, SIGNATURES_FILENAME)) if jobdir
-                                 else MemorySignatureStore())
+        store: SignatureStore
+        if uses_redis(crawler.settings):
+            from .redis_dupefilter import redis_signature_store
+
+            store = redis_signature_store(crawler)
+        else:
+            jobdir = job_dir(crawler.settings)
+            store = JobdirSignatureStore(Path(jobdir, SIGNATURES_FILENAME)) if jobdir else MemorySignatureStore()
         return cls(crawler, context, store)
 
     # -- per response ------------------------------------------------------------------------
@@ -123,9 +132,14 @@ class PageSignatureMiddleware:
         identity_host = unifier.host_rules(host).identity_host if host else ""
         site = site_key(identity_host, self.granularity)
         # one index per scope and site: two scopes sharing a store never see each other's pages
-        earlier = self.store.get_or_set(f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig, identifier)
+        try:
+            earlier = self.store.get_or_set(f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig, identifier)
+        except StoreUnavailable as e:  # not a duplicate as far as we know; the crawl closes
+            store_unavailable(self.crawler, e)
+            return response
         self._check_claims(identifier, sig, response.url)
         if self.learner is not None:
+            self._remember(self._fetched, response.url, None)
             self._learn(response.url, identity_host, sig)
         if self.canonicals and isinstance(response, TextResponse):
             self._canonical(response, identifier, site, sig)
@@ -144,53 +158,53 @@ class PageSignatureMiddleware:
     # -- learning ------------------------------------------------------------------------------
 
     def _learn(self, url: str, identity_host: str, sig: bytes) -> None:
-        assert self.learner is not None
-        adopted = self.learner.observe(url, identity_host, sig)
-        revoked = self.learner.take_revoked() if hasattr(self.learner, "take_revoked") else []
-        if adopted or revoked:
-            self._apply_learned(adopted, revoked)
+        learner = self.learner
+        assert learner is not None
+        version, known_revoked = learner.version, len(learner.revoked)
+        adopted = learner.observe(url, identity_host, sig)
+        if learner.version != version:
+            self._apply_learned(adopted, [r.rule for r in learner.revoked[known_revoked:]])
 
     def _apply_learned(self, adopted: list[Any], revoked: list[Any]) -> None:
         """Rebuild the crawl's policy with the learned rules; record the new identifiers of the
         pages that taught them, so their other spellings are not fetched again."""
         ctx = self.context
-        ctx.set_learned(self.learner.rules)  # type: ignore[union-attr]
+        learner = self.learner
+        assert learner is not None
+        ctx.set_learned(learner.remove_params(), learner.domain_aliases())
         for rule in adopted:
-            key = f"learned/{rule.kind}/{rule.host}/{rule.name}"
-            ctx.crawler.stats.set_value("urlunify/" + key, rule.pairs)
+            ctx.crawler.stats.set_value(f"urlunify/learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
             ctx.inc(f"learned/{rule.kind}s")
-            logger.info("Learned: %s", _describe(rule))
-            df = ctx.dupefilter
-            if df is not None:
-                for pair in rule.examples:
-                    for url in pair:
-                        df.record_url(url)
+            logger.info("Learned: %s", rule)
+        df = ctx.dupefilter
+        if adopted and df is not None:
+            # the pages fetched so far count as seen under their new identifiers too, so the
+            # other spellings the rule merges with them are not fetched
+            for url in self._fetched:
+                df.record_url(url)
         for rule in revoked:
             ctx.inc("learned/revoked")
-            logger.warning("Unlearned (a counter-example showed it matters): %s", _describe(rule))
+            logger.warning("Unlearned, a counter-example showed it matters: %s", rule)
         self._save_learned()
 
     def _restore_learned(self) -> None:
-        if self._learned_path is None or not self._learned_path.exists():
+        text = self._rules_store.load()
+        if not text:
             return
         from .learning import Learner
 
         try:
-            self.learner = Learner.from_json(self._learned_path.read_text("utf-8"),
-                                             min_pairs=self.learner.min_pairs, sites=self.learner.sites)
+            self.learner = Learner.from_json(text, min_pairs=self.learner.min_pairs, sites=self.learner.sites)
         except (ValueError, KeyError, TypeError) as e:
-            logger.warning("Ignoring unreadable learned rules in %s: %s", self._learned_path, e)
+            logger.warning("Ignoring unreadable learned rules in %s: %s", self._rules_store, e)
             return
         if self.learner.rules:
-            self.context.set_learned(self.learner.rules)
-            logger.info("Resumed with %d learned rules from %s", len(self.learner.rules), self._learned_path)
+            self.context.set_learned(self.learner.remove_params(), self.learner.domain_aliases())
+            logger.info("Resumed with %d learned rules from %s", len(self.learner.rules), self._rules_store)
 
     def _save_learned(self) -> None:
-        if self._learned_path is None or self.learner is None:
-            return
-        tmp = self._learned_path.with_suffix(".tmp")
-        tmp.write_text(self.learner.to_json(), "utf-8")
-        os.replace(tmp, self._learned_path)  # atomic: a kill leaves the old or the new file
+        if self.learner is not None:
+            self._rules_store.save(self.learner.to_json())
 
     def learned_snippet(self) -> str | None:
         if self.learner is None or not self.learner.rules:
@@ -279,13 +293,38 @@ def _spider_sites(crawler: Crawler) -> list[str]:
     return crawl_sites(crawler.spider) if getattr(crawler, "spider", None) is not None else []
 
 
-def _learned_path(settings: Any) -> Path | None:
-    jobdir = job_dir(settings)
-    return Path(jobdir, LEARNED_FILENAME) if jobdir else None
+class _RulesStore:
+    """Where learned rules are kept between runs: the JOBDIR, Redis, or nowhere."""
+
+    def __init__(self, path: Path | None = None, redis: Any = None) -> None:
+        self.path, self.redis = path, redis
+
+    def load(self) -> str | None:
+        if self.redis is not None:
+            return self.redis.get_all().get("learner")
+        if self.path is not None and self.path.exists():
+            return self.path.read_text("utf-8")
+        return None
+
+    def save(self, text: str) -> None:
+        if self.redis is not None:
+            self.redis.set("learner", text)
+        elif self.path is not None:
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(text, "utf-8")
+            os.replace(tmp, self.path)  # atomic: a kill leaves the old or the new file
+
+    def __str__(self) -> str:
+        return str(self.path) if self.redis is None else "Redis"
 
 
-def _describe(rule: Any) -> str:
-    if rule.kind == "param":
-        return f"parameter {rule.name!r} does not matter on {rule.host} ({rule.pairs} pairs)"
-    return f"host {rule.host} serves the pages of {rule.name} ({rule.pairs} pairs)"
+def _rules_store(crawler: Crawler) -> _RulesStore:
+    if uses_redis(crawler.settings):
+        from .redis_dupefilter import redis_rules_store
+
+        return _RulesStore(redis=redis_rules_store(crawler))
+    jobdir = job_dir(crawler.settings)
+    return _RulesStore(path=Path(jobdir, LEARNED_FILENAME) if jobdir else None)
+
+
 

@@ -61,6 +61,18 @@ class MiniSite(resource.Resource):
         if base == "/c":  # declares /a as its canonical, and has A's text
             return page("C", ARTICLE.format(t="Article A", x="The text of A.") + "<a href='/a'></a>",
                         head="<link rel='canonical' href='/a'>", noise=noise)
+        if base == "/learn":  # ?ref= on several pages: what URLUNIFY_LEARN can learn from
+            links = "".join(f"<a href='/{x}?ref={i}'>{x}</a>" for x in "bef" for i in (1, 2))
+            links += "".join(f"<a href='/p?page={i}'>p</a>" for i in (1, 2, 3))
+            return page("learn", "<p>Learning</p>" + links, noise=noise)
+        if base == "/later":  # reached after the pages above: ref variants that need no fetch
+            links = "".join(f"<a href='/{x}?ref={i}'>{x}</a>" for x in "befg" for i in (3, 4, 5))
+            return page("later", "<p>Later</p>" + links + "<a href='/p?page=4'>p</a>", noise=noise)
+        if base in ("/b", "/e", "/f", "/g"):
+            return page(base, f"<p>Page {base[1:]} says something of its own.</p>", noise=noise)
+        if base == "/p":  # ?page= matters: every page has its own text; the last links further
+            more = "<a href='/later'>later</a>" if params.get("page") == "3" else ""
+            return page("p", f"<p>Listing page {params.get('page')}</p>{more}", noise=noise)
         if base == "/home":
             return page("home link", "<p>Home link</p>", noise=noise)
         request.setResponseCode(404)

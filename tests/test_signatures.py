@@ -196,3 +196,44 @@ def test_unicity_pipeline_missing_field_and_bad_urls():
     out = q.process_item({"link": "http://www.x.test/a/index.html"})
     assert out == {"link": "http://www.x.test/a/index.html", "clean": "http://www.x.test/a/index.html",
                    "key": "acme|x.test/a"}
+
+
+# -- learning --------------------------------------------------------------------------------------
+
+
+@pytest_twisted.inlineCallbacks
+def crawl_from(path, settings):  # type: ignore[no-untyped-def]
+    site, port, base = _minisite.start()
+    try:
+        runner = CrawlerRunner({**SETTINGS, **settings})
+        crawler = runner.create_crawler(MiniSpider)
+        yield runner.crawl(crawler, start_urls=[base + path])
+    finally:
+        yield port.stopListening()
+    return site, crawler.stats.get_stats()
+
+
+@pytest_twisted.inlineCallbacks
+def test_learning_an_irrelevant_parameter_stops_later_fetches(tmp_path):
+    site, stats = yield crawl_from("/learn", {"URLUNIFY_LEARN": True, "JOBDIR": str(tmp_path / "job")})
+    host = "127.0.0.1"
+    assert stats[f"urlunify/learned/param/{host}/ref"] >= 3
+    # before the rule: /b, /e, /f were each fetched with ?ref=1 and ?ref=2 (their signatures
+    # taught the rule); after it, the ?ref=3..5 links on /later (deeper, so crawled later with
+    # DEPTH_PRIORITY) need no fetch, and /g, new, is fetched once
+    for x in "bef":
+        assert site.hits[f"/{x}?ref=1"] == site.hits[f"/{x}?ref=2"] == 1
+        assert sum(site.hits[f"/{x}?ref={i}"] for i in (3, 4, 5)) == 0
+    assert sum(site.hits[f"/g?ref={i}"] for i in (3, 4, 5)) == 1
+    # ?page= changes the text: never learned, every listing page fetched
+    assert all(site.hits[f"/p?page={i}"] == 1 for i in (1, 2, 3, 4))
+    assert not any("/page" in k for k in stats if k.startswith("urlunify/learned/param/"))
+    # kept with the job: a resumed run starts with the rule
+    assert "ref" in (tmp_path / "job" / "urlunify-learned.json").read_text()
+
+
+@pytest_twisted.inlineCallbacks
+def test_without_learning_every_ref_variant_is_fetched():
+    site, stats = yield crawl_from("/learn", {})
+    assert sum(site.hits[f"/b?ref={i}"] for i in range(1, 6)) == 5
+    assert not any(k.startswith("urlunify/learned/") for k in stats)

@@ -26,6 +26,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 __all__ = [
     "StoreError",
+    "StoreUnavailable",
     "SeenStore",
     "SignatureStore",
     "MemorySeenStore",
@@ -43,6 +44,11 @@ __all__ = [
 class StoreError(Exception):
     """A store's file is unusable: foreign, from another format version, corrupted, or
     locked by another writer. The message names the file and what is wrong with it."""
+
+
+class StoreUnavailable(StoreError):
+    """A shared store (Redis) does not answer: nothing may be counted as seen or new meanwhile;
+    the Scrapy layer closes the crawl with the reason ``urlunify_store_unavailable``."""
 
 
 # Imported after StoreError, which .log needs at import time.
