@@ -47,6 +47,15 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=f"read URLs from stdin, write their {what}")
         p.add_argument("--base", help="resolve each line against this page URL first")
         add_policy_options(p)
+
+    p = sub.add_parser("store", help="inspect or clear what a scope has seen, in Redis or a JOBDIR")
+    p.add_argument("action", choices=("info", "clear"))
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--store", metavar="URL", help="a redis:// URL (URLUNIFY_STORE)")
+    where.add_argument("--jobdir", metavar="DIR", help="a crawl's JOBDIR")
+    p.add_argument("--scope", help="the scope (URLUNIFY_SCOPE; by default the spider's name); Redis only")
+    p.add_argument("--key", default=None, help="URLUNIFY_REDIS_KEY (default urlunify:%%(scope)s)")
+    p.add_argument("--yes", action="store_true", help="clear without asking")
     return parser
 
 
@@ -166,6 +175,10 @@ def _stream(lines: TextIO, out: TextIO, err: TextIO, fn: Any) -> int:
 
 def run(args: argparse.Namespace, policy: Policy, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     """Run a parsed command with a built policy; returns the exit status."""
+    if args.command == "store":
+        from .inspect import run_store
+
+        return run_store(args, policy, out, err, stdin)
     u = policy.unifier
     if args.command == "explain":
         e = u.explain(args.url, args.base)
@@ -192,7 +205,7 @@ def main(argv: Sequence[str] | None = None, policy: Policy | None = None, prog: 
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
-        effective = policy_from_args(args, policy)
+        effective = policy if args.command == "store" else policy_from_args(args, policy)
     except PolicyError as e:
         parser.error(f"bad policy option: {e}")
     return run(args, effective, sys.stdout, sys.stderr, sys.stdin)

@@ -15,3 +15,7 @@ import pytest
 def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "reactor", None) == "default":
         config.option.reactor = "asyncio"
+
+
+# --- a real redis-server for the tests that need one (see tests/redis_server.py) ---------------
+from redis_server import redis_server, redis_server_factory  # noqa: E402,F401
