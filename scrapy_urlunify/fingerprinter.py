@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["UnifyFingerprinter", "FINGERPRINT_SIZE"]
 
 FINGERPRINT_SIZE = 16
-_BODYLESS = (b"GET", b"HEAD")
+_BODYLESS = ("GET", "HEAD")
 
 
 class UnifyFingerprinter:
@@ -70,8 +70,7 @@ class UnifyFingerprinter:
     @staticmethod
     def compute(method: str, identifier: str, body: bytes = b"") -> bytes:
         """The fingerprint of a request given its identifier (also used by the pipelines)."""
-        m = method.upper().encode()
-        data = b"%s %s" % (m, identifier.encode("utf-8", "surrogatepass"))
-        if body and m not in _BODYLESS:
+        data = (method.upper() + " " + identifier).encode("utf-8", "surrogatepass")
+        if body and method.upper() not in _BODYLESS:
             data = b"%s\n%s" % (data, body)
         return blake2b(data, digest_size=FINGERPRINT_SIZE).digest()

@@ -349,7 +349,7 @@ def _filter_host_params(p: Parts, ctx: Unifier, which: str) -> bool:
     if not p.query:
         return False
     matcher = getattr(ctx.host_rules(p.host), which)
-    if not matcher:
+    if matcher is None:
         return False
     return _filter_query(p, lambda n, v: matcher(n))
 
@@ -452,7 +452,7 @@ def keep_key_params(p: Parts, ctx: Unifier) -> bool:
     if not p.query:
         return False
     key = ctx.host_rules(p.host).key
-    if not key:
+    if key is None:
         return False
     items = p.query.split("&")
     kept = [i for i in items if key(i.partition("=")[0].lower())]
