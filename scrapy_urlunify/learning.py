@@ -50,7 +50,8 @@ Independence
 A rule needs ``min_pairs`` *independent* pieces of evidence. A piece of evidence is one pair of
 pages with equal signatures; two pieces are independent when they come from **different
 contexts** and show **different signatures**, and a rule's pieces must span **at least two
-paths** (for an alias, every piece must come from its own path). So ``x?ref=a``, ``x?ref=b``,
+paths**, or be twice as many on one path (a site served by one script, such as the seed's
+``/servlet/ContentServer?cid=...``; for an alias, every piece must come from its own path). So ``x?ref=a``, ``x?ref=b``,
 ``x?ref=c`` (three pairs, one context) are *one* piece, not three, and are never enough:
 
 * Pairs in one context all test one page. A page that ignores every parameter (a home page
@@ -65,7 +66,8 @@ paths** (for an alias, every piece must come from its own path). So ``x?ref=a``,
 
 The cost: a parameter that only ever appears on one page is not learned (that page keeps its
 duplicates, as without the learner); with ``min_pairs=3`` a parameter is learned from three
-pages of different content, on at least two paths, that each show it has no effect.
+pages of different content on at least two paths (six on a single path) that each show it has
+no effect.
 
 Counter-examples and revocation
 -------------------------------
@@ -598,7 +600,7 @@ class Learner:
         if not ev.add(_digest(ctx), sig, _digest(path), (earlier, url), self._item_cap):
             return None
         n, paths = ev.count(self._catch_all)
-        if n < self.min_pairs or paths < 2:
+        if n < self.min_pairs or (paths < 2 and n < 2 * self.min_pairs):
             return None
         if kind == PARAM:
             rule = LearnedRule(PARAM, a, b, n, tuple(ev.examples))

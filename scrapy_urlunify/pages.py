@@ -126,6 +126,10 @@ class PageSignatureMiddleware:
         unifier = self.context.unifier
         try:
             identifier = unifier.identify(response.url)
+            # the index compares pages by the settings' identifiers, not the learned ones: once a
+            # rule merges a print view with its article, a print view fetched before the rule
+            # must still be seen as the duplicate it is, not as the article fetched again
+            page = self.context.base_policy.unifier.identify(response.url)
         except InvalidURL:
             return response
         host = _host(response.url)
@@ -133,7 +137,7 @@ class PageSignatureMiddleware:
         site = site_key(identity_host, self.granularity)
         # one index per scope and site: two scopes sharing a store never see each other's pages
         try:
-            earlier = self.store.get_or_set(f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig, identifier)
+            earlier = self.store.get_or_set(f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig, page)
         except StoreUnavailable as e:  # not a duplicate as far as we know; the crawl closes
             store_unavailable(self.crawler, e)
             return response
@@ -143,7 +147,7 @@ class PageSignatureMiddleware:
             self._learn(response.url, identity_host, sig)
         if self.canonicals and isinstance(response, TextResponse):
             self._canonical(response, identifier, site, sig)
-        if earlier is None or earlier == identifier:
+        if earlier is None or earlier == page:
             return response
         self.context.inc("signature/duplicates")
         request.meta[DUPLICATE_OF_META] = earlier

@@ -521,3 +521,19 @@ def test_parameters_that_change_the_page_are_never_learned(pages):
         content = f"{path}|page={params.get('page')}|id={params.get('id')}"
         learner.observe(_url("site.com", "", path, list(params.items())), "site.com", sig(content))
     assert {r.name for r in learner.rules} <= {"ref", "src"}
+
+
+def test_a_single_script_site_needs_twice_the_evidence():
+    # the seed's news site: one path, articles told apart by cid, arglink changes nothing
+    learner = Learner(min_pairs=3)
+    pages = []
+    for cid in range(1, 6):
+        pages += [(f"https://news.test/servlet/ContentServer?cid={cid}&arglink=a", f"article {cid}"),
+                  (f"https://news.test/servlet/ContentServer?cid={cid}&arglink=b", f"article {cid}")]
+    feed(learner, pages)
+    assert learner.rules == ()  # five pages of one script: not yet
+    feed(learner, [("https://news.test/servlet/ContentServer?cid=6&arglink=a", "article 6"),
+                   ("https://news.test/servlet/ContentServer?cid=6&arglink=b", "article 6")])
+    assert param_rules(learner) == [("news.test", "arglink")]
+    # and cid, which changes the article, is never learned
+    assert not learner.is_blocked("param", "news.test", "arglink")
