@@ -58,6 +58,7 @@ def main() -> int:
         print("no redis-server on PATH: the Redis benchmark is left out (apt-get install redis-server)")
     results["demo"] = run("demo", ["-m", "scrapy_urlunify.demo", "--size", "100" if quick else "300",
                                    "--quiet", "--out", str(OUT / "demo-report.html")])
+    results["layers"] = run("layers", [str(HERE / "bench_layers.py"), "--size", "100" if quick else "300"])
     print_table(results)
     (OUT / "all.json").write_text(json.dumps(results, indent=1))
     return 0
@@ -89,17 +90,23 @@ def print_table(r: dict[str, Any]) -> None:
             row(f"bytes per seen URL at {int(n):,} (RSS)", v["ours"]["rss_B"], v["scrapy"]["rss_B"], "B")
     red = r.get("redis")
     if red:
-        for key, label, unit in (("request_seen_us_new", "Redis request_seen, new URL", "µs"),
-                                 ("request_seen_us_dup", "Redis request_seen, duplicate", "µs"),
-                                 ("bytes_per_url", "Redis memory per seen URL", "B")):
-            ours, theirs = red.get("ours", {}).get(key), red.get("scrapy_redis", {}).get(key)
-            if ours and theirs:
-                row(label, ours, theirs, unit)
+        ours, theirs = red["ours"], red["scrapy_redis"]
+        row("Redis request_seen, new URL", 1e6 / ours["new_per_s"], 1e6 / theirs["new_per_s"], "µs")
+        row("Redis request_seen, duplicate", 1e6 / ours["dup_per_s"], 1e6 / theirs["dup_per_s"], "µs")
+        row("Redis memory per seen URL (MEMORY USAGE)", ours["bytes_memory_usage"],
+            theirs["bytes_memory_usage"], "B")
     demo = r.get("demo")
     if demo:
         plain, addon = demo["plain"], demo["addon"]
         row("demo crawl: requests (plain Scrapy / add-on)", addon["requests"], plain["requests"], "")
         row("demo crawl: wall time", addon["seconds"], plain["seconds"], "s")
+    layers = r.get("layers")
+    if layers:
+        print("\n=== demo site, layer by layer (bench_layers.py) " + "=" * 30)
+        cols = ("requests", "redundant", "copies", "sig_dup", "learned", "content_missed", "false_merges")
+        print(f"{'':36s}" + "".join(f"{c:>15s}" for c in cols))
+        for layer in layers:
+            print(f"{layer['name']:36s}" + "".join(f"{layer[c]:>15}" for c in cols))
     print(f"\n=== summary ({platform.python_implementation()} {platform.python_version()}, "
           f"{platform.machine()}) " + "=" * 30)
     w = max(len(x[0]) for x in rows) if rows else 10
