@@ -215,3 +215,17 @@ def test_addon_keeps_a_project_fingerprinter_and_warns(caplog):
     assert "keeping the project's REQUEST_FINGERPRINTER_CLASS" in caplog.text
     assert settings["DUPEFILTER_CLASS"] == "scrapy_urlunify.dupefilter.UnifyDupeFilter"
     assert settings.getwithbase("SPIDER_MIDDLEWARES")["scrapy_urlunify.middleware.UrlUnifyMiddleware"] == 600
+
+
+@pytest_twisted.inlineCallbacks
+def test_dupefilter_debug_names_the_earlier_url(site, caplog):
+    server = DemoServer(site).start()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="scrapy_urlunify.dupefilter"):
+            result = yield crawl(server, site, {**ADDON, "DUPEFILTER_DEBUG": True, "LOG_LEVEL": "DEBUG"},
+                                 ConfiguredSpider)
+    finally:
+        yield server.stop()
+    lines = [r.getMessage() for r in caplog.records if r.name == "scrapy_urlunify.dupefilter"]
+    assert len(lines) == result.stats["urlunify/duplicates"] > 0  # every duplicate, not only the first
+    assert all("same page as https://" in line or "same page as http://" in line for line in lines)
