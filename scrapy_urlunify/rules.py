@@ -219,6 +219,14 @@ def normalize_escapes_in(s: str) -> str:
     return _ESCAPE.sub(_fix_escape, s) if "%" in s else s
 
 
+def _set_path(p: Parts, new: str) -> bool:
+    """Give ``p`` the path ``new``; whether that changed it (what a step returns)."""
+    if new == p.path:
+        return False
+    p.path = new
+    return True
+
+
 @rule(REWRITE)
 def drop_fragment(p: Parts, ctx: Unifier) -> bool:
     """Drop the fragment (never sent to the server), except routes of single-page apps:
@@ -260,10 +268,7 @@ def remove_path_session_ids(p: Parts, ctx: Unifier) -> bool:
         path = PATH_SESSION.sub("", path)
     if "(" in path:
         path = ASPNET_SEGMENT.sub("", path) or "/"
-    if path == p.path:
-        return False
-    p.path = path
-    return True
+    return _set_path(p, path)
 
 
 _SLASHES = re.compile(r"(?<!:)//+")
@@ -275,11 +280,7 @@ def collapse_slashes(p: Parts, ctx: Unifier) -> bool:
     (``/web/2020/http://example.com/``, Nutch's ``(?<!:)/{2,}``)."""
     if "//" not in p.path:
         return False
-    new = _SLASHES.sub("/", p.path)
-    if new == p.path:
-        return False
-    p.path = new
-    return True
+    return _set_path(p, _SLASHES.sub("/", p.path))
 
 
 @rule(REWRITE)
@@ -422,21 +423,13 @@ def fragment_is_route(fragment: str) -> bool:
 @rule(IDENTITY)
 def drop_trailing_slash(p: Parts, ctx: Unifier) -> bool:
     """``/docs/`` and ``/docs`` name one page (the root ``/`` stays)."""
-    new = strip_trailing_slash(p.path)
-    if new == p.path:
-        return False
-    p.path = new
-    return True
+    return _set_path(p, strip_trailing_slash(p.path))
 
 
 @rule(IDENTITY)
 def drop_index_page(p: Parts, ctx: Unifier) -> bool:
     """``/docs/index.html`` is ``/docs/`` (policy ``index_pages``, case-insensitive)."""
-    new = strip_index_pages(p.path, ctx.index_pages)
-    if new == p.path:
-        return False
-    p.path = new
-    return True
+    return _set_path(p, strip_index_pages(p.path, ctx.index_pages))
 
 
 @rule(IDENTITY)
