@@ -71,7 +71,7 @@ class Addon:
         settings.set_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.pages.PageSignatureMiddleware", SIGNATURE_MIDDLEWARE_PRIORITY
         )
-        if settings.get("JOBDIR"):
+        if settings.get("JOBDIR") or str(settings.get("URLUNIFY_STORE", "memory")).startswith(("redis", "unix")):
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.jobdir.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY
             )
@@ -98,7 +98,9 @@ class Addon:
 
 
 def _same_class(value: Any, path: str) -> bool:
+    """The project's class is ours or a subclass of it (``UnifyRedisDupeFilter``): no warning."""
     try:
-        return load_object(value) is load_object(path)
+        current, ours = load_object(value), load_object(path)
     except (ImportError, ValueError, NameError, AttributeError):
         return False
+    return isinstance(current, type) and issubclass(current, ours)

@@ -38,7 +38,7 @@ from .context import UnifyContext
 from .fingerprinter import UnifyFingerprinter
 from .jobdir import RESUMED_META, ResumeLog, open_resume_log, reschedule
 from .rules import InvalidURL
-from .storage import StoreUnavailable, store_unavailable, uses_redis
+from .storage import UNRECORDED_META, StoreUnavailable, count_outages, store_failed, store_unavailable, uses_redis
 from .stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
 
 if TYPE_CHECKING:
@@ -80,6 +80,8 @@ class UnifyDupeFilter(BaseDupeFilter):
         self.logdupes = True
         # DUPEFILTER_DEBUG only: which URL first had each key, to name it in the log
         self._first_url: dict[int, str] | None = {} if debug else None
+        # keys queued unrecorded since the store became unavailable: each page is queued once
+        self._unrecorded: set[int] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -114,8 +116,14 @@ class UnifyDupeFilter(BaseDupeFilter):
     def record_url(self, url: str) -> bool:
         """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,
         the other spellings of a page a learned rule unified. True if it was new."""
+        if store_failed(self.crawler):
+            return False
         identifier = self.fingerprinter.identifier_of(url)
-        return self.store.add(seen_key(self.fingerprinter.compute("GET", identifier)))
+        try:
+            return self.store.add(seen_key(self.fingerprinter.compute("GET", identifier)))
+        except StoreUnavailable as e:
+            store_unavailable(self.crawler, e)
+            return False
 
     def key(self, request: Request) -> int:
         """The seen-store key of ``request`` (the first 8 bytes of its fingerprint).
@@ -167,11 +175,39 @@ class UnifyDupeFilter(BaseDupeFilter):
             reschedule(self.crawler, self.resume_log)
 
     def request_seen(self, request: Request) -> bool:
+        if store_failed(self.crawler):
+            return self._seen_unrecorded(request, doubt=False)
         try:
             return self._request_seen(request)
         except StoreUnavailable as e:
             # neither "seen" (the page would be lost) nor "new and recorded": the request goes to
-            # the queue unrecorded (a resume fetches it), and the crawl closes
+            # the queue unrecorded (a resume checks it), and the crawl closes
+            store_unavailable(self.crawler, e)
+            return self._seen_unrecorded(request, doubt=True)
+
+    def _seen_unrecorded(self, request: Request, *, doubt: bool) -> bool:
+        """The store is gone and the crawl is closing: queue each page once, marked, so the run
+        that resumes the queue asks the store before fetching it (:meth:`recheck`). ``doubt``:
+        this request's own store call was cut off and may have recorded it without answering."""
+        key = self.key(request)
+        if key in self._unrecorded:
+            return True
+        self._unrecorded.add(key)
+        request.meta[UNRECORDED_META] = "doubt" if doubt else True
+        return False
+
+    def recheck(self, request: Request) -> bool:
+        """A request queued unrecorded by a run whose store was unavailable, about to be fetched
+        by a later run: record it now. True if its page was recorded meanwhile (skip it)."""
+        marker = request.meta.pop(UNRECORDED_META, None)
+        if marker is None or store_failed(self.crawler):
+            return False
+        try:
+            if marker == "doubt":  # maybe recorded by its own lost call: fetch it in any case
+                self._add(request, self.key(request))
+                return False
+            return self._request_seen(request)
+        except StoreUnavailable as e:
             store_unavailable(self.crawler, e)
             return False
 
@@ -201,6 +237,9 @@ class UnifyDupeFilter(BaseDupeFilter):
     def _record_unfiltered(self, request: Request, spider: Spider | None = None) -> None:
         """``request_scheduled`` handler: record what the scheduler will not ask about."""
         if request.dont_filter and not request.meta.get(RESUMED_META):
+            if store_failed(self.crawler):
+                request.meta[UNRECORDED_META] = "doubt"  # fetched on resume, and recorded then
+                return
             try:
                 if self._add(request, self.key(request)):
                     self._inc("urlunify/recorded_unfiltered")
@@ -211,6 +250,7 @@ class UnifyDupeFilter(BaseDupeFilter):
         # the scheduler saved its queue before closing us: a clean stop, whatever the reason
         if self.resume_log is not None:
             self.resume_log.close(clean=True)
+        count_outages(self.crawler, self.store)
         self.store.close()
 
     def log(self, request: Request, spider: Spider) -> None:

@@ -47,6 +47,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
 from .context import UnifyContext
+from .storage import UNRECORDED_META, uses_redis
 from .stores import FingerprintSet, VarRecordLog
 
 if TYPE_CHECKING:
@@ -169,7 +170,9 @@ def reschedule(crawler: Crawler, log: ResumeLog) -> int:
 
 
 class ResumeMiddleware:
-    """Downloader middleware: after a crash, each request is downloaded once.
+    """Downloader middleware: after a crash, each request is downloaded once; and a request
+    queued while a shared store was unavailable is checked against the store before it is
+    fetched (it may have been recorded meanwhile by another process).
 
     Only active in a run that resumes a killed one; otherwise it costs one attribute test.
     Stats ``urlunify/resume/skipped`` count the copies it dropped.
@@ -182,12 +185,16 @@ class ResumeMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ResumeMiddleware:
-        if not job_dir(crawler.settings):
-            raise NotConfigured  # no JOBDIR: nothing to resume (silently: this is the common case)
+        if not job_dir(crawler.settings) and not uses_redis(crawler.settings):
+            raise NotConfigured  # nothing to resume (silently: this is the common case)
         return cls(crawler)
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         df = self.context.dupefilter
+        if df is not None and UNRECORDED_META in request.meta and df.recheck(request):
+            if self.crawler.stats is not None:
+                self.crawler.stats.inc_value("urlunify/resume/skipped_unrecorded")
+            raise IgnoreRequest(f"recorded while the store was unavailable: {request.url}")
         log = df.resume_log if df is not None else None
         if log is None or not log.crashed:
             return None

@@ -44,7 +44,7 @@ from .context import UnifyContext
 from .rules import InvalidURL
 from .settings import SettingsError, flag, number
 from .signatures import DEFAULT_MAX_BYTES, signature, site_key
-from .storage import StoreUnavailable, store_unavailable, uses_redis
+from .storage import StoreUnavailable, count_outages, store_failed, store_unavailable, uses_redis
 from .stores import SIGNATURES_FILENAME, JobdirSignatureStore, MemorySignatureStore, SignatureStore
 
 if TYPE_CHECKING:
@@ -135,6 +135,8 @@ class PageSignatureMiddleware:
         host = _host(response.url)
         identity_host = unifier.host_rules(host).identity_host if host else ""
         site = site_key(identity_host, self.granularity)
+        if store_failed(self.crawler):  # the crawl is closing: no call would be answered
+            return response
         # one index per scope and site: two scopes sharing a store never see each other's pages
         try:
             earlier = self.store.get_or_set(f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig, page)
@@ -208,7 +210,10 @@ class PageSignatureMiddleware:
 
     def _save_learned(self) -> None:
         if self.learner is not None:
-            self._rules_store.save(self.learner.to_json())
+            try:
+                self._rules_store.save(self.learner.to_json())
+            except StoreUnavailable as e:  # kept in memory; the crawl closes
+                store_unavailable(self.crawler, e)
 
     def learned_snippet(self) -> str | None:
         if self.learner is None or not self.learner.rules:
@@ -264,6 +269,9 @@ class PageSignatureMiddleware:
             table.popitem(last=False)
 
     def close(self, spider: Any = None, reason: str = "") -> None:
+        count_outages(self.crawler, self.store)
+        if self.learner is not None:
+            count_outages(self.crawler, self._rules_store.redis)
         self.store.close()
 
 

@@ -40,6 +40,7 @@ from .settings import SettingsError, number
 from .stores.redis import (
     DEFAULT_KEY_TEMPLATE,
     RedisRulesStore,
+    RedisUnavailable,
     RedisSeenStore,
     RedisSignatureStore,
     connect,
@@ -70,6 +71,8 @@ def redis_client(settings: BaseSettings) -> redis.Redis:
             return connect(url, timeout=timeout)
         except ValueError as exc:
             raise SettingsError("URLUNIFY_STORE", str(exc)) from None
+        except RedisUnavailable as exc:
+            raise RedisUnavailable(url, f"{exc.reason} (check the setting URLUNIFY_STORE)") from None
     try:
         from scrapy_redis.connection import get_redis_from_settings
     except ImportError:
@@ -164,9 +167,6 @@ class UnifyRedisDupeFilter(UnifyDupeFilter):
         if getattr(self, "_closed", False):
             return
         self._closed = True
-        if self.crawler is not None and self.crawler.stats is not None:
-            self.crawler.stats.set_value("urlunify/redis/retries", self.store.retries)
-            self.crawler.stats.set_value("urlunify/redis/outages", self.store.outages)
         super().close(reason)
 
     def _spider_closed(self, spider: Spider | None = None, reason: str = "") -> None:

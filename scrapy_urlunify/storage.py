@@ -23,11 +23,15 @@ from .stores import StoreUnavailable
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["uses_redis", "store_unavailable", "StoreUnavailable", "CLOSE_REASON"]
+__all__ = ["uses_redis", "store_unavailable", "store_failed", "count_outages", "StoreUnavailable", "CLOSE_REASON",
+           "UNRECORDED_META"]
 
 logger = logging.getLogger(__name__)
 
 CLOSE_REASON = "urlunify_store_unavailable"
+#: meta of a request queued while the store was unavailable: True, or "doubt" when its own store call
+#: was cut off (Redis may have recorded it without answering)
+UNRECORDED_META = "urlunify_unrecorded"
 
 
 def uses_redis(settings: Any) -> bool:
@@ -38,6 +42,21 @@ def uses_redis(settings: Any) -> bool:
     if isinstance(value, str) and value.startswith(("redis://", "rediss://", "unix://")):
         return True
     raise SettingsError("URLUNIFY_STORE", f'expected "memory" or a redis:// URL, got {value!r}')
+
+
+def store_failed(crawler: Crawler | None) -> bool:
+    """Whether the crawl's store gave up (the crawl is closing): components stop calling it, each
+    call would wait for a reply timeout again."""
+    return bool(getattr(crawler, "_urlunify_store_failed", False))
+
+
+def count_outages(crawler: Crawler | None, store: Any) -> None:
+    """Add a Redis store's ``retries`` and ``outages`` to the crawl's stats (at close)."""
+    stats = getattr(crawler, "stats", None)
+    if stats is None or not hasattr(store, "retries"):
+        return
+    stats.inc_value("urlunify/redis/retries", store.retries)
+    stats.inc_value("urlunify/redis/outages", store.outages)
 
 
 def store_unavailable(crawler: Crawler | None, error: Exception) -> None:

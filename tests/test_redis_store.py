@@ -348,24 +348,32 @@ def test_unavailable_timeout_raises_store_unavailable(redis_server_factory) -> N
 
 
 def test_a_reply_lost_after_sadd_ran_still_reports_new() -> None:
-    """The SADD ran but its reply was lost: the retry sees the member already there. The store
-    must not call that "seen" (the page would never be fetched)."""
-    client = redis.Redis(host="127.0.0.1", port=1)  # never connected: its commands are faked
+    """The SADD ran but its reply was lost: the retry says "new" for a member this very call
+    added, and "seen" for one that was there before (no page lost, none fetched twice)."""
+    client = redis.Redis(host="127.0.0.1", port=1)  # never connected: the script is faked
     members: set[bytes] = set()
-    lost = [True]
+    stamps: dict[str, str] = {}
+    lose = [True]
 
-    def sadd(key: str, member: bytes) -> int:
-        new = member not in members
-        members.add(member)
-        if lost[0]:
-            lost[0] = False
+    def add_once(keys, args, client=None):  # the Lua script _ADD_ONCE, in Python
+        (_, owner_key), (member, call_id) = keys, args
+        if member not in members:
+            members.add(member)
+            stamps[owner_key] = call_id
+            result = 1
+        else:
+            result = int(stamps.get(owner_key) == call_id)
+        if lose[0]:
+            lose[0] = False
             raise rex.ConnectionError("Connection reset by peer")
-        return int(new)
+        return result
 
-    client.sadd = sadd  # type: ignore[method-assign]
     store = RedisSeenStore(client, "seen")
+    store._add_once = add_once  # type: ignore[method-assign]
     assert store.add(5) is True and store.retries == 1
     assert store.add(5) is False  # no retry: a plain duplicate
+    lose[0] = True
+    assert store.add(5) is False and store.retries == 2  # a lost reply does not make it new
 
 
 def test_real_lost_reply_with_a_stalled_server(redis_server_factory) -> None:

@@ -47,10 +47,14 @@ short ``unavailable_timeout`` (a few seconds): ``request_seen`` then raises
 ``SCHEDULER_PERSIST``, a restart resumes from the shared state.
 
 **A reply lost in flight.** If the connection drops after Redis executed ``SADD`` but before
-the reply arrived, the retried ``SADD`` answers 0 for a member this very call added. So a call
-that needed a retry reports "new" when in doubt: at most one page per outage (one chunk of
-:meth:`RedisSeenStore.add_many`) may be fetched twice; none is ever lost. (:func:`connect`
-turns redis-py's own silent retries off for the same reason: they would hide this case.)
+the reply arrived, a plain retried ``SADD`` answers 0 for a member this very call added, and a
+frozen server (SIGSTOP) runs every buffered attempt at once when it wakes. So
+:meth:`RedisSeenStore.add` runs a small Lua script: a new member also stamps a per-store key with
+the call's id, and a retry reports "new" only when it finds its own stamp. Exactly one attempt
+adds the member: no page is lost and none fetched twice. (:meth:`RedisSeenStore.add_many`, which
+pipelines 1,000 members, cannot tell which one a lost pipeline added: it says "new" when in
+doubt; crawls do not use it.) :func:`connect` turns redis-py's own silent retries off: they would
+hide these cases.
 ``get_or_set`` does likewise: after a retry, finding its own identifier means it stored it.
 
 Thread safety: a ``redis.Redis`` client is thread-safe (it has a connection pool); the
@@ -59,8 +63,11 @@ counters here are not, which is fine for Scrapy's single reactor thread.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -342,16 +349,36 @@ class _RedisStore(_ClosingContext):
         return f"<{type(self).__name__} {self.url} key={self.key!r}>"
 
 
+#: SADD that knows whether an earlier attempt of the same call added the member: a new member
+#: stamps this store's owner key (KEYS[2]) with the call's id (ARGV[2]), so a retry after a lost
+#: reply finds its own stamp ("new"), while a member that was already there is "seen".
+_ADD_ONCE = """
+if redis.call('SADD', KEYS[1], ARGV[1]) == 1 then
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', 86400)
+  return 1
+end
+if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
+return 0
+"""
+
+
 class RedisSeenStore(_RedisStore):
     """A :class:`~scrapy_urlunify.stores.SeenStore` in a Redis SET of 8-byte members,
     shared by every process given the same key."""
 
+    def __init__(self, client: redis.Redis, key: str, **kwargs: Any) -> None:
+        super().__init__(client, key, **kwargs)
+        #: stamped with the id of this store's last call that added a member (one key per store)
+        self.owner_key = f"{key}:owner:{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self._call_ids = itertools.count(1)
+        self._add_once = client.register_script(_ADD_ONCE)
+
     def add(self, fp: int) -> bool:
         member = _member(fp)
-        added, retried = self._call("SADD", lambda: self.client.sadd(self.key, member))
-        # After a retry, 0 may be our own lost SADD: when in doubt, say new (fetch twice
-        # rather than never).
-        return bool(added) or retried
+        call_id = str(next(self._call_ids))
+        # every attempt of this call carries the same id: exactly one of them can add the member
+        added = self._run("SADD", lambda: self._add_once(keys=[self.key, self.owner_key], args=[member, call_id]))
+        return bool(added)
 
     def add_many(self, fps: Iterable[int]) -> list[bool]:
         """:meth:`add` for many fingerprints, pipelined (one round trip per 1,000): for each,
@@ -367,6 +394,8 @@ class RedisSeenStore(_RedisStore):
                     pipe.sadd(self.key, member)
                 return pipe.execute()
 
+            # (one stamp per store cannot tell which of 1,000 members a lost pipeline added:
+            # here a retry still says "new" when in doubt; crawls use add(), not add_many())
             added, retried = self._call("SADD (pipeline)", send)
             out.extend(bool(a) or retried for a in added)
         return out
