@@ -72,7 +72,11 @@ class MiniSite(resource.Resource):
             return page(base, f"<p>Page {base[1:]} says something of its own.</p>", noise=noise)
         if base == "/p":  # ?page= matters: every page has its own text; the last links further
             more = "<a href='/later'>later</a>" if params.get("page") == "3" else ""
+            more += "<a href='/claim'>claim</a>" if params.get("page") == "2" else ""
             return page("p", f"<p>Listing page {params.get('page')}</p>{more}", noise=noise)
+        if base == "/claim":  # declares /home its canonical, but /home (fetched before) differs
+            return page("claim", "<p>A page of its own.</p>", head="<link rel='canonical' href='/home'>",
+                        noise=noise)
         if base == "/home":
             return page("home link", "<p>Home link</p>", noise=noise)
         request.setResponseCode(404)

@@ -237,3 +237,14 @@ def test_without_learning_every_ref_variant_is_fetched():
     site, stats = yield crawl_from("/learn", {})
     assert sum(site.hits[f"/b?ref={i}"] for i in range(1, 6)) == 5
     assert not any(k.startswith("urlunify/learned/") for k in stats)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_whose_page_differs_is_a_counter_example(caplog):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.pages"):
+        site, stats = yield crawl_from("/learn", {})
+    # /claim names /home its canonical; /home was fetched before, with another text
+    assert site.hits["/claim"] == 1
+    assert stats["urlunify/canonical/counter_examples"] == 1
+    assert "not the same page" in caplog.text
+    assert "urlunify/canonical/recorded" not in stats
