@@ -9,7 +9,8 @@ The core (this package's top level) is pure Python with no Scrapy import:
 * :class:`Policy` -- the validated configuration of all of the above.
 
 The Scrapy components (``UrlUnifyMiddleware``, ``UnifyFingerprinter``, ``UnifyDupeFilter``,
-``Addon``, the pipelines) are imported lazily from here, so ``import scrapy_urlunify`` stays
+``PageSignatureMiddleware``, ``ResumeMiddleware``, ``UnifyRedisDupeFilter``, ``Addon``, the
+pipelines) are imported lazily from here, so ``import scrapy_urlunify`` stays
 cheap and Scrapy-free for users of the core alone.
 """
 
@@ -46,6 +47,9 @@ _LAZY = {
     "UrlUnifyMiddleware": "scrapy_urlunify.middleware",
     "UnifyFingerprinter": "scrapy_urlunify.fingerprinter",
     "UnifyDupeFilter": "scrapy_urlunify.dupefilter",
+    "UnifyRedisDupeFilter": "scrapy_urlunify.redis_dupefilter",
+    "PageSignatureMiddleware": "scrapy_urlunify.pages",
+    "ResumeMiddleware": "scrapy_urlunify.jobdir",
     "Addon": "scrapy_urlunify.addon",
     "SignaturePipeline": "scrapy_urlunify.pipelines",
     "UnicityPipeline": "scrapy_urlunify.pipelines",
