@@ -14,15 +14,20 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from .jobdir import REQUESTS_FILENAME
-from .pages import LEARNED_FILENAME
-from .pipelines import ITEMS_FILENAME
 from .policy import Policy
-from .stores import SEEN_FILENAME, SIGNATURES_FILENAME, RecordLog, StoreError, VarRecordLog
+from .stores import (
+    ITEMS_FILENAME,
+    JOBDIR_FILENAMES,
+    LEARNED_FILENAME,
+    REQUESTS_FILENAME,
+    SEEN_FILENAME,
+    SIGNATURES_FILENAME,
+    RecordLog,
+    StoreError,
+    VarRecordLog,
+)
 
 __all__ = ["run_store"]
-
-JOBDIR_FILES = (SEEN_FILENAME, REQUESTS_FILENAME, SIGNATURES_FILENAME, LEARNED_FILENAME, ITEMS_FILENAME)
 
 
 def run_store(args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
@@ -74,7 +79,7 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdi
                     str(path), args, out, stdin):
         out.write("Nothing deleted.\n")
         return 1
-    for name in JOBDIR_FILES:
+    for name in JOBDIR_FILENAMES:
         (path / name).unlink(missing_ok=True)
     out.write(f"Deleted scrapy-urlunify's files in {path} (Scrapy's own queue is left alone).\n")
     return 0

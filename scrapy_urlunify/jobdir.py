@@ -48,17 +48,16 @@ from scrapy.utils.request import request_from_dict
 
 from .context import UnifyContext
 from .storage import UNRECORDED_META, uses_redis
-from .stores import FingerprintSet, VarRecordLog
+from .stores import REQUESTS_FILENAME, FingerprintSet, VarRecordLog
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["ResumeLog", "ResumeMiddleware", "REQUESTS_FILENAME", "RESUMED_META"]
+__all__ = ["ResumeLog", "ResumeMiddleware", "RESUMED_META"]
 
 logger = logging.getLogger(__name__)
 
-REQUESTS_FILENAME = "urlunify-requests.log"
 RESUMED_META = "urlunify_resumed"
 
 _SCHEDULED, _DONE, _CLEAN = b"S", b"D", b"C"

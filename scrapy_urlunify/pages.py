@@ -45,20 +45,25 @@ from .rules import InvalidURL
 from .settings import SettingsError, flag, number
 from .signatures import DEFAULT_MAX_BYTES, signature, site_key
 from .storage import StoreUnavailable, count_outages, store_failed, store_unavailable, uses_redis
-from .stores import SIGNATURES_FILENAME, JobdirSignatureStore, MemorySignatureStore, SignatureStore
+from .stores import (
+    LEARNED_FILENAME,
+    SIGNATURES_FILENAME,
+    JobdirSignatureStore,
+    MemorySignatureStore,
+    SignatureStore,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["PageSignatureMiddleware", "DuplicatePage", "SIGNATURE_META", "DUPLICATE_OF_META", "LEARNED_FILENAME"]
+__all__ = ["PageSignatureMiddleware", "DuplicatePage", "SIGNATURE_META", "DUPLICATE_OF_META"]
 
 logger = logging.getLogger(__name__)
 
 SIGNATURE_META = "urlunify_signature"
 DUPLICATE_OF_META = "urlunify_duplicate_of"
-LEARNED_FILENAME = "urlunify-learned.json"
 SIGNATURE_SCOPES = ("site", "host", "scope")
 
 _CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)

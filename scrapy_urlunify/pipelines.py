@@ -37,17 +37,16 @@ from .fingerprinter import UnifyFingerprinter
 from .rules import InvalidURL
 from .settings import flag
 from .signatures import text_signature
-from .stores import JobdirSignatureStore, MemorySignatureStore, SignatureStore
+from .stores import ITEMS_FILENAME, JobdirSignatureStore, MemorySignatureStore, SignatureStore
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["SignaturePipeline", "UnicityPipeline", "ITEMS_FILENAME"]
+__all__ = ["SignaturePipeline", "UnicityPipeline"]
 
 logger = logging.getLogger(__name__)
 
-ITEMS_FILENAME = "urlunify-items.log"
 
 
 class SignaturePipeline:

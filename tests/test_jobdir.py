@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_urlunify.demo.site import DemoSite
-from scrapy_urlunify.jobdir import REQUESTS_FILENAME
-from scrapy_urlunify.stores import SEEN_FILENAME, RecordLog, VarRecordLog
+from scrapy_urlunify.stores import REQUESTS_FILENAME, SEEN_FILENAME, RecordLog, VarRecordLog
 
 SIZE = 50
 HERE = Path(__file__).parent

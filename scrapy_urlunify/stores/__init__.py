@@ -38,6 +38,10 @@ __all__ = [
     "VarRecordLog",
     "SEEN_FILENAME",
     "SIGNATURES_FILENAME",
+    "REQUESTS_FILENAME",
+    "ITEMS_FILENAME",
+    "LEARNED_FILENAME",
+    "JOBDIR_FILENAMES",
 ]
 
 
@@ -55,9 +59,13 @@ class StoreUnavailable(StoreError):
 from .fingerprints import FingerprintSet  # noqa: E402
 from .log import RecordLog, VarRecordLog  # noqa: E402
 
-#: Suggested file names inside a JOBDIR.
+#: The plugin's file names inside a JOBDIR (all in one place: ``urlunify store`` lists them).
 SEEN_FILENAME = "urlunify-seen.log"
 SIGNATURES_FILENAME = "urlunify-signatures.log"
+REQUESTS_FILENAME = "urlunify-requests.log"
+ITEMS_FILENAME = "urlunify-items.log"
+LEARNED_FILENAME = "urlunify-learned.json"
+JOBDIR_FILENAMES = (SEEN_FILENAME, REQUESTS_FILENAME, SIGNATURES_FILENAME, LEARNED_FILENAME, ITEMS_FILENAME)
 
 @runtime_checkable
 class SeenStore(Protocol):
