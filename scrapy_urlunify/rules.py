@@ -455,6 +455,18 @@ def keep_key_params(p: Parts, ctx: Unifier) -> bool:
     return True
 
 
+def without_empty_items(q: str) -> str | None:
+    """``a=&b=1&&`` -> ``b=1``; None when nothing is left."""
+    if "&" not in q and q[-1:] != "=":
+        return q or None  # one item, not empty
+    return "&".join(i for i in q.split("&") if i and not i.endswith("=")) or None
+
+
+def sorted_query(q: str) -> str:
+    """``b=2&a=1`` -> ``a=1&b=2``."""
+    return "&".join(sorted(q.split("&"))) if "&" in q else q
+
+
 @rule(IDENTITY)
 def drop_empty_params(p: Parts, ctx: Unifier) -> bool:
     """``?a=&b=1&&`` -> ``?b=1``: parameters with an empty value say nothing about the page.
@@ -462,10 +474,7 @@ def drop_empty_params(p: Parts, ctx: Unifier) -> bool:
     q = p.query
     if q is None:
         return False
-    if "&" not in q and q[-1:] != "=":
-        return False  # one non-empty item
-    kept = [i for i in q.split("&") if i and not i.endswith("=")]
-    new = "&".join(kept) if kept else None
+    new = without_empty_items(q)
     if new == q:
         return False
     p.query = new
@@ -487,9 +496,9 @@ def plus_for_space(p: Parts, ctx: Unifier) -> bool:
 def sort_params(p: Parts, ctx: Unifier) -> bool:
     """``?b=2&a=1`` and ``?a=1&b=2`` name one page."""
     q = p.query
-    if not q or "&" not in q:
+    if not q:
         return False
-    new = "&".join(sorted(q.split("&")))
+    new = sorted_query(q)
     if new == q:
         return False
     p.query = new

@@ -109,3 +109,13 @@ def test_pathological_inputs_finish_quickly():
         _bounded(filter_reason, url, policy)
     ident = identify(big_query, policy)
     assert ident == "x.test/p?id=3"
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(urls, st.sampled_from([POLICY, Policy(), Policy(route_fragments=False, ignore_scheme=False)]))
+def test_short_paths_agree_with_the_plain_rule_loop(url, policy):
+    from scrapy_urlunify import Unifier
+
+    fast, plain = Unifier(policy), Unifier(policy, skip={"no-such-rule"})
+    f, p = fast.result(url), plain.result(url)
+    assert (f.fetch_url, f.identifier) == (p.fetch_url, p.identifier)
