@@ -64,9 +64,7 @@ def _bind_ada():  # type: ignore[no-untyped-def]
     except (ImportError, AttributeError):  # pragma: no cover - depends on the installed ada-url
         return ada_url.normalize_url, ada_url.join_url
 
-    def normalize(s: str) -> str:
-        b = s.encode()  # UnicodeEncodeError (a ValueError) on lone surrogates
-        obj = parse(b, len(b))
+    def href(obj) -> str:  # type: ignore[no-untyped-def]
         try:
             if not is_valid(obj):
                 raise ValueError("Invalid URL")
@@ -75,16 +73,13 @@ def _bind_ada():  # type: ignore[no-untyped-def]
         finally:
             free(obj)
 
+    def normalize(s: str) -> str:
+        b = s.encode()  # UnicodeEncodeError (a ValueError) on lone surrogates
+        return href(parse(b, len(b)))
+
     def join(base: str, s: str) -> str:
         b, bb = s.encode(), base.encode()
-        obj = parse_with_base(b, len(b), bb, len(bb))
-        try:
-            if not is_valid(obj):
-                raise ValueError("Invalid URL")
-            h = get_href(obj)
-            return unpack(h.data, h.length).decode()
-        finally:
-            free(obj)
+        return href(parse_with_base(b, len(b), bb, len(bb)))
 
     return normalize, join
 
