@@ -73,7 +73,11 @@ class MiniSite(resource.Resource):
         if base == "/p":  # ?page= matters: every page has its own text; the last links further
             more = "<a href='/later'>later</a>" if params.get("page") == "3" else ""
             more += "<a href='/claim'>claim</a>" if params.get("page") == "2" else ""
+            more += "<a href='/hdr'>hdr</a>" if params.get("page") == "1" else ""
             return page("p", f"<p>Listing page {params.get('page')}</p>{more}", noise=noise)
+        if base == "/hdr":  # declares /doc its canonical in an HTTP Link header
+            request.setHeader(b"Link", b'</doc>; rel="canonical"')
+            return page("hdr", "<p>Another spelling of the doc.</p><a href='/doc'></a>", noise=noise)
         if base == "/claim":  # declares /home its canonical, but /home (fetched before) differs
             return page("claim", "<p>A page of its own.</p>", head="<link rel='canonical' href='/home'>",
                         noise=noise)

@@ -247,4 +247,12 @@ def test_a_canonical_whose_page_differs_is_a_counter_example(caplog):
     assert site.hits["/claim"] == 1
     assert stats["urlunify/canonical/counter_examples"] == 1
     assert "not the same page" in caplog.text
-    assert "urlunify/canonical/recorded" not in stats
+    assert stats["urlunify/canonical/recorded"] == 1  # /hdr's; not /claim's
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_link_header_counts_too():
+    site, stats = yield crawl_from("/learn", {})
+    # /hdr (depth 2) sends `Link: </doc>; rel="canonical"` and links to /doc: /doc is not fetched
+    assert site.hits["/hdr"] == 1 and site.hits["/doc"] == 0
+    assert stats["urlunify/canonical/recorded"] == 1
