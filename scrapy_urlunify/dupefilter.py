@@ -26,6 +26,7 @@ beyond Scrapy's ``RFPDupeFilter``:
 from __future__ import annotations
 
 import logging
+import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,11 +54,14 @@ __all__ = ["UnifyDupeFilter", "seen_key"]
 logger = logging.getLogger(__name__)
 
 
+_FIRST_8 = struct.Struct(">Q").unpack_from
+
+
 def seen_key(fingerprint: bytes) -> int:
-    """The 64-bit key a seen store keeps for a fingerprint (its first 8 bytes).
+    """The 64-bit key a seen store keeps for a fingerprint (its first 8 bytes, big-endian).
 
     At 10 million URLs the chance that two distinct pages share a key is about 3e-6."""
-    return int.from_bytes(fingerprint[:8], "big")
+    return _FIRST_8(fingerprint)[0]
 
 
 class UnifyDupeFilter(BaseDupeFilter):

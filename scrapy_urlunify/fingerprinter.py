@@ -70,7 +70,9 @@ class UnifyFingerprinter:
     @staticmethod
     def compute(method: str, identifier: str, body: bytes = b"") -> bytes:
         """The fingerprint of a request given its identifier (also used by the pipelines)."""
-        data = (method.upper() + " " + identifier).encode("utf-8", "surrogatepass")
-        if body and method.upper() not in _BODYLESS:
+        if method != "GET":  # Scrapy's requests are upper-case already; be lenient anyway
+            method = method.upper()
+        data = (method + " " + identifier).encode("utf-8", "surrogatepass")
+        if body and method not in _BODYLESS:
             data = b"%s\n%s" % (data, body)
         return blake2b(data, digest_size=FINGERPRINT_SIZE).digest()
