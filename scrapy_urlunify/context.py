@@ -89,10 +89,15 @@ class UnifyContext:
     def scope(self) -> str | None:
         return self.policy.scope
 
-    def set_learned(self, ignore_params: dict[str, list[str]], aliases: list[list[str]]) -> None:
+    def set_learned(self, ignore_params: dict[str, list[str]], aliases: list[list[str]],
+                    path_prefixes: dict[str, list[str]] | None = None) -> None:
         """Apply learned rules on top of the settings' policy: parameters go to ``ignore_params``
-        (identity only: fetched URLs keep them), mirror hosts to ``domain_aliases``."""
+        (identity only: fetched URLs keep them), mirror hosts to ``domain_aliases``, leading
+        path segments to ``ignore_path_prefixes``."""
         base = self.base_policy
+        prefixes: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_path_prefixes}
+        for host, names in (path_prefixes or {}).items():
+            prefixes.setdefault(host, []).extend(names)
         ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
         for host, names in ignore_params.items():
             ignore.setdefault(host, []).extend(names)
@@ -100,7 +105,7 @@ class UnifyContext:
         for group in aliases:
             for alias in group[1:]:
                 _add_alias(groups, canonical=group[0], alias=alias)
-        self.policy = base.replace(ignore_params=ignore, domain_aliases=groups)
+        self.policy = base.replace(ignore_params=ignore, domain_aliases=groups, ignore_path_prefixes=prefixes)
         self.unifier = self.policy.unifier
 
     def inc(self, key: str, count: int = 1) -> None:

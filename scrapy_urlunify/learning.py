@@ -4,12 +4,17 @@ After download each page gets a signature (the MD5 of its body text). When two p
 *different* identifiers share a signature, their URLs say which difference does not change the
 page: "Do Not Crawl in the DUST" (Bar-Yossef, Keidar, Schonfeld, WWW 2007) and the learned
 rewrite rules of the ACHE crawler. :class:`Learner` watches the downloaded pages of a crawl and
-adopts two kinds of :class:`LearnedRule`:
+adopts three kinds of :class:`LearnedRule`:
 
 * ``"param"``: on one identity host (and its subdomains), a query parameter does not matter
-  (``/a?id=7&ref=home`` is ``/a?id=7``); it goes into the policy's ``remove_params``.
+  (``/a?id=7&ref=home`` is ``/a?id=7``); it goes into the policy's ``ignore_params``.
 * ``"alias"``: a host serves the pages of another (``m.site.com/x`` is ``site.com/x``); it goes
   into the policy's ``domain_aliases``.
+* ``"path"``: on one identity host, a leading path segment does not matter (``/print/x`` is
+  ``/x``, ``/index.php/x`` is ``/x``); it goes into the policy's ``ignore_path_prefixes``.
+  Evidence: the same host, query and rest of the path, with and without the segment, and one
+  signature; independent pieces come from different rest paths with different contents; a
+  counter-example (``/en/x`` and ``/x`` with different contents) blocks the segment.
 
 Pure Python, no Scrapy: the Scrapy layer calls :meth:`Learner.observe` once per downloaded page
 and rebuilds its policy when :attr:`Learner.version` changes::
@@ -131,6 +136,7 @@ __all__ = [
 
 PARAM = "param"
 ALIAS = "alias"
+PATH = "path"
 
 #: Parameters considered per URL (the first ones in sorted order); more are part of the context.
 MAX_PARAMS = 20
@@ -158,12 +164,12 @@ _PREFIXES = prefix_matcher(DEFAULT_STRIP_HOST_PREFIXES)
 class LearnedRule:
     """One adopted rule.
 
-    * ``kind``: ``"param"`` (a query parameter that does not matter on a host) or ``"alias"``
-      (two hosts serve the same pages).
+    * ``kind``: ``"param"`` (a query parameter that does not matter on a host), ``"alias"``
+      (two hosts serve the same pages) or ``"path"`` (a leading path segment does not matter).
     * ``host``: for ``"param"``, the identity host the rule applies to (and its subdomains);
       for ``"alias"``, the host that becomes an alias.
     * ``name``: for ``"param"``, the parameter name (lower-case); for ``"alias"``, the
-      canonical host it maps to.
+      canonical host it maps to; for ``"path"``, the segment.
     * ``pairs``: independent pieces of evidence when adopted (see the module documentation).
     * ``examples``: up to three URL pairs that taught it, for the log.
     """
@@ -177,6 +183,8 @@ class LearnedRule:
     def __str__(self) -> str:
         if self.kind == ALIAS:
             what = f"host {self.host} is an alias of {self.name}"
+        elif self.kind == PATH:
+            what = f"a leading /{self.name}/ does not matter on {self.host}"
         else:
             what = f"parameter {self.name!r} does not matter on {self.host}"
         shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
@@ -333,6 +341,7 @@ class Learner:
         self._candidates: OrderedDict[tuple[str, str, str], _Evidence] = OrderedDict()
         self._blocked_params: dict[str, set[str]] = {}  # name -> hosts
         self._blocked_aliases: set[tuple[str, str]] = set()
+        self._blocked_paths: dict[str, set[str]] = {}  # leading segment -> hosts
         self._counter_log: list[CounterExample] = []
         self._catch_all: set[str] = set()
         self._version = 0
@@ -370,7 +379,8 @@ class Learner:
         s = dict(self._stats)
         s.update(rules=len(self._rules), revoked=len(self._revoked), index=self._size,
                  candidates=len(self._candidates),
-                 blocked=sum(map(len, self._blocked_params.values())) + len(self._blocked_aliases),
+                 blocked=sum(map(len, self._blocked_params.values())) + len(self._blocked_aliases)
+                 + sum(map(len, self._blocked_paths.values())),
                  catch_all=len(self._catch_all))
         return s
 
@@ -384,6 +394,8 @@ class Learner:
         subdomains (a rule would cover them)."""
         if kind == ALIAS:
             return tuple(sorted((host, name))) in self._blocked_aliases
+        if kind == PATH:
+            return any(_within(h, host) for h in self._blocked_paths.get(name, ()))
         return any(_within(h, host) for h in self._blocked_params.get(name.lower(), ()))
 
     def remove_params(self) -> dict[str, list[str]]:
@@ -393,6 +405,14 @@ class Learner:
         for r in self._rules:
             if r.kind == PARAM:
                 out.setdefault(r.host, []).append(_escape_glob(r.name))
+        return out
+
+    def path_prefixes(self) -> dict[str, list[str]]:
+        """The path rules as an ``ignore_path_prefixes`` dict ``{host: [leading segments]}``."""
+        out: dict[str, list[str]] = {}
+        for r in self._rules:
+            if r.kind == PATH:
+                out.setdefault(r.host, []).append(r.name)
         return out
 
     def domain_aliases(self) -> list[list[str]]:
@@ -419,6 +439,10 @@ class Learner:
         if aliases:
             body = ", ".join(f"[{', '.join(repr(h) for h in g)}]" for g in aliases)
             lines.append(f"URLUNIFY_DOMAIN_ALIASES = [{body}]")
+        prefixes = self.path_prefixes()
+        if prefixes:
+            body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in prefixes.items())
+            lines.append(f"URLUNIFY_IGNORE_PATH_PREFIXES = {{{body}}}")
         if len(lines) == 1:
             lines.append("# (no rules learned)")
         return "\n".join(lines) + "\n"
@@ -492,6 +516,22 @@ class Learner:
                         pairs.append((PARAM, host, name, s == sig, ctx, path, sig, u))
                 if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
                     self._add(key, entry, (name, value, sig, url))
+
+        # path rules: "/print/x" and "/x" (same host, query and fragment) with one signature.
+        # As the longer URL: the page without its first segment, seen before; as the shorter
+        # one: pages with one more leading segment, seen before.
+        first, sep, tail = path[1:].partition("/")
+        if sep and first and tail:
+            rest = "/" + tail
+            for r in index.get(_slot(f"P{hostkey}{rest}?{query}{frag}"), ()):
+                if r[0] is None:
+                    pairs.append((PATH, host, first, r[2] == sig, rest, rest, sig, r[3]))
+            key = _slot(f"R{hostkey}{rest}?{query}{frag}")
+            entry = index.get(key, ())
+            if len(entry) < _MAX_RECORDS and not any(r[0] == first for r in entry):
+                self._add(key, entry, (first, sig, url))
+        for prefix, s, u in index.get(_slot(f"R{hostkey}{path}?{query}{frag}"), ()):
+            pairs.append((PATH, host, prefix, s == sig, path, path, sig, u))
 
         if not is_ip(host):
             if host not in self._first_seen and len(self._first_seen) < _MAX_HOSTS_SEEN:
@@ -579,13 +619,13 @@ class Learner:
     def _key(self, kind: str, a: str, b: str) -> tuple[str, str, str]:
         if kind == ALIAS:
             return (ALIAS, *sorted((a, b)))  # type: ignore[return-value]
-        return (PARAM, a, b)
+        return (kind, a, b)
 
     def _support(self, kind: str, a: str, b: str, ctx: str, path: str, sig: str,
                  earlier: str, url: str) -> LearnedRule | None:
         if sig in self._catch_all or self.is_blocked(kind, a, b):
             return None
-        if kind == PARAM and self._param_covered(a, b):
+        if kind in (PARAM, PATH) and self._covered(kind, a, b):
             return None
         if kind == ALIAS and (self._alias_of(b) is not None or self._alias_of(a) is not None):
             return None  # one of them is mapped already (the caller's policy lags behind)
@@ -602,8 +642,8 @@ class Learner:
         n, paths = ev.count(self._catch_all)
         if n < self.min_pairs or (paths < 2 and n < 2 * self.min_pairs):
             return None
-        if kind == PARAM:
-            rule = LearnedRule(PARAM, a, b, n, tuple(ev.examples))
+        if kind in (PARAM, PATH):
+            rule = LearnedRule(kind, a, b, n, tuple(ev.examples))
         else:
             alias, canonical = self._direction(key[1], key[2], ev.first)
             root = self._root(canonical)
@@ -615,9 +655,9 @@ class Learner:
         self._version += 1
         return rule
 
-    def _param_covered(self, host: str, name: str) -> bool:
+    def _covered(self, kind: str, host: str, name: str) -> bool:
         """A rule for ``name`` on ``host`` or a parent domain is in force already."""
-        return any(r.kind == PARAM and r.name == name and _within(host, r.host) for r in self._rules)
+        return any(r.kind == kind and r.name == name and _within(host, r.host) for r in self._rules)
 
     def _seen_first(self, earlier: str, later: str) -> str:
         """Of two hosts, the one whose first page came first (``earlier`` if unknown)."""
@@ -661,11 +701,12 @@ class Learner:
     def _contradict(self, kind: str, a: str, b: str, earlier: str, url: str) -> None:
         key = self._key(kind, a, b)
         self._candidates.pop(key, None)
-        if kind == PARAM:
-            hosts = self._blocked_params.setdefault(b, set())
+        if kind in (PARAM, PATH):
+            blocked = self._blocked_params if kind == PARAM else self._blocked_paths
+            hosts = blocked.setdefault(b, set())
             new = a not in hosts
             hosts.add(a)
-            doomed = [r for r in self._rules if r.kind == PARAM and r.name == b and _within(a, r.host)]
+            doomed = [r for r in self._rules if r.kind == kind and r.name == b and _within(a, r.host)]
         else:
             pair = (key[1], key[2])
             new = pair not in self._blocked_aliases
@@ -692,6 +733,7 @@ class Learner:
             "revoked": [{"rule": r.rule._json(), "counter_example": list(r.counter_example)} for r in self._revoked],
             "blocked_params": {n: sorted(h) for n, h in sorted(self._blocked_params.items())},
             "blocked_aliases": sorted(list(p) for p in self._blocked_aliases),
+            "blocked_paths": {n: sorted(h) for n, h in sorted(self._blocked_paths.items())},
             "catch_all": sorted(self._catch_all),
             "candidates": [[k[0], k[1], k[2], ev._json()] for k, ev in self._candidates.items()],
             "counter_examples": [list(c) for c in self._counter_log],
@@ -723,9 +765,10 @@ class Learner:
                                 for r in data["revoked"]]
             learner._blocked_params = {str(n): set(map(str, h)) for n, h in data["blocked_params"].items()}
             learner._blocked_aliases = {(str(a), str(b)) for a, b in data["blocked_aliases"]}
+            learner._blocked_paths = {str(n): set(map(str, h)) for n, h in data.get("blocked_paths", {}).items()}
             learner._catch_all = set(map(str, data["catch_all"]))
             for kind, a, b, ev in data["candidates"]:
-                if kind not in (PARAM, ALIAS):
+                if kind not in (PARAM, ALIAS, PATH):
                     raise ValueError(f"unknown rule kind {kind!r}")
                 learner._candidates[(kind, a, b)] = _Evidence._from(ev)
             while len(learner._candidates) > learner.max_candidates:

@@ -182,7 +182,7 @@ class PageSignatureMiddleware:
         ctx = self.context
         learner = self.learner
         assert learner is not None
-        ctx.set_learned(learner.remove_params(), learner.domain_aliases())
+        ctx.set_learned(learner.remove_params(), learner.domain_aliases(), learner.path_prefixes())
         for rule in adopted:
             ctx.crawler.stats.set_value(f"urlunify/learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
             ctx.inc(f"learned/{rule.kind}s")
@@ -210,7 +210,8 @@ class PageSignatureMiddleware:
             logger.warning("Ignoring unreadable learned rules in %s: %s", self._rules_store, e)
             return
         if self.learner.rules:
-            self.context.set_learned(self.learner.remove_params(), self.learner.domain_aliases())
+            self.context.set_learned(self.learner.remove_params(), self.learner.domain_aliases(),
+                                     self.learner.path_prefixes())
             logger.info("Resumed with %d learned rules from %s", len(self.learner.rules), self._rules_store)
 
     def _save_learned(self) -> None:

@@ -101,6 +101,9 @@ class Policy:
       (the server may need them) but do not tell pages apart. Learned rules go here.
     * ``key_params``: same shapes; when a URL carries any key parameter of its host, only its
       key parameters identify it (``?cid=7&arglink=x`` and ``?cid=7`` are one page).
+    * ``ignore_path_prefixes``: same shapes, path segments: a URL whose path starts with one
+      of its host's segments is the page without it (``/print/x`` is ``/x``), identity only.
+      Learned path rules go here.
     * ``domain_aliases``: groups of hosts serving one site; the first host of a group names it
       (FO-mda). A host's subdomains follow it (``shop.b.test`` -> ``shop.a.test``).
     * ``sister_suffixes``: ``True`` to unify a host with a site of the crawl (``sites``) that has
@@ -133,6 +136,7 @@ class Policy:
     remove_params: ParamRules = ()
     ignore_params: ParamRules = ()
     key_params: ParamRules = ()
+    ignore_path_prefixes: ParamRules = ()
     domain_aliases: tuple[tuple[str, ...], ...] = ()
     sister_suffixes: bool | tuple[str, ...] = False
     sites: tuple[str, ...] = ()
@@ -153,6 +157,8 @@ class Policy:
         set_(self, "remove_params", _param_rules("remove_params", self.remove_params))
         set_(self, "ignore_params", _param_rules("ignore_params", self.ignore_params))
         set_(self, "key_params", _param_rules("key_params", self.key_params))
+        set_(self, "ignore_path_prefixes", _param_rules("ignore_path_prefixes", self.ignore_path_prefixes,
+                                                        segments=True))
         set_(self, "domain_aliases", _alias_groups(self.domain_aliases))
         set_(self, "sister_suffixes", _sister(self.sister_suffixes))
         set_(self, "sites", _hosts("sites", self.sites))
@@ -276,7 +282,7 @@ def _hosts(name: str, value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(normalize_host(name, h) for h in _strings(name, value)))
 
 
-def _param_rules(name: str, value: object) -> ParamRules:
+def _param_rules(name: str, value: object, segments: bool = False) -> ParamRules:
     if value is None:
         return ()
     if isinstance(value, tuple) and all(
@@ -289,13 +295,13 @@ def _param_rules(name: str, value: object) -> ParamRules:
             if not isinstance(key, str):
                 raise PolicyTypeError(name, f"dict keys must be host names, got {_type_name(key)} {key!r}")
             host = "" if key.strip() in ("*", "") else normalize_host(name, key)
-            rules.setdefault(host, []).extend(_param_names(f"{name}[{key!r}]", names))
+            rules.setdefault(host, []).extend(_param_names(f"{name}[{key!r}]", names, segments))
         return tuple((h, tuple(dict.fromkeys(n))) for h, n in rules.items())
-    names = _param_names(name, value)
+    names = _param_names(name, value, segments)
     return (("", tuple(dict.fromkeys(names))),) if names else ()
 
 
-def _param_names(name: str, value: object) -> list[str]:
+def _param_names(name: str, value: object, segments: bool = False) -> list[str]:
     if isinstance(value, str):  # one name given alone: forgive it, it is unambiguous
         value = [value]
     try:
@@ -305,6 +311,11 @@ def _param_names(name: str, value: object) -> list[str]:
             name,
             f"expected a list of parameter names or a {{host: [names]}} dict, got {_type_name(value)} {value!r}",
         ) from None
+    if segments:  # path segments: case-sensitive, like the paths they match
+        for item in items:
+            if any(c in item for c in "/?#"):
+                raise PolicyValueError(name, f"{item!r} is not one path segment")
+        return items
     for item in items:
         if any(c in item for c in "&=#"):
             raise PolicyValueError(name, f"{item!r} is not a parameter name")

@@ -416,6 +416,20 @@ def fragment_is_route(fragment: str) -> bool:
 
 
 @rule(IDENTITY)
+def drop_path_prefix(p: Parts, ctx: Unifier) -> bool:
+    """``/print/x`` is ``/x`` when ``print`` is one of the host's ``ignore_path_prefixes``
+    (configured or learned); a path that is only the segment (``/print/``) keeps it."""
+    prefixes = ctx.host_rules(p.host).path_prefixes
+    if prefixes is None:
+        return False
+    first, sep, tail = p.path[1:].partition("/")
+    if not sep or not tail or first not in prefixes:
+        return False
+    p.path = "/" + tail
+    return True
+
+
+@rule(IDENTITY)
 def drop_trailing_slash(p: Parts, ctx: Unifier) -> bool:
     """``/docs/`` and ``/docs`` name one page (the root ``/`` stays)."""
     return _set_path(p, strip_trailing_slash(p.path))
@@ -515,6 +529,7 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     ignore_scheme,
     drop_userinfo,
     unify_host,
+    drop_path_prefix,
     drop_trailing_slash,
     drop_index_page,
     drop_ignored_params,

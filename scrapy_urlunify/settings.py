@@ -33,6 +33,7 @@ POLICY_SETTINGS: dict[str, str] = {
     "remove_params": "params",
     "ignore_params": "params",
     "key_params": "params",
+    "ignore_path_prefixes": "params",
     "domain_aliases": "groups",
     "sister_suffixes": "bool_or_list",
     "strip_host_prefixes": "list",

@@ -32,6 +32,7 @@ from .rules import (
     drop_fragment,
     drop_ignored_params,
     drop_index_page,
+    drop_path_prefix,
     drop_trailing_slash,
     fragment_is_route,
     keep_key_params,
@@ -100,6 +101,7 @@ class HostRules(NamedTuple):
     remove: NameMatcher | None
     ignore: NameMatcher | None
     key: NameMatcher | None
+    path_prefixes: frozenset[str] | None
 
 
 class Unifier:
@@ -169,6 +171,7 @@ class Unifier:
             remove=NameMatcher(_names_for(policy.remove_params, host, ident)) or None,
             ignore=NameMatcher(_names_for(policy.ignore_params, host, ident)) or None,
             key=NameMatcher(_names_for(policy.key_params, host, ident)) or None,
+            path_prefixes=frozenset(_names_for(policy.ignore_path_prefixes, host, ident)) or None,
         )
 
     def _alias(self, host: str) -> str:
@@ -310,7 +313,8 @@ class Unifier:
         if "//" in path:
             return self._run_guarded(resolved)
         hr = self._hosts.get(host) or self.host_rules(host)
-        if query is not None and (hr.remove is not None or hr.ignore is not None or hr.key is not None):
+        if hr.path_prefixes is not None or (query is not None and (
+                hr.remove is not None or hr.ignore is not None or hr.key is not None)):
             return self._run_guarded(resolved)
         fetch = resolved
         if fragment is not None and not (self._routes and fragment[:1] in "!/" and fragment):  # fragment_is_route
@@ -371,6 +375,8 @@ class Unifier:
             p.scheme = None
         p.userinfo = ""
         p.host = hr.identity_host
+        if hr.path_prefixes is not None:
+            drop_path_prefix(p, self)
         p.path = strip_index_pages(strip_trailing_slash(p.path), self.index_pages)
         q = p.query
         if q:

@@ -75,6 +75,18 @@ class MiniSite(resource.Resource):
             more += "<a href='/claim'>claim</a>" if params.get("page") == "2" else ""
             more += "<a href='/hdr'>hdr</a>" if params.get("page") == "1" else ""
             return page("p", f"<p>Listing page {params.get('page')}</p>{more}", noise=noise)
+        if base == "/plearn":  # /print/... views of /docs/... pages: what path learning sees
+            links = "".join(f"<a href='/docs/{x}'>d</a><a href='/print/docs/{x}'>p</a>" for x in "abc")
+            links += "<a href='/deeper'>deeper</a>"  # its link, /pnext, is crawled after the above
+            return page("plearn", "<p>Docs and their print views</p>" + links, noise=noise)
+        if base == "/deeper":
+            return page("deeper", "<p>Deeper</p><a href='/pnext'>next</a>", noise=noise)
+        if base.startswith(("/docs/", "/print/docs/")):
+            name = base.rsplit("/", 1)[1]
+            return page("doc", f"<p>Documentation page {name}.</p>", noise=noise)
+        if base == "/pnext":
+            links = "".join(f"<a href='/print/docs/{x}'>p</a><a href='/docs/{x}'>d</a>" for x in "def")
+            return page("pnext", "<p>More docs</p>" + links, noise=noise)
         if base == "/hdr":  # declares /doc its canonical in an HTTP Link header
             request.setHeader(b"Link", b'</doc>; rel="canonical"')
             return page("hdr", "<p>Another spelling of the doc.</p><a href='/doc'></a>", noise=noise)

@@ -107,7 +107,8 @@ POLICIES = [
     Policy(scope="job", ignore_scheme=False, strip_host_prefixes=["www", "m", "wwwN"]),
     Policy(key_params={"youtube.com": ["v"]}, remove_params=["ref*", "fb_ref"], ignore_params={"bbc.com": ["at_*"]},
            domain_aliases=[["example.com", "example.org"]], sister_suffixes=["bbc.co.uk"]),
-    Policy(strip_session_ids=False, strip_tracking_params=False, index_pages=[], route_fragments=False),
+    Policy(strip_session_ids=False, strip_tracking_params=False, index_pages=[], route_fragments=False,
+           ignore_path_prefixes={"*": ["print", "en"]}),
 ]
 
 

@@ -317,3 +317,13 @@ def test_route_fragments_off_drops_every_fragment():
     p = Policy(route_fragments=False)
     assert standardize("http://example.com/a#!/x", policy=p) == "http://example.com/a"
     assert identify("http://example.com/a#!/x", p) == identify("http://example.com/a#/y", p)
+
+
+def test_ignore_path_prefixes_is_identity_only():
+    p = Policy(ignore_path_prefixes={"docs.test": ["print", "index.php"]})
+    assert identify("http://docs.test/print/a/b.html", p) == identify("http://docs.test/a/b.html", p)
+    assert identify("http://www.docs.test/index.php/a", p) == "docs.test/a"
+    assert identify("http://docs.test/print/", p) == "docs.test/print"  # the segment alone stays
+    assert identify("http://docs.test/printer/a", p) == "docs.test/printer/a"
+    assert identify("http://other.test/print/a", p) == "other.test/print/a"
+    assert standardize("http://docs.test/print/a", policy=p) == "http://docs.test/print/a"

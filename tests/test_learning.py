@@ -537,3 +537,22 @@ def test_a_single_script_site_needs_twice_the_evidence():
     assert param_rules(learner) == [("news.test", "arglink")]
     # and cid, which changes the article, is never learned
     assert not learner.is_blocked("param", "news.test", "arglink")
+
+
+def test_a_leading_path_segment_is_learned_and_a_language_prefix_is_not():
+    learner = Learner(min_pairs=3)
+    for x in "abc":
+        learner.observe(f"https://s.test/docs/{x}.html", "s.test", f"doc {x}".encode())
+        assert learner.rules == () or x == "c"
+        learner.observe(f"https://s.test/print/docs/{x}.html", "s.test", f"doc {x}".encode())
+    assert [(r.kind, r.host, r.name) for r in learner.rules] == [("path", "s.test", "print")]
+    assert learner.path_prefixes() == {"s.test": ["print"]}
+    assert "URLUNIFY_IGNORE_PATH_PREFIXES = {'s.test': ['print']}" in learner.remove_params_snippet()
+    again = Learner.from_json(learner.to_json())
+    assert again.path_prefixes() == {"s.test": ["print"]}
+    # /en/x differs from /x: a counter-example, never learned
+    other = Learner(min_pairs=3)
+    for x in "abcdef":
+        other.observe(f"https://s.test/{x}", "s.test", f"{x} in some language".encode())
+        other.observe(f"https://s.test/en/{x}", "s.test", f"{x} in English".encode())
+    assert other.rules == () and other.is_blocked("path", "s.test", "en")

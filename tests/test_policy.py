@@ -39,6 +39,7 @@ def test_defaults_match_scrapy():
         ({"sister_suffixes": ["not a host"]}, PolicyValueError, "sister_suffixes"),
         ({"sites": ["*.example.com"]}, PolicyValueError, "sites"),
         ({"strip_session_ids": 1}, PolicyTypeError, "strip_session_ids"),
+        ({"ignore_path_prefixes": ["print/x"]}, PolicyValueError, "ignore_path_prefixes"),
     ],
 )
 def test_bad_values_name_the_field(kwargs, error, field):
@@ -80,7 +81,7 @@ def test_policy_is_immutable_and_replace_validates():
 
 def test_field_names_match_the_settings():
     assert Policy.field_names() == (
-        "scope", "remove_params", "ignore_params", "key_params", "domain_aliases", "sister_suffixes", "sites",
+        "scope", "remove_params", "ignore_params", "key_params", "ignore_path_prefixes", "domain_aliases", "sister_suffixes", "sites",
         "strip_host_prefixes", "index_pages", "ignore_scheme", "deny_extensions", "max_url_length",
         "trap_repetitions", "strip_session_ids", "strip_tracking_params", "route_fragments",
     )

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from scrapy_urlunify import InvalidURL, Policy, filter_reason, identify, standardize
 
-POLICY = Policy(key_params={"k.test": ["id"]}, remove_params=["drop*"], domain_aliases=[["a.test", "b.test"]])
+POLICY = Policy(key_params={"k.test": ["id"]}, remove_params=["drop*"], domain_aliases=[["a.test", "b.test"]],
+                ignore_path_prefixes={"b.test": ["abc", "print"]})
 
 _seg = st.text(alphabet="abcXYZ019-._~%2F;=()!$'*+,:@ \\", min_size=0, max_size=8)
 _param = st.tuples(st.sampled_from(["id", "page", "utm_source", "PHPSESSID", "sid", "drop_me", "q", "a", "b", ""]),

@@ -256,3 +256,12 @@ def test_a_canonical_link_header_counts_too():
     # /hdr (depth 2) sends `Link: </doc>; rel="canonical"` and links to /doc: /doc is not fetched
     assert site.hits["/hdr"] == 1 and site.hits["/doc"] == 0
     assert stats["urlunify/canonical/recorded"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_learning_a_leading_path_segment():
+    site, stats = yield crawl_from("/plearn", {"URLUNIFY_LEARN": True})
+    assert stats["urlunify/learned/path/127.0.0.1/print"] >= 3
+    # after the rule: of /print/docs/x and /docs/x on /pnext, one fetch each, not two
+    for x in "def":
+        assert site.hits[f"/print/docs/{x}"] + site.hits[f"/docs/{x}"] == 1
