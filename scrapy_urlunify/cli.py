@@ -67,6 +67,8 @@ def add_policy_options(p: argparse.ArgumentParser) -> None:
                    help="parameter name or glob to remove, optionally for one host and its subdomains; repeatable")
     g.add_argument("--ignore-param", action="append", metavar="[HOST:]NAME",
                    help="parameter kept in the fetched URL but not part of the identifier; repeatable")
+    g.add_argument("--ignore-path-prefix", action="append", metavar="[HOST:]SEGMENT",
+                   help="leading path segment not part of the identifier (/print/x = /x); repeatable")
     g.add_argument("--key-param", action="append", metavar="[HOST:]NAME",
                    help="key parameter (only key parameters identify a URL that has one); repeatable")
     g.add_argument("--alias", action="append", metavar="HOST,HOST[,...]",
@@ -105,6 +107,9 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
         changes["remove_params"] = _merge(base.remove_params if base else (), _param_spec(args.remove_param))
     if args.ignore_param:
         changes["ignore_params"] = _merge(base.ignore_params if base else (), _param_spec(args.ignore_param))
+    if args.ignore_path_prefix:
+        changes["ignore_path_prefixes"] = _merge(base.ignore_path_prefixes if base else (),
+                                                 _param_spec(args.ignore_path_prefix))
     if args.key_param:
         changes["key_params"] = _merge(base.key_params if base else (), _param_spec(args.key_param))
     if args.alias:
