@@ -31,10 +31,7 @@ from .rules import (
     drop_empty_query,
     drop_fragment,
     drop_ignored_params,
-    drop_index_page,
     drop_path_prefix,
-    drop_trailing_slash,
-    fragment_is_route,
     keep_key_params,
     normalize_escapes,
     plus_for_space,
@@ -80,7 +77,7 @@ class Result(NamedTuple):
     In the cached results of :meth:`Unifier.result`, ``filter_reason`` only holds the reasons
     found on the way (``invalid``, ``scheme:...``); the path-based ones (``too-long``,
     ``extension:...``, ``trap``) are looked up by :meth:`Unifier.filter_reason`, so that
-    :func:`identify` does not pay for them.
+    :func:`identify` does not pay for them, and stored back once found (``""``: checked, follow).
     """
 
     fetch_url: str | None
@@ -263,7 +260,7 @@ class Unifier:
         """Why ``url`` must not be followed (see :mod:`scrapy_urlunify.filters`), or ``None``."""
         r = self.result(url, base)
         if r.filter_reason is not None:
-            return r.filter_reason
+            return r.filter_reason or None
         fetch: str = r.fetch_url  # type: ignore[assignment]
         start = fetch.find("/", fetch.find("//") + 2)
         end = len(fetch)
@@ -271,7 +268,11 @@ class Unifier:
             k = fetch.find(c, start)
             if 0 <= k < end:
                 end = k
-        return self._reason(fetch, fetch[start:end])
+        reason = self._reason(fetch, fetch[start:end])
+        if base is None and self._cache.get(url) is r:
+            # the middleware asks for every link, and links repeat: check each URL once
+            self._cache[url] = _new_result(Result, (r.fetch_url, r.identifier, reason or ""))
+        return reason
 
     def _reason(self, fetch: str, path: str) -> str | None:
         if len(fetch) > self.policy.max_url_length:
