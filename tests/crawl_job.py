@@ -18,15 +18,10 @@ from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider  # noqa: E402
 from scrapy_urlunify.demo.proxy import demo_settings  # noqa: E402
 
 
-def main() -> None:
-    proxy, jobdir, out = sys.argv[1:4]
-    settings = demo_settings(proxy, **{**BASE_SETTINGS, **ADDON, "JOBDIR": jobdir,
-                                       "CONCURRENT_REQUESTS": 4, "DOWNLOAD_DELAY": 0.02})
-    log = open(out, "a", buffering=1)
+def recording(log):  # type: ignore[no-untyped-def]
+    """A spider mixin that writes ``<status> <url>`` to ``log`` for every downloaded response."""
 
-    class JobSpider(ConfiguredSpider):
-        name = "job"
-
+    class Recording:
         @classmethod
         def from_crawler(cls, crawler, *args, **kwargs):  # type: ignore[no-untyped-def]
             spider = super().from_crawler(crawler, *args, **kwargs)
@@ -35,6 +30,18 @@ def main() -> None:
 
         def received(self, response, request, spider=None):  # type: ignore[no-untyped-def]
             log.write(f"{response.status} {response.url}\n")
+
+    return Recording
+
+
+def main() -> None:
+    proxy, jobdir, out = sys.argv[1:4]
+    settings = demo_settings(proxy, **{**BASE_SETTINGS, **ADDON, "JOBDIR": jobdir,
+                                       "CONCURRENT_REQUESTS": 4, "DOWNLOAD_DELAY": 0.02})
+    log = open(out, "a", buffering=1)
+
+    class JobSpider(recording(log), ConfiguredSpider):  # type: ignore[misc]
+        name = "job"
 
     process = CrawlerProcess(settings)
     process.crawl(JobSpider, start_urls=["https://www.site.test/"])

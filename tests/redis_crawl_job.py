@@ -27,25 +27,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scrapy import signals  # noqa: E402
 from scrapy.crawler import CrawlerProcess  # noqa: E402
 
 from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider  # noqa: E402
+from crawl_job import recording  # noqa: E402
 from scrapy_urlunify.demo.proxy import demo_settings  # noqa: E402
 
 
 def spider_class(kind: str, name: str, log) -> type:  # type: ignore[no-untyped-def]
-    class Recording:
+    class Recording(recording(log)):  # type: ignore[misc]
         """Writes every downloaded response to ``out``."""
 
-        @classmethod
-        def from_crawler(cls, crawler, *args, **kwargs):  # type: ignore[no-untyped-def]
-            spider = super().from_crawler(crawler, *args, **kwargs)
-            crawler.signals.connect(spider.received, signal=signals.response_downloaded)
-            return spider
-
         def received(self, response, request, spider=None):  # type: ignore[no-untyped-def]
-            log.write(f"{response.status} {response.url}\n")
+            super().received(response, request, spider)
             # scrapy-redis measures MAX_IDLE_TIME_BEFORE_CLOSE from a class attribute set at
             # import, reset only when the start-URL list is non-empty: count it from this
             # process's last download instead, so a worker never closes while it has work

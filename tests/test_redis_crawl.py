@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from redis_server import RedisServer, free_port, redis_server, redis_server_factory, require_redis_server  # noqa: F401
+from redis_server import RedisServer, free_port, require_redis_server  # fixtures: conftest.py
 from scrapy_urlunify.demo.site import DemoSite
 
 SIZE = 50

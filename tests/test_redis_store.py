@@ -21,7 +21,7 @@ import pytest
 import redis
 from redis import exceptions as rex
 
-from redis_server import RedisServer, free_port, redis_server, redis_server_factory  # noqa: F401
+from redis_server import RedisServer, free_port  # the fixtures come from conftest.py
 from scrapy_urlunify.stores import SeenStore, SignatureStore, StoreError
 from scrapy_urlunify.stores.redis import (
     DEFAULT_KEY_TEMPLATE,
