@@ -1,7 +1,7 @@
-"""UnifyDupeFilter.request_seen against Scrapy's RFPDupeFilter, per call, in one process.
+"""DupeFilter.request_seen against Scrapy's RFPDupeFilter, per call, in one process.
 
 Both filters run inside a real (unstarted) Scrapy crawler built by ``scrapy.utils.test.get_crawler``:
-ours with the add-on's settings (so the fingerprint is ``UnifyFingerprinter``: identify() in the
+ours with the add-on's settings (so the fingerprint is ``Fingerprinter``: identify() in the
 scope, all rules on), Scrapy's with its defaults (``RequestFingerprinter``: canonicalize_url and
 SHA-1 of a JSON dict). Requests are built before the timed loop, as the scheduler receives them,
 so the fingerprint is inside the timing and the Request construction is not.
@@ -12,7 +12,7 @@ so the fingerprint is inside the timing and the Request construction is not.
   Request objects, so the per-request fingerprint caches do not help).
 
 Our filter is measured twice: **cold** (the URL was never seen by the plugin: the whole
-unification is inside the timing) and **in a crawl** (``UrlUnifyMiddleware`` has already
+unification is inside the timing) and **in a crawl** (``LinkMiddleware`` has already
 standardized the link when the spider yielded it, so its identifier is in the unifier's cache
 when the scheduler asks; the request carries the standardized URL). Scrapy's filter has no
 such earlier step: its canonicalization happens in ``request_seen`` either way.
@@ -60,9 +60,9 @@ def make_filter(kind: str):  # type: ignore[no-untyped-def]
         crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
         crawler._apply_settings()
         crawler.spider = BenchSpider()
-        from scrapy_urlunify.dupefilter import UnifyDupeFilter
+        from scrapy_urlunify.integration.dupefilter import DupeFilter
 
-        return UnifyDupeFilter.from_crawler(crawler)
+        return DupeFilter.from_crawler(crawler)
     crawler = get_crawler(BenchSpider, {})
     crawler._apply_settings()
     return RFPDupeFilter.from_crawler(crawler)
@@ -92,7 +92,7 @@ def main() -> int:
         for kind in ("ours", "ours-crawl", "scrapy"):
             df = make_filter("scrapy" if kind == "scrapy" else "ours")
             batch = targets
-            if kind == "ours-crawl":  # what UrlUnifyMiddleware did when the links were extracted
+            if kind == "ours-crawl":  # what LinkMiddleware did when the links were extracted
                 unifier = df.fingerprinter.context.unifier
                 batch = [unifier.standardize(u) for u in targets]
             new_us, _ = timed(df, [Request(u) for u in batch])
@@ -104,8 +104,8 @@ def main() -> int:
     print(f"request_seen() per call, fingerprint included, {args.n} distinct URLs (python3-doc + ?page=i)\n")
     print(f"{'':40s} {'new µs':>8s} {'ratio':>6s} {'dup µs':>8s} {'ratio':>6s}")
     scrapy_new, scrapy_dup = best[("scrapy", "new")], best[("scrapy", "duplicate")]
-    for kind, label in (("scrapy", "Scrapy RFPDupeFilter"), ("ours", "UnifyDupeFilter, cold"),
-                        ("ours-crawl", "UnifyDupeFilter, in a crawl")):
+    for kind, label in (("scrapy", "Scrapy RFPDupeFilter"), ("ours", "DupeFilter, cold"),
+                        ("ours-crawl", "DupeFilter, in a crawl")):
         new, dup = best[(kind, "new")], best[(kind, "duplicate")]
         print(f"{label:40s} {new:8.2f} {scrapy_new / new:5.1f}× {dup:8.2f} {scrapy_dup / dup:5.1f}×")
     print("\nratio: Scrapy's µs per call / that row's (higher is faster than Scrapy)")

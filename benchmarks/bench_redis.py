@@ -2,7 +2,7 @@
 
 Starts a throw-away ``redis-server`` on loopback (tests/redis_server.py; no persistence), then:
 
-1. ``request_seen`` throughput, fingerprint included, for ``UnifyRedisDupeFilter`` and
+1. ``request_seen`` throughput, fingerprint included, for ``RedisDupeFilter`` and
    scrapy-redis's ``RFPDupeFilter``: N prebuilt ``Request`` objects for N distinct URLs
    (all new), then N *other* ``Request`` objects for the same URLs (all duplicates; new
    objects, so no fingerprint cache helps). One Redis round trip per request for both.
@@ -38,10 +38,10 @@ from scrapy_redis.connection import get_redis_from_settings  # noqa: E402
 from scrapy_redis.dupefilter import RFPDupeFilter  # noqa: E402
 
 from scrapy_urlunify import identify  # noqa: E402
-from scrapy_urlunify.dupefilter import seen_key  # noqa: E402
-from scrapy_urlunify.fingerprinter import UnifyFingerprinter  # noqa: E402
-from scrapy_urlunify.redis_dupefilter import UnifyRedisDupeFilter  # noqa: E402
-from scrapy_urlunify.unify import DEFAULT_POLICY  # noqa: E402
+from scrapy_urlunify.integration.dupefilter import seen_key  # noqa: E402
+from scrapy_urlunify.integration.fingerprinter import Fingerprinter  # noqa: E402
+from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter  # noqa: E402
+from scrapy_urlunify.core.unify import DEFAULT_POLICY  # noqa: E402
 from scrapy_urlunify.stores.redis import RedisSeenStore, RedisSignatureStore, connect  # noqa: E402
 
 #: Redis finishes an incremental rehash in its cron (activerehashing): wait before reading
@@ -117,7 +117,7 @@ def run(n: int, repeat: int = 3) -> dict[str, Any]:
         admin = server.client()
         results["redis_version"] = admin.info("server")["redis_version"]
 
-        ours = UnifyRedisDupeFilter(UnifyFingerprinter(), RedisSeenStore(connect(server.url), "bench:seen",
+        ours = RedisDupeFilter(Fingerprinter(), RedisSeenStore(connect(server.url), "bench:seen",
                                                                           owns_client=True))
         results["ours"] = bench_filter("ours", ours, "bench:seen", admin, url_list, repeat)
         ours.close("finished")
@@ -126,7 +126,7 @@ def run(n: int, repeat: int = 3) -> dict[str, Any]:
         results["scrapy_redis"] = bench_filter("scrapy-redis", theirs, "bench:dupefilter", admin, url_list, repeat)
 
         # the fingerprint alone: fresh Request objects, so nothing is cached
-        fp = UnifyFingerprinter()
+        fp = Fingerprinter()
         results["ours"]["fingerprint_per_s"] = best_rate(
             n, repeat, lambda: cold() or [Request(u) for u in url_list],
             lambda reqs: [seen_key(fp.fingerprint(r)) for r in reqs])
@@ -135,7 +135,7 @@ def run(n: int, repeat: int = 3) -> dict[str, Any]:
             lambda reqs: [theirs.request_fingerprint(r) for r in reqs])
 
         # pipelined adds of the same keys
-        keys = [seen_key(UnifyFingerprinter.compute("GET", identify(u))) for u in url_list]
+        keys = [seen_key(Fingerprinter.compute("GET", identify(u))) for u in url_list]
         store = RedisSeenStore(connect(server.url), "bench:many", owns_client=True)
         new_rates, dup_rates = [], []
         for _ in range(repeat):

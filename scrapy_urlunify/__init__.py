@@ -8,8 +8,8 @@ The core (this package's top level) is pure Python with no Scrapy import:
 * :func:`filter_reason` -- why a link must not be followed at all;
 * :class:`Policy` -- the validated configuration of all of the above.
 
-The Scrapy components (``UrlUnifyMiddleware``, ``UnifyFingerprinter``, ``UnifyDupeFilter``,
-``PageSignatureMiddleware``, ``ResumeMiddleware``, ``UnifyRedisDupeFilter``, ``Addon``, the
+The Scrapy components (``LinkMiddleware``, ``Fingerprinter``, ``DupeFilter``,
+``SignatureMiddleware``, ``ResumeMiddleware``, ``RedisDupeFilter``, ``Addon``, the
 pipelines) are imported lazily from here, so ``import scrapy_urlunify`` stays
 cheap and Scrapy-free for users of the core alone.
 """
@@ -19,45 +19,70 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from .policy import Policy, PolicyError, PolicyTypeError, PolicyValueError
-from .rules import InvalidURL, resolve
-from .unify import Comparison, Explanation, Unifier, explain, filter_reason, identify, same, standardize
+from . import _old_modules
+from .core.policy import Policy, PolicyError, PolicyTypeError, PolicyValueError
+from .core.rules import InvalidURL, resolve
+from .core.unify import (
+    Comparison,
+    Explanation,
+    Unifier,
+    explain,
+    filter_reason,
+    identify,
+    same,
+    standardize,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "resolve",
-    "standardize",
-    "identify",
-    "filter_reason",
-    "explain",
-    "same",
+    "Comparison",
+    "Explanation",
+    "InvalidURL",
     "Policy",
     "PolicyError",
     "PolicyTypeError",
     "PolicyValueError",
-    "InvalidURL",
     "Unifier",
-    "Explanation",
-    "Comparison",
+    "explain",
+    "filter_reason",
+    "identify",
+    "resolve",
+    "same",
+    "standardize",
 ]
 
 # Scrapy adapters, resolved on first access (PEP 562) so the core never imports Scrapy.
 _LAZY = {
-    "UrlUnifyMiddleware": "scrapy_urlunify.middleware",
-    "UnifyFingerprinter": "scrapy_urlunify.fingerprinter",
-    "UnifyDupeFilter": "scrapy_urlunify.dupefilter",
-    "UnifyRedisDupeFilter": "scrapy_urlunify.redis_dupefilter",
-    "PageSignatureMiddleware": "scrapy_urlunify.pages",
-    "ResumeMiddleware": "scrapy_urlunify.jobdir",
-    "Addon": "scrapy_urlunify.addon",
-    "SignaturePipeline": "scrapy_urlunify.pipelines",
-    "UnicityPipeline": "scrapy_urlunify.pipelines",
+    "LinkMiddleware": "scrapy_urlunify.integration.links",
+    "Fingerprinter": "scrapy_urlunify.integration.fingerprinter",
+    "DupeFilter": "scrapy_urlunify.integration.dupefilter",
+    "RedisDupeFilter": "scrapy_urlunify.integration.redis_dupefilter",
+    "SignatureMiddleware": "scrapy_urlunify.integration.signatures",
+    "ResumeMiddleware": "scrapy_urlunify.integration.resume",
+    "Addon": "scrapy_urlunify.integration.addon",
+    "SignaturePipeline": "scrapy_urlunify.integration.pipelines",
+    "UnicityPipeline": "scrapy_urlunify.integration.pipelines",
+}
+
+# The 0.1.0 names of the components: settings written for 0.1.0 keep working.
+_OLD_NAMES = {
+    "UrlUnifyMiddleware": "LinkMiddleware",
+    "UnifyFingerprinter": "Fingerprinter",
+    "UnifyDupeFilter": "DupeFilter",
+    "UnifyRedisDupeFilter": "RedisDupeFilter",
+    "PageSignatureMiddleware": "SignatureMiddleware",
 }
 
 
 def __getattr__(name: str) -> Any:
+    name = _OLD_NAMES.get(name, name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'scrapy_urlunify' has no attribute {name!r}")
     return getattr(import_module(module), name)
+
+
+# 0.1.0 module paths (``scrapy_urlunify.redis_dupefilter.UnifyRedisDupeFilter`` in a project's
+# settings) are served by the modules that replaced them.
+_old_modules.install(__name__)

@@ -275,9 +275,8 @@ def _reactor_reusable() -> bool:
     """Whether this process can still start Scrapy's reactor itself."""
     if "twisted.internet.reactor" not in sys.modules:
         return True
-    from twisted.internet import reactor
-
     from scrapy.utils.reactor import is_asyncio_reactor_installed
+    from twisted.internet import reactor
 
     started = getattr(reactor, "_startedBefore", False) or getattr(reactor, "running", False)
     return is_asyncio_reactor_installed() and not started

@@ -28,17 +28,18 @@ from dataclasses import dataclass
 import ada_url
 
 from .hosts import MIRROR, NEWS, SITE, TERMOMONT, canonical_origin
-from .hrefs import CROSS_SITE_STYLES, SAME_SITE_STYLES, Hrefs, canonical_url, query_string, relative_path
+from .hrefs import (
+    CROSS_SITE_STYLES,
+    SAME_SITE_STYLES,
+    Hrefs,
+    canonical_url,
+    query_string,
+    relative_path,
+)
 from .model import SID_PLACEHOLDER, Document, Link, Page, Redirect
 
 WORDS = tuple(
-    "crawler spider request response scheduler frontier fingerprint canonical "
-    "anchor header cookie session proxy tunnel mirror replica sitemap archive "
-    "index listing article catalogue product gallery review summary release "
-    "kernel module plugin adapter pipeline storage signature checksum digest "
-    "domain suffix subdomain redirect status network latency bandwidth budget "
-    "harvest politeness robots fragment query parameter path segment slash "
-    "encoding charset render template widget portal report ledger thermostat".split()
+    ["crawler", "spider", "request", "response", "scheduler", "frontier", "fingerprint", "canonical", "anchor", "header", "cookie", "session", "proxy", "tunnel", "mirror", "replica", "sitemap", "archive", "index", "listing", "article", "catalogue", "product", "gallery", "review", "summary", "release", "kernel", "module", "plugin", "adapter", "pipeline", "storage", "signature", "checksum", "digest", "domain", "suffix", "subdomain", "redirect", "status", "network", "latency", "bandwidth", "budget", "harvest", "politeness", "robots", "fragment", "query", "parameter", "path", "segment", "slash", "encoding", "charset", "render", "template", "widget", "portal", "report", "ledger", "thermostat"]
 )
 
 SESSION_AREAS = (

@@ -25,23 +25,23 @@ from types import TracebackType
 from typing import Protocol, TypeVar, runtime_checkable
 
 __all__ = [
-    "StoreError",
-    "StoreUnavailable",
-    "SeenStore",
-    "SignatureStore",
-    "MemorySeenStore",
-    "JobdirSeenStore",
-    "MemorySignatureStore",
-    "JobdirSignatureStore",
-    "FingerprintSet",
-    "RecordLog",
-    "VarRecordLog",
+    "ITEMS_FILENAME",
+    "JOBDIR_FILENAMES",
+    "LEARNED_FILENAME",
+    "REQUESTS_FILENAME",
     "SEEN_FILENAME",
     "SIGNATURES_FILENAME",
-    "REQUESTS_FILENAME",
-    "ITEMS_FILENAME",
-    "LEARNED_FILENAME",
-    "JOBDIR_FILENAMES",
+    "FingerprintSet",
+    "JobdirSeenStore",
+    "JobdirSignatureStore",
+    "MemorySeenStore",
+    "MemorySignatureStore",
+    "RecordLog",
+    "SeenStore",
+    "SignatureStore",
+    "StoreError",
+    "StoreUnavailable",
+    "VarRecordLog",
 ]
 
 
@@ -56,8 +56,10 @@ class StoreUnavailable(StoreError):
 
 
 # Imported after StoreError, which .log needs at import time.
-from .fingerprints import FingerprintSet  # noqa: E402
-from .log import RecordLog, VarRecordLog  # noqa: E402
+from typing_extensions import Self
+
+from .fingerprints import FingerprintSet
+from .log import RecordLog, VarRecordLog
 
 #: The plugin's file names inside a JOBDIR (all in one place: ``urlunify store`` lists them).
 SEEN_FILENAME = "urlunify-seen.log"
@@ -112,7 +114,7 @@ class _ClosingContext:
     def close(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self: _Store) -> _Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

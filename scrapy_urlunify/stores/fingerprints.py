@@ -60,7 +60,7 @@ class FingerprintSet:
     entries move from 64 MiB to 128 MiB).
     """
 
-    __slots__ = ("_table", "_mask", "_used", "_limit", "_has_zero")
+    __slots__ = ("_has_zero", "_limit", "_mask", "_table", "_used")
 
     def __init__(self, fingerprints: Iterable[int] = (), *, capacity: int = 0) -> None:
         """Create a set holding ``fingerprints``, pre-sized for ``capacity`` members.

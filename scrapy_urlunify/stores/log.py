@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import ClassVar, TypeVar
 
+from typing_extensions import Self
+
 from . import StoreError
 
 try:
@@ -37,7 +39,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, single writer assumed
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["RecordLog", "VarRecordLog", "MAGIC", "FORMAT_VERSION"]
+__all__ = ["FORMAT_VERSION", "MAGIC", "RecordLog", "VarRecordLog"]
 
 logger = logging.getLogger("scrapy_urlunify.stores")
 
@@ -175,7 +177,7 @@ class _LogFile:
         finally:
             os.close(fd)
 
-    def __enter__(self: _Log) -> _Log:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -80,18 +80,18 @@ from redis.retry import Retry
 from . import StoreError, StoreUnavailable, _ClosingContext
 
 __all__ = [
-    "StoreUnavailable",
-    "RedisUnavailable",
+    "DEFAULT_KEY_TEMPLATE",
+    "RedisRulesStore",
     "RedisSeenStore",
     "RedisSignatureStore",
-    "RedisRulesStore",
-    "DEFAULT_KEY_TEMPLATE",
-    "redis_keys",
+    "RedisUnavailable",
+    "StoreUnavailable",
     "connect",
-    "ping",
-    "own_retries",
     "is_redis_url",
     "mask_url",
+    "own_retries",
+    "ping",
+    "redis_keys",
 ]
 
 logger = logging.getLogger(__name__)

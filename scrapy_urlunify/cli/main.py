@@ -1,0 +1,220 @@
+"""The ``urlunify`` command line: ask the unifier about URLs without running a crawl.
+
+``urlunify explain URL`` prints every rule that fired, the URL to fetch and the identifier;
+``urlunify same URL1 URL2`` says whether two URLs are one page and which rules decide it (exit
+status 0 when they are, 1 when not); ``urlunify identify`` and ``urlunify standardize`` read URLs
+from stdin, one per line, and write one result per line (a bad line gets an empty output line,
+so outputs stay aligned with inputs, and an error on stderr; the exit status is then 1).
+
+Policy options (``--scope``, ``--remove-param``...) mirror the ``URLUNIFY_*`` settings. The
+``scrapy urlunify`` command runs this same code with a project's (or a spider's) settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from .. import __version__
+from ..core.policy import Policy, PolicyError
+from ..core.rules import InvalidURL
+from ..core.unify import Explanation, same
+
+__all__ = ["build_parser", "main", "policy_from_args"]
+
+
+def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Resolve, standardize and identify URLs the way scrapy-urlunify does in a crawl.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("explain", help="show every rule that fires on a URL")
+    p.add_argument("url")
+    p.add_argument("--base", help="resolve URL against this page URL first")
+    add_policy_options(p)
+
+    p = sub.add_parser("same", help="are two URLs one page? (exit status 0: yes, 1: no)")
+    p.add_argument("url1")
+    p.add_argument("url2")
+    add_policy_options(p)
+
+    for name, what in (("identify", "identifiers"), ("standardize", "URLs to fetch")):
+        p = sub.add_parser(name, help=f"read URLs from stdin, write their {what}")
+        p.add_argument("--base", help="resolve each line against this page URL first")
+        add_policy_options(p)
+
+    p = sub.add_parser("store", help="inspect or clear what a scope has seen, in Redis or a JOBDIR")
+    p.add_argument("action", choices=("info", "clear"))
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--store", metavar="URL", help="a redis:// URL (URLUNIFY_STORE)")
+    where.add_argument("--jobdir", metavar="DIR", help="a crawl's JOBDIR")
+    p.add_argument("--scope", help="the scope (URLUNIFY_SCOPE; by default the spider's name); Redis only")
+    p.add_argument("--key", default=None, help="URLUNIFY_REDIS_KEY (default urlunify:%%(scope)s)")
+    p.add_argument("--yes", action="store_true", help="clear without asking")
+    return parser
+
+
+def add_policy_options(p: argparse.ArgumentParser) -> None:
+    """The options that build a :class:`Policy` (one per ``URLUNIFY_*`` setting)."""
+    g = p.add_argument_group("policy (each option mirrors a URLUNIFY_* setting)")
+    g.add_argument("--scope", help="scope put in front of identifiers (URLUNIFY_SCOPE)")
+    g.add_argument("--remove-param", action="append", metavar="[HOST:]NAME",
+                   help="parameter name or glob to remove, optionally for one host and its subdomains; repeatable")
+    g.add_argument("--ignore-param", action="append", metavar="[HOST:]NAME",
+                   help="parameter kept in the fetched URL but not part of the identifier; repeatable")
+    g.add_argument("--ignore-path-prefix", action="append", metavar="[HOST:]SEGMENT",
+                   help="leading path segment not part of the identifier (/print/x = /x); repeatable")
+    g.add_argument("--key-param", action="append", metavar="[HOST:]NAME",
+                   help="key parameter (only key parameters identify a URL that has one); repeatable")
+    g.add_argument("--alias", action="append", metavar="HOST,HOST[,...]",
+                   help="a group of hosts serving one site, the first naming it; repeatable")
+    g.add_argument("--sister-site", action="append", metavar="HOST",
+                   help="unify hosts with this site's name under another public suffix; repeatable")
+    g.add_argument("--strip-host-prefix", action="append", metavar="LABEL",
+                   help="host label ignored in identifiers (replaces the default www, wwwN); repeatable")
+    g.add_argument("--index-page", action="append", metavar="NAME",
+                   help="directory index file name (replaces the default list); repeatable")
+    g.add_argument("--keep-scheme", action="store_true", help="http and https are different pages")
+    g.add_argument("--deny-extension", action="append", metavar="EXT",
+                   help="extension not followed (replaces Scrapy's IGNORED_EXTENSIONS); repeatable")
+    g.add_argument("--max-url-length", type=int, metavar="N")
+    g.add_argument("--trap-repetitions", type=int, metavar="N")
+    g.add_argument("--keep-session-ids", action="store_true", help="do not remove session ids")
+    g.add_argument("--keep-tracking-params", action="store_true", help="do not remove tracking parameters")
+    g.add_argument("--no-route-fragments", action="store_true",
+                   help="drop #!... and #/... fragments too (what a crawl without a browser sees)")
+
+
+def _param_spec(values: list[str]) -> dict[str, list[str]]:
+    spec: dict[str, list[str]] = {}
+    for v in values:
+        host, sep, name = v.rpartition(":")
+        spec.setdefault(host if sep else "*", []).append(name)
+    return spec
+
+
+def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Policy:
+    """A policy from the parsed options; options given override ``base`` (default: defaults)."""
+    changes: dict[str, Any] = {}
+    if args.scope is not None:
+        changes["scope"] = args.scope
+    if args.remove_param:
+        changes["remove_params"] = _merge(base.remove_params if base else (), _param_spec(args.remove_param))
+    if args.ignore_param:
+        changes["ignore_params"] = _merge(base.ignore_params if base else (), _param_spec(args.ignore_param))
+    if args.ignore_path_prefix:
+        changes["ignore_path_prefixes"] = _merge(base.ignore_path_prefixes if base else (),
+                                                 _param_spec(args.ignore_path_prefix))
+    if args.key_param:
+        changes["key_params"] = _merge(base.key_params if base else (), _param_spec(args.key_param))
+    if args.alias:
+        changes["domain_aliases"] = [a.split(",") for a in args.alias]
+    if args.sister_site:
+        changes["sister_suffixes"] = args.sister_site
+    if args.strip_host_prefix:
+        changes["strip_host_prefixes"] = args.strip_host_prefix
+    if args.index_page:
+        changes["index_pages"] = args.index_page
+    if args.keep_scheme:
+        changes["ignore_scheme"] = False
+    if args.deny_extension:
+        changes["deny_extensions"] = args.deny_extension
+    if args.max_url_length is not None:
+        changes["max_url_length"] = args.max_url_length
+    if args.trap_repetitions is not None:
+        changes["trap_repetitions"] = args.trap_repetitions
+    if args.keep_session_ids:
+        changes["strip_session_ids"] = False
+    if args.keep_tracking_params:
+        changes["strip_tracking_params"] = False
+    if args.no_route_fragments:
+        changes["route_fragments"] = False
+    return (base or Policy()).replace(**changes)
+
+
+def _merge(rules: tuple[tuple[str, tuple[str, ...]], ...], extra: dict[str, list[str]]) -> dict[str, list[str]]:
+    merged = {h or "*": list(names) for h, names in rules}
+    for host, names in extra.items():
+        merged.setdefault(host, []).extend(names)
+    return merged
+
+
+def format_explanation(e: Explanation) -> str:
+    lines = [f"input       {e.url}"]
+    if e.base:
+        lines.append(f"base        {e.base}")
+    if e.error:
+        lines.append(f"error       {e.error}")
+    for f in e.fired:
+        name = f.rule if f.names == (f.rule,) else f"{f.rule} ({', '.join(f.names)})"
+        lines.append(f"  {f.layer:<9} {name}")
+        lines.append(f"            {f.before}")
+        lines.append(f"         -> {f.after}")
+    if not e.fired and not e.error:
+        lines.append("  (no rule changed the URL)")
+    r = e.result
+    lines.append(f"fetch URL   {r.fetch_url if r.fetch_url is not None else '-'}")
+    lines.append(f"identifier  {r.identifier if r.identifier is not None else '-'}")
+    reason = r.filter_reason
+    lines.append(f"filter      {'not followed: ' + reason if reason else 'followed'}")
+    return "\n".join(lines)
+
+
+def _stream(lines: TextIO, out: TextIO, err: TextIO, fn: Any) -> int:
+    status = 0
+    for n, line in enumerate(lines, 1):
+        url = line.rstrip("\r\n")
+        try:
+            out.write(fn(url) + "\n")
+        except InvalidURL as e:
+            out.write("\n")
+            err.write(f"line {n}: {e}\n")
+            status = 1
+    return status
+
+
+def run(args: argparse.Namespace, policy: Policy, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    """Run a parsed command with a built policy; returns the exit status."""
+    if args.command == "store":
+        from .store import run_store
+
+        return run_store(args, policy, out, err, stdin)
+    u = policy.unifier
+    if args.command == "explain":
+        e = u.explain(args.url, args.base)
+        out.write(format_explanation(e) + "\n")
+        return 0 if e.error is None else 1
+    if args.command == "same":
+        c = same(args.url1, args.url2, policy)
+        out.write(format_explanation(c.first) + "\n\n" + format_explanation(c.second) + "\n\n")
+        if c.same:
+            reasons = ", ".join(c.deciding)
+            if c.any_of:
+                reasons = (reasons + " and " if reasons else "") + "any of " + ", ".join(c.any_of)
+            out.write(f"same page: decided by {reasons}\n")
+            return 0
+        out.write("different pages\n")
+        return 1
+    fn = u.identify if args.command == "identify" else u.standardize
+    base = args.base
+    return _stream(stdin, out, err, (lambda url: fn(url, base)) if base else fn)
+
+
+def main(argv: Sequence[str] | None = None, policy: Policy | None = None, prog: str = "urlunify") -> int:
+    """Entry point of the ``urlunify`` script; ``policy`` is the base the options refine."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    try:
+        effective = policy if args.command == "store" else policy_from_args(args, policy)
+    except PolicyError as e:
+        parser.error(f"bad policy option: {e}")
+    return run(args, effective, sys.stdout, sys.stderr, sys.stdin)
+
+
+if __name__ == "__main__":  # python -m scrapy_urlunify.cli
+    sys.exit(main())

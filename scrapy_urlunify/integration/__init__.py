@@ -1,0 +1,7 @@
+"""Everything that imports Scrapy: the thin adapters between a crawl and the pure core.
+
+``settings`` (the ``URLUNIFY_*`` settings), ``context`` (one unifier per crawler), ``links``
+(the link middleware), ``fingerprinter``, ``dupefilter`` and ``redis_dupefilter``,
+``signatures`` (the page-signature middleware), ``resume`` (JOBDIR resume after a kill),
+``pipelines``, ``addon``, ``command`` (``scrapy urlunify``) and ``store_faults`` (what a crawl
+does when its store fails)."""

@@ -1,0 +1,168 @@
+"""What the plugin's Scrapy components of one crawler share: settings read once, the policy and
+its unifier, and the summary logged when the crawl closes."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from scrapy import signals
+
+from ..core.unify import Unifier
+from .settings import flag, policy_from_settings
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from ..core.policy import Policy
+
+__all__ = ["STATS_PREFIX", "ItemOrigin", "ItemOrigins", "UnifyContext"]
+
+logger = logging.getLogger("scrapy_urlunify")
+
+STATS_PREFIX = "urlunify/"
+
+
+class ItemOrigin(NamedTuple):
+    """The page an item came from: its identifier, and the page it duplicates (or None)."""
+
+    identifier: str
+    duplicate_of: str | None
+
+
+class ItemOrigins(OrderedDict):  # type: ignore[type-arg]
+    """``id(item) -> ItemOrigin``, bounded: an item dropped before the pipelines (by another
+    component) must not leak its entry forever, so the oldest entries go first."""
+
+    LIMIT = 100_000
+
+    def add(self, item: Any, origin: ItemOrigin) -> None:
+        self[id(item)] = origin
+        if len(self) > self.LIMIT:
+            self.popitem(last=False)
+
+
+class UnifyContext:
+    """Per-crawler state of scrapy-urlunify, created by the first component that needs it.
+
+    The middleware, the fingerprinter, the dupefilter and the pipelines all call
+    :meth:`of`, so settings are read (and validated) once, and every component agrees on one
+    policy. ``unifier`` may be replaced during the crawl (learned rules); components read it
+    from here on every call instead of keeping their own reference.
+    """
+
+    _ATTR = "_urlunify_context"
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        settings = crawler.settings
+        self.enabled: bool = flag(settings, "URLUNIFY_ENABLED", True)
+        self.rewrite: bool = flag(settings, "URLUNIFY_REWRITE", True)
+        spider = getattr(crawler, "spider", None)
+        self.policy: Policy = policy_from_settings(settings, spider, spider_name=crawler.spidercls.name)
+        #: the policy from the settings, before learned rules
+        self.base_policy: Policy = self.policy
+        self.unifier: Unifier = self.policy.unifier
+        #: the crawl's SignatureMiddleware, when enabled
+        self.signatures: Any = None
+        #: the crawl's Redis client, when URLUNIFY_STORE is a Redis URL
+        self.redis: Any = None
+        #: id(item) -> ItemOrigin, from LinkMiddleware to SignaturePipeline (pipelines are
+        #: not given the response an item came from)
+        self.item_origins: ItemOrigins = ItemOrigins()
+        #: the crawl's DupeFilter, once the scheduler has built it
+        self.dupefilter: Any = None
+        #: LinkMiddleware marks responses done for resumes (else the dupefilter does, earlier)
+        self.marks_done = False
+        self._summary_connected = False
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> UnifyContext:
+        ctx = getattr(crawler, cls._ATTR, None)
+        if ctx is None:
+            ctx = cls(crawler)
+            setattr(crawler, cls._ATTR, ctx)
+        return ctx
+
+    @property
+    def scope(self) -> str | None:
+        return self.policy.scope
+
+    def set_learned(self, ignore_params: dict[str, list[str]], aliases: list[list[str]],
+                    path_prefixes: dict[str, list[str]] | None = None) -> None:
+        """Apply learned rules on top of the settings' policy: parameters go to ``ignore_params``
+        (identity only: fetched URLs keep them), mirror hosts to ``domain_aliases``, leading
+        path segments to ``ignore_path_prefixes``."""
+        base = self.base_policy
+        prefixes: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_path_prefixes}
+        for host, names in (path_prefixes or {}).items():
+            prefixes.setdefault(host, []).extend(names)
+        ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
+        for host, names in ignore_params.items():
+            ignore.setdefault(host, []).extend(names)
+        groups = [list(g) for g in base.domain_aliases]
+        for group in aliases:
+            for alias in group[1:]:
+                _add_alias(groups, canonical=group[0], alias=alias)
+        self.policy = base.replace(ignore_params=ignore, domain_aliases=groups, ignore_path_prefixes=prefixes)
+        self.unifier = self.policy.unifier
+
+    def inc(self, key: str, count: int = 1) -> None:
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value(STATS_PREFIX + key, count)
+
+    def connect_summary(self) -> None:
+        """Log the crawl's summary at close (once, whichever component asks first)."""
+        if not self._summary_connected:
+            self.crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
+            self._summary_connected = True
+
+    def summary(self) -> dict[str, Any]:
+        stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
+        filtered = {k[len(STATS_PREFIX + "filtered/"):]: v for k, v in stats.items()
+                    if k.startswith(STATS_PREFIX + "filtered/")}
+        duplicates = stats.get(STATS_PREFIX + "duplicates", 0)
+        signature_duplicates = stats.get(STATS_PREFIX + "signature/duplicates", 0)
+        fetched = stats.get("downloader/request_count", 0)
+        saved = sum(filtered.values()) + duplicates
+        return {
+            "links": stats.get(STATS_PREFIX + "links", 0),
+            "filtered": filtered,
+            "rewritten": stats.get(STATS_PREFIX + "rewritten", 0),
+            "duplicates": duplicates,
+            "signature_duplicates": signature_duplicates,
+            "fetched": fetched,
+            "saved": saved,
+            "saved_share": saved / (saved + fetched) if saved + fetched else 0.0,
+        }
+
+    def _log_summary(self, spider: Any = None, reason: str = "") -> None:
+        snippet = self.signatures.learned_snippet() if self.signatures is not None else None
+        if snippet:
+            logger.info("scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s", snippet)
+        s = self.summary()
+        per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
+        logger.info(
+            "scrapy-urlunify summary (scope %r):\n"
+            "  links seen          %d\n"
+            "  filtered            %d (%s)\n"
+            "  rewritten           %d\n"
+            "  duplicates filtered %d (same identifier) + %d (same page signature)\n"
+            "  requests fetched    %d\n"
+            "  requests saved      %d (%.1f%% of all requests)",
+            self.scope, s["links"], sum(s["filtered"].values()), per_reason, s["rewritten"],
+            s["duplicates"], s["signature_duplicates"], s["fetched"], s["saved"], 100 * s["saved_share"],
+        )
+
+
+def _add_alias(groups: list[list[str]], canonical: str, alias: str) -> None:
+    for group in groups:
+        if alias in group:
+            return  # already unified, one way or the other
+    for group in groups:
+        if canonical in group:
+            group.append(alias)
+            return
+    groups.append([canonical, alias])

@@ -1,0 +1,287 @@
+"""``DupeFilter``: Scrapy's "seen?" check on unified identities, lean and persistent.
+
+Set ``DUPEFILTER_CLASS = "scrapy_urlunify.DupeFilter"`` (the add-on does). What it does
+beyond Scrapy's ``RFPDupeFilter``:
+
+* **Identity.** Fingerprints come from :class:`~scrapy_urlunify.Fingerprinter` (the
+  crawler's, or its own when the project keeps another ``REQUEST_FINGERPRINTER_CLASS``), so
+  ``http://www.a.test/x/`` and ``https://a.test/x`` are one request, in the crawl's scope.
+* **Memory.** A seen URL costs 8 bytes of an open-addressing table (11-23 bytes with the
+  table's slack) instead of a Python set entry of ~90-100 bytes.
+* **JOBDIR.** Each new fingerprint is appended to ``<JOBDIR>/urlunify-seen.log`` with an
+  unbuffered write before the request is scheduled; a crawl killed at any moment resumes
+  with exactly the seen set it had (a torn last record is dropped).
+* **Redirects.** A redirect whose target is the same page as a URL of its own redirect chain
+  (``http://site.test/`` -> ``https://www.site.test/``) is let through, where Scrapy's filter
+  drops it (scrapy#1225); ``REDIRECT_MAX_TIMES`` still ends a loop. The target counts as seen.
+* **Start URLs.** Requests with ``dont_filter=True`` (start URLs) are never filtered, but they
+  are recorded, so a later link back to a start page is not fetched again.
+* **Resume after a kill.** With JOBDIR, requests scheduled but never answered before a hard
+  kill are scheduled again on resume, each downloaded once (:mod:`scrapy_urlunify.integration.resume`).
+* **Logging.** ``DUPEFILTER_DEBUG`` logs every duplicate with the URL it collided with;
+  otherwise the first duplicate only, as Scrapy does. Stats: ``dupefilter/filtered``
+  (Scrapy's) and ``urlunify/duplicates``.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.job import job_dir
+from scrapy.utils.request import referer_str
+
+from ..core.rules import InvalidURL
+from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
+from .context import UnifyContext
+from .fingerprinter import Fingerprinter
+from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
+from .store_faults import (
+    UNRECORDED_META,
+    StoreUnavailable,
+    count_outages,
+    store_failed,
+    store_unavailable,
+    uses_redis,
+)
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+    # typing.Self requires Python 3.11
+    from typing_extensions import Self
+
+__all__ = ["DupeFilter", "seen_key"]
+
+logger = logging.getLogger(__name__)
+
+
+_FIRST_8 = struct.Struct(">Q").unpack_from
+
+
+def seen_key(fingerprint: bytes) -> int:
+    """The 64-bit key a seen store keeps for a fingerprint (its first 8 bytes, big-endian).
+
+    At 10 million URLs the chance that two distinct pages share a key is about 3e-6."""
+    return _FIRST_8(fingerprint)[0]
+
+
+class DupeFilter(BaseDupeFilter):
+    """Duplicate request filter (``DUPEFILTER_CLASS``) on unified URL identities."""
+
+    def __init__(
+        self,
+        fingerprinter: Fingerprinter,
+        store: SeenStore,
+        *,
+        debug: bool = False,
+        crawler: Crawler | None = None,
+        resume_log: ResumeLog | None = None,
+    ) -> None:
+        self.fingerprinter = fingerprinter
+        self.store = store
+        self.resume_log = resume_log
+        self.debug = debug
+        self.crawler = crawler
+        self.logdupes = True
+        # DUPEFILTER_DEBUG only: which URL first had each key, to name it in the log
+        self._first_url: dict[int, str] | None = {} if debug else None
+        # keys queued unrecorded since the store became unavailable: each page is queued once
+        self._unrecorded: set[int] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        context = UnifyContext.of(crawler)
+        fingerprinter = crawler.request_fingerprinter
+        if not isinstance(fingerprinter, Fingerprinter):
+            # the project keeps its own REQUEST_FINGERPRINTER_CLASS: dedup still unifies
+            fingerprinter = Fingerprinter(crawler, context)
+        store = cls.make_store(crawler)
+        df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler,
+                 resume_log=open_resume_log(crawler.settings))
+        crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
+        if df.resume_log is not None:
+            crawler.signals.connect(df._answered, signal=signals.response_received)
+            crawler.signals.connect(df._resume, signal=signals.spider_opened)
+        context.dupefilter = df
+        context.connect_summary()
+        return df
+
+    @classmethod
+    def make_store(cls, crawler: Crawler) -> SeenStore:
+        """The crawl's seen store: a Redis SET shared by every process of the scope when
+        ``URLUNIFY_STORE`` is a Redis URL, else a log in ``JOBDIR`` if set, else memory. A
+        subclass may keep it elsewhere by overriding this."""
+        if uses_redis(crawler.settings):
+            from .redis_dupefilter import redis_seen_store
+
+            return redis_seen_store(crawler)
+        jobdir = job_dir(crawler.settings)
+        return JobdirSeenStore(Path(jobdir, SEEN_FILENAME)) if jobdir else MemorySeenStore()
+
+    def record_url(self, url: str) -> bool:
+        """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,
+        the other spellings of a page a learned rule unified. True if it was new."""
+        if store_failed(self.crawler):
+            return False
+        identifier = self.fingerprinter.identifier_of(url)
+        try:
+            return self.store.add(seen_key(self.fingerprinter.compute("GET", identifier)))
+        except StoreUnavailable as e:
+            store_unavailable(self.crawler, e)
+            return False
+
+    def key(self, request: Request) -> int:
+        """The seen-store key of ``request`` (the first 8 bytes of its fingerprint).
+
+        Computed without the fingerprinter's per-request cache: a dupefilter sees each Request
+        object once, and the cache's weak references cost a fifth of the whole call."""
+        fp = self.fingerprinter
+        return seen_key(fp.compute(request.method, fp.identifier_of(request.url), request.body))
+
+    def _inc(self, key: str) -> None:
+        if self.crawler is not None and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key)
+
+    def _add(self, request: Request, key: int) -> bool:
+        new = self.store.add(key)
+        if new:
+            if self._first_url is not None:
+                self._first_url[key] = request.url
+            if self.resume_log is not None:
+                self.resume_log.scheduled(key, request, self.crawler.spider if self.crawler else None)
+        return new
+
+    def mark_done(self, request: Request) -> None:
+        """The request is handled: a resume after a crash must not fetch it again."""
+        if self.resume_log is not None:
+            self.resume_log.done(self.key(request))
+
+    def _answered(self, response: Any, request: Request, spider: Spider | None = None) -> None:
+        """``response_received``, when LinkMiddleware is not there to mark it later."""
+        ctx = self.fingerprinter.context
+        if ctx is None or not ctx.marks_done:
+            self.mark_done(request)
+
+    def _redirected(self, request: Request, key: int) -> None:
+        """The URLs of a redirect chain that led to another page need no fetch on resume."""
+        unifier = self.fingerprinter.context.unifier if self.fingerprinter.context else None
+        for url in request.meta.get("redirect_urls", ()):
+            try:
+                source = seen_key(self.fingerprinter.compute(request.method, unifier.identify(url) if unifier else url,
+                                                             request.body))
+            except InvalidURL:
+                continue
+            if source != key and self.resume_log is not None:
+                self.resume_log.done(source)
+
+    def _resume(self, spider: Spider | None = None) -> None:
+        """``spider_opened``: after a crash, schedule again what was scheduled but not fetched."""
+        if self.resume_log is not None and self.resume_log.crashed and self.crawler is not None:
+            reschedule(self.crawler, self.resume_log)
+
+    def request_seen(self, request: Request) -> bool:
+        if store_failed(self.crawler):
+            return self._seen_unrecorded(request, doubt=False)
+        try:
+            return self._request_seen(request)
+        except StoreUnavailable as e:
+            # neither "seen" (the page would be lost) nor "new and recorded": the request goes to
+            # the queue unrecorded (a resume checks it), and the crawl closes
+            store_unavailable(self.crawler, e)
+            return self._seen_unrecorded(request, doubt=True)
+
+    def _seen_unrecorded(self, request: Request, *, doubt: bool) -> bool:
+        """The store is gone and the crawl is closing: queue each page once, marked, so the run
+        that resumes the queue asks the store before fetching it (:meth:`recheck`). ``doubt``:
+        this request's own store call was cut off and may have recorded it without answering."""
+        key = self.key(request)
+        if key in self._unrecorded:
+            return True
+        self._unrecorded.add(key)
+        request.meta[UNRECORDED_META] = "doubt" if doubt else True
+        return False
+
+    def recheck(self, request: Request) -> bool:
+        """A request queued unrecorded by a run whose store was unavailable, about to be fetched
+        by a later run: record it now. True if its page was recorded meanwhile (skip it)."""
+        marker = request.meta.pop(UNRECORDED_META, None)
+        if marker is None or store_failed(self.crawler):
+            return False
+        try:
+            if marker == "doubt":  # maybe recorded by its own lost call: fetch it in any case
+                self._add(request, self.key(request))
+                return False
+            return self._request_seen(request)
+        except StoreUnavailable as e:
+            store_unavailable(self.crawler, e)
+            return False
+
+    def _request_seen(self, request: Request) -> bool:
+        key = self.key(request)
+        if self.resume_log is not None and "redirect_urls" in request.meta:
+            self._redirected(request, key)
+        if self._add(request, key):
+            return False
+        redirect_urls = request.meta.get("redirect_urls")
+        if redirect_urls and self._same_page_as_chain(request, redirect_urls):
+            self._inc("urlunify/redirects/same_page")
+            return False
+        return True
+
+    def _same_page_as_chain(self, request: Request, chain: list[str]) -> bool:
+        identifier = self.fingerprinter.identifier(request)
+        unifier = self.fingerprinter.context.unifier if self.fingerprinter.context else None
+        for url in chain:
+            try:
+                if (unifier.identify(url) if unifier else url) == identifier:
+                    return True
+            except InvalidURL:
+                continue
+        return False
+
+    def _record_unfiltered(self, request: Request, spider: Spider | None = None) -> None:
+        """``request_scheduled`` handler: record what the scheduler will not ask about."""
+        if request.dont_filter and not request.meta.get(RESUMED_META):
+            if store_failed(self.crawler):
+                request.meta[UNRECORDED_META] = "doubt"  # fetched on resume, and recorded then
+                return
+            try:
+                if self._add(request, self.key(request)):
+                    self._inc("urlunify/recorded_unfiltered")
+            except StoreUnavailable as e:
+                store_unavailable(self.crawler, e)
+
+    def close(self, reason: str) -> None:
+        # the scheduler saved its queue before closing us: a clean stop, whatever the reason
+        if self.resume_log is not None:
+            self.resume_log.close(clean=True)
+        count_outages(self.crawler, self.store)
+        self.store.close()
+
+    def log(self, request: Request, spider: Spider) -> None:
+        self._inc("dupefilter/filtered")
+        self._inc("urlunify/duplicates")
+        if self.debug:
+            key = seen_key(self.fingerprinter.fingerprint(request))
+            earlier = self._first_url.get(key, "an earlier request") if self._first_url is not None else "?"
+            logger.debug(
+                "Filtered duplicate request %(request)s (referer: %(referer)s): same page as %(earlier)s "
+                "(identifier %(identifier)s)",
+                {"request": request, "referer": referer_str(request), "earlier": earlier,
+                 "identifier": self.fingerprinter.identifier(request)},
+                extra={"spider": spider},
+            )
+        elif self.logdupes:
+            logger.debug(
+                "Filtered duplicate request: %(request)s - no more duplicates will be shown"
+                " (see DUPEFILTER_DEBUG to show all duplicates)",
+                {"request": request},
+                extra={"spider": spider},
+            )
+            self.logdupes = False

@@ -1,0 +1,78 @@
+"""``Fingerprinter``: request fingerprints built on the unicity identifier.
+
+Set ``REQUEST_FINGERPRINTER_CLASS = "scrapy_urlunify.Fingerprinter"`` (the add-on does,
+unless the project set its own) and every fingerprint user of Scrapy -- the dupefilter, the
+HTTP cache, scrapy-deltafetch, scrapy-crawl-once -- agrees that two URLs of one page are one
+request.
+
+The fingerprint is the 16-byte BLAKE2b digest of the method, ``identify(url)`` in the crawl's
+scope (so two scopes never share fingerprints), and the body for methods other than GET and
+HEAD. A URL the WHATWG parser rejects falls back to its own text, so it still gets a stable
+fingerprint.
+"""
+
+from __future__ import annotations
+
+from hashlib import blake2b
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from ..core.rules import InvalidURL
+from .context import UnifyContext
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    # typing.Self requires Python 3.11
+    from typing_extensions import Self
+
+__all__ = ["FINGERPRINT_SIZE", "Fingerprinter"]
+
+FINGERPRINT_SIZE = 16
+_BODYLESS = ("GET", "HEAD")
+
+
+class Fingerprinter:
+    """Scrapy request fingerprinter (``REQUEST_FINGERPRINTER_CLASS``) on unified URLs."""
+
+    def __init__(self, crawler: Crawler | None = None, context: UnifyContext | None = None) -> None:
+        if context is None and crawler is not None:
+            context = UnifyContext.of(crawler)
+        self.context = context
+        if context is None:  # used outside a crawl: the default policy
+            from ..core.unify import DEFAULT_POLICY
+
+            self._unifier = DEFAULT_POLICY.unifier
+        self._cache: WeakKeyDictionary[Request, bytes] = WeakKeyDictionary()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def identifier(self, request: Request) -> str:
+        """The unicity identifier of ``request.url`` in the crawl's scope."""
+        return self.identifier_of(request.url)
+
+    def identifier_of(self, url: str) -> str:
+        unifier = self.context.unifier if self.context is not None else self._unifier
+        try:
+            return unifier.identify(url)
+        except InvalidURL:
+            return url
+
+    def fingerprint(self, request: Request) -> bytes:
+        fp = self._cache.get(request)
+        if fp is None:
+            fp = self._cache[request] = self.compute(request.method, self.identifier(request), request.body)
+        return fp
+
+    @staticmethod
+    def compute(method: str, identifier: str, body: bytes = b"") -> bytes:
+        """The fingerprint of a request given its identifier (also used by the pipelines)."""
+        if method != "GET":  # Scrapy's requests are upper-case already; be lenient anyway
+            method = method.upper()
+        data = (method + " " + identifier).encode("utf-8", "surrogatepass")
+        if body and method not in _BODYLESS:
+            data = b"%s\n%s" % (data, body)
+        return blake2b(data, digest_size=FINGERPRINT_SIZE).digest()

@@ -1,0 +1,158 @@
+"""Item pipelines: drop items of duplicate pages, and the seed's URL unicity filter for items.
+
+Both work with every item type Scrapy supports (``itemadapter``) and are enabled by the add-on
+(``SignaturePipeline`` at 200, ``UnicityPipeline`` at 210).
+
+``SignaturePipeline`` drops (``DropItem``, naming the earlier page) the items that come from a
+page whose signature was already seen on another page. All the items of one page pass (a listing
+yields many). With ``URLUNIFY_SIGNATURE_FIELD = "text"``, an item that has that field is judged by
+the MD5 of its own text instead (a page that repeats another page's article under a new layout).
+With ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` on (the default), duplicate pages never reach the
+callback, so only the item-text signature finds anything here.
+
+``UnicityPipeline`` is the crawler manual's pair of tuple filters (seed ``000``): it reads the URL
+in ``URLUNIFY_UNICITY_INPUT_FIELD`` (default ``url``), writes the standardized URL to
+``URLUNIFY_STANDARDIZE_OUTPUT_FIELD`` (default ``url``) and the unicity identifier (with the
+scope) to ``URLUNIFY_UNICITY_OUTPUT_FIELD`` (default ``identifier``), and drops items whose
+identifier it already saw in the scope coming from *another* page (kept in the JOBDIR across
+runs): like ``SignaturePipeline``, it lets every item of one page pass, so a listing whose items
+all carry the listing's URL keeps them all, while the same listing reached again, or a product
+listed on two pages, is dropped the second time. Items without the input field pass, unless
+``URLUNIFY_UNICITY_DISCARD_MISSING`` is on. An input that is not a URL passes unchanged, counted
+in ``urlunify/unicity/invalid`` and logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.job import job_dir
+
+from ..core.rules import InvalidURL
+from ..learning.signatures import text_signature
+from ..stores import (
+    ITEMS_FILENAME,
+    JobdirSignatureStore,
+    MemorySignatureStore,
+    SignatureStore,
+)
+from .context import UnifyContext
+from .fingerprinter import Fingerprinter
+from .settings import flag
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["SignaturePipeline", "UnicityPipeline"]
+
+logger = logging.getLogger(__name__)
+
+
+
+class SignaturePipeline:
+    """Drop items of pages (or with texts) already seen on another page."""
+
+    def __init__(self, crawler: Crawler, context: UnifyContext) -> None:
+        self.crawler = crawler
+        self.context = context
+        self.field: str | None = crawler.settings.get("URLUNIFY_SIGNATURE_FIELD") or None
+        self._texts: SignatureStore = MemorySignatureStore()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SignaturePipeline:
+        context = UnifyContext.of(crawler)
+        if not context.enabled:
+            raise NotConfigured
+        return cls(crawler, context)
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        origin = self.context.item_origins.get(id(item))
+        adapter = ItemAdapter(item)
+        if self.field and isinstance(adapter.get(self.field), str) and adapter.get(self.field).strip():
+            page = origin.identifier if origin else _item_page(adapter)
+            earlier = self._texts.get_or_set(text_signature(adapter[self.field]), page)
+            if earlier is not None and earlier != page:
+                self.context.inc("signature/dropped_items")
+                raise DropItem(f"its {self.field!r} text was already seen on {earlier}")
+            return item
+        if origin is not None and origin.duplicate_of is not None:
+            self.context.inc("signature/dropped_items")
+            raise DropItem(f"its page has the body text of {origin.duplicate_of}")
+        return item
+
+
+class UnicityPipeline:
+    """The seed's URL standardization and unicity filters, for items."""
+
+    def __init__(self, crawler: Crawler, context: UnifyContext, store: SignatureStore) -> None:
+        s = crawler.settings
+        self.context = context
+        self.store = store
+        self.input = s.get("URLUNIFY_UNICITY_INPUT_FIELD", "url")
+        self.standardized = s.get("URLUNIFY_STANDARDIZE_OUTPUT_FIELD", "url")
+        self.output = s.get("URLUNIFY_UNICITY_OUTPUT_FIELD", "identifier")
+        self.discard_missing = flag(s, "URLUNIFY_UNICITY_DISCARD_MISSING", False)
+        self._warned: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> UnicityPipeline:
+        context = UnifyContext.of(crawler)
+        if not context.enabled:
+            raise NotConfigured
+        jobdir = job_dir(crawler.settings)
+        # item identifier fingerprint -> the page it first came from
+        store: SignatureStore = JobdirSignatureStore(Path(jobdir, ITEMS_FILENAME)) if jobdir else MemorySignatureStore()
+        return cls(crawler, context, store)
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        adapter = ItemAdapter(item)
+        url = adapter.get(self.input)
+        if url is None:
+            if self.discard_missing:
+                self.context.inc("unicity/missing")
+                raise DropItem(f"no {self.input!r} field (URLUNIFY_UNICITY_DISCARD_MISSING is on)")
+            return item
+        unifier = self.context.unifier
+        try:
+            fetch = unifier.standardize(str(url))
+            identifier = unifier.identify(str(url))
+        except InvalidURL as e:
+            self.context.inc("unicity/invalid")
+            self._warn("invalid", f"Item field {self.input!r} holds no valid URL ({e}); the item passes unchanged")
+            return item
+        self._set(adapter, self.standardized, fetch)
+        self._set(adapter, self.output, identifier)
+        origin = self.context.item_origins.pop(id(item), None)
+        # an item whose page is unknown (not yielded through LinkMiddleware) is its own
+        # "page": any repeat of its identifier is dropped, as the seed's unicity filter does
+        page = origin.identifier if origin is not None else f"item {id(item)}"
+        earlier = self.store.get_or_set(Fingerprinter.compute("GET", identifier), page)
+        if earlier is not None and earlier != page:
+            self.context.inc("unicity/duplicates")
+            raise DropItem(f"an item with identifier {identifier} was already seen (from {earlier})")
+        return item
+
+    def _set(self, adapter: ItemAdapter, field: str, value: str) -> None:
+        try:
+            adapter[field] = value
+        except KeyError:  # an Item class without that field: say so once, do not fail the item
+            self._warn(field, f"Cannot set field {field!r} on {adapter.item.__class__.__name__} items; "
+                              "declare it or change the URLUNIFY_*_OUTPUT_FIELD setting")
+
+    def _warn(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning(message)
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        self.store.close()
+
+
+def _item_page(adapter: ItemAdapter) -> str:
+    url = adapter.get("url")
+    return str(url) if url else "an item without a page"

@@ -1,0 +1,212 @@
+"""Resuming a crawl that was killed: nothing fetched twice, nothing lost.
+
+Scrapy's ``JOBDIR`` saves the scheduler's queue state when the crawl closes. A crawl killed
+hard (SIGKILL, OOM killer, power cut of the container) never closes: on resume, Scrapy
+restores a stale queue or none at all, while every request it had scheduled is already in the
+seen set. Those pages would never be fetched (with Scrapy's own dupefilter as with ours), and
+the start URLs, which Scrapy schedules with ``dont_filter=True``, would be fetched again.
+
+:class:`ResumeLog` closes that gap. Beside the seen set it appends to
+``<JOBDIR>/urlunify-requests.log``, with an unbuffered write each:
+
+* ``S`` + fingerprint + the pickled request (``Request.to_dict``, as Scrapy's disk queue
+  stores it) when a request is scheduled for the first time;
+* ``D`` + fingerprint when its response has been handled: the callback's output exhausted, so
+  every link it yielded is scheduled (or, without ``LinkMiddleware``, when the response
+  arrives); and for each URL of a redirect chain that led to another page;
+* ``C`` when the crawl closes cleanly (Scrapy then saved its own queue).
+
+When the log does not end with ``C``, the previous run was killed: the requests scheduled but
+never answered (``S`` without ``D``) are scheduled again, and :class:`ResumeMiddleware` (a
+downloader middleware, enabled by the add-on) makes sure each is downloaded once: it drops a
+request whose response arrived before the kill, and a second copy of a re-scheduled request.
+Retries and redirects of a request pass, as always.
+
+Scrapy's own saved queue (``<JOBDIR>/requests.queue``) cannot be trusted after a kill: its state
+is written at close only, and a queue file cut short by the kill makes Scrapy's scheduler fail
+on resume (``struct.error`` in queuelib). After a crash it is moved aside to
+``requests.queue.killed-<time>`` (kept for inspection, never read) before the scheduler opens it;
+the log above holds everything it held.
+
+A request that cannot be pickled (a callback that is not a spider method) cannot be
+re-scheduled; it is counted in ``urlunify/resume/unserializable`` and a warning is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.job import job_dir
+from scrapy.utils.request import request_from_dict
+
+from ..stores import REQUESTS_FILENAME, FingerprintSet, VarRecordLog
+from .context import UnifyContext
+from .store_faults import UNRECORDED_META, uses_redis
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["RESUMED_META", "ResumeLog", "ResumeMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+RESUMED_META = "urlunify_resumed"
+
+_SCHEDULED, _DONE, _CLEAN = b"S", b"D", b"C"
+
+
+class ResumeLog:
+    """The scheduled/answered/closed-cleanly log of one JOBDIR, and what it says at open."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._log = VarRecordLog(self.path)
+        done = FingerprintSet()
+        scheduled = 0
+        last = b""
+        for payload in self._log.replay():
+            kind = payload[:1]
+            if kind == _DONE:
+                done.add(int.from_bytes(payload[1:9], "big"))
+            elif kind == _SCHEDULED:
+                scheduled += 1
+            last = kind
+        #: an earlier run of this job scheduled requests
+        self.resumed: bool = scheduled > 0
+        #: the previous run was killed (its log has records but no clean close at the end)
+        self.crashed: bool = scheduled > 0 and last != _CLEAN
+        #: fingerprints answered before this run (only kept after a crash: the guard needs them)
+        self.done_before: FingerprintSet = done if self.crashed else FingerprintSet()
+        #: filled by :func:`reschedule`: fingerprints scheduled again, not yet downloaded
+        self.pending_fps: set[int] = set()
+        self._warned = False
+
+    def pending(self) -> Iterator[tuple[int, bytes]]:
+        """``(fingerprint, pickled request)`` of each request scheduled but never answered."""
+        yielded = FingerprintSet()
+        for payload in self._log.replay():
+            if payload[:1] != _SCHEDULED:
+                continue
+            fp = int.from_bytes(payload[1:9], "big")
+            if fp not in self.done_before and yielded.add(fp):
+                yield fp, payload[9:]
+
+    def scheduled(self, fp: int, request: Request, spider: Spider | None) -> bool:
+        """Log a newly scheduled request; False when it cannot be pickled (logged once)."""
+        try:
+            data = pickle.dumps(request.to_dict(spider=spider), protocol=4)
+        except (ValueError, TypeError, AttributeError, pickle.PicklingError) as e:
+            if not self._warned:
+                logger.warning("Cannot save %s for a resume after a crash (%s); "
+                               "further unserializable requests are not reported", request, e)
+                self._warned = True
+            data = b""
+        self._log.append(_SCHEDULED + fp.to_bytes(8, "big") + data)
+        return bool(data)
+
+    def done(self, fp: int) -> None:
+        self._log.append(_DONE + fp.to_bytes(8, "big"))
+
+    def close(self, clean: bool) -> None:
+        if clean:
+            self._log.append(_CLEAN)
+        self._log.close()
+
+
+def open_resume_log(settings: Any) -> ResumeLog | None:
+    """The JOBDIR's resume log, or None without JOBDIR. After a crash, Scrapy's saved queue is
+    moved aside (the scheduler has not opened it yet: the dupefilter is built first)."""
+    jobdir = job_dir(settings)
+    if not jobdir:
+        return None
+    log = ResumeLog(Path(jobdir, REQUESTS_FILENAME))
+    queue = Path(jobdir, "requests.queue")
+    if log.crashed and queue.exists():
+        aside = queue.with_name(f"requests.queue.killed-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        queue.rename(aside)
+        logger.warning("The previous run of this job was killed: Scrapy's saved queue is not "
+                       "trustworthy after a kill and was moved to %s; the requests it held are "
+                       "scheduled again from %s", aside, log.path)
+    return log
+
+
+def reschedule(crawler: Crawler, log: ResumeLog) -> int:
+    """Schedule again the requests a killed run had scheduled but not fetched; their
+    fingerprints go to ``log.pending_fps`` for :class:`ResumeMiddleware`."""
+    count = unserializable = 0
+    spider = crawler.spider
+    for fp, data in log.pending():
+        log.pending_fps.add(fp)
+        if not data:
+            unserializable += 1
+            continue
+        try:
+            request = request_from_dict(pickle.loads(data), spider=spider)
+            request.meta[RESUMED_META] = True
+            request.dont_filter = True  # already in the seen set: the scheduler must not drop it
+            crawler.engine.crawl(request)
+        except Exception:  # one bad record must not cost the rest of the frontier
+            logger.exception("Could not schedule a saved request again (fingerprint %016x)", fp)
+            unserializable += 1
+            continue
+        count += 1
+    if crawler.stats is not None:
+        crawler.stats.set_value("urlunify/resume/rescheduled", count)
+        if unserializable:
+            crawler.stats.set_value("urlunify/resume/unserializable", unserializable)
+    if count or unserializable:
+        logger.info("Resuming after a crash: %d requests scheduled again, %d could not be saved",
+                    count, unserializable)
+    return count
+
+
+class ResumeMiddleware:
+    """Downloader middleware: after a crash, each request is downloaded once; and a request
+    queued while a shared store was unavailable is checked against the store before it is
+    fetched (it may have been recorded meanwhile by another process).
+
+    Only active in a run that resumes a killed one; otherwise it costs one attribute test.
+    Stats ``urlunify/resume/skipped`` count the copies it dropped.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.context = UnifyContext.of(crawler)
+        self._claimed: set[int] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ResumeMiddleware:
+        if not job_dir(crawler.settings) and not uses_redis(crawler.settings):
+            raise NotConfigured  # nothing to resume (silently: this is the common case)
+        return cls(crawler)
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        df = self.context.dupefilter
+        if df is not None and UNRECORDED_META in request.meta and df.recheck(request):
+            if self.crawler.stats is not None:
+                self.crawler.stats.inc_value("urlunify/resume/skipped_unrecorded")
+            raise IgnoreRequest(f"recorded while the store was unavailable: {request.url}")
+        log = df.resume_log if df is not None else None
+        if log is None or not log.crashed:
+            return
+        meta = request.meta
+        if meta.get("retry_times") or meta.get("redirect_urls"):
+            return
+        fp = df.key(request)
+        if fp in log.pending_fps:
+            log.pending_fps.discard(fp)
+            self._claimed.add(fp)
+            return
+        if fp in self._claimed or fp in log.done_before:
+            if self.crawler.stats is not None:
+                self.crawler.stats.inc_value("urlunify/resume/skipped")
+            raise IgnoreRequest(f"already fetched, or being fetched, since before the resume: {request.url}")
+        return

@@ -1,0 +1,354 @@
+"""``SignatureMiddleware``: duplicate pages stop the chain (FO-dpl), and teach the unifier.
+
+A downloader middleware (the add-on enables it at 20, on the engine side of Scrapy's redirect
+and retry middlewares, so it sees each final response once). For every 2xx response:
+
+1. its signature (:mod:`scrapy_urlunify.learning.signatures`: MD5 of the body text) goes to
+   ``response.meta["urlunify_signature"]`` (hex), before the spider callback;
+2. the page-source hash index of its site (``URLUNIFY_SIGNATURE_SCOPE``: ``site``, the
+   registrable domain after aliases, by default; or ``host``, or ``scope``) maps signature ->
+   identifier of the first page seen with it. A response whose signature was first seen on a
+   page with *another* identifier is a duplicate: ``meta["urlunify_duplicate_of"]`` names that
+   page, stats ``urlunify/signature/duplicates``, one debug log line; with
+   ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` (default on) it never reaches the callback (no items,
+   no links followed: the seed's "will not be further processed");
+3. with ``URLUNIFY_LEARN`` (default off), pages that share a signature teach which query
+   parameters and which hosts do not matter (:mod:`scrapy_urlunify.learning.learner`); adopted rules
+   apply to the identifiers of the rest of the crawl, are stats ``urlunify/learned/...``, are
+   logged at close as ready-to-paste settings, and are kept in the JOBDIR;
+4. with ``URLUNIFY_CANONICALS`` (default on), a ``<link rel="canonical">`` or ``Link: <...>;
+   rel="canonical"`` inside the same site marks the canonical URL as seen (its content was
+   obtained) and is evidence for learning; a canonical whose own page turns out different is a
+   counter-example, logged at WARNING.
+
+Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (2 MiB: larger
+bodies are hashed raw), ``URLUNIFY_SIGNATURE_SCOPE``, ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
+``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import TextResponse
+from scrapy.utils.job import job_dir
+
+from ..core.rules import InvalidURL
+from ..learning.signatures import DEFAULT_MAX_BYTES, signature, site_key
+from ..stores import (
+    LEARNED_FILENAME,
+    SIGNATURES_FILENAME,
+    JobdirSignatureStore,
+    MemorySignatureStore,
+    SignatureStore,
+)
+from .context import UnifyContext
+from .settings import SettingsError, flag, number
+from .store_faults import (
+    StoreUnavailable,
+    count_outages,
+    store_failed,
+    store_unavailable,
+    uses_redis,
+)
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["DUPLICATE_OF_META", "SIGNATURE_META", "DuplicatePage", "SignatureMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_META = "urlunify_signature"
+DUPLICATE_OF_META = "urlunify_duplicate_of"
+SIGNATURE_SCOPES = ("site", "host", "scope")
+
+_CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
+_RECENT = 100_000  # identifiers whose signature is remembered, to check canonical claims
+LEARNING_INDEX_ENTRIES = 50_000  # ~450 B each: ~22 MB of recent evidence (learning.Learner)
+
+
+class DuplicatePage(IgnoreRequest):
+    """A response whose body text was already seen on another page of the site."""
+
+
+class SignatureMiddleware:
+    """Downloader middleware: page signatures, duplicate pages, learning, declared canonicals."""
+
+    def __init__(self, crawler: Crawler, context: UnifyContext, store: SignatureStore) -> None:
+        s = crawler.settings
+        self.crawler = crawler
+        self.context = context
+        self.store = store
+        self.drop = flag(s, "URLUNIFY_DROP_DUPLICATE_RESPONSES", True)
+        self.canonicals = flag(s, "URLUNIFY_CANONICALS", True)
+        self.max_bytes = int(number(s, "URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, minimum=0))
+        self.granularity = s.get("URLUNIFY_SIGNATURE_SCOPE", "site")
+        if self.granularity not in SIGNATURE_SCOPES:
+            raise SettingsError("URLUNIFY_SIGNATURE_SCOPE", f"expected one of {SIGNATURE_SCOPES}, got {self.granularity!r}")
+        self.learner = None
+        if flag(s, "URLUNIFY_LEARN", False):
+            from ..learning.learner import Learner
+
+            self.learner = Learner(min_pairs=int(number(s, "URLUNIFY_LEARN_MIN_PAIRS", 3, minimum=2)),
+                                   sites=context.policy.sites or _spider_sites(crawler),
+                                   max_entries=LEARNING_INDEX_ENTRIES)
+            self._rules_store = _rules_store(crawler)
+            self._restore_learned()
+        self._recent: OrderedDict[str, bytes] = OrderedDict()  # identifier -> signature
+        self._fetched: OrderedDict[str, None] = OrderedDict()  # recent URLs, re-identified when a rule is learned
+        self._claims: OrderedDict[str, tuple[bytes, str]] = OrderedDict()  # canonical id -> (sig, claimer)
+        context.signatures = self
+        context.connect_summary()
+        crawler.signals.connect(self.close, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SignatureMiddleware:
+        context = UnifyContext.of(crawler)
+        if not context.enabled or not flag(crawler.settings, "URLUNIFY_SIGNATURES", True):
+            raise NotConfigured
+        store: SignatureStore
+        if uses_redis(crawler.settings):
+            from .redis_dupefilter import redis_signature_store
+
+            store = redis_signature_store(crawler)
+        else:
+            jobdir = job_dir(crawler.settings)
+            store = JobdirSignatureStore(Path(jobdir, SIGNATURES_FILENAME)) if jobdir else MemorySignatureStore()
+        return cls(crawler, context, store)
+
+    # -- per response ------------------------------------------------------------------------
+
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+        if not 200 <= response.status < 300 or request.meta.get("urlunify") is False:
+            return response
+        decoded = response.text if isinstance(response, TextResponse) else None
+        sig = signature(response.body, _content_type(response), decoded, self.max_bytes)
+        request.meta[SIGNATURE_META] = sig.hex()  # response.meta is this dict once the response reaches the spider
+        unifier = self.context.unifier
+        try:
+            identifier = unifier.identify(response.url)
+            # the index compares pages by the settings' identifiers, not the learned ones: once a
+            # rule merges a print view with its article, a print view fetched before the rule
+            # must still be seen as the duplicate it is, not as the article fetched again
+            page = self.context.base_policy.unifier.identify(response.url)
+        except InvalidURL:
+            return response
+        host = _host(response.url)
+        identity_host = unifier.host_rules(host).identity_host if host else ""
+        site = site_key(identity_host, self.granularity)
+        if store_failed(self.crawler):  # the crawl is closing: no call would be answered
+            return response
+        # one index per scope and site: two scopes sharing a store never see each other's pages
+        try:
+            earlier = self.store.get_or_set(f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig, page)
+        except StoreUnavailable as e:  # not a duplicate as far as we know; the crawl closes
+            store_unavailable(self.crawler, e)
+            return response
+        self._check_claims(identifier, sig, response.url)
+        if self.learner is not None:
+            self._remember(self._fetched, response.url, None)
+            self._learn(response.url, identity_host, sig)
+        if self.canonicals and isinstance(response, TextResponse):
+            self._canonical(response, identifier, site, sig)
+        if earlier is None or earlier == page:
+            return response
+        self.context.inc("signature/duplicates")
+        request.meta[DUPLICATE_OF_META] = earlier
+        logger.debug("Duplicate page %s: same body text as %s (signature %s)", response.url, earlier, sig.hex())
+        if not self.drop:
+            return response
+        df = self.context.dupefilter
+        if df is not None and df.resume_log is not None:
+            df.mark_done(request)  # handled: a resume must not fetch it again
+        raise DuplicatePage(f"{response.url} has the body text of {earlier}")
+
+    # -- learning ------------------------------------------------------------------------------
+
+    def _learn(self, url: str, identity_host: str, sig: bytes) -> None:
+        learner = self.learner
+        assert learner is not None
+        version, known_revoked = learner.version, len(learner.revoked)
+        adopted = learner.observe(url, identity_host, sig)
+        if learner.version != version:
+            self._apply_learned(adopted, [r.rule for r in learner.revoked[known_revoked:]])
+
+    def _apply_learned(self, adopted: list[Any], revoked: list[Any]) -> None:
+        """Rebuild the crawl's policy with the learned rules; record the new identifiers of the
+        pages that taught them, so their other spellings are not fetched again."""
+        ctx = self.context
+        learner = self.learner
+        assert learner is not None
+        ctx.set_learned(learner.remove_params(), learner.domain_aliases(), learner.path_prefixes())
+        for rule in adopted:
+            ctx.crawler.stats.set_value(f"urlunify/learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
+            ctx.inc(f"learned/{rule.kind}s")
+            logger.info("Learned: %s", rule)
+        df = ctx.dupefilter
+        if adopted and df is not None:
+            # the pages fetched so far count as seen under their new identifiers too, so the
+            # other spellings the rule merges with them are not fetched
+            for url in self._fetched:
+                df.record_url(url)
+        for rule in revoked:
+            ctx.inc("learned/revoked")
+            logger.warning("Unlearned, a counter-example showed it matters: %s", rule)
+        self._save_learned()
+
+    def _restore_learned(self) -> None:
+        text = self._rules_store.load()
+        if not text:
+            return
+        from ..learning.learner import Learner
+
+        try:
+            self.learner = Learner.from_json(text, min_pairs=self.learner.min_pairs, sites=self.learner.sites)
+        except (ValueError, KeyError, TypeError) as e:
+            logger.warning("Ignoring unreadable learned rules in %s: %s", self._rules_store, e)
+            return
+        if self.learner.rules:
+            self.context.set_learned(self.learner.remove_params(), self.learner.domain_aliases(),
+                                     self.learner.path_prefixes())
+            logger.info("Resumed with %d learned rules from %s", len(self.learner.rules), self._rules_store)
+
+    def _save_learned(self) -> None:
+        if self.learner is not None:
+            try:
+                self._rules_store.save(self.learner.to_json())
+            except StoreUnavailable as e:  # kept in memory; the crawl closes
+                store_unavailable(self.crawler, e)
+
+    def learned_snippet(self) -> str | None:
+        if self.learner is None or not self.learner.rules:
+            return None
+        return self.learner.remove_params_snippet()
+
+    # -- declared canonicals -------------------------------------------------------------------
+
+    def _canonical(self, response: TextResponse, identifier: str, site: str, sig: bytes) -> None:
+        href = _canonical_href(response)
+        if not href:
+            return
+        unifier = self.context.unifier
+        try:
+            url = unifier.standardize(href, base=response.url)
+            target = unifier.identify(url)
+        except InvalidURL:
+            self.context.inc("canonical/invalid")
+            return
+        if target == identifier:
+            return
+        host = _host(url)
+        if not host or site_key(unifier.host_rules(host).identity_host, self.granularity) != site:
+            self.context.inc("canonical/other_site")  # never across sites
+            return
+        known = self._recent.get(target)
+        if known is not None and known != sig:
+            self._counter_example(url, response.url)
+            return
+        self._remember(self._claims, target, (sig, response.url))
+        df = self.context.dupefilter
+        if df is not None and df.record_url(url):
+            self.context.inc("canonical/recorded")
+        if self.learner is not None:
+            self._learn(url, unifier.host_rules(host).identity_host, sig)
+
+    def _check_claims(self, identifier: str, sig: bytes, url: str) -> None:
+        self._remember(self._recent, identifier, sig)
+        claim = self._claims.get(identifier)
+        if claim is not None and claim[0] != sig:
+            self._counter_example(url, claim[1])
+            del self._claims[identifier]
+
+    def _counter_example(self, canonical: str, claimer: str) -> None:
+        self.context.inc("canonical/counter_examples")
+        logger.warning("Declared canonical %s of %s has other content: not the same page", canonical, claimer)
+
+    @staticmethod
+    def _remember(table: OrderedDict[str, Any], key: str, value: Any) -> None:
+        table[key] = value
+        table.move_to_end(key)
+        if len(table) > _RECENT:
+            table.popitem(last=False)
+
+    def close(self, spider: Any = None, reason: str = "") -> None:
+        count_outages(self.crawler, self.store)
+        if self.learner is not None:
+            count_outages(self.crawler, self._rules_store.redis)
+        self.store.close()
+
+
+def _content_type(response: Response) -> str | None:
+    value = response.headers.get(b"Content-Type")
+    return value.decode("latin-1") if value else None
+
+
+def _host(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        return ""
+    authority = url.split("/", 3)[2].rpartition("@")[2]
+    return authority if authority.startswith("[") else authority.split(":")[0]
+
+
+def _canonical_href(response: TextResponse) -> str | None:
+    for header in response.headers.getlist(b"Link"):
+        m = _CANONICAL_LINK.search(header.decode("latin-1"))
+        if m:
+            return m.group(1).strip()
+    try:
+        href = response.xpath("//head/link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')]/@href").get()
+    except ValueError:  # not a document lxml can parse
+        return None
+    return href.strip() if href else None
+
+
+def _spider_sites(crawler: Crawler) -> list[str]:
+    from .settings import crawl_sites
+
+    return crawl_sites(crawler.spider) if getattr(crawler, "spider", None) is not None else []
+
+
+class _RulesStore:
+    """Where learned rules are kept between runs: the JOBDIR, Redis, or nowhere."""
+
+    def __init__(self, path: Path | None = None, redis: Any = None) -> None:
+        self.path, self.redis = path, redis
+
+    def load(self) -> str | None:
+        if self.redis is not None:
+            return self.redis.get_all().get("learner")
+        if self.path is not None and self.path.exists():
+            return self.path.read_text("utf-8")
+        return None
+
+    def save(self, text: str) -> None:
+        if self.redis is not None:
+            self.redis.set("learner", text)
+        elif self.path is not None:
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(text, "utf-8")
+            os.replace(tmp, self.path)  # atomic: a kill leaves the old or the new file
+
+    def __str__(self) -> str:
+        return str(self.path) if self.redis is None else "Redis"
+
+
+def _rules_store(crawler: Crawler) -> _RulesStore:
+    if uses_redis(crawler.settings):
+        from .redis_dupefilter import redis_rules_store
+
+        return _RulesStore(redis=redis_rules_store(crawler))
+    jobdir = job_dir(crawler.settings)
+    return _RulesStore(path=Path(jobdir, LEARNED_FILENAME) if jobdir else None)
+
+
+

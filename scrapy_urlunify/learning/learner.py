@@ -1,0 +1,781 @@
+"""Learn from page signatures which URL differences do not matter (DUST rules).
+
+After download each page gets a signature (the MD5 of its body text). When two pages with
+*different* identifiers share a signature, their URLs say which difference does not change the
+page: "Do Not Crawl in the DUST" (Bar-Yossef, Keidar, Schonfeld, WWW 2007) and the learned
+rewrite rules of the ACHE crawler. :class:`Learner` watches the downloaded pages of a crawl and
+adopts three kinds of :class:`LearnedRule`:
+
+* ``"param"``: on one identity host (and its subdomains), a query parameter does not matter
+  (``/a?id=7&ref=home`` is ``/a?id=7``); it goes into the policy's ``ignore_params``.
+* ``"alias"``: a host serves the pages of another (``m.site.com/x`` is ``site.com/x``); it goes
+  into the policy's ``domain_aliases``.
+* ``"path"``: on one identity host, a leading path segment does not matter (``/print/x`` is
+  ``/x``, ``/index.php/x`` is ``/x``); it goes into the policy's ``ignore_path_prefixes``.
+  Evidence: the same host, query and rest of the path, with and without the segment, and one
+  signature; independent pieces come from different rest paths with different contents; a
+  counter-example (``/en/x`` and ``/x`` with different contents) blocks the segment.
+
+Pure Python, no Scrapy: the Scrapy layer calls :meth:`Learner.observe` once per downloaded page
+and rebuilds its policy when :attr:`Learner.version` changes::
+
+    adopted = learner.observe(response.url, unifier.host_rules(host).identity_host, signature)
+    for rule in adopted: log(rule)
+    for rev in learner.revoked[n_logged:]: log(rev)        # a counter-example undid a rule
+    if learner.version != policy_version:                  # adopted or revoked something
+        policy = base.replace(remove_params=merge(base.remove_params, learner.remove_params()),
+                              domain_aliases=merge(base.domain_aliases, learner.domain_aliases()))
+
+Call it only for pages whose body is the page (2xx, not an error or a redirect body). Error and
+"please log in" pages served with status 200 are the main way equal signatures lie; the
+independence rules below are there to discount them, but they are a defence, not a guarantee.
+
+Evidence
+--------
+Two pages are compared when their URLs differ in exactly one thing; everything else (identity
+host and port, path, the rest of the query, a kept route fragment) is equal. The query is read
+the way the identity layer reads it: empty items and ``name=`` items dropped, ``%20`` read as
+``+``, items sorted. Parameter names are compared lower-cased (the way ``remove_params``
+matches them); a parameter's *value* is all its items, so ``?tag=a&tag=b`` and ``?tag=a`` differ
+in ``tag``. Pages whose URLs are equal this way have the same identifier: a second observation
+of one page is ignored altogether (neither evidence nor counter-example).
+
+* **Parameter P on host H**: same host, port, path and rest of the query, P present in one page
+  and absent in the other or with two values. Equal signatures are evidence; different
+  signatures are a *counter-example*.
+* **Alias of hosts A and B**: same path, query and port on two identity hosts that are
+  *related*: both within the crawl's ``sites`` (a site or a subdomain of one; ``www``-like
+  prefixes are stripped from ``sites`` as from identity hosts), or under the same registrable
+  domain (``m.site.com`` and ``site.com``; for hosts under no public suffix, such as ``.test``
+  or intranet names, the last two labels: ``mirror.site.test`` and ``site.test``). Two
+  unrelated sites are never compared, and IP addresses never (``domain_aliases`` ignores them).
+
+Independence
+------------
+A rule needs ``min_pairs`` *independent* pieces of evidence. A piece of evidence is one pair of
+pages with equal signatures; two pieces are independent when they come from **different
+contexts** and show **different signatures**, and a rule's pieces must span **at least two
+paths**, or be twice as many on one path (a site served by one script, such as the seed's
+``/servlet/ContentServer?cid=...``; for an alias, every piece must come from its own path). So ``x?ref=a``, ``x?ref=b``,
+``x?ref=c`` (three pairs, one context) are *one* piece, not three, and are never enough:
+
+* Pairs in one context all test one page. A page that ignores every parameter (a home page
+  that serves the same thing whatever the query, a "not found" or "please log in" page served
+  with status 200) would otherwise teach, from a single page, that ``page`` or ``id`` do not
+  matter anywhere on the host, and once such a rule is applied the URLs that would have
+  contradicted it are no longer fetched. A site-wide rule must be seen on several pages.
+* Different signatures mean different page contents: a soft-404 or login page reached through
+  ten contexts is still one page. Likewise a signature seen on three or more distinct paths is
+  a *catch-all* (an error, login or placeholder page, DustBuster's over-large buckets): pairs
+  with it are not counted at all.
+
+The cost: a parameter that only ever appears on one page is not learned (that page keeps its
+duplicates, as without the learner); with ``min_pairs=3`` a parameter is learned from three
+pages of different content on at least two paths (six on a single path) that each show it has
+no effect.
+
+Counter-examples and revocation
+-------------------------------
+One counter-example blocks a candidate for the rest of the crawl (and across resumes, see
+:meth:`Learner.to_json`). ``?page=1`` and ``?page=2`` with different bodies block ``page``
+however many equal pairs other parameters or other pages show. A counter-example on a host also
+blocks the rule on any of its parent domains, and revokes it there if adopted (a rule covers
+subdomains). Dynamic pages
+(a clock, a token in the body) give counter-examples for everything: the learner then learns
+nothing, which is the safe side.
+
+A counter-example seen after a rule was adopted *revokes* it: the rule leaves :attr:`rules`, a
+:class:`Revocation` (the rule and the two URLs that contradicted it) is appended to
+:attr:`Learner.revoked`, and :attr:`Learner.version` changes, so the caller logs it and rebuilds
+its policy. ``observe`` itself only returns adoptions. Note that once the caller applies a
+parameter rule, URLs differing in that parameter are merged and no longer fetched, so late
+counter-examples can only come from requests already scheduled: hence the care above.
+
+Memory and speed
+----------------
+The per-page index (the pages seen per context, per path+query for aliases, and the paths per
+signature) holds at most ``max_entries`` records, least recently written first out (about 450
+bytes per record with typical URLs, all included: 200,000 records are about 90 MB). A page adds
+one record, plus one per parameter it carries (at most :data:`MAX_PARAMS` parameters are
+considered per URL, and a query of more than :data:`MAX_ITEMS` items is not analysed at all),
+plus one for aliases and one for its signature. Eviction only costs *missed* evidence (pairs whose first page was forgotten) and
+missed counter-examples between two pages that are both unseen now; it never makes a wrong rule
+more likely than a crawl that simply had not fetched the forgotten page yet. Evidence toward
+candidates is bounded too (``max(100, max_entries // 20)`` candidates, a few items each,
+oldest out). What is never evicted: adopted rules, blocked candidates (one entry per
+parameter-and-host or host pair that was ever contradicted) and catch-all signatures, since
+forgetting them could let a wrong rule through. ``observe`` costs a few tens of µs.
+
+Everything is deterministic: the same observations in the same order give the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from hashlib import blake2b
+from typing import Any, NamedTuple
+
+from ..core.domains import is_ip, prefix_matcher, split_domain, strip_prefixes
+from ..core.policy import DEFAULT_INDEX_PAGES, DEFAULT_STRIP_HOST_PREFIXES
+from ..core.rules import Parts, strip_index_pages, strip_trailing_slash
+
+__all__ = [
+    "ALIAS",
+    "CATCH_ALL_PATHS",
+    "MAX_ITEMS",
+    "MAX_PARAMS",
+    "PARAM",
+    "CounterExample",
+    "LearnedRule",
+    "Learner",
+    "Revocation",
+]
+
+PARAM = "param"
+ALIAS = "alias"
+PATH = "path"
+
+#: Parameters considered per URL (the first ones in sorted order); more are part of the context.
+MAX_PARAMS = 20
+#: A query with more items than this is only recorded as a whole (no per-parameter analysis).
+MAX_ITEMS = 100
+#: A signature seen on this many distinct paths is a catch-all page: pairs with it never count.
+CATCH_ALL_PATHS = 3
+#: Values of one parameter remembered per context, and records per index entry.
+_MAX_VALUES = 3
+_MAX_RECORDS = 32
+#: Hosts remembered per path+query for aliases.
+_MAX_HOSTS = 4
+#: Hosts whose first page is remembered (to tell which of two mirrors came first).
+_MAX_HOSTS_SEEN = 1 << 16
+#: URL pairs kept per rule for the log, and counter-examples kept in the log.
+_MAX_EXAMPLES = 3
+_MAX_COUNTER_LOG = 1000
+
+_FORMAT = "scrapy_urlunify.learning/1"
+_INDEX_PAGES = frozenset(DEFAULT_INDEX_PAGES)
+_PREFIXES = prefix_matcher(DEFAULT_STRIP_HOST_PREFIXES)
+
+
+@dataclass(frozen=True)
+class LearnedRule:
+    """One adopted rule.
+
+    * ``kind``: ``"param"`` (a query parameter that does not matter on a host), ``"alias"``
+      (two hosts serve the same pages) or ``"path"`` (a leading path segment does not matter).
+    * ``host``: for ``"param"``, the identity host the rule applies to (and its subdomains);
+      for ``"alias"``, the host that becomes an alias.
+    * ``name``: for ``"param"``, the parameter name (lower-case); for ``"alias"``, the
+      canonical host it maps to; for ``"path"``, the segment.
+    * ``pairs``: independent pieces of evidence when adopted (see the module documentation).
+    * ``examples``: up to three URL pairs that taught it, for the log.
+    """
+
+    kind: str
+    host: str
+    name: str
+    pairs: int
+    examples: tuple[tuple[str, str], ...]
+
+    def __str__(self) -> str:
+        if self.kind == ALIAS:
+            what = f"host {self.host} is an alias of {self.name}"
+        elif self.kind == PATH:
+            what = f"a leading /{self.name}/ does not matter on {self.host}"
+        else:
+            what = f"parameter {self.name!r} does not matter on {self.host}"
+        shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
+        return f"{what} ({self.pairs} independent pairs, e.g. {shown})"
+
+    def _json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "host": self.host, "name": self.name, "pairs": self.pairs,
+                "examples": [list(e) for e in self.examples]}
+
+    @classmethod
+    def _from(cls, d: dict[str, Any]) -> LearnedRule:
+        return cls(str(d["kind"]), str(d["host"]), str(d["name"]), int(d["pairs"]),
+                   tuple((str(a), str(b)) for a, b in d["examples"]))
+
+
+class Revocation(NamedTuple):
+    """A rule withdrawn after its adoption, and the two URLs (same but for the rule's
+    difference, different signatures) that contradicted it."""
+
+    rule: LearnedRule
+    counter_example: tuple[str, str]
+
+    def __str__(self) -> str:
+        a, b = self.counter_example
+        return f"revoked: {self.rule.kind} {self.rule.host} {self.rule.name}: {a} != {b}"
+
+
+class CounterExample(NamedTuple):
+    """The first counter-example that blocked a candidate: for ``"param"``, ``host`` and the
+    parameter ``name``; for ``"alias"``, the two hosts (sorted) in ``host`` and ``name``."""
+
+    kind: str
+    host: str
+    name: str
+    url_a: str
+    url_b: str
+
+
+class _Evidence:
+    """Independent evidence toward one candidate rule (see "Independence")."""
+
+    __slots__ = ("ctxs", "examples", "first", "items", "paths", "sigs")
+
+    def __init__(self, first: str = "") -> None:
+        self.items: list[tuple[str, str, str]] = []  # (context digest, signature, path digest)
+        self.ctxs: set[str] = set()
+        self.sigs: set[str] = set()
+        self.paths: set[str] = set()
+        self.examples: list[tuple[str, str]] = []
+        self.first = first  # aliases: the host seen first
+
+    def add(self, ctx: str, sig: str, path: str, example: tuple[str, str], cap: int) -> bool:
+        if ctx in self.ctxs or sig in self.sigs:
+            return False  # same context or same content: not independent of what we have
+        if len(self.items) >= cap and path in self.paths:
+            return False  # enough from these paths; only a new path can still help
+        self.items.append((ctx, sig, path))
+        self.ctxs.add(ctx)
+        self.sigs.add(sig)
+        self.paths.add(path)
+        if len(self.examples) < _MAX_EXAMPLES:
+            self.examples.append(example)
+        return True
+
+    def count(self, catch_all: set[str]) -> tuple[int, int]:
+        """Independent pieces and distinct paths, catch-all signatures left out."""
+        kept = [i for i in self.items if i[1] not in catch_all]
+        return len(kept), len({i[2] for i in kept})
+
+    def _json(self) -> dict[str, Any]:
+        return {"items": [list(i) for i in self.items], "examples": [list(e) for e in self.examples],
+                "first": self.first}
+
+    @classmethod
+    def _from(cls, d: dict[str, Any]) -> _Evidence:
+        ev = cls(str(d.get("first", "")))
+        for ctx, sig, path in d["items"]:
+            ev.items.append((ctx, sig, path))
+            ev.ctxs.add(ctx)
+            ev.sigs.add(sig)
+            ev.paths.add(path)
+        ev.examples = [(str(a), str(b)) for a, b in d["examples"]][:_MAX_EXAMPLES]
+        return ev
+
+
+def _digest(s: str) -> str:
+    return blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _slot(s: str) -> int:
+    """The index key of a context: a 64-bit digest (a third of the memory of the text; two
+    contexts sharing one would need a 1 in 2**64 chance, and cost one wrong pair, not a rule)."""
+    return int.from_bytes(blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+def _within(host: str, domain: str) -> bool:
+    return host == domain or host.endswith("." + domain)
+
+
+def _registrable(host: str) -> str:
+    """``shop.site.co.uk`` -> ``site.co.uk``; under no known public suffix, the last two labels
+    (``mirror.site.test`` -> ``site.test``); ``""`` for an IP address or a public suffix."""
+    if is_ip(host):
+        return ""
+    d = split_domain(host)
+    if d.suffix:
+        return f"{d.label}.{d.suffix}" if d.label else ""
+    return ".".join(host.split(".")[-2:])
+
+
+def _escape_glob(name: str) -> str:
+    """A parameter name as a literal ``remove_params`` entry (``tags[]`` -> ``tags[[]]``)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def _signature_text(signature: bytes | bytearray | memoryview | str) -> str:
+    if isinstance(signature, str):
+        return signature
+    if isinstance(signature, (bytes, bytearray, memoryview)):
+        return bytes(signature).hex()
+    raise TypeError(f"signature must be bytes, got {type(signature).__name__}")
+
+
+class Learner:
+    """Learns parameter and host-alias rules from the signatures of downloaded pages.
+
+    ``min_pairs`` (at least 2): independent pieces of evidence a rule needs. ``sites``: the
+    hosts of the crawl (``allowed_domains``, start URL hosts); hosts within two of them may be
+    learned as aliases. ``max_entries``: records of the per-page index (see "Memory and speed"
+    in the module documentation). Not thread-safe, like the rest of a Scrapy crawl.
+    """
+
+    def __init__(self, min_pairs: int = 3, sites: Iterable[str] = (), max_entries: int = 200_000) -> None:
+        if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
+            raise ValueError(f"min_pairs must be an integer >= 2 (never learn from one pair), got {min_pairs!r}")
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
+            raise ValueError(f"max_entries must be an integer >= 0, got {max_entries!r}")
+        if isinstance(sites, str):
+            sites = [sites]
+        self.min_pairs = min_pairs
+        self.max_entries = max_entries
+        self.max_candidates = max(100, max_entries // 20)
+        self.sites: tuple[str, ...] = tuple(dict.fromkeys(
+            strip_prefixes(s.strip().lower().rstrip("."), _PREFIXES) for s in sites if s and s.strip()
+        ))
+        self._item_cap = 4 * min_pairs
+        # per-page index: digest of "P"+context (param), "A"+path?query (alias) or "S"+signature
+        # -> records, least recently written first
+        self._index: OrderedDict[int, tuple[Any, ...]] = OrderedDict()
+        self._size = 0
+        # learned state (persisted by to_json)
+        self._rules: list[LearnedRule] = []
+        self._revoked: list[Revocation] = []
+        self._candidates: OrderedDict[tuple[str, str, str], _Evidence] = OrderedDict()
+        self._blocked_params: dict[str, set[str]] = {}  # name -> hosts
+        self._blocked_aliases: set[tuple[str, str]] = set()
+        self._blocked_paths: dict[str, set[str]] = {}  # leading segment -> hosts
+        self._counter_log: list[CounterExample] = []
+        self._catch_all: set[str] = set()
+        self._version = 0
+        self._stats = {"pages": 0, "repeats": 0, "skipped": 0, "equal_pairs": 0, "counter_pairs": 0,
+                       "evicted": 0}
+        self._related_cache: dict[tuple[str, str], bool] = {}
+        self._first_seen: dict[str, int] = {}  # host -> order of its first page (aliases' direction)
+
+    # -- public state ------------------------------------------------------------------------
+
+    @property
+    def rules(self) -> tuple[LearnedRule, ...]:
+        """All adopted rules still in force, in adoption order."""
+        return tuple(self._rules)
+
+    @property
+    def revoked(self) -> tuple[Revocation, ...]:
+        """Rules revoked by a later counter-example, in revocation order."""
+        return tuple(self._revoked)
+
+    @property
+    def version(self) -> int:
+        """Changes (increases) whenever :attr:`rules` changes: adoption or revocation."""
+        return self._version
+
+    @property
+    def index_size(self) -> int:
+        """Records in the per-page index (never above ``max_entries`` between calls)."""
+        return self._size
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters for the log: pages observed, repeats ignored, equal and counter pairs, index
+        records evicted, rules, revocations, blocked candidates, catch-all signatures."""
+        s = dict(self._stats)
+        s.update(rules=len(self._rules), revoked=len(self._revoked), index=self._size,
+                 candidates=len(self._candidates),
+                 blocked=sum(map(len, self._blocked_params.values())) + len(self._blocked_aliases)
+                 + sum(map(len, self._blocked_paths.values())),
+                 catch_all=len(self._catch_all))
+        return s
+
+    def counter_examples(self) -> list[CounterExample]:
+        """The first counter-example of each blocked candidate (at most 1,000), in order."""
+        return list(self._counter_log)
+
+    def is_blocked(self, kind: str, host: str, name: str) -> bool:
+        """Whether a counter-example rules out this candidate (``"alias"``: two hosts). A
+        parameter is blocked on a host when a counter-example was seen on it or on one of its
+        subdomains (a rule would cover them)."""
+        if kind == ALIAS:
+            return tuple(sorted((host, name))) in self._blocked_aliases
+        if kind == PATH:
+            return any(_within(h, host) for h in self._blocked_paths.get(name, ()))
+        return any(_within(h, host) for h in self._blocked_params.get(name.lower(), ()))
+
+    def remove_params(self) -> dict[str, list[str]]:
+        """The parameter rules as a ``remove_params`` dict ``{host: [names]}`` (names escaped
+        so that ``fnmatch`` characters match literally)."""
+        out: dict[str, list[str]] = {}
+        for r in self._rules:
+            if r.kind == PARAM:
+                out.setdefault(r.host, []).append(_escape_glob(r.name))
+        return out
+
+    def path_prefixes(self) -> dict[str, list[str]]:
+        """The path rules as an ``ignore_path_prefixes`` dict ``{host: [leading segments]}``."""
+        out: dict[str, list[str]] = {}
+        for r in self._rules:
+            if r.kind == PATH:
+                out.setdefault(r.host, []).append(r.name)
+        return out
+
+    def domain_aliases(self) -> list[list[str]]:
+        """The alias rules as ``domain_aliases`` groups, canonical host first (chains
+        ``c -> b -> a`` resolved into one group)."""
+        groups: dict[str, list[str]] = {}
+        for r in self._rules:
+            if r.kind == ALIAS:
+                groups.setdefault(self._root(r.name), []).append(r.host)
+        return [[root, *hosts] for root, hosts in groups.items()]
+
+    def remove_params_snippet(self) -> str:
+        """Settings to paste into a project so a later crawl starts with what this one learned:
+        a ``URLUNIFY_REMOVE_PARAMS = {...}`` line for the parameter rules and a
+        ``URLUNIFY_DOMAIN_ALIASES = [...]`` line for the alias rules (a line only when there is
+        a rule of its kind: an empty value would replace the project's own setting). Merge with
+        the project's own values, if it has some."""
+        lines = ["# learned by scrapy_urlunify (merge with your own values of these settings)"]
+        params = self.remove_params()
+        if params:
+            body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in params.items())
+            lines.append(f"URLUNIFY_REMOVE_PARAMS = {{{body}}}")
+        aliases = self.domain_aliases()
+        if aliases:
+            body = ", ".join(f"[{', '.join(repr(h) for h in g)}]" for g in aliases)
+            lines.append(f"URLUNIFY_DOMAIN_ALIASES = [{body}]")
+        prefixes = self.path_prefixes()
+        if prefixes:
+            body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in prefixes.items())
+            lines.append(f"URLUNIFY_IGNORE_PATH_PREFIXES = {{{body}}}")
+        if len(lines) == 1:
+            lines.append("# (no rules learned)")
+        return "\n".join(lines) + "\n"
+
+    # -- observing ---------------------------------------------------------------------------
+
+    def observe(self, url: str, identity_host: str, signature: bytes) -> list[LearnedRule]:
+        """Record one downloaded page: ``url`` is the fetched URL (WHATWG-serialized and
+        standardized), ``identity_host`` its host after ``www``-stripping and aliases, and
+        ``signature`` its page signature. Returns the rules adopted because of this
+        observation (usually none); revocations show in :attr:`revoked` and :attr:`version`.
+        A URL that is not an http(s) URL is ignored."""
+        sig = _signature_text(signature)
+        self._stats["pages"] += 1
+        host = identity_host.strip().lower() if isinstance(identity_host, str) else ""
+        if not host or not isinstance(url, str):
+            self._stats["skipped"] += 1
+            return []
+        try:
+            p = Parts.split(url)
+        except ValueError:
+            p = None
+        if p is None or not p.path.startswith("/") or p.scheme not in ("http", "https"):
+            self._stats["skipped"] += 1
+            return []
+        port = p.port
+        hostkey = f"{host}:{port}" if port else host
+        path = p.path
+        frag = "" if p.fragment is None else "#" + p.fragment
+        q = p.query
+        if q:
+            if "%20" in q:
+                q = q.replace("%20", "+")
+            items = sorted(i for i in q.split("&") if i and i[-1] != "=")
+        else:
+            items = []
+        query = "&".join(items)
+        base = hostkey + path
+        key0 = _slot(f"P{base}?{query}{frag}")
+        index = self._index
+        e0 = index.get(key0, ())
+        if any(r[0] is None for r in e0):
+            self._stats["repeats"] += 1  # this very page again: nothing to compare
+            return []
+        # pairs: (kind, host, name, equal, context, path, signature, earlier url)
+        pairs: list[tuple[str, str, str, bool, str, str, str, str]] = []
+        ctx_q = f"{path}?{query}{frag}"
+        for name, _value, s, u in e0:  # pages with one more parameter than this one
+            pairs.append((PARAM, host, name, s == sig, ctx_q, path, sig, u))
+        self._add(key0, e0, (None, None, sig, url))
+
+        if items and len(items) <= MAX_ITEMS:
+            lowered = [i.partition("=")[0].lower() for i in items]
+            names = sorted(set(lowered))
+            for name in names[:MAX_PARAMS]:
+                if not name:
+                    continue
+                value = "&".join(i for i, n in zip(items, lowered) if n == name)
+                rest = "&".join(i for i, n in zip(items, lowered) if n != name)
+                key = _slot(f"P{base}?{rest}{frag}")
+                entry = index.get(key, ())
+                ctx = f"{path}?{rest}{frag}"
+                if any(r[0] == name and r[1] == value for r in entry):
+                    continue  # this page's record is there already (a repeat we had forgotten)
+                n_values = 0
+                for other, v, s, u in entry:
+                    if other is None:  # the page without the parameter
+                        pairs.append((PARAM, host, name, s == sig, ctx, path, sig, u))
+                    elif other == name:
+                        n_values += 1
+                        pairs.append((PARAM, host, name, s == sig, ctx, path, sig, u))
+                if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
+                    self._add(key, entry, (name, value, sig, url))
+
+        # path rules: "/print/x" and "/x" (same host, query and fragment) with one signature.
+        # As the longer URL: the page without its first segment, seen before; as the shorter
+        # one: pages with one more leading segment, seen before.
+        first, sep, tail = path[1:].partition("/")
+        if sep and first and tail:
+            rest = "/" + tail
+            for r in index.get(_slot(f"P{hostkey}{rest}?{query}{frag}"), ()):
+                if r[0] is None:
+                    pairs.append((PATH, host, first, r[2] == sig, rest, rest, sig, r[3]))
+            key = _slot(f"R{hostkey}{rest}?{query}{frag}")
+            entry = index.get(key, ())
+            if len(entry) < _MAX_RECORDS and not any(r[0] == first for r in entry):
+                self._add(key, entry, (first, sig, url))
+        for prefix, s, u in index.get(_slot(f"R{hostkey}{path}?{query}{frag}"), ()):
+            pairs.append((PATH, host, prefix, s == sig, path, path, sig, u))
+
+        if not is_ip(host):
+            if host not in self._first_seen and len(self._first_seen) < _MAX_HOSTS_SEEN:
+                self._first_seen[host] = len(self._first_seen)
+            key = _slot("A" + ctx_q)
+            entry = index.get(key, ())
+            seen_here = False
+            for h, pt, s, u in entry:
+                if h == host:
+                    seen_here = pt == port or seen_here
+                    continue
+                if pt == port and self._related(h, host):
+                    pairs.append((ALIAS, h, host, s == sig, path, path, sig, u))
+            if not seen_here and len(entry) < _MAX_HOSTS:
+                self._add(key, entry, (host, port, sig, url))
+
+        self._note_signature(sig, path)
+        adopted: list[LearnedRule] = []
+        if pairs:
+            # counter-examples first: one observation can both support and contradict
+            for kind, a, b, equal, ctx, pth, s, u in pairs:
+                if not equal:
+                    self._stats["counter_pairs"] += 1
+                    self._contradict(kind, a, b, u, url)
+            for kind, a, b, equal, ctx, pth, s, u in pairs:
+                if equal:
+                    self._stats["equal_pairs"] += 1
+                    rule = self._support(kind, a, b, ctx, pth, s, u, url)
+                    if rule is not None:
+                        adopted.append(rule)
+        self._evict()
+        return adopted
+
+    def _add(self, key: int, entry: tuple[Any, ...], record: Any) -> None:
+        """Store ``entry + (record,)`` under ``key``, now the most recently written key.
+        (Entries are tuples rebuilt on each write: they hold a few records, and a tuple costs
+        half the memory of a list.)"""
+        index = self._index
+        index[key] = entry + (record,)
+        index.move_to_end(key)
+        self._size += 1
+
+    def _evict(self) -> None:
+        index = self._index
+        while self._size > self.max_entries and index:
+            _key, records = index.popitem(last=False)
+            self._size -= len(records)
+            self._stats["evicted"] += len(records)
+
+    def _note_signature(self, sig: str, path: str) -> None:
+        if sig in self._catch_all:
+            return
+        if "." in path:
+            path = strip_index_pages(path, _INDEX_PAGES)
+        path = strip_trailing_slash(path)
+        key = _slot("S" + sig)
+        entry = self._index.get(key, ())
+        if path in entry:
+            return
+        if len(entry) + 1 >= CATCH_ALL_PATHS:
+            self._catch_all.add(sig)
+            if entry:
+                del self._index[key]
+                self._size -= len(entry)
+            return
+        self._add(key, entry, path)
+
+    def _related(self, a: str, b: str) -> bool:
+        """Hosts whose pages may be compared for aliases (see the module documentation)."""
+        k = (a, b) if a < b else (b, a)
+        r = self._related_cache.get(k)
+        if r is None:
+            if len(self._related_cache) >= 4096:
+                self._related_cache.clear()
+            sites = self.sites
+            r = bool(
+                (any(_within(a, s) for s in sites) and any(_within(b, s) for s in sites))
+                or ((ra := _registrable(a)) and ra == _registrable(b))
+            )
+            self._related_cache[k] = r
+        return r
+
+    # -- evidence and counter-examples -------------------------------------------------------
+
+    def _key(self, kind: str, a: str, b: str) -> tuple[str, str, str]:
+        if kind == ALIAS:
+            return (ALIAS, *sorted((a, b)))  # type: ignore[return-value]
+        return (kind, a, b)
+
+    def _support(self, kind: str, a: str, b: str, ctx: str, path: str, sig: str,
+                 earlier: str, url: str) -> LearnedRule | None:
+        if sig in self._catch_all or self.is_blocked(kind, a, b):
+            return None
+        if kind in (PARAM, PATH) and self._covered(kind, a, b):
+            return None
+        if kind == ALIAS and (self._alias_of(b) is not None or self._alias_of(a) is not None):
+            return None  # one of them is mapped already (the caller's policy lags behind)
+        key = self._key(kind, a, b)
+        ev = self._candidates.get(key)
+        if ev is None:
+            ev = self._candidates[key] = _Evidence(first=self._seen_first(a, b) if kind == ALIAS else "")
+            if len(self._candidates) > self.max_candidates:
+                self._candidates.popitem(last=False)
+        else:
+            self._candidates.move_to_end(key)
+        if not ev.add(_digest(ctx), sig, _digest(path), (earlier, url), self._item_cap):
+            return None
+        n, paths = ev.count(self._catch_all)
+        if n < self.min_pairs or (paths < 2 and n < 2 * self.min_pairs):
+            return None
+        if kind in (PARAM, PATH):
+            rule = LearnedRule(kind, a, b, n, tuple(ev.examples))
+        else:
+            alias, canonical = self._direction(key[1], key[2], ev.first)
+            root = self._root(canonical)
+            if root == alias:
+                return None
+            rule = LearnedRule(ALIAS, alias, canonical, n, tuple(ev.examples))
+        del self._candidates[key]
+        self._rules.append(rule)
+        self._version += 1
+        return rule
+
+    def _covered(self, kind: str, host: str, name: str) -> bool:
+        """A rule for ``name`` on ``host`` or a parent domain is in force already."""
+        return any(r.kind == kind and r.name == name and _within(host, r.host) for r in self._rules)
+
+    def _seen_first(self, earlier: str, later: str) -> str:
+        """Of two hosts, the one whose first page came first (``earlier`` if unknown)."""
+        seen = self._first_seen
+        if earlier in seen and later in seen and seen[later] < seen[earlier]:
+            return later
+        return earlier
+
+    def _direction(self, a: str, b: str, first: str) -> tuple[str, str]:
+        """(alias, canonical): a parent domain is canonical for its subdomain; else the host
+        within ``sites`` if only one is; else the one that names an alias group already; else
+        the host seen first."""
+        if _within(b, a):
+            return b, a
+        if _within(a, b):
+            return a, b
+        in_a = any(_within(a, s) for s in self.sites)
+        in_b = any(_within(b, s) for s in self.sites)
+        if in_a != in_b:
+            return (b, a) if in_a else (a, b)
+        names = {r.name for r in self._rules if r.kind == ALIAS}
+        if (a in names) != (b in names):
+            return (b, a) if a in names else (a, b)
+        return (b, a) if first == a else (a, b)
+
+    def _alias_of(self, host: str) -> str | None:
+        for r in self._rules:
+            if r.kind == ALIAS and r.host == host:
+                return r.name
+        return None
+
+    def _root(self, host: str) -> str:
+        seen = {host}
+        while True:
+            nxt = self._alias_of(host)
+            if nxt is None or nxt in seen:
+                return host
+            seen.add(nxt)
+            host = nxt
+
+    def _contradict(self, kind: str, a: str, b: str, earlier: str, url: str) -> None:
+        key = self._key(kind, a, b)
+        self._candidates.pop(key, None)
+        if kind in (PARAM, PATH):
+            blocked = self._blocked_params if kind == PARAM else self._blocked_paths
+            hosts = blocked.setdefault(b, set())
+            new = a not in hosts
+            hosts.add(a)
+            doomed = [r for r in self._rules if r.kind == kind and r.name == b and _within(a, r.host)]
+        else:
+            pair = (key[1], key[2])
+            new = pair not in self._blocked_aliases
+            self._blocked_aliases.add(pair)
+            doomed = [r for r in self._rules if r.kind == ALIAS and {r.host, r.name} == {a, b}]
+        if new and len(self._counter_log) < _MAX_COUNTER_LOG:
+            self._counter_log.append(CounterExample(kind, key[1], key[2], earlier, url))
+        for r in doomed:
+            self._rules.remove(r)
+            self._revoked.append(Revocation(r, (earlier, url)))
+            self._version += 1
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """Rules, revocations, blocked candidates, catch-all signatures and the evidence toward
+        candidates, as JSON (the per-page index is not kept: a resumed crawl only misses pairs
+        whose first page came before the restart)."""
+        data = {
+            "format": _FORMAT,
+            "settings": {"min_pairs": self.min_pairs, "sites": list(self.sites), "max_entries": self.max_entries},
+            "version": self._version,
+            "rules": [r._json() for r in self._rules],
+            "revoked": [{"rule": r.rule._json(), "counter_example": list(r.counter_example)} for r in self._revoked],
+            "blocked_params": {n: sorted(h) for n, h in sorted(self._blocked_params.items())},
+            "blocked_aliases": sorted(list(p) for p in self._blocked_aliases),
+            "blocked_paths": {n: sorted(h) for n, h in sorted(self._blocked_paths.items())},
+            "catch_all": sorted(self._catch_all),
+            "candidates": [[k[0], k[1], k[2], ev._json()] for k, ev in self._candidates.items()],
+            "counter_examples": [list(c) for c in self._counter_log],
+            "stats": dict(self._stats),
+        }
+        return json.dumps(data, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str, *, min_pairs: int | None = None, sites: Iterable[str] | None = None,
+                  max_entries: int | None = None) -> Learner:
+        """A learner from :meth:`to_json` output; the keyword arguments, when given, replace the
+        saved settings (blocked candidates and catch-all signatures are always kept). Raises
+        ``ValueError`` on text that is not such output."""
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"not a saved Learner: {e}") from None
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise ValueError(f"not a saved Learner (format {_FORMAT!r} expected)")
+        try:
+            saved = data["settings"]
+            learner = cls(
+                min_pairs=saved["min_pairs"] if min_pairs is None else min_pairs,
+                sites=saved["sites"] if sites is None else sites,
+                max_entries=saved["max_entries"] if max_entries is None else max_entries,
+            )
+            learner._rules = [LearnedRule._from(r) for r in data["rules"]]
+            learner._revoked = [Revocation(LearnedRule._from(r["rule"]), tuple(r["counter_example"]))  # type: ignore[arg-type]
+                                for r in data["revoked"]]
+            learner._blocked_params = {str(n): set(map(str, h)) for n, h in data["blocked_params"].items()}
+            learner._blocked_aliases = {(str(a), str(b)) for a, b in data["blocked_aliases"]}
+            learner._blocked_paths = {str(n): set(map(str, h)) for n, h in data.get("blocked_paths", {}).items()}
+            learner._catch_all = set(map(str, data["catch_all"]))
+            for kind, a, b, ev in data["candidates"]:
+                if kind not in (PARAM, ALIAS, PATH):
+                    raise ValueError(f"unknown rule kind {kind!r}")
+                learner._candidates[(kind, a, b)] = _Evidence._from(ev)
+            while len(learner._candidates) > learner.max_candidates:
+                learner._candidates.popitem(last=False)
+            learner._counter_log = [CounterExample(*map(str, c)) for c in data["counter_examples"]]
+            learner._stats.update({k: int(v) for k, v in data.get("stats", {}).items() if k in learner._stats})
+            learner._version = int(data.get("version", len(learner._rules)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"not a saved Learner: {e!r}") from None
+        return learner

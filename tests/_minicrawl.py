@@ -1,0 +1,71 @@
+"""Real crawls of the mini site (tests/_minisite.py) with the add-on: the spider, its settings,
+and ``crawl(settings)`` / ``crawl_from(path, settings)`` returning the site, stats, items and drops.
+"""
+
+
+from __future__ import annotations
+
+import _minisite
+import pytest_twisted
+from scrapy import signals
+from scrapy.crawler import CrawlerRunner
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spiders import CrawlSpider, Rule
+
+
+class MiniSpider(CrawlSpider):
+    name = "mini"
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+    def parse_page(self, response):  # type: ignore[no-untyped-def]
+        for article in response.css("article"):
+            yield {"url": response.url, "title": article.css("h1::text").get(),
+                   "text": article.css(".text::text").get()}
+
+    def parse_start_url(self, response, **kwargs):  # type: ignore[no-untyped-def]
+        return self.parse_page(response)
+
+
+SETTINGS = {
+    "ADDONS": {"scrapy_urlunify.Addon": 0},
+    "ROBOTSTXT_OBEY": False,
+    "CONCURRENT_REQUESTS": 1,  # one page at a time, in link order: a deterministic crawl
+    "DEPTH_PRIORITY": 1,
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "INFO",
+}
+
+
+@pytest_twisted.inlineCallbacks
+def crawl(settings):  # type: ignore[no-untyped-def]
+    site, port, base = _minisite.start()
+    items, dropped = [], []
+    try:
+        runner = CrawlerRunner({**SETTINGS, **settings})
+        crawler = runner.create_crawler(MiniSpider)
+
+        def scraped(item, **kw):  # type: ignore[no-untyped-def]
+            items.append(item)
+
+        def dropped_item(item, exception, **kw):  # type: ignore[no-untyped-def]
+            dropped.append((item, str(exception)))
+
+        crawler.signals.connect(scraped, signal=signals.item_scraped)
+        crawler.signals.connect(dropped_item, signal=signals.item_dropped)
+        yield runner.crawl(crawler, start_urls=[base + "/"])
+    finally:
+        yield port.stopListening()
+    return site, crawler.stats.get_stats(), items, dropped
+
+
+@pytest_twisted.inlineCallbacks
+def crawl_from(path, settings):  # type: ignore[no-untyped-def]
+    site, port, base = _minisite.start()
+    try:
+        runner = CrawlerRunner({**SETTINGS, **settings})
+        crawler = runner.create_crawler(MiniSpider)
+        yield runner.crawl(crawler, start_urls=[base + path])
+    finally:
+        yield port.stopListening()
+    return site, crawler.stats.get_stats()

@@ -1,0 +1,65 @@
+"""``urlunify store info|clear`` on a real JOBDIR and a real Redis."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from scrapy_urlunify.stores import (
+    SEEN_FILENAME,
+    SIGNATURES_FILENAME,
+    JobdirSeenStore,
+    JobdirSignatureStore,
+)
+from scrapy_urlunify.stores.redis import (
+    RedisSeenStore,
+    RedisSignatureStore,
+    connect,
+    redis_keys,
+)
+
+
+def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scrapy_urlunify", "store", *args], input=stdin,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_jobdir_info_and_clear_with_confirmation(tmp_path):
+    with JobdirSeenStore(tmp_path / SEEN_FILENAME) as seen:
+        for fp in range(1, 8):
+            seen.add(fp)
+    with JobdirSignatureStore(tmp_path / SIGNATURES_FILENAME) as sigs:
+        sigs.get_or_set(b"x" * 16, "a.test/")
+    r = run("info", "--jobdir", str(tmp_path))
+    assert r.returncode == 0
+    assert "seen requests            7" in r.stdout and "page signatures          1" in r.stdout
+    r = run("clear", "--jobdir", str(tmp_path), stdin="no\n")
+    assert r.returncode == 1 and "Nothing deleted" in r.stdout
+    assert (tmp_path / SEEN_FILENAME).exists()
+    r = run("clear", "--jobdir", str(tmp_path), stdin=f"{tmp_path}\n")
+    assert r.returncode == 0 and not (tmp_path / SEEN_FILENAME).exists()
+
+
+def test_redis_info_and_clear(redis_server):
+    client = connect(redis_server.url)
+    keys = redis_keys("urlunify:%(scope)s", "acme")
+    seen = RedisSeenStore(client, keys["seen"])
+    for fp in range(1, 6):
+        seen.add(fp)
+    RedisSignatureStore(client, keys["signatures"]).get_or_set(b"s" * 16, "acme|a.test/")
+    other = RedisSeenStore(client, redis_keys("urlunify:%(scope)s", "other")["seen"])
+    other.add(99)
+    r = run("info", "--store", redis_server.url, "--scope", "acme")
+    assert r.returncode == 0, r.stderr
+    assert "seen requests            5" in r.stdout and "page signatures          1" in r.stdout
+    r = run("clear", "--store", redis_server.url, "--scope", "acme", stdin="wrong\n")
+    assert r.returncode == 1 and len(seen) == 5
+    r = run("clear", "--store", redis_server.url, "--scope", "acme", "--yes")
+    assert r.returncode == 0 and len(seen) == 0
+    assert len(other) == 1  # another scope is untouched
+
+
+def test_unreachable_redis_is_a_clear_error():
+    r = run("info", "--store", "redis://:secret@127.0.0.1:1/0", "--scope", "acme")
+    assert r.returncode == 1
+    assert "127.0.0.1:1" in r.stderr and "secret" not in r.stderr

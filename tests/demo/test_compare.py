@@ -1,0 +1,144 @@
+"""The demo a newcomer runs (``python -m scrapy_urlunify.demo``) and the copyable ``sample_project/``.
+
+Everything runs in subprocesses: the comparison runs its own reactor, and ``scrapy`` commands run
+as a user would type them, so nothing here shares the reactor with the pytest-twisted tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scrapy_urlunify.demo.site import DemoSite
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample_project"
+SIZE = 50
+SPIDERS = {"configured", "multidomain", "news", "site"}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.update(extra)
+    return env
+
+
+def _scrapy(*args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=SAMPLE, env=_env(**env),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, str]:
+    out = tmp_path_factory.mktemp("demo")
+    html, data = out / "report.html", out / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy_urlunify.demo", "--size", str(SIZE), "--out", str(html), "--json", str(data)],
+        cwd=out, env=_env(), capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(data.read_text()), html, proc.stdout
+
+
+def test_the_addon_fetches_each_page_once_and_misses_none(comparison):
+    report, _, _ = comparison
+    site, plain, addon = report["site"], report["plain"], report["addon"]
+    assert site["pages"] == len(DemoSite(size=SIZE).pages)
+    assert addon["pages_missed"] == 0 and addon["missed"] == []
+    assert addon["false_merges"] == 0
+    assert addon["distinct_pages"] == site["pages"]
+    assert addon["redundant_fetches"] <= 0.02 * addon["distinct_pages"]
+    assert addon["duplicate_items"] == 0 and addon["duplicate_items_same_text"] == 0
+    # a print view or mirror copy is fetched, recognized by its body text, and yields no items
+    demo = DemoSite(size=SIZE)
+    copies = [c for c in demo.content_duplicates if c in demo.items]
+    assert addon["items"] == site["items"] - len(copies)
+    assert addon["saved_by"]["signature_duplicates"] == len(demo.content_duplicates)
+    assert addon["finish_reason"] == plain["finish_reason"] == "finished"
+    # plain Scrapy reaches every page too, but many of them again and again
+    assert plain["pages_missed"] == 0
+    assert plain["redundant_fetches"] > 0
+    assert plain["requests"] > 2 * addon["requests"]
+    assert report["requests_saved"] == plain["requests"] - addon["requests"] > 0
+    # what each rule saved comes from the crawl's stats
+    assert addon["saved_by"]["duplicates"] > 0
+    assert addon["saved_by"]["filtered"].get("extension:pdf", 0) > 0
+    assert isinstance(addon["saved_by"]["signature_duplicates"], int)
+
+
+def test_the_report_is_printed_and_written_as_html(comparison):
+    report, html, stdout = comparison
+    assert html.is_file()
+    assert str(html) in stdout
+    assert "plain Scrapy" in stdout and "redundant fetches" in stdout
+    page = html.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    for crawl in ("plain", "addon"):
+        for key in ("requests", "redundant_fetches", "items", "pages_missed"):
+            assert f"{report[crawl][key]:,}" in page, (crawl, key)
+    assert f"{report['site']['pages']}</b> distinct pages" in page
+    # self-contained: no script, no stylesheet or image fetched from anywhere
+    assert not re.search(r"<script|<link|<img|\bsrc=|@import|url\(", page, re.I)
+
+
+def test_the_sample_project_configured_spider_is_the_one_the_demo_runs():
+    sys.path.insert(0, str(SAMPLE))
+    try:
+        from sample_project.spiders.configured import ConfiguredSpider
+    finally:
+        sys.path.remove(str(SAMPLE))
+    from scrapy_urlunify.demo.compare import ALLOWED_DOMAINS, CONFIGURED_SETTINGS
+
+    assert ConfiguredSpider.custom_settings == CONFIGURED_SETTINGS
+    assert tuple(ConfiguredSpider.allowed_domains) == ALLOWED_DOMAINS
+
+
+def test_scrapy_list_in_the_sample_project():
+    proc = _scrapy("list", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert set(proc.stdout.split()) == SPIDERS
+
+
+def test_scrapy_crawl_news_fetches_each_article_once(tmp_path):
+    site = DemoSite(size=SIZE)
+    news_pages = {p for p in site.pages if p.startswith("news:")}
+    news_items = {p for p in site.items if p.startswith("news:")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE)],
+        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        assert line, "the demo server did not start"
+        proxy = json.loads(line)["proxy_url"]
+        items_file = tmp_path / "items.json"
+        proc = _scrapy("crawl", "news", "-O", str(items_file), "-s", "CLOSESPIDER_TIMEOUT=60",
+                       "-s", "LOG_LEVEL=INFO", URLUNIFY_DEMO_PROXY=proxy)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    log = proc.stderr
+
+    def stat(name: str) -> int:
+        found = re.search(rf"'{re.escape(name)}': (\d+)", log)
+        return int(found.group(1)) if found else 0
+
+    assert re.search(r"'finish_reason': 'finished'", log)
+    # every news page (the index and each article) requested exactly once
+    assert stat("downloader/request_count") == len(news_pages)
+    assert stat("downloader/response_status_count/200") == len(news_pages)
+    assert stat("urlunify/duplicates") > 0  # the arglink/inifile spellings were recognized
+    assert "scope 'acme'" in log  # the spider's URLUNIFY_SCOPE
+    items = json.loads(items_file.read_text())
+    ids = [site.page_id(item["url"]) for item in items]
+    assert sorted(ids) == sorted(news_items)  # every article, none twice
+    assert all(item["title"] and item["text"] for item in items)
+    assert all("arglink" not in item["url"] and "inifile" not in item["url"] for item in items)

@@ -1,0 +1,20 @@
+"""The add-on: what it enables, and what it leaves to the project."""
+
+
+from __future__ import annotations
+
+import logging
+
+
+def test_addon_keeps_a_project_fingerprinter_and_warns(caplog):
+    from scrapy.settings import Settings
+
+    from scrapy_urlunify.integration.addon import Addon
+
+    settings = Settings({"REQUEST_FINGERPRINTER_CLASS": "scrapy.utils.request.RequestFingerprinter"}, priority="project")
+    with caplog.at_level(logging.WARNING):
+        Addon().update_settings(settings)
+    assert settings["REQUEST_FINGERPRINTER_CLASS"] == "scrapy.utils.request.RequestFingerprinter"
+    assert "keeping the project's REQUEST_FINGERPRINTER_CLASS" in caplog.text
+    assert settings["DUPEFILTER_CLASS"] == "scrapy_urlunify.integration.dupefilter.DupeFilter"
+    assert settings.getwithbase("SPIDER_MIDDLEWARES")["scrapy_urlunify.integration.links.LinkMiddleware"] == 600

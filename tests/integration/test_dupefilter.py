@@ -1,0 +1,113 @@
+"""The dupefilter in real crawls of the demo site: redirects, start URLs, scopes, debug logging."""
+
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import pytest_twisted
+from _crawl import ADDON, ConfiguredSpider, crawl
+
+from scrapy_urlunify.demo.server import DemoServer
+from scrapy_urlunify.demo.site import DemoSite
+from scrapy_urlunify.demo.spider import DemoSpider
+
+SIZE = 50
+
+
+@pytest.fixture(scope="module")
+def site() -> DemoSite:
+    return DemoSite(size=SIZE)
+
+
+class FilteredStartSpider(DemoSpider):
+    """Start requests that go through the dupefilter (Scrapy's are ``dont_filter=True``, and a
+    redirect inherits that flag), as links found on a page do."""
+
+    name = "filtered-start"
+
+    async def start(self):  # type: ignore[override]
+        from scrapy import Request
+
+        for url in self.start_urls:
+            yield Request(url, dont_filter=False)
+
+
+@pytest_twisted.inlineCallbacks
+def test_redirect_to_the_same_page_is_followed_not_filtered(site):
+    """scrapy#1225: http://www.site.test/secure/... answers 301 to https://; unified, the target
+    has the identifier of its source, and Scrapy's own filter would drop it."""
+    secure = [p for p in site.pages if "/secure/" in p]
+    assert secure
+    path = secure[0].split(":", 1)[1]
+    server = DemoServer(site).start()
+    try:
+        result = yield crawl(server, site, {**ADDON, "DEPTH_LIMIT": 1}, FilteredStartSpider,
+                             start_urls=[f"http://www.site.test{path}"])
+    finally:
+        yield server.stop()
+    statuses = [(r.url, r.status) for r in result.records if r.method == "GET"]
+    assert statuses[0] == (f"http://www.site.test{path}", 301)
+    assert (f"https://www.site.test{path}", 200) in statuses
+    assert result.page_fetches()[secure[0]] == 1
+    assert result.stats["urlunify/redirects/same_page"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_redirect_loop_still_ends(site):
+    # a redirect chain that returns to its own page is allowed through, so REDIRECT_MAX_TIMES must end it
+    server = DemoServer(site).start()
+    try:
+        result = yield crawl(server, site, {**ADDON, "REDIRECT_MAX_TIMES": 3}, FilteredStartSpider,
+                             start_urls=["http://site.test/loop"])
+    finally:
+        yield server.stop()
+    assert result.stats["finish_reason"] == "finished"
+    loop = [r for r in result.records if r.method == "GET" and r.url.endswith("/loop")]
+    assert [r.status for r in loop] == [301] * 4  # the first request and 3 redirects, then Scrapy gives up
+    assert result.stats["urlunify/redirects/same_page"] == 3
+
+
+@pytest_twisted.inlineCallbacks
+def test_start_url_is_recorded_so_links_back_to_it_are_not_fetched(site):
+    server = DemoServer(site).start()
+    try:
+        result = yield crawl(server, site, ADDON, ConfiguredSpider)
+    finally:
+        yield server.stop()
+    assert result.page_fetches()["site:/"] == 1
+    assert result.stats["urlunify/recorded_unfiltered"] >= 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_scopes_never_filter_each_other_and_a_scope_resumes(site, tmp_path):
+    jobdir = str(tmp_path / "job")
+    server = DemoServer(site).start()
+    try:
+        first = yield crawl(server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "a"}, ConfiguredSpider)
+        other = yield crawl(server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "b"}, ConfiguredSpider)
+        again = yield crawl(server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "a"}, ConfiguredSpider)
+    finally:
+        yield server.stop()
+    assert set(first.page_fetches()) == set(site.pages)
+    # another scope in the same store: every page again
+    assert set(other.page_fetches()) == set(site.pages)
+    # the same scope again: the job resumes, finds everything crawled, fetches nothing (even
+    # the start URL, which Scrapy schedules again on every run, bypassing the dupefilter)
+    assert sum(again.page_fetches().values()) == 0
+    assert again.stats["urlunify/resume/start_skipped"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_dupefilter_debug_names_the_earlier_url(site, caplog):
+    server = DemoServer(site).start()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="scrapy_urlunify.integration.dupefilter"):
+            result = yield crawl(server, site, {**ADDON, "DUPEFILTER_DEBUG": True, "LOG_LEVEL": "DEBUG"},
+                                 ConfiguredSpider)
+    finally:
+        yield server.stop()
+    lines = [r.getMessage() for r in caplog.records if r.name == "scrapy_urlunify.integration.dupefilter"]
+    assert len(lines) == result.stats["urlunify/duplicates"] > 0  # every duplicate, not only the first
+    assert all("same page as https://" in line or "same page as http://" in line for line in lines)

@@ -1,0 +1,88 @@
+"""The signature middleware in real crawls: duplicate pages, declared canonicals, learning."""
+
+
+from __future__ import annotations
+
+import pytest_twisted
+from _minicrawl import crawl, crawl_from
+
+
+@pytest_twisted.inlineCallbacks
+def test_duplicate_pages_never_reach_the_callback():
+    site, stats, items, _ = yield crawl({})
+    # ?ref=2 and ?ref=3 and the print view are fetched (no rule predicts them) ...
+    assert site.hits["/a?ref=2"] == 1 and site.hits["/doc?print=1"] == 1
+    # ... recognized by their body text, and yield nothing: one item for A, one for Doc
+    titles = sorted(i["title"] for i in items)
+    assert titles.count("Article A") == 1 and titles.count("Doc") == 1
+    # a listing page yields all its items
+    assert sum(1 for t in titles if t.startswith("Item ")) == 5
+    # distinct pages with equal text collide, by design: the second empty search result and
+    # the second soft 404 are duplicates of the first (documented in signatures.py)
+    assert stats["urlunify/signature/duplicates"] >= 2 + 2 + 1
+    # the links of a duplicate page are not followed: /a?ref=x variants on /next still are
+    # (from /next), but nothing is reached through a duplicate page
+    assert stats["finish_reason"] == "finished"
+
+
+@pytest_twisted.inlineCallbacks
+def test_declared_canonical_marks_its_target_seen():
+    site, stats, items, _ = yield crawl({})
+    # /c declares /a as its canonical: /a counts as seen (its content was obtained), so the
+    # link to /a on /c is not followed
+    assert stats["urlunify/canonical/recorded"] == 1
+    assert site.hits["/a"] == 0
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_whose_page_differs_is_a_counter_example(caplog):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.signatures"):
+        site, stats = yield crawl_from("/learn", {})
+    # /claim names /home its canonical; /home was fetched before, with another text
+    assert site.hits["/claim"] == 1
+    assert stats["urlunify/canonical/counter_examples"] == 1
+    assert "not the same page" in caplog.text
+    assert stats["urlunify/canonical/recorded"] == 1  # /hdr's; not /claim's
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_link_header_counts_too():
+    site, stats = yield crawl_from("/learn", {})
+    # /hdr (depth 2) sends `Link: </doc>; rel="canonical"` and links to /doc: /doc is not fetched
+    assert site.hits["/hdr"] == 1 and site.hits["/doc"] == 0
+    assert stats["urlunify/canonical/recorded"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_learning_an_irrelevant_parameter_stops_later_fetches(tmp_path):
+    site, stats = yield crawl_from("/learn", {"URLUNIFY_LEARN": True, "JOBDIR": str(tmp_path / "job")})
+    host = "127.0.0.1"
+    assert stats[f"urlunify/learned/param/{host}/ref"] >= 3
+    # before the rule: /b, /e, /f were each fetched with ?ref=1 and ?ref=2 (their signatures
+    # taught the rule); after it, the ?ref=3..5 links on /later (deeper, so crawled later with
+    # DEPTH_PRIORITY) need no fetch, and /g, new, is fetched once
+    for x in "bef":
+        assert site.hits[f"/{x}?ref=1"] == site.hits[f"/{x}?ref=2"] == 1
+        assert sum(site.hits[f"/{x}?ref={i}"] for i in (3, 4, 5)) == 0
+    assert sum(site.hits[f"/g?ref={i}"] for i in (3, 4, 5)) == 1
+    # ?page= changes the text: never learned, every listing page fetched
+    assert all(site.hits[f"/p?page={i}"] == 1 for i in (1, 2, 3, 4))
+    assert not any("/page" in k for k in stats if k.startswith("urlunify/learned/param/"))
+    # kept with the job: a resumed run starts with the rule
+    assert "ref" in (tmp_path / "job" / "urlunify-learned.json").read_text()
+
+
+@pytest_twisted.inlineCallbacks
+def test_without_learning_every_ref_variant_is_fetched():
+    site, stats = yield crawl_from("/learn", {})
+    assert sum(site.hits[f"/b?ref={i}"] for i in range(1, 6)) == 5
+    assert not any(k.startswith("urlunify/learned/") for k in stats)
+
+
+@pytest_twisted.inlineCallbacks
+def test_learning_a_leading_path_segment():
+    site, stats = yield crawl_from("/plearn", {"URLUNIFY_LEARN": True})
+    assert stats["urlunify/learned/path/127.0.0.1/print"] >= 3
+    # after the rule: of /print/docs/x and /docs/x on /pnext, one fetch each, not two
+    for x in "def":
+        assert site.hits[f"/print/docs/{x}"] + site.hits[f"/docs/{x}"] == 1
