@@ -17,11 +17,18 @@ if TYPE_CHECKING:
 
     from ..core.policy import Policy
 
-__all__ = ["STATS_PREFIX", "ItemOrigin", "ItemOrigins", "UnifyContext"]
+__all__ = ["STATS_PREFIX", "ItemOrigin", "ItemOrigins", "UnifyContext", "spider_name"]
 
 logger = logging.getLogger("scrapy_urlunify")
 
 STATS_PREFIX = "urlunify/"
+
+
+def spider_name(crawler: Crawler) -> str | None:
+    """The crawl's spider name: the instance's (``process.crawl(Spider, name="x")`` gives a
+    name only to the instance), else the class's, else ``None`` (no spider created yet)."""
+    name = getattr(getattr(crawler, "spider", None), "name", None)
+    return name or getattr(crawler.spidercls, "name", None)
 
 
 class ItemOrigin(NamedTuple):
@@ -60,7 +67,7 @@ class UnifyContext:
         self.enabled: bool = flag(settings, "URLUNIFY_ENABLED", True)
         self.rewrite: bool = flag(settings, "URLUNIFY_REWRITE", True)
         spider = getattr(crawler, "spider", None)
-        self.policy: Policy = policy_from_settings(settings, spider, spider_name=crawler.spidercls.name)
+        self.policy: Policy = policy_from_settings(settings, spider, spider_name=spider_name(crawler))
         #: the policy from the settings, before learned rules
         self.base_policy: Policy = self.policy
         self.unifier: Unifier = self.policy.unifier

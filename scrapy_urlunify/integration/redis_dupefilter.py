@@ -46,7 +46,7 @@ from ..stores.redis import (
     ping,
     redis_keys,
 )
-from .context import UnifyContext
+from .context import UnifyContext, spider_name
 from .dupefilter import DupeFilter
 from .settings import SettingsError, number
 
@@ -90,7 +90,7 @@ def redis_client(settings: BaseSettings) -> redis.Redis:
 def redis_keys_of(crawler: Crawler) -> dict[str, str]:
     """The crawl's Redis keys (``seen``, ``signatures``, ``rules``) from ``URLUNIFY_REDIS_KEY``."""
     template = crawler.settings.get("URLUNIFY_REDIS_KEY") or DEFAULT_KEY_TEMPLATE
-    scope = UnifyContext.of(crawler).scope or crawler.spidercls.name
+    scope = UnifyContext.of(crawler).scope or spider_name(crawler) or ""
     try:
         return redis_keys(template, scope)
     except ValueError as exc:
