@@ -178,12 +178,13 @@ def _stream(lines: TextIO, out: TextIO, err: TextIO, fn: Any) -> int:
     return status
 
 
-def run(args: argparse.Namespace, policy: Policy, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    """Run a parsed command with a built policy; returns the exit status."""
+def run(args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    """Run a parsed command with a built policy (optional for ``store``); returns the exit status."""
     if args.command == "store":
         from .store import run_store
 
         return run_store(args, policy, out, err, stdin)
+    assert policy is not None, f"{args.command} needs a policy"
     u = policy.unifier
     if args.command == "explain":
         e = u.explain(args.url, args.base)

@@ -72,7 +72,7 @@ def prefix_matcher(prefixes: Iterable[str]) -> re.Pattern[str] | None:
             alts.append(re.escape(p.lower()))
     if not alts:
         return None
-    return re.compile(r"(?:%s)\." % "|".join(alts))
+    return re.compile(r"(?:{})\.".format("|".join(alts)))
 
 
 def strip_prefixes(host: str, matcher: re.Pattern[str] | None) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Union
+from typing import Any
 
 import ada_url
 
@@ -58,7 +58,7 @@ DEFAULT_STRIP_HOST_PREFIXES: tuple[str, ...] = ("www", "wwwN")
 #: ``""`` applies to every host, a domain to that host and its subdomains.
 ParamRules = tuple[tuple[str, tuple[str, ...]], ...]
 
-ParamSpec = Union[Iterable[str], Mapping[str, Iterable[str]], None]
+ParamSpec = Iterable[str] | Mapping[str, Iterable[str]] | None
 
 
 class PolicyError(Exception):

@@ -324,7 +324,7 @@ def remove_session_params(p: Parts, ctx: Unifier) -> bool:
 # One search over the query tells whether any tracking name is there at all; most queries have
 # none, and splitting them item by item would cost more than the whole rest of a URL.
 _TRACKING_HINT = re.compile(
-    r"(?:\A|&)(?:%s|%s)" % (
+    r"(?:\A|&)(?:{}|{})".format(
         "|".join(re.escape(n) for n in sorted(TRACKING_PARAMS, key=len, reverse=True)),
         "|".join(re.escape(n) for n in TRACKING_PREFIXES),
     ),

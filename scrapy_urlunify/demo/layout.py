@@ -38,9 +38,7 @@ from .hrefs import (
 )
 from .model import SID_PLACEHOLDER, Document, Link, Page, Redirect
 
-WORDS = tuple(
-    ["crawler", "spider", "request", "response", "scheduler", "frontier", "fingerprint", "canonical", "anchor", "header", "cookie", "session", "proxy", "tunnel", "mirror", "replica", "sitemap", "archive", "index", "listing", "article", "catalogue", "product", "gallery", "review", "summary", "release", "kernel", "module", "plugin", "adapter", "pipeline", "storage", "signature", "checksum", "digest", "domain", "suffix", "subdomain", "redirect", "status", "network", "latency", "bandwidth", "budget", "harvest", "politeness", "robots", "fragment", "query", "parameter", "path", "segment", "slash", "encoding", "charset", "render", "template", "widget", "portal", "report", "ledger", "thermostat"]
-)
+WORDS = ("crawler", "spider", "request", "response", "scheduler", "frontier", "fingerprint", "canonical", "anchor", "header", "cookie", "session", "proxy", "tunnel", "mirror", "replica", "sitemap", "archive", "index", "listing", "article", "catalogue", "product", "gallery", "review", "summary", "release", "kernel", "module", "plugin", "adapter", "pipeline", "storage", "signature", "checksum", "digest", "domain", "suffix", "subdomain", "redirect", "status", "network", "latency", "bandwidth", "budget", "harvest", "politeness", "robots", "fragment", "query", "parameter", "path", "segment", "slash", "encoding", "charset", "render", "template", "widget", "portal", "report", "ledger", "thermostat")
 
 SESSION_AREAS = (
     # (directory, page stem, session style, item pages?)

@@ -30,7 +30,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from twisted.internet import defer
 from twisted.internet.protocol import Factory, Protocol
@@ -42,8 +42,8 @@ from .site import DemoSite
 from .tls import write_self_signed
 from .urls import parse_target
 
-if TYPE_CHECKING:
-    from twisted.internet.interfaces import IListeningPort, ITransport
+# Twisted declares its interfaces' methods without ``self``; without the zope plugin mypy
+# misreads every call through them, so the reactor, ports and transports are typed ``Any`` here.
 
 MAX_HEAD = 16 * 1024
 SESSION_ALPHABETS = {
@@ -113,13 +113,13 @@ class _DemoHTTPSite(server.Site):
     # Plain HTTPChannel instead of Twisted's h2-capable wrapper: the wrapper
     # proxies attribute reads but not writes, and we tag channels with
     # demo_tunnel/demo_tls/demo_connection that the request must see.
-    protocol = http.HTTPChannel
+    protocol = http.HTTPChannel  # type: ignore[assignment]
 
     def __init__(self, demo: DemoServer) -> None:
         super().__init__(_DemoResource(demo))
         self.demo = demo
 
-    def log(self, request: server.Request) -> None:
+    def log(self, request: http.Request) -> None:
         # Our own structured log (DemoServer.log) replaces the access log.
         pass
 
@@ -134,6 +134,8 @@ class _FrontProtocol(Protocol):
     right away.  It stays the transport's protocol and forwards everything,
     so no Twisted internals have to be rewired.
     """
+
+    transport: Any  # ITransport, set by makeConnection
 
     def __init__(self, demo: DemoServer, *, direct_tls: bool = False) -> None:
         self.demo = demo
@@ -162,7 +164,7 @@ class _FrontProtocol(Protocol):
         if not first.upper().startswith(b"CONNECT "):
             self._hand_over(tunnel=None, data=self.buffer)
             return
-        head, sep, rest = self.buffer.partition(b"\r\n\r\n")
+        _head, sep, rest = self.buffer.partition(b"\r\n\r\n")
         if not sep:
             if len(self.buffer) > MAX_HEAD:
                 self.transport.loseConnection()
@@ -181,7 +183,7 @@ class _FrontProtocol(Protocol):
         self.demo._record("CONNECT", authority, 200, "proxy", None, self.connection_id)
         # Plain bytes written before startTLS go out unencrypted and in order.
         self.transport.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        self.transport.startTLS(self.demo._tls_options)  # type: ignore[attr-defined]
+        self.transport.startTLS(self.demo._tls_options)
         # A well-behaved client waits for the 200 before its ClientHello, so
         # ``rest`` is empty; anything else would be garbage for TLS anyway.
         self._hand_over(tunnel=(host.lower(), port), data=b"")
@@ -246,8 +248,8 @@ class DemoServer:
         self.log: list[RequestRecord] = []
         self.cert_path: Path | None = None
         self._cert_dir: Path | None = None
-        self._ports: list[IListeningPort] = []
-        self._transports: set[ITransport] = set()
+        self._ports: list[Any] = []  # IListeningPort
+        self._transports: set[Any] = set()  # ITransport
         self._connection_ids = itertools.count(1)
         self._http_site: _DemoHTTPSite | None = None  # built in start(): it grabs the reactor
         self._tls_options: Any = None
@@ -255,17 +257,18 @@ class DemoServer:
     # -- lifecycle ----------------------------------------------------------
     def start(self) -> DemoServer:
         """Listen on the HTTP/proxy and HTTPS ports; returns ``self``."""
-        from twisted.internet import reactor
+        from twisted.internet import reactor as installed
 
+        reactor: Any = installed
         self._cert_dir = Path(tempfile.mkdtemp(prefix="urlunify-demo-"))
         self.cert_path, key_path = write_self_signed(self._cert_dir, self.site.hosts)
         self._tls_options = _tls_options(self.cert_path.read_bytes(), key_path.read_bytes())
         self._http_site = _DemoHTTPSite(self)
 
-        plain_port = reactor.listenTCP(  # type: ignore[attr-defined]
+        plain_port = reactor.listenTCP(
             self.http_port, _FrontFactory(self), interface=self.interface
         )
-        tls_port = reactor.listenSSL(  # type: ignore[attr-defined]
+        tls_port = reactor.listenSSL(
             self.https_port, _FrontFactory(self, direct_tls=True), self._tls_options, interface=self.interface
         )
         self._ports = [plain_port, tls_port]
@@ -278,7 +281,7 @@ class DemoServer:
         waits = [defer.maybeDeferred(port.stopListening) for port in self._ports]
         self._ports = []
         for transport in list(self._transports):
-            transport.abortConnection()  # type: ignore[attr-defined]
+            transport.abortConnection()
         self._transports.clear()
         if self._cert_dir is not None:
             shutil.rmtree(self._cert_dir, ignore_errors=True)
@@ -379,8 +382,8 @@ def _tls_options(cert_pem: bytes, key_pem: bytes) -> Any:
     try:
         # pyOpenSSL >= 24.3 takes cryptography objects (and deprecates its own).
         options = ssl.CertificateOptions(
-            privateKey=load_pem_private_key(key_pem, None),
-            certificate=x509.load_pem_x509_certificate(cert_pem),
+            privateKey=load_pem_private_key(key_pem, None),  # type: ignore[arg-type]
+            certificate=x509.load_pem_x509_certificate(cert_pem),  # type: ignore[arg-type]
             acceptableProtocols=[b"http/1.1"],
         )
         options.getContext()
@@ -404,7 +407,9 @@ def main(argv: list[str] | None = None) -> None:
     from twisted.internet import asyncioreactor
 
     asyncioreactor.install()
-    from twisted.internet import reactor
+    from twisted.internet import reactor as installed
+
+    reactor: Any = installed
 
     site = DemoSite(size=args.size, seed=args.seed)
     demo = DemoServer(site, http_port=args.http_port, https_port=args.https_port).start()
@@ -419,8 +424,8 @@ def main(argv: list[str] | None = None) -> None:
         "seed": args.seed,
     }
     print(json.dumps(info), flush=True)
-    reactor.addSystemEventTrigger("before", "shutdown", demo.stop)  # type: ignore[attr-defined]
-    reactor.run()  # type: ignore[attr-defined]
+    reactor.addSystemEventTrigger("before", "shutdown", demo.stop)
+    reactor.run()
     sys.exit(0)
 
 

@@ -63,23 +63,25 @@ class Addon:
     """Scrapy add-on enabling scrapy-urlunify's middleware, fingerprinter, dupefilter and pipelines."""
 
     def update_settings(self, settings: Settings) -> None:
+        # Scrapy hints set_in_component_priority_dict's component as a class; an import path
+        # works too and keeps the components unimported until Scrapy loads them.
         if not settings.getbool("URLUNIFY_ENABLED", True):
             return
         settings.set_in_component_priority_dict(
-            "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.links.LinkMiddleware", SPIDER_MIDDLEWARE_PRIORITY
+            "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.links.LinkMiddleware", SPIDER_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
         )
         settings.set_in_component_priority_dict(
-            "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.signatures.SignatureMiddleware", SIGNATURE_MIDDLEWARE_PRIORITY
+            "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.signatures.SignatureMiddleware", SIGNATURE_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
         )
         if settings.get("JOBDIR") or str(settings.get("URLUNIFY_STORE", "memory")).startswith(("redis", "unix")):
             settings.set_in_component_priority_dict(
-                "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY
+                "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
             )
         for name, ours in _OURS.items():
             self._set_unless_user_chose(settings, name, ours)
         if find_spec("scrapy_urlunify.integration.pipelines") is not None:
             for path, priority in PIPELINE_PRIORITIES.items():
-                settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)
+                settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
 
     @staticmethod
     def _set_unless_user_chose(settings: Settings, name: str, ours: str) -> None:

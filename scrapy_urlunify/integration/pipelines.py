@@ -73,9 +73,10 @@ class SignaturePipeline:
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         origin = self.context.item_origins.get(id(item))
         adapter = ItemAdapter(item)
-        if self.field and isinstance(adapter.get(self.field), str) and adapter.get(self.field).strip():
+        value = adapter.get(self.field) if self.field else None
+        if isinstance(value, str) and value.strip():
             page = origin.identifier if origin else _item_page(adapter)
-            earlier = self._texts.get_or_set(text_signature(adapter[self.field]), page)
+            earlier = self._texts.get_or_set(text_signature(value), page)
             if earlier is not None and earlier != page:
                 self.context.inc("signature/dropped_items")
                 raise DropItem(f"its {self.field!r} text was already seen on {earlier}")

@@ -211,7 +211,9 @@ class SignatureMiddleware:
         from ..learning.learner import Learner
 
         try:
-            self.learner = Learner.from_json(text, min_pairs=self.learner.min_pairs, sites=self.learner.sites)
+            learner = self.learner
+            assert learner is not None  # restored only when learning is on
+            self.learner = Learner.from_json(text, min_pairs=learner.min_pairs, sites=learner.sites)
         except (ValueError, KeyError, TypeError) as e:
             logger.warning("Ignoring unreadable learned rules in %s: %s", self._rules_store, e)
             return

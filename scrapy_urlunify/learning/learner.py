@@ -500,15 +500,15 @@ class Learner:
             for name in names[:MAX_PARAMS]:
                 if not name:
                     continue
-                value = "&".join(i for i, n in zip(items, lowered) if n == name)
-                rest = "&".join(i for i, n in zip(items, lowered) if n != name)
+                value = "&".join(i for i, n in zip(items, lowered, strict=True) if n == name)
+                rest = "&".join(i for i, n in zip(items, lowered, strict=True) if n != name)
                 key = _slot(f"P{base}?{rest}{frag}")
                 entry = index.get(key, ())
                 ctx = f"{path}?{rest}{frag}"
                 if any(r[0] == name and r[1] == value for r in entry):
                     continue  # this page's record is there already (a repeat we had forgotten)
                 n_values = 0
-                for other, v, s, u in entry:
+                for other, _v, s, u in entry:
                     if other is None:  # the page without the parameter
                         pairs.append((PARAM, host, name, s == sig, ctx, path, sig, u))
                     elif other == name:
@@ -552,7 +552,7 @@ class Learner:
         adopted: list[LearnedRule] = []
         if pairs:
             # counter-examples first: one observation can both support and contradict
-            for kind, a, b, equal, ctx, pth, s, u in pairs:
+            for kind, a, b, equal, _ctx, _pth, _s, u in pairs:
                 if not equal:
                     self._stats["counter_pairs"] += 1
                     self._contradict(kind, a, b, u, url)
@@ -570,7 +570,7 @@ class Learner:
         (Entries are tuples rebuilt on each write: they hold a few records, and a tuple costs
         half the memory of a list.)"""
         index = self._index
-        index[key] = entry + (record,)
+        index[key] = (*entry, record)
         index.move_to_end(key)
         self._size += 1
 

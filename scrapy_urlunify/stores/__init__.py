@@ -22,7 +22,7 @@ import struct
 import sys
 from array import array
 from types import TracebackType
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 __all__ = [
     "ITEMS_FILENAME",
@@ -102,8 +102,6 @@ class SignatureStore(Protocol):
         """Release resources; JOBDIR stores sync their file."""
         ...
 
-
-_Store = TypeVar("_Store", bound="_ClosingContext")
 
 
 class _ClosingContext:

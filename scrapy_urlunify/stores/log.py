@@ -28,7 +28,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from types import TracebackType
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from typing_extensions import Self
 
@@ -58,8 +58,6 @@ _FRAME = struct.Struct("<II")  # payload length, CRC-32
 MAX_PAYLOAD = 1 << 26
 
 _CHUNK = 1 << 20  # bytes read per system call when replaying
-
-_Log = TypeVar("_Log", bound="_LogFile")
 
 
 def _read_at(fd: int, size: int, offset: int) -> bytes:

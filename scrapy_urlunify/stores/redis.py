@@ -404,7 +404,8 @@ class RedisSeenStore(_RedisStore):
         if not isinstance(fp, int) or not 0 <= fp < 2**64:
             return False
         member = fp.to_bytes(8, "big")
-        return bool(self._run("SISMEMBER", lambda: self.client.sismember(self.key, member)))
+        # redis-py sends bytes as they are; its hint says str
+        return bool(self._run("SISMEMBER", lambda: self.client.sismember(self.key, member)))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return int(self._run("SCARD", lambda: self.client.scard(self.key)))
