@@ -38,6 +38,9 @@ def run_store(args: argparse.Namespace, policy: Policy | None, out: TextIO, err:
     except StoreError as e:
         err.write(f"urlunify store: {e}\n")
         return 1
+    except OSError as e:  # an unreadable JOBDIR file
+        err.write(f"urlunify store: {e}\n")
+        return 1
 
 
 def _confirm(what: str, expected: str, args: argparse.Namespace, out: TextIO, stdin: TextIO) -> bool:
@@ -69,7 +72,7 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdi
     items = path / ITEMS_FILENAME
     counts["item identifiers"] = sum(1 for _ in VarRecordLog.read(items)) if items.exists() else 0
     learned = path / LEARNED_FILENAME
-    counts["learned rules"] = len(json.loads(learned.read_text("utf-8")).get("rules", [])) if learned.exists() else 0
+    counts["learned rules"] = _learned_rules(learned) if learned.exists() else 0
     if args.action == "info":
         out.write(f"JOBDIR {path}\n")
         out.writelines(f"  {name:<24} {value}\n" for name, value in counts.items())
@@ -84,8 +87,26 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdi
     return 0
 
 
+def _learned_rules(path: Path) -> int:
+    try:
+        rules = json.loads(path.read_text("utf-8")).get("rules", [])
+    except (ValueError, AttributeError) as e:  # corrupt JSON, or JSON of another shape
+        raise StoreError(f"{path}: not a learned-rules file ({type(e).__name__}: {e})") from None
+    if not isinstance(rules, list):
+        raise StoreError(f"{path}: not a learned-rules file (its rules are not a list)")
+    return len(rules)
+
+
 def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    from ..stores.redis import DEFAULT_KEY_TEMPLATE, connect, mask_url, redis_keys
+    import redis
+
+    from ..stores.factory import (
+        DEFAULT_KEY_TEMPLATE,
+        mask_url,
+        redis_keys,
+        without_secret,
+    )
+    from ..stores.redis import connect
 
     if not scope:
         err.write("urlunify store: give --scope (or --spider with scrapy urlunify)\n")
@@ -95,12 +116,21 @@ def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO
     except ValueError as e:
         err.write(f"urlunify store: --key: {e}\n")
         return 2
-    client = connect(args.store)
-    counts = {
-        "seen requests": client.scard(keys["seen"]),
-        "page signatures": client.hlen(keys["signatures"]),
-        "learned-rule records": client.hlen(keys["rules"]),
-    }
+    try:
+        client = connect(args.store)
+    except ValueError as e:  # not a Redis URL, a bad port or db (the message is password-free)
+        err.write(f"urlunify store: {e}\n")
+        return 2
+    try:
+        counts = {
+            "seen requests": client.scard(keys["seen"]),
+            "page signatures": client.hlen(keys["signatures"]),
+            "learned-rule records": client.hlen(keys["rules"]),
+        }
+    except redis.RedisError as e:  # WRONGTYPE: another program's key at ours
+        err.write(f"urlunify store: Redis {mask_url(args.store)}: {without_secret(str(e), args.store)} "
+                  f"(keys {keys['seen']}, {keys['signatures']}, {keys['rules']})\n")
+        return 1
     if args.action == "info":
         out.write(f"Redis {mask_url(args.store)}, scope {scope!r} (keys {keys['seen']}, ...)\n")
         out.writelines(f"  {name:<24} {value}\n" for name, value in counts.items())

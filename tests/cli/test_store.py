@@ -63,3 +63,49 @@ def test_unreachable_redis_is_a_clear_error():
     r = run("info", "--store", "redis://:secret@127.0.0.1:1/0", "--scope", "acme")
     assert r.returncode == 1
     assert "127.0.0.1:1" in r.stderr and "secret" not in r.stderr
+
+
+# --- faults: one line on stderr, a non-zero exit, never a traceback or a password --------------
+
+PASSWORD = "Zq9/Xw7#Vv5?Uu3"
+PIECES = ("Zq9", "Xw7", "Vv5", "Uu3")
+
+
+def one_line_error(r: subprocess.CompletedProcess[str]) -> str:
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not any(p in r.stdout + r.stderr for p in PIECES), r.stdout + r.stderr
+    return r.stderr
+
+
+def test_store_info_on_a_key_of_another_type(redis_server):
+    redis_server.client().set("urlunify:acme:seen", "not a set")
+    err = one_line_error(run("info", "--store", redis_server.url, "--scope", "acme"))
+    assert "WRONGTYPE" in err and "urlunify:acme:seen" in err
+
+
+def test_store_info_on_bad_urls_never_prints_the_password(redis_server):
+    for url in (f"redsi://:{PASSWORD}@127.0.0.1:{redis_server.port}/0",
+                f"redis://:{PASSWORD}@127.0.0.1:port/0",
+                f"redis://:{PASSWORD}@127.0.0.1:1/0"):
+        one_line_error(run("info", "--store", url, "--scope", "acme"))
+
+
+def test_store_info_on_corrupt_jobdir_files(tmp_path):
+    from scrapy_urlunify.stores import LEARNED_FILENAME, REQUESTS_FILENAME, VarRecordLog
+
+    (tmp_path / LEARNED_FILENAME).write_text("{not json")
+    err = one_line_error(run("info", "--jobdir", str(tmp_path)))
+    assert LEARNED_FILENAME in err
+    (tmp_path / LEARNED_FILENAME).write_text('["a list", "not an object"]')
+    assert LEARNED_FILENAME in one_line_error(run("info", "--jobdir", str(tmp_path)))
+    (tmp_path / LEARNED_FILENAME).unlink()
+    with VarRecordLog(tmp_path / REQUESTS_FILENAME) as log:
+        for i in range(3):
+            log.append(b"D" + i.to_bytes(8, "big"))
+    with open(tmp_path / REQUESTS_FILENAME, "r+b") as f:  # a zeroed block amid the records
+        f.seek(20)
+        f.write(b"\0" * 8)
+    err = one_line_error(run("info", "--jobdir", str(tmp_path)))
+    assert REQUESTS_FILENAME in err and "offset" in err
