@@ -168,6 +168,8 @@ class Policy:
         set_(self, "deny_extensions", _extensions(self.deny_extensions))
         set_(self, "max_url_length", _int("max_url_length", self.max_url_length, minimum=1))
         set_(self, "trap_repetitions", _int("trap_repetitions", self.trap_repetitions, minimum=0))
+        if self.trap_repetitions == 1:  # every path holds each of its segments once: all traps
+            raise PolicyValueError("trap_repetitions", "1 makes every URL with a path a trap: give 0 (off) or 2 or more")
         set_(self, "strip_session_ids", _bool("strip_session_ids", self.strip_session_ids))
         set_(self, "strip_tracking_params", _bool("strip_tracking_params", self.strip_tracking_params))
         set_(self, "route_fragments", _bool("route_fragments", self.route_fragments))
@@ -221,13 +223,17 @@ def _scope(value: object) -> str | None:
         return None
     if not isinstance(value, str):
         raise PolicyTypeError("scope", f"expected a string, got {_type_name(value)} {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PolicyValueError("scope", f"{value!r} is not valid text (a lone surrogate)") from None
     if "|" in value or any(c.isspace() for c in value):
         raise PolicyValueError("scope", f"must not contain '|' or white space, got {value!r}")
     return value
 
 
 def _strings(name: str, value: object) -> list[str]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise PolicyTypeError(name, f"expected a list of strings, got {_type_name(value)} {value!r}")
     items = list(value)
     for item in items:

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
+from . import settings as urlunify_settings
+
 if TYPE_CHECKING:
     from scrapy.settings import Settings
 
@@ -65,7 +67,7 @@ class Addon:
     def update_settings(self, settings: Settings) -> None:
         # Scrapy hints set_in_component_priority_dict's component as a class; an import path
         # works too and keeps the components unimported until Scrapy loads them.
-        if not settings.getbool("URLUNIFY_ENABLED", True):
+        if not urlunify_settings.get(settings, "URLUNIFY_ENABLED"):
             return
         settings.set_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.links.LinkMiddleware", SPIDER_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
@@ -73,7 +75,7 @@ class Addon:
         settings.set_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.signatures.SignatureMiddleware", SIGNATURE_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
         )
-        if settings.get("JOBDIR") or str(settings.get("URLUNIFY_STORE", "memory")).startswith(("redis", "unix")):
+        if settings.get("JOBDIR") or urlunify_settings.get(settings, "URLUNIFY_STORE") != "memory":
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
             )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from scrapy import signals
 
 from ..core.unify import Unifier
-from .settings import flag, policy_from_settings
+from . import settings as urlunify_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -64,17 +64,20 @@ class UnifyContext:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         settings = crawler.settings
-        self.enabled: bool = flag(settings, "URLUNIFY_ENABLED", True)
-        self.rewrite: bool = flag(settings, "URLUNIFY_REWRITE", True)
+        #: every integration setting, checked (a bad one stops the crawl here, named)
+        self.settings: dict[str, Any] = urlunify_settings.validate(settings)
+        self.enabled: bool = self.settings["URLUNIFY_ENABLED"]
+        self.rewrite: bool = self.settings["URLUNIFY_REWRITE"]
         spider = getattr(crawler, "spider", None)
-        self.policy: Policy = policy_from_settings(settings, spider, spider_name=spider_name(crawler))
+        self.policy: Policy = urlunify_settings.policy_from_settings(settings, spider,
+                                                                     spider_name=spider_name(crawler))
         #: the policy from the settings, before learned rules
         self.base_policy: Policy = self.policy
         self.unifier: Unifier = self.policy.unifier
         #: the crawl's SignatureMiddleware, when enabled
         self.signatures: Any = None
-        #: the crawl's Redis client, when URLUNIFY_STORE is a Redis URL
-        self.redis: Any = None
+        #: the crawl's stores (built on first use, see store_faults.crawl_stores)
+        self.stores: Any = None
         #: id(item) -> ItemOrigin, from LinkMiddleware to SignaturePipeline (pipelines are
         #: not given the response an item came from)
         self.item_origins: ItemOrigins = ItemOrigins()

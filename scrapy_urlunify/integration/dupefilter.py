@@ -27,16 +27,14 @@ from __future__ import annotations
 
 import logging
 import struct
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
-from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
 from ..core.rules import InvalidURL
-from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
+from ..stores import SeenStore
 from .context import UnifyContext
 from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
@@ -44,9 +42,9 @@ from .store_faults import (
     UNRECORDED_META,
     StoreUnavailable,
     count_outages,
+    crawl_stores,
     store_failed,
     store_unavailable,
-    uses_redis,
 )
 
 if TYPE_CHECKING:
@@ -117,12 +115,7 @@ class DupeFilter(BaseDupeFilter):
         """The crawl's seen store: a Redis SET shared by every process of the scope when
         ``URLUNIFY_STORE`` is a Redis URL, else a log in ``JOBDIR`` if set, else memory. A
         subclass may keep it elsewhere by overriding this."""
-        if uses_redis(crawler.settings):
-            from .redis_dupefilter import redis_seen_store
-
-            return redis_seen_store(crawler)
-        jobdir = job_dir(crawler.settings)
-        return JobdirSeenStore(Path(jobdir, SEEN_FILENAME)) if jobdir else MemorySeenStore()
+        return crawl_stores(crawler).seen()
 
     def record_url(self, url: str) -> bool:
         """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,

@@ -25,24 +25,20 @@ in ``urlunify/unicity/invalid`` and logged once.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
-from scrapy.utils.job import job_dir
 
 from ..core.rules import InvalidURL
 from ..learning.signatures import text_signature
 from ..stores import (
-    ITEMS_FILENAME,
-    JobdirSignatureStore,
     MemorySignatureStore,
     SignatureStore,
 )
 from .context import UnifyContext
 from .fingerprinter import Fingerprinter
-from .settings import flag
+from .store_faults import crawl_stores
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -60,7 +56,7 @@ class SignaturePipeline:
     def __init__(self, crawler: Crawler, context: UnifyContext) -> None:
         self.crawler = crawler
         self.context = context
-        self.field: str | None = crawler.settings.get("URLUNIFY_SIGNATURE_FIELD") or None
+        self.field: str | None = context.settings["URLUNIFY_SIGNATURE_FIELD"]
         self._texts: SignatureStore = MemorySignatureStore()
 
     @classmethod
@@ -91,13 +87,13 @@ class UnicityPipeline:
     """The seed's URL standardization and unicity filters, for items."""
 
     def __init__(self, crawler: Crawler, context: UnifyContext, store: SignatureStore) -> None:
-        s = crawler.settings
+        s = context.settings
         self.context = context
         self.store = store
-        self.input = s.get("URLUNIFY_UNICITY_INPUT_FIELD", "url")
-        self.standardized = s.get("URLUNIFY_STANDARDIZE_OUTPUT_FIELD", "url")
-        self.output = s.get("URLUNIFY_UNICITY_OUTPUT_FIELD", "identifier")
-        self.discard_missing = flag(s, "URLUNIFY_UNICITY_DISCARD_MISSING", False)
+        self.input: str = s["URLUNIFY_UNICITY_INPUT_FIELD"]
+        self.standardized: str = s["URLUNIFY_STANDARDIZE_OUTPUT_FIELD"]
+        self.output: str = s["URLUNIFY_UNICITY_OUTPUT_FIELD"]
+        self.discard_missing: bool = s["URLUNIFY_UNICITY_DISCARD_MISSING"]
         self._warned: set[str] = set()
 
     @classmethod
@@ -105,9 +101,8 @@ class UnicityPipeline:
         context = UnifyContext.of(crawler)
         if not context.enabled:
             raise NotConfigured
-        jobdir = job_dir(crawler.settings)
         # item identifier fingerprint -> the page it first came from
-        store: SignatureStore = JobdirSignatureStore(Path(jobdir, ITEMS_FILENAME)) if jobdir else MemorySignatureStore()
+        store = crawl_stores(crawler).items()
         return cls(crawler, context, store)
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:

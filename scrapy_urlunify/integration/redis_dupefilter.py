@@ -34,97 +34,16 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 
-from ..stores.redis import (
-    DEFAULT_KEY_TEMPLATE,
-    RedisRulesStore,
-    RedisSeenStore,
-    RedisSignatureStore,
-    RedisUnavailable,
-    connect,
-    is_redis_url,
-    own_retries,
-    ping,
-    redis_keys,
-)
-from .context import UnifyContext, spider_name
+from ..stores.redis import RedisSeenStore
 from .dupefilter import DupeFilter
-from .settings import SettingsError, number
+from .store_faults import crawl_stores
 
 if TYPE_CHECKING:
-    import redis
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
-__all__ = ["RedisDupeFilter", "redis_client"]
-
-
-def redis_client(settings: BaseSettings) -> redis.Redis:
-    """The crawl's Redis client: ``URLUNIFY_STORE`` if it is a Redis URL, else scrapy-redis's
-    connection settings. PINGed once; ``StoreUnavailable`` if nobody answers."""
-    url = settings.get("URLUNIFY_STORE")
-    if is_redis_url(url):
-        timeout = number(settings, "URLUNIFY_REDIS_TIMEOUT", 10.0, minimum=0.001)
-        try:
-            return connect(url, timeout=timeout)
-        except ValueError as exc:
-            raise SettingsError("URLUNIFY_STORE", str(exc)) from None
-        except RedisUnavailable as exc:
-            raise RedisUnavailable(url, f"{exc.reason} (check the setting URLUNIFY_STORE)") from None
-    try:
-        from scrapy_redis.connection import get_redis_from_settings
-    except ImportError:
-        raise SettingsError(
-            "URLUNIFY_STORE",
-            f"RedisDupeFilter needs a redis:// URL here (got {url!r}), "
-            "or scrapy-redis installed to use REDIS_URL",
-        ) from None
-    # A client of our own (scrapy-redis makes a new one per call), so changing its retry
-    # policy affects no one else.
-    client = own_retries(get_redis_from_settings(settings))
-    ping(client)
-    return client
-
-
-def redis_keys_of(crawler: Crawler) -> dict[str, str]:
-    """The crawl's Redis keys (``seen``, ``signatures``, ``rules``) from ``URLUNIFY_REDIS_KEY``."""
-    template = crawler.settings.get("URLUNIFY_REDIS_KEY") or DEFAULT_KEY_TEMPLATE
-    scope = UnifyContext.of(crawler).scope or spider_name(crawler) or ""
-    try:
-        return redis_keys(template, scope)
-    except ValueError as exc:
-        raise SettingsError("URLUNIFY_REDIS_KEY", str(exc)) from None
-
-
-def shared_client(crawler: Crawler) -> redis.Redis:
-    """One Redis client per crawler, for the seen set, the signatures and the learned rules."""
-    ctx = UnifyContext.of(crawler)
-    if ctx.redis is None:
-        ctx.redis = redis_client(crawler.settings)
-    return ctx.redis
-
-
-def unavailable_timeout(crawler: Crawler) -> float:
-    return number(crawler.settings, "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT", 60.0)
-
-
-def redis_seen_store(crawler: Crawler) -> RedisSeenStore:
-    """The scope's seen set in Redis."""
-    return RedisSeenStore(shared_client(crawler), redis_keys_of(crawler)["seen"],
-                          unavailable_timeout=unavailable_timeout(crawler))
-
-
-def redis_signature_store(crawler: Crawler) -> RedisSignatureStore:
-    """The scope's page-source hash index in Redis."""
-    return RedisSignatureStore(shared_client(crawler), redis_keys_of(crawler)["signatures"],
-                               unavailable_timeout=unavailable_timeout(crawler))
-
-
-def redis_rules_store(crawler: Crawler) -> RedisRulesStore:
-    """The scope's learned rules in Redis."""
-    return RedisRulesStore(shared_client(crawler), redis_keys_of(crawler)["rules"],
-                           unavailable_timeout=unavailable_timeout(crawler))
+__all__ = ["RedisDupeFilter"]
 
 
 class RedisDupeFilter(DupeFilter):
@@ -135,7 +54,9 @@ class RedisDupeFilter(DupeFilter):
     @classmethod
     def make_store(cls, crawler: Crawler) -> RedisSeenStore:
         """The scope's shared seen set (called by ``DupeFilter.from_crawler``)."""
-        return redis_seen_store(crawler)
+        store = crawl_stores(crawler, redis_fallback=True).seen()
+        assert isinstance(store, RedisSeenStore)
+        return store
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

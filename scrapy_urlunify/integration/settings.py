@@ -1,29 +1,57 @@
-"""The ``URLUNIFY_*`` Scrapy settings, read once per crawler into a :class:`~scrapy_urlunify.Policy`.
+"""Every ``URLUNIFY_*`` Scrapy setting: its default, its doc, and how its value is checked.
 
-Every policy field has a setting of the same name in upper case with the ``URLUNIFY_`` prefix
-(``key_params`` <- ``URLUNIFY_KEY_PARAMS``); all are read through the crawler's settings, so
-``custom_settings`` of a spider and ``-s`` on the command line apply per spider. Values given
-on the command line are strings: lists may be comma-separated or JSON, dicts JSON.
+:data:`SETTINGS` is the one table of them (as scrapy-redis's ``defaults.py``); components read a
+setting only through :func:`get`, which validates it, so a bad value fails at start-up with a
+:class:`SettingsError` naming the setting, whatever component reads it first.
+:class:`~scrapy_urlunify.integration.context.UnifyContext` checks them all when a crawl opens.
 
-Integration switches (not policy):
+Two groups:
 
-* ``URLUNIFY_ENABLED`` (default ``True``): ``False`` turns every component of the plugin off.
-* ``URLUNIFY_REWRITE`` (default ``True``): rewrite the URL of each request the spider yields to
-  ``standardize(url)``; ``False`` keeps the URLs as extracted (filters and dedup still apply).
-* ``URLUNIFY_SCOPE`` defaults to the spider's name.
-* ``URLUNIFY_SISTER_SUFFIXES = True`` takes "the sites of the crawl" from the spider's
-  ``allowed_domains`` and start URLs.
+* **policy** settings: one per :class:`~scrapy_urlunify.Policy` field, the field's name in upper
+  case with the ``URLUNIFY_`` prefix (``key_params`` <- ``URLUNIFY_KEY_PARAMS``), read into the
+  crawl's policy by :func:`policy_from_settings`;
+* **integration** switches: what the Scrapy components do.
+
+All are read through the crawler's settings, so ``custom_settings`` of a spider and ``-s`` on the
+command line apply per spider. Values given on the command line are strings: booleans are
+``true/false/1/0/yes/no/on/off``, lists may be comma-separated or JSON, dicts JSON.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
+import warnings
+from dataclasses import dataclass
 from typing import Any
+
+from scrapy.exceptions import ScrapyDeprecationWarning
 
 from ..core.policy import Policy, PolicyError
 from ..core.rules import InvalidURL, resolve
+from ..learning.signatures import DEFAULT_MAX_BYTES
+from ..stores.factory import (
+    DEFAULT_KEY_TEMPLATE,
+    MEMORY,
+    is_redis_url,
+    mask_url,
+    redis_keys,
+)
 
-__all__ = ["POLICY_SETTINGS", "SettingsError", "policy_from_settings", "setting_name"]
+__all__ = [
+    "POLICY_SETTINGS",
+    "SETTINGS",
+    "SIGNATURE_GRANULARITIES",
+    "Setting",
+    "SettingsError",
+    "get",
+    "policy_from_settings",
+    "setting_name",
+    "validate",
+]
+
+logger = logging.getLogger(__name__)
 
 PREFIX = "URLUNIFY_"
 
@@ -50,6 +78,9 @@ POLICY_SETTINGS: dict[str, str] = {
 #: Where a crawl's default differs from :class:`Policy`'s (see ``Policy.route_fragments``).
 CRAWL_DEFAULTS: dict[str, object] = {"route_fragments": False}
 
+#: Values of ``URLUNIFY_SIGNATURE_GRANULARITY``: which pages share one page-source hash index.
+SIGNATURE_GRANULARITIES = ("site", "host", "scope")
+
 
 class SettingsError(ValueError):
     """A ``URLUNIFY_*`` setting has a value the plugin cannot use; the crawl must not start."""
@@ -59,20 +90,125 @@ class SettingsError(ValueError):
         self.setting = setting
 
 
+@dataclass(frozen=True)
+class Setting:
+    """One ``URLUNIFY_*`` setting. ``kind`` says how a value is checked (see :func:`get`);
+    ``minimum`` bounds a number; ``choices`` lists the values of a ``choice``; ``old_name`` is a
+    deprecated name still read (with a warning)."""
+
+    name: str
+    default: Any
+    kind: str
+    doc: str
+    minimum: float | None = None
+    choices: tuple[str, ...] = ()
+    old_name: str | None = None
+    #: the Policy field of a policy setting
+    field: str | None = None
+
+
 def setting_name(field: str) -> str:
     """``key_params`` -> ``URLUNIFY_KEY_PARAMS``."""
     return PREFIX + field.upper()
 
 
+_INTEGRATION: tuple[Setting, ...] = (
+    Setting("URLUNIFY_ENABLED", True, "bool", "False turns every component of the plugin off."),
+    Setting("URLUNIFY_REWRITE", True, "bool",
+            "Rewrite the URL of each request the spider yields to standardize(url) (the URL "
+            "fetched); False keeps the URLs as extracted (filters and dedup still apply)."),
+    Setting("URLUNIFY_STORE", MEMORY, "store",
+            '"memory": the seen set, page signatures and learned rules live in the process (and '
+            "in JOBDIR files when JOBDIR is set); a redis://[:password@]host:port/db URL "
+            "(rediss://, unix:///path?db=N): in Redis, shared by every crawler of the scope."),
+    Setting("URLUNIFY_REDIS_KEY", DEFAULT_KEY_TEMPLATE, "key_template",
+            "Template of the Redis keys of a scope; must hold %(scope)s. The seen set is "
+            "<key>:seen, the signatures <key>:signatures, the learned rules <key>:rules."),
+    Setting("URLUNIFY_REDIS_TIMEOUT", 10.0, "number",
+            "Seconds to connect to a URLUNIFY_STORE Redis and to wait for each reply.", minimum=0.001),
+    Setting("URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT", 60.0, "number",
+            "Seconds a store call waits through a Redis outage (blocking the crawl) before the "
+            "crawl closes with the reason urlunify_store_unavailable.", minimum=0),
+    Setting("URLUNIFY_SIGNATURES", True, "bool",
+            "Compute page signatures (MD5 of the body text) and stop duplicate pages."),
+    Setting("URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, "int",
+            "Bodies larger than this are hashed raw instead of as text.", minimum=0),
+    Setting("URLUNIFY_SIGNATURE_GRANULARITY", "site", "choice",
+            'Which pages share one page-source hash index: "site" (the registrable domain after '
+            'aliases), "host", or "scope" (the whole crawl scope, URLUNIFY_SCOPE).',
+            choices=SIGNATURE_GRANULARITIES, old_name="URLUNIFY_SIGNATURE_SCOPE"),
+    Setting("URLUNIFY_DROP_DUPLICATE_RESPONSES", True, "bool",
+            "A response with the body text of another page never reaches the callback."),
+    Setting("URLUNIFY_CANONICALS", True, "bool",
+            "A declared rel=canonical inside the same site marks its URL as seen."),
+    Setting("URLUNIFY_LEARN", False, "bool",
+            "Learn which parameters, hosts and path prefixes do not matter from duplicate pages."),
+    Setting("URLUNIFY_LEARN_MIN_PAIRS", 3, "int",
+            "Distinct page pairs that must agree before a rule is learned.", minimum=2),
+    Setting("URLUNIFY_SIGNATURE_FIELD", None, "optional_field",
+            "An item field whose text identifies an item: SignaturePipeline drops items whose "
+            "text was seen on another page. None: drop the items of duplicate pages."),
+    Setting("URLUNIFY_UNICITY_INPUT_FIELD", "url", "field", "The item field UnicityPipeline reads a URL from."),
+    Setting("URLUNIFY_STANDARDIZE_OUTPUT_FIELD", "url", "field",
+            "The item field UnicityPipeline writes the standardized URL to."),
+    Setting("URLUNIFY_UNICITY_OUTPUT_FIELD", "identifier", "field",
+            "The item field UnicityPipeline writes the URL's identifier to."),
+    Setting("URLUNIFY_UNICITY_DISCARD_MISSING", False, "bool",
+            "UnicityPipeline drops items without a URL (else passes them on, with a warning)."),
+)
+
+_POLICY_DOCS = {
+    "scope": "A name put in front of every identifier (default: the spider's name): two scopes never "
+             "filter each other's pages.",
+    "remove_params": "Query parameters removed from fetched URLs and identifiers (names or globs, per host).",
+    "ignore_params": "Query parameters ignored in identifiers only (fetched URLs keep them).",
+    "key_params": "When a URL carries a key parameter of its host, only key parameters identify it.",
+    "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
+    "domain_aliases": "Groups of hosts serving one site; the first names it.",
+    "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its public suffix.",
+    "strip_host_prefixes": "Leading host labels ignored in identifiers (www, wwwN).",
+    "index_pages": "Last path segments naming a directory's default document (index.html).",
+    "ignore_scheme": "http and https identify the same page.",
+    "deny_extensions": "Extensions of links not worth fetching.",
+    "max_url_length": "Longer URLs are not followed.",
+    "trap_repetitions": "A path holding one segment this many times is a crawler trap (0: off).",
+    "strip_session_ids": "Remove the built-in session-id parameters.",
+    "strip_tracking_params": "Remove the built-in tracking parameters (utm_*, ...).",
+    "route_fragments": "Fragments that are routes of a single-page app (#!/x) identify pages.",
+}
+
+
+def _policy_default(field: str) -> Any:
+    if field in CRAWL_DEFAULTS:
+        return CRAWL_DEFAULTS[field]
+    return Policy.__dataclass_fields__[field].default
+
+
+#: Every ``URLUNIFY_*`` setting, by name: the integration switches, then the policy fields.
+SETTINGS: dict[str, Setting] = {
+    s.name: s
+    for s in (
+        *_INTEGRATION,
+        *(Setting(setting_name(f), _policy_default(f), "policy:" + kind, _POLICY_DOCS[f], field=f)
+          for f, kind in POLICY_SETTINGS.items()),
+    )
+}
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
 def _from_text(kind: str, text: str) -> Any:
+    """A policy setting's value given as a string (command line)."""
     s = text.strip()
     if kind in ("params", "groups", "list", "bool_or_list") and s[:1] in "[{":
         return json.loads(s)
-    if kind == "bool" or (kind == "bool_or_list" and s.lower() in ("true", "false", "1", "0", "yes", "no", "")):
+    if kind == "bool" or (kind == "bool_or_list" and s.lower() in _TRUE + _FALSE):
         low = s.lower()
-        if low in ("1", "true", "yes", "on"):
+        if low in _TRUE:
             return True
-        if low in ("0", "false", "no", "off", ""):
+        if low in _FALSE:
             return False
         raise ValueError(f"expected a boolean (true/false), got {text!r}")
     if kind == "int":
@@ -84,16 +220,114 @@ def _from_text(kind: str, text: str) -> Any:
     return s
 
 
-def _value(settings: Any, field: str) -> Any:
-    name = setting_name(field)
-    value = settings.get(name)
-    if isinstance(value, str) and POLICY_SETTINGS[field] != "str":
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise SettingsError(name, f"expected a string, got {type(value).__name__} {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SettingsError(name, f"{value!r} is not valid text (a lone surrogate)") from None
+    return value
+
+
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise SettingsError(name, f"expected a boolean (True/False), got {type(value).__name__} {value!r}")
+
+
+def _number(setting: Setting, value: Any, integer: bool) -> float:
+    name = setting.name
+    if isinstance(value, str):
         try:
-            value = _from_text(POLICY_SETTINGS[field], value)
-        except ValueError as e:  # json.JSONDecodeError is a ValueError
-            raise SettingsError(name, f"cannot read {value!r}: {e}") from None
+            value = float(value.strip())
+        except ValueError:
+            raise SettingsError(name, f"expected a number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SettingsError(name, f"expected a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise SettingsError(name, f"expected a finite number, got {value!r}")
+    if integer:
+        if value != int(value):
+            raise SettingsError(name, f"expected an integer, got {value!r}")
+        value = int(value)
+    if setting.minimum is not None and value < setting.minimum:
+        raise SettingsError(name, f"expected a number >= {setting.minimum:g}, got {value!r}")
+    return value
+
+
+def _check(setting: Setting, value: Any) -> Any:
+    """``value`` of ``setting`` checked and converted; SettingsError naming it if unusable."""
+    name, kind = setting.name, setting.kind
+    if kind == "bool":
+        return _bool(name, value)
+    if kind in ("number", "int"):
+        return _number(setting, value, integer=kind == "int")
+    if kind == "choice":
+        if value not in setting.choices:
+            raise SettingsError(name, f"expected one of {setting.choices}, got {value!r}")
+        return value
+    if kind == "field":
+        if not _text(name, value).strip():
+            raise SettingsError(name, "expected an item field name, got an empty string")
+        return value
+    if kind == "optional_field":
+        if value is None or value == "":
+            return None
+        return _text(name, value)
+    if kind == "store":
+        if value is None or value == "" or value == MEMORY:
+            return MEMORY
+        if is_redis_url(value):
+            return _text(name, value).strip()
+        shown = mask_url(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"
+        raise SettingsError(name, f'expected "memory" or a redis://, rediss:// or unix:// URL, got {shown!r}')
+    if kind == "key_template":
+        try:
+            redis_keys(_text(name, value), "scope")
+        except ValueError as e:
+            raise SettingsError(name, str(e)) from None
+        return value
+    raise AssertionError(f"unknown kind {kind!r} of {name}")  # pragma: no cover
+
+
+def _raw(settings: Any, setting: Setting) -> Any:
+    value = settings.get(setting.name)
+    if value is None and setting.old_name is not None:
+        value = settings.get(setting.old_name)
+        if value is not None:
+            message = (f"{setting.old_name} is deprecated: its name is now {setting.name} "
+                       "(same values); the old name still works for now")
+            warnings.warn(message, ScrapyDeprecationWarning, stacklevel=3)
     if hasattr(value, "copy_to_dict"):  # a BaseSettings holding a dict setting
         value = value.copy_to_dict()
+    return value
+
+
+def get(settings: Any, name: str) -> Any:
+    """The value of the integration setting ``name`` in ``settings`` (its default when unset),
+    checked: :class:`SettingsError` naming the setting when it cannot be used."""
+    setting = SETTINGS[name]
+    if setting.field is not None:
+        raise ValueError(f"{name} is a policy setting: read it with policy_from_settings()")
+    value = _raw(settings, setting)
+    return setting.default if value is None else _check(setting, value)
+
+
+def _policy_value(settings: Any, setting: Setting) -> Any:
+    value = _raw(settings, setting)
+    kind = setting.kind.partition(":")[2]
+    if isinstance(value, str):
+        _text(setting.name, value)
+        if kind != "str":
+            try:
+                value = _from_text(kind, value)
+            except ValueError as e:  # json.JSONDecodeError is a ValueError
+                raise SettingsError(setting.name, f"cannot read {value!r}: {e}") from None
     return value
 
 
@@ -117,9 +351,9 @@ def policy_from_settings(settings: Any, spider: Any = None, spider_name: str | N
     """Build the policy of a crawl from its settings (and its spider, for the scope default and
     the sites of ``URLUNIFY_SISTER_SUFFIXES``). Raises :class:`SettingsError` naming the setting."""
     values: dict[str, Any] = dict(CRAWL_DEFAULTS)
-    for field in POLICY_SETTINGS:
-        if settings.get(setting_name(field)) is not None:
-            values[field] = _value(settings, field)
+    for setting in SETTINGS.values():
+        if setting.field is not None and settings.get(setting.name) is not None:
+            values[setting.field] = _policy_value(settings, setting)
     if values.get("scope") in (None, ""):
         values["scope"] = spider_name or getattr(spider, "name", None)
     if values.get("sister_suffixes") is True and spider is not None:
@@ -130,21 +364,7 @@ def policy_from_settings(settings: Any, spider: Any = None, spider_name: str | N
         raise SettingsError(setting_name(e.field), str(e).split(": ", 1)[1]) from None
 
 
-def flag(settings: Any, name: str, default: bool) -> bool:
-    """A boolean integration setting, with a start-up error naming it on a bad value."""
-    try:
-        return settings.getbool(name, default)
-    except ValueError:
-        raise SettingsError(name, f"expected a boolean (True/False), got {settings.get(name)!r}") from None
-
-
-def number(settings: Any, name: str, default: float, minimum: float = 0) -> float:
-    """A numeric integration setting, with a start-up error naming it on a bad value."""
-    try:
-        value = settings.getfloat(name, default)
-    except ValueError:
-        raise SettingsError(name, f"expected a number, got {settings.get(name)!r}") from None
-    if value < minimum:
-        raise SettingsError(name, f"expected a number >= {minimum}, got {value}")
-    return value
-
+def validate(settings: Any) -> dict[str, Any]:
+    """Check every integration setting of ``settings`` (the policy ones are checked by
+    :func:`policy_from_settings`); return their values by name."""
+    return {name: get(settings, name) for name, s in SETTINGS.items() if s.field is None}

@@ -5,7 +5,7 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
 
 1. its signature (:mod:`scrapy_urlunify.learning.signatures`: MD5 of the body text) goes to
    ``response.meta["urlunify_signature"]`` (hex), before the spider callback;
-2. the page-source hash index of its site (``URLUNIFY_SIGNATURE_SCOPE``: ``site``, the
+2. the page-source hash index of its site (``URLUNIFY_SIGNATURE_GRANULARITY``: ``site``, the
    registrable domain after aliases, by default; or ``host``, or ``scope``) maps signature ->
    identifier of the first page seen with it. A response whose signature was first seen on a
    page with *another* identifier is a duplicate: ``meta["urlunify_duplicate_of"]`` names that
@@ -22,7 +22,7 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
    counter-example, logged at WARNING.
 
 Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (2 MiB: larger
-bodies are hashed raw), ``URLUNIFY_SIGNATURE_SCOPE``, ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
+bodies are hashed raw), ``URLUNIFY_SIGNATURE_GRANULARITY`` (formerly ``URLUNIFY_SIGNATURE_SCOPE``), ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
 ``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``.
 """
 
@@ -38,25 +38,19 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
-from scrapy.utils.job import job_dir
 
 from ..core.rules import InvalidURL
-from ..learning.signatures import DEFAULT_MAX_BYTES, signature, site_key
+from ..learning.signatures import signature, site_key
 from ..stores import (
-    LEARNED_FILENAME,
-    SIGNATURES_FILENAME,
-    JobdirSignatureStore,
-    MemorySignatureStore,
     SignatureStore,
 )
 from .context import UnifyContext
-from .settings import SettingsError, flag, number
 from .store_faults import (
     StoreUnavailable,
     count_outages,
+    crawl_stores,
     store_failed,
     store_unavailable,
-    uses_redis,
 )
 
 if TYPE_CHECKING:
@@ -70,7 +64,6 @@ logger = logging.getLogger(__name__)
 
 SIGNATURE_META = "urlunify_signature"
 DUPLICATE_OF_META = "urlunify_duplicate_of"
-SIGNATURE_SCOPES = ("site", "host", "scope")
 
 _CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
 _RECENT = 100_000  # identifiers whose signature is remembered, to check canonical claims
@@ -85,21 +78,19 @@ class SignatureMiddleware:
     """Downloader middleware: page signatures, duplicate pages, learning, declared canonicals."""
 
     def __init__(self, crawler: Crawler, context: UnifyContext, store: SignatureStore) -> None:
-        s = crawler.settings
+        s = context.settings
         self.crawler = crawler
         self.context = context
         self.store = store
-        self.drop = flag(s, "URLUNIFY_DROP_DUPLICATE_RESPONSES", True)
-        self.canonicals = flag(s, "URLUNIFY_CANONICALS", True)
-        self.max_bytes = int(number(s, "URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, minimum=0))
-        self.granularity = s.get("URLUNIFY_SIGNATURE_SCOPE", "site")
-        if self.granularity not in SIGNATURE_SCOPES:
-            raise SettingsError("URLUNIFY_SIGNATURE_SCOPE", f"expected one of {SIGNATURE_SCOPES}, got {self.granularity!r}")
+        self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
+        self.canonicals: bool = s["URLUNIFY_CANONICALS"]
+        self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
+        self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         self.learner = None
-        if flag(s, "URLUNIFY_LEARN", False):
+        if s["URLUNIFY_LEARN"]:
             from ..learning.learner import Learner
 
-            self.learner = Learner(min_pairs=int(number(s, "URLUNIFY_LEARN_MIN_PAIRS", 3, minimum=2)),
+            self.learner = Learner(min_pairs=s["URLUNIFY_LEARN_MIN_PAIRS"],
                                    sites=context.policy.sites or _spider_sites(crawler),
                                    max_entries=LEARNING_INDEX_ENTRIES)
             self._rules_store = _rules_store(crawler)
@@ -114,17 +105,9 @@ class SignatureMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SignatureMiddleware:
         context = UnifyContext.of(crawler)
-        if not context.enabled or not flag(crawler.settings, "URLUNIFY_SIGNATURES", True):
+        if not context.enabled or not context.settings["URLUNIFY_SIGNATURES"]:
             raise NotConfigured
-        store: SignatureStore
-        if uses_redis(crawler.settings):
-            from .redis_dupefilter import redis_signature_store
-
-            store = redis_signature_store(crawler)
-        else:
-            jobdir = job_dir(crawler.settings)
-            store = JobdirSignatureStore(Path(jobdir, SIGNATURES_FILENAME)) if jobdir else MemorySignatureStore()
-        return cls(crawler, context, store)
+        return cls(crawler, context, crawl_stores(crawler).signatures())
 
     # -- per response ------------------------------------------------------------------------
 
@@ -345,12 +328,8 @@ class _RulesStore:
 
 
 def _rules_store(crawler: Crawler) -> _RulesStore:
-    if uses_redis(crawler.settings):
-        from .redis_dupefilter import redis_rules_store
-
-        return _RulesStore(redis=redis_rules_store(crawler))
-    jobdir = job_dir(crawler.settings)
-    return _RulesStore(path=Path(jobdir, LEARNED_FILENAME) if jobdir else None)
+    where = crawl_stores(crawler).rules()
+    return _RulesStore(path=where) if where is None or isinstance(where, Path) else _RulesStore(redis=where)
 
 
 

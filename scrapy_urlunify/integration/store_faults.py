@@ -1,15 +1,20 @@
-"""Where a crawl keeps what it has seen: ``URLUNIFY_STORE``.
+"""Where a crawl keeps what it has seen (``URLUNIFY_STORE``), and what happens when that fails.
 
 ``URLUNIFY_STORE = "memory"`` (the default): the seen set, the page signatures and the learned
 rules live in the process, and in ``JOBDIR`` files when that is set (a resumed job keeps them).
 ``URLUNIFY_STORE = "redis://[:password@]host:port/db"`` (also ``rediss://``, ``unix://``): they
 live in Redis under ``URLUNIFY_REDIS_KEY`` (default ``urlunify:%(scope)s``), shared by every
-crawler process of the scope (:mod:`scrapy_urlunify.integration.redis_dupefilter`,
-:mod:`scrapy_urlunify.stores.redis`).
+crawler process of the scope. :func:`crawl_stores` builds them (through the one factory,
+:class:`scrapy_urlunify.stores.factory.Stores`).
 
-When the store stops answering for longer than ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT``, the crawl
-closes with the reason ``urlunify_store_unavailable``; nothing is counted as seen or recorded
-meanwhile, so a later resume loses nothing.
+A store that fails closes the crawl, with a reason naming the cause, and nothing is counted as
+seen or recorded from then on, so a later resume loses nothing:
+
+* ``urlunify_store_unavailable``: Redis stopped answering for longer than
+  ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT``;
+* ``urlunify_store_error``: a store answered with an error waiting does not cure: a JOBDIR file
+  that cannot be written (disk full), Redis out of memory (``maxmemory`` with ``noeviction``), a
+  key of another type at the plugin's key.
 """
 
 from __future__ import annotations
@@ -17,17 +22,27 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..stores import StoreUnavailable
+from scrapy.utils.job import job_dir
+
+from ..stores import StoreError, StoreUnavailable
+from ..stores.factory import Stores
+from . import settings as urlunify_settings
+from .context import UnifyContext, spider_name
 from .settings import SettingsError
 
 if TYPE_CHECKING:
+    import redis
     from scrapy.crawler import Crawler
 
 __all__ = [
     "CLOSE_REASON",
+    "ERROR_REASON",
     "UNRECORDED_META",
+    "StoreError",
     "StoreUnavailable",
     "count_outages",
+    "crawl_stores",
+    "store_error",
     "store_failed",
     "store_unavailable",
     "uses_redis",
@@ -36,6 +51,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 CLOSE_REASON = "urlunify_store_unavailable"
+ERROR_REASON = "urlunify_store_error"
 #: meta of a request queued while the store was unavailable: True, or "doubt" when its own store call
 #: was cut off (Redis may have recorded it without answering)
 UNRECORDED_META = "urlunify_unrecorded"
@@ -43,17 +59,72 @@ UNRECORDED_META = "urlunify_unrecorded"
 
 def uses_redis(settings: Any) -> bool:
     """Whether ``URLUNIFY_STORE`` names Redis; a value that is neither fails at start-up."""
-    value = settings.get("URLUNIFY_STORE", "memory")
-    if value in (None, "", "memory"):
-        return False
-    if isinstance(value, str) and value.startswith(("redis://", "rediss://", "unix://")):
-        return True
-    raise SettingsError("URLUNIFY_STORE", f'expected "memory" or a redis:// URL, got {value!r}')
+    return urlunify_settings.get(settings, "URLUNIFY_STORE") != "memory"
+
+
+def crawl_stores(crawler: Crawler, *, redis_fallback: bool = False) -> Stores:
+    """The crawl's :class:`Stores` (one per crawler, one Redis client for all its stores).
+
+    ``redis_fallback``: a ``RedisDupeFilter`` whose ``URLUNIFY_STORE`` is not a Redis URL uses
+    scrapy-redis's connection settings (``REDIS_URL``, ``REDIS_HOST``...) for its seen set."""
+    ctx = UnifyContext.of(crawler)
+    if ctx.stores is None or (redis_fallback and not ctx.stores.in_redis):
+        s = crawler.settings
+        location = urlunify_settings.get(s, "URLUNIFY_STORE")
+        if location != "memory":
+            timeout = urlunify_settings.get(s, "URLUNIFY_REDIS_TIMEOUT")
+
+            def client() -> redis.Redis:
+                return _connect(location, timeout)
+        elif redis_fallback:
+            def client() -> redis.Redis:
+                return scrapy_redis_client(s)
+        else:
+            client = None  # type: ignore[assignment]
+        ctx.stores = Stores(
+            location,
+            jobdir=job_dir(s),
+            scope=ctx.scope or spider_name(crawler),
+            key_template=urlunify_settings.get(s, "URLUNIFY_REDIS_KEY"),
+            timeout=urlunify_settings.get(s, "URLUNIFY_REDIS_TIMEOUT"),
+            unavailable_timeout=urlunify_settings.get(s, "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT"),
+            client=client,
+        )
+    return ctx.stores
+
+
+def _connect(url: str, timeout: float) -> redis.Redis:
+    from ..stores.redis import RedisUnavailable, connect
+
+    try:
+        return connect(url, timeout=timeout)
+    except ValueError as exc:  # a malformed port, db or query (the message is password-free)
+        raise SettingsError("URLUNIFY_STORE", str(exc)) from None
+    except RedisUnavailable as exc:
+        raise RedisUnavailable(url, f"{exc.reason} (check the setting URLUNIFY_STORE)") from None
+
+
+def scrapy_redis_client(settings: Any) -> redis.Redis:
+    """A Redis client from scrapy-redis's connection settings, PINGed once."""
+    from ..stores.redis import own_retries, ping
+
+    try:
+        from scrapy_redis.connection import get_redis_from_settings
+    except ImportError:
+        raise SettingsError(
+            "URLUNIFY_STORE",
+            "RedisDupeFilter needs a redis:// URL here, or scrapy-redis installed to use REDIS_URL",
+        ) from None
+    # A client of our own (scrapy-redis makes a new one per call), so changing its retry
+    # policy affects no one else.
+    client = own_retries(get_redis_from_settings(settings))
+    ping(client)
+    return client
 
 
 def store_failed(crawler: Crawler | None) -> bool:
     """Whether the crawl's store gave up (the crawl is closing): components stop calling it, each
-    call would wait for a reply timeout again."""
+    call would wait for a reply timeout again, and nothing more is recorded as done."""
     return bool(getattr(crawler, "_urlunify_store_failed", False))
 
 
@@ -67,17 +138,27 @@ def count_outages(crawler: Crawler | None, store: Any) -> None:
 
 
 def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
-    """Close the crawl because its store stopped answering (once, with a clear reason)."""
+    """Close the crawl because its store stopped answering, or failed (once, with a clear reason):
+    :class:`StoreUnavailable` closes with ``urlunify_store_unavailable``, any other store error
+    (:class:`StoreError`, an ``OSError`` writing a JOBDIR file) with ``urlunify_store_error``."""
     if crawler is None or getattr(crawler, "_urlunify_store_failed", False):
         return
     crawler._urlunify_store_failed = True  # type: ignore[attr-defined]
-    logger.error("scrapy-urlunify: the store is unavailable (%s); closing the crawl (reason %r). "
-                 "Nothing was counted as seen meanwhile: resume the job once the store is back.",
-                 error, CLOSE_REASON)
+    if isinstance(error, StoreUnavailable):
+        reason, what, stat = CLOSE_REASON, "is unavailable", "urlunify/store_unavailable"
+    else:
+        reason, what, stat = ERROR_REASON, "failed", "urlunify/store_error"
+    logger.error("scrapy-urlunify: the store %s (%s); closing the crawl (reason %r). Nothing was "
+                 "counted as seen from then on: resume the job once the store is fixed.",
+                 what, error, reason)
     if crawler.stats is not None:
-        crawler.stats.set_value("urlunify/store_unavailable", 1)
+        crawler.stats.set_value(stat, 1)
     engine = getattr(crawler, "engine", None)
     if engine is not None:
         from scrapy.utils.defer import deferred_from_coro
 
-        deferred_from_coro(engine.close_spider_async(reason=CLOSE_REASON))
+        deferred_from_coro(engine.close_spider_async(reason=reason))
+
+
+#: the same, under the name of the general case
+store_error = store_unavailable

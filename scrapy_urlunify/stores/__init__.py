@@ -24,6 +24,12 @@ from array import array
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
+from typing_extensions import Self
+
+from .errors import StoreError, StoreUnavailable
+from .fingerprints import FingerprintSet
+from .log import RecordLog, VarRecordLog
+
 __all__ = [
     "ITEMS_FILENAME",
     "JOBDIR_FILENAMES",
@@ -44,22 +50,6 @@ __all__ = [
     "VarRecordLog",
 ]
 
-
-class StoreError(Exception):
-    """A store's file is unusable: foreign, from another format version, corrupted, or
-    locked by another writer. The message names the file and what is wrong with it."""
-
-
-class StoreUnavailable(StoreError):
-    """A shared store (Redis) does not answer: nothing may be counted as seen or new meanwhile;
-    the Scrapy layer closes the crawl with the reason ``urlunify_store_unavailable``."""
-
-
-# Imported after StoreError, which .log needs at import time.
-from typing_extensions import Self
-
-from .fingerprints import FingerprintSet
-from .log import RecordLog, VarRecordLog
 
 #: The plugin's file names inside a JOBDIR (all in one place: ``urlunify store`` lists them).
 SEEN_FILENAME = "urlunify-seen.log"

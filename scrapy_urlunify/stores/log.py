@@ -32,7 +32,7 @@ from typing import ClassVar
 
 from typing_extensions import Self
 
-from . import StoreError
+from .errors import StoreError
 
 try:
     import fcntl

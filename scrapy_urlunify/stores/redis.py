@@ -70,14 +70,22 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
 from redis import exceptions as rex
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from . import StoreError, StoreUnavailable, _ClosingContext
+from . import _ClosingContext
+from .errors import StoreError, StoreUnavailable
+from .factory import (
+    DEFAULT_KEY_TEMPLATE,
+    is_redis_url,
+    mask_url,
+    quote_userinfo,
+    redis_keys,
+    without_secret,
+)
 
 __all__ = [
     "DEFAULT_KEY_TEMPLATE",
@@ -97,14 +105,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-#: Default of ``URLUNIFY_REDIS_KEY``: one namespace per scope.
-DEFAULT_KEY_TEMPLATE = "urlunify:%(scope)s"
-#: The stores of one scope, as suffixes of its namespace. None is a suffix of another, so
-#: two (scope, store) pairs never share a key as long as the template holds the scope.
-KEY_SUFFIXES = {"seen": ":seen", "signatures": ":signatures", "rules": ":rules"}
-
-REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 #: Errors after which the same command may succeed: the server is restarting, unreachable,
 #: still loading its data set, or is a replica that is being promoted. Authentication
@@ -133,49 +133,11 @@ class RedisUnavailable(StoreUnavailable):
 
     def __init__(self, url: str, reason: str) -> None:
         self.url = mask_url(url)
-        self.reason = _without_secret(reason, url)
+        self.reason = without_secret(reason, url)
         super().__init__(f"Redis store {self.url} is unavailable: {self.reason}")
 
 
 # --- URLs, keys and connections ----------------------------------------------------------
-
-
-def is_redis_url(value: object) -> bool:
-    """True for ``redis://``, ``rediss://`` (TLS) and ``unix://`` URLs."""
-    return isinstance(value, str) and urlsplit(value.strip()).scheme.lower() in REDIS_SCHEMES
-
-
-def mask_url(url: str) -> str:
-    """``url`` with its password (in the user-info part or a ``password=`` query) as ``***``."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if parts.password is not None:
-            userinfo, _, hostport = netloc.rpartition("@")
-            user = userinfo.partition(":")[0]
-            netloc = f"{user}:***@{hostport}"
-        query = parts.query
-        if "password" in query.lower():
-            query = urlencode(
-                [(k, "***" if k.lower() == "password" else v)
-                 for k, v in parse_qsl(query, keep_blank_values=True)],
-                safe="*",
-            )
-        return urlunsplit(parts._replace(netloc=netloc, query=query))
-    except ValueError:  # unparsable: show nothing that could be a secret
-        return "<unparsable redis URL>"
-
-
-def _without_secret(text: str, url: str) -> str:
-    try:
-        parts = urlsplit(url)
-        secrets = [parts.password] + [v for k, v in parse_qsl(parts.query) if k.lower() == "password"]
-    except ValueError:
-        return text
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
 
 
 def client_url(client: redis.Redis) -> str:
@@ -185,24 +147,6 @@ def client_url(client: redis.Redis) -> str:
         return f"unix://{kw['path']}?db={kw.get('db', 0)}"
     scheme = "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
     return f"{scheme}://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
-
-
-def redis_keys(template: str, scope: str) -> dict[str, str]:
-    """The keys of one scope's stores: ``{"seen": ..., "signatures": ..., "rules": ...}``.
-
-    ``template`` must contain ``%(scope)s`` (the default, :data:`DEFAULT_KEY_TEMPLATE`, gives
-    ``urlunify:<scope>:seen``): every process of a scope then shares its keys, and two scopes
-    never do. Raises ValueError for a template without the scope or with other fields."""
-    if not isinstance(scope, str) or not scope:
-        raise ValueError(f"the scope must be a non-empty string, got {scope!r}")
-    if "%(scope)s" not in template:
-        raise ValueError(f"{template!r} does not contain %(scope)s: every scope would share one key")
-    try:
-        base = template % {"scope": scope}
-    except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"{template!r} is not a valid key template ({exc!r}); only %(scope)s may be used") \
-            from None
-    return {name: base + suffix for name, suffix in KEY_SUFFIXES.items()}
 
 
 def own_retries(client: redis.Redis) -> redis.Redis:
@@ -230,17 +174,20 @@ def connect(url: str, *, timeout: float = 10.0, health_check_interval: int = 30)
     ValueError for a URL that is not a Redis URL."""
     if not is_redis_url(url):
         raise ValueError(f"not a Redis URL (redis://, rediss:// or unix://): {mask_url(url)!r}")
+    options: dict[str, Any] = {}
+    if not url.strip().lower().startswith("unix://"):
+        options["socket_keepalive"] = True  # TCP only: a unix socket connection refuses it
     try:
         client = redis.Redis.from_url(
-            url.strip(),
+            quote_userinfo(url.strip()),
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
-            socket_keepalive=True,
             health_check_interval=health_check_interval,
             retry=Retry(NoBackoff(), 0),
+            **options,
         )
     except ValueError as exc:  # a malformed port, db or query
-        raise ValueError(f"bad Redis URL {mask_url(url)!r}: {_without_secret(str(exc), url)}") from None
+        raise ValueError(f"bad Redis URL {mask_url(url)!r}: {without_secret(str(exc), url)}") from None
     try:
         ping(client, url)
     except BaseException:
