@@ -28,7 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from scrapy_urlunify.demo import compare as c
+from scrapy_urlunify.demo import crawl as c
+from scrapy_urlunify.demo.measure import measure
 
 class DefaultsSpider(c.ConfiguredSpider):
     """The add-on's defaults: no per-host settings; every host listed, as for plain Scrapy."""
@@ -65,8 +66,8 @@ def run_all(size: int) -> list[dict[str, Any]]:
         server = DemoServer(site).start()
         try:
             for name, spidercls, settings in CONFIGS:
-                raw = yield c._crawl(server, site, spidercls, settings)
-                m = c.measure(site, raw)
+                raw = yield c.crawl_once(server, site, spidercls, settings)
+                m = measure(site, raw)
                 # a page and its content duplicates (print view, mirror copies) form a group:
                 # its content was obtained when any member was fetched
                 group = {p: p for p in site.pages}

@@ -1,0 +1,223 @@
+"""The two crawls of the demo: plain Scrapy and Scrapy with the add-on, on the same demo site.
+
+* **plain Scrapy**: a follow-every-link ``CrawlSpider`` with Scrapy's own defaults (its
+  LinkExtractor already skips ``.pdf`` & co.) and every host of the site in ``allowed_domains``;
+* **with the add-on**: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` and the per-host settings of
+  ``sample_project``'s ``configured`` spider (:data:`CONFIGURED_SETTINGS`); its LinkExtractor
+  does not pre-filter extensions (the plugin does) and the sister domain is not listed.
+
+:func:`compare` (inside a running reactor, a Deferred) and :func:`run_comparison` (starts the
+reactor, or a subprocess when it cannot) serve the site, crawl it twice and return the report of
+:mod:`.measure`. This is the demo's only module that drives Scrapy.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scrapy.http import Response, TextResponse
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spiders import Rule
+
+from .measure import build_report, measure
+from .site import DemoSite
+from .spider import DemoSpider
+
+__all__ = [
+    "ADDON_SETTINGS",
+    "ALLOWED_DOMAINS",
+    "CONFIGURATION",
+    "CONFIGURED_SETTINGS",
+    "CRAWL_SETTINGS",
+    "DEFAULT_SEED",
+    "DEFAULT_SIZE",
+    "PLAIN_ALLOWED_DOMAINS",
+    "ConfiguredSpider",
+    "PlainSpider",
+    "compare",
+    "crawl_once",
+    "run_comparison",
+]
+
+DEFAULT_SIZE = 300
+DEFAULT_SEED = 20240601
+
+#: What the add-on crawl is told about the demo site (``sample_project``'s ``configured`` spider).
+CONFIGURED_SETTINGS: dict[str, Any] = {
+    "URLUNIFY_SISTER_SUFFIXES": True,
+    "URLUNIFY_KEY_PARAMS": {"news.acme.test": ["cid"]},
+    "URLUNIFY_REMOVE_PARAMS": {"news.acme.test": ["inifile", "arglink"]},
+}
+#: The add-on crawl's ``allowed_domains``: ``termomont.co.rs`` is found as a sister domain.
+ALLOWED_DOMAINS: tuple[str, ...] = ("site.test", "news.acme.test", "termomont.rs")
+#: Plain Scrapy must list every host it may follow.
+PLAIN_ALLOWED_DOMAINS: tuple[str, ...] = (*ALLOWED_DOMAINS, "termomont.co.rs")
+
+#: Settings of both crawls (plus the demo proxy). No retries: every request is counted once.
+CRAWL_SETTINGS: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": False,
+    "RETRY_ENABLED": False,
+    "CONCURRENT_REQUESTS": 32,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 32,
+    "DOWNLOAD_DELAY": 0,
+    "DOWNLOAD_TIMEOUT": 10,
+    "CLOSESPIDER_TIMEOUT": 120,  # a runaway crawl still ends
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "WARNING",
+}
+ADDON_SETTINGS: dict[str, Any] = {"ADDONS": {"scrapy_urlunify.Addon": 0}}
+
+#: How each crawl was configured, as the report shows it.
+CONFIGURATION: dict[str, Any] = {
+    "plain": {"allowed_domains": list(PLAIN_ALLOWED_DOMAINS), "link_extractor": "LinkExtractor()"},
+    "addon": {
+        "ADDONS": ADDON_SETTINGS["ADDONS"],
+        **CONFIGURED_SETTINGS,
+        "allowed_domains": list(ALLOWED_DOMAINS),
+        "link_extractor": "LinkExtractor(deny_extensions=[])",
+    },
+}
+
+
+# -- the two spiders -----------------------------------------------------------------------------
+class _ArticleSpider(DemoSpider):
+    """Follows every link; one ``{url, title, text}`` item per page with an ``<article>``."""
+
+    def parse_page(self, response: Response) -> Iterator[dict[str, Any]]:
+        if isinstance(response, TextResponse):
+            yield from super().parse_page(response)
+
+
+class PlainSpider(_ArticleSpider):
+    name = "plain"
+    allowed_domains = list(PLAIN_ALLOWED_DOMAINS)
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+
+class ConfiguredSpider(_ArticleSpider):
+    name = "configured"
+    allowed_domains = list(ALLOWED_DOMAINS)
+    rules = (Rule(LinkExtractor(deny_extensions=[]), callback="parse_page", follow=True),)
+    custom_settings = CONFIGURED_SETTINGS
+
+
+# -- crawling --------------------------------------------------------------------------------------
+def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str, Any]) -> Any:
+    """One crawl of the demo site; a Deferred firing with the raw observations."""
+    from scrapy import signals
+    from scrapy.crawler import CrawlerRunner
+    from twisted.internet import defer
+
+    from .proxy import demo_settings
+
+    @defer.inlineCallbacks
+    def run():  # type: ignore[no-untyped-def]
+        start = len(server.log)
+        runner = CrawlerRunner(demo_settings(server.proxy_url, **{**CRAWL_SETTINGS, **settings}))
+        crawler = runner.create_crawler(spidercls)
+        items: list[dict[str, Any]] = []
+        dropped: list[str] = []
+
+        def on_item(item: dict[str, Any], **kwargs: Any) -> None:
+            items.append(dict(item))
+
+        def on_dropped(request: Any, **kwargs: Any) -> None:
+            dropped.append(request.url)
+
+        # signal handlers are held weakly: the closures live as long as this generator
+        crawler.signals.connect(on_item, signal=signals.item_scraped)
+        crawler.signals.connect(on_dropped, signal=signals.request_dropped)
+        began = time.perf_counter()
+        yield runner.crawl(crawler, start_urls=list(site.start_urls))
+        seconds = time.perf_counter() - began
+        return {
+            "records": list(server.log[start:]),
+            "stats": dict(crawler.stats.get_stats()),
+            "items": items,
+            "dropped": dropped,
+            "seconds": seconds,
+        }
+
+    return run()
+
+
+
+def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
+    """Serve a demo site of ``size`` pages and crawl it twice; a Deferred firing with the report.
+    Needs Scrapy's (asyncio) reactor installed; use it from code that already runs the reactor."""
+    from twisted.internet import defer
+
+    from .server import DemoServer
+
+    @defer.inlineCallbacks
+    def run():  # type: ignore[no-untyped-def]
+        site = DemoSite(size=size, seed=seed)
+        server = DemoServer(site).start()
+        try:
+            plain = yield crawl_once(server, site, PlainSpider, {})
+            addon = yield crawl_once(server, site, ConfiguredSpider, ADDON_SETTINGS)
+        finally:
+            yield server.stop()
+        return build_report(site, measure(site, plain), measure(site, addon), CONFIGURATION)
+
+    return run()
+
+
+
+def _reactor_reusable() -> bool:
+    """Whether this process can still start Scrapy's reactor itself."""
+    if "twisted.internet.reactor" not in sys.modules:
+        return True
+    from scrapy.utils.reactor import is_asyncio_reactor_installed
+    from twisted.internet import reactor
+
+    started = getattr(reactor, "_startedBefore", False) or getattr(reactor, "running", False)
+    return is_asyncio_reactor_installed() and not started
+
+
+def run_comparison(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """Run the comparison and return the report (a JSON-able dict).
+
+    Runs the Twisted reactor in this process when it can (once per process: a reactor does not
+    restart); otherwise (it already ran, runs, or is not Scrapy's asyncio reactor) runs
+    ``python -m scrapy_urlunify.demo`` in a subprocess and reads its ``--json`` output.
+    """
+    if not _reactor_reusable():
+        return _run_in_subprocess(size, seed)
+    from scrapy.utils.reactor import install_reactor
+
+    install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+    from twisted.internet import reactor as installed
+
+    reactor: Any = installed  # Twisted's interface typing misleads mypy (see demo/server.py)
+
+    outcome: dict[str, Any] = {}
+
+    def done(result: Any) -> None:
+        outcome["result"] = result
+        reactor.stop()
+
+    reactor.callWhenRunning(lambda: compare(size, seed).addBoth(done))
+    reactor.run()
+    result: Any = outcome.get("result")
+    if hasattr(result, "raiseException"):  # a twisted Failure
+        result.raiseException()
+    if result is None:
+        raise RuntimeError("the demo crawl was interrupted")
+    return result
+
+
+def _run_in_subprocess(size: int, seed: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="urlunify-demo-") as tmp:
+        out = Path(tmp) / "report.json"
+        cmd = [sys.executable, "-m", "scrapy_urlunify.demo", "--size", str(size), "--seed", str(seed),
+               "--json", str(out), "--out", str(Path(tmp) / "report.html"), "--quiet"]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return json.loads(out.read_text())
