@@ -8,7 +8,10 @@
 * :class:`scrapy_urlunify.demo.proxy.DemoProxyMiddleware` - sets that meta key;
 * :class:`scrapy_urlunify.demo.spider.DemoSpider` - a follow-everything spider.
 
-Run it standalone with ``python -m scrapy_urlunify.demo.server --size N``.
+The side-by-side demo (``python -m scrapy_urlunify.demo``, :mod:`.compare`): :mod:`.crawl`
+runs the two crawls, :mod:`.measure` counts them against the site's ground truth,
+:mod:`.report_text` and :mod:`.report_html` render the report. Run the server alone with
+``python -m scrapy_urlunify.demo.server --size N``.
 """
 
 from .site import DemoSite

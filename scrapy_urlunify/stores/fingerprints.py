@@ -158,9 +158,8 @@ class FingerprintSet:
         Because the home slot is the low bits, doubling *splits* the table: the member in
         old slot ``j`` lands in ``j`` or ``j + old_size`` (give or take its probe
         displacement), so both tables are walked almost sequentially and the loop stays
-        cache-friendly: ~0.12-0.17 µs per member on the reference machine, ~0.9 s for the
-        5.9 M members moved when a set passes 5.9 M. The table doubles, so each insert
-        pays for one or two moves on average (~0.16-0.19 µs amortized at 10 M).
+        cache-friendly (``benchmarks/bench_seen_memory.py`` times it). The table doubles, so
+        each insert pays for one or two moves on average.
         Measured and rejected: a C-level chain of ``map``/``accumulate`` (slower, one
         builtin call per step), and clusters kept sorted so a resize is a single merge
         pass (saves less per resize than it costs on every insert).

@@ -11,54 +11,12 @@ Three stores over one ``redis.Redis`` client, each on its own key (see :func:`re
   round trip, no other client's command runs in between).
 * :class:`RedisRulesStore` -- a HASH of learned rules, name -> JSON text.
 
-**Memory in Redis** (Redis 7.0.15, jemalloc, N = 100,000; ``benchmarks/bench_redis.py``): a
-seen URL costs 50.5 bytes by ``MEMORY USAGE`` (a 24-byte dict entry, a 16-byte allocation for
-the 8-byte member, ~10 bytes of bucket array) and 64 bytes of ``used_memory``; scrapy-redis's
-40-character hex SHA-1 member costs 82.5 and 96 bytes: ours is about 0.61x (0.67x). A page
-signature (16-byte MD5 -> an identifier of ~53 characters) costs about 131 bytes (140 of
-``used_memory``). The bucket array doubles as the set grows, so these move by up to ~8 bytes
-with N. (Packing fingerprints into small listpack-encoded hashes, keyed by a prefix, would cut
-a URL to ~15 bytes at the price of a counter for ``__len__``; not done while 50 bytes is cheap.)
-
-**Speed.** Each call is one round trip (~45-120 us on loopback TCP on a shared 2-core VM), and
-that round trip dominates: ``request_seen`` ran at 8-13k requests/s for both our filter and
-scrapy-redis's, with run-to-run noise larger than the difference (ours/theirs 0.7-1.6x over
-three runs). Our fingerprint alone is 1.3x faster (cold). :meth:`RedisSeenStore.add_many`
-pipelines 1,000 per round trip: ~150-165k keys/s.
-
-**Outages.** Every command runs in a retry loop: on a connection error or timeout (or a replica
-that is read-only during a fail-over), the call sleeps with exponential backoff -- immediately
-once (a pooled connection the server dropped is simply re-opened), then 0.05 s doubling up to
-2 s -- and tries again, for at most ``unavailable_timeout`` seconds (default 60), after which it
-raises :class:`StoreUnavailable` (and later calls, while Redis stays down, try once and raise
-at once). While Redis is away a call therefore neither says "seen" nor "new and recorded": it
-does not answer at all. ``retries`` and ``outages`` count what happened, for the crawl's stats.
-
-This blocks the calling thread, which in a crawl is Scrapy's reactor: nothing else runs (no
-download completes, no callback runs) until Redis answers or the timeout ends the crawl
-(downloads in flight may then time out, and Scrapy retries them). That is deliberate.
-``request_seen`` is a synchronous API: the scheduler needs a yes or no *now*, and both possible
-guesses are wrong -- "seen" loses a page for good, "new" fetches pages another process already
-has and records nothing. A frozen crawl is the honest state of "the shared memory of the crawl
-is gone", and it resumes where it stopped when Redis comes back; scrapy-redis itself blocks the
-reactor on every Redis call in the same way. A deployment that prefers to fail fast sets a
-short ``unavailable_timeout`` (a few seconds): ``request_seen`` then raises
-:class:`StoreUnavailable`, on which the Scrapy layer should close the spider; with
-``SCHEDULER_PERSIST``, a restart resumes from the shared state.
-
-**A reply lost in flight.** If the connection drops after Redis executed ``SADD`` but before
-the reply arrived, a plain retried ``SADD`` answers 0 for a member this very call added, and a
-frozen server (SIGSTOP) runs every buffered attempt at once when it wakes. So
-:meth:`RedisSeenStore.add` runs a small Lua script: a new member also stamps a per-store key with
-the call's id, and a retry reports "new" only when it finds its own stamp. Exactly one attempt
-adds the member: no page is lost and none fetched twice. (:meth:`RedisSeenStore.add_many`, which
-pipelines 1,000 members, cannot tell which one a lost pipeline added: it says "new" when in
-doubt; crawls do not use it.) :func:`connect` turns redis-py's own silent retries off: they would
-hide these cases.
-``get_or_set`` does likewise: after a retry, finding its own identifier means it stored it.
-
-Thread safety: a ``redis.Redis`` client is thread-safe (it has a connection pool); the
-counters here are not, which is fine for Scrapy's single reactor thread.
+Every command runs in a retry loop: through an outage a call blocks (the crawl with it) for at
+most ``unavailable_timeout`` seconds, then raises :class:`StoreUnavailable`; it never guesses,
+since "seen" would lose a page and "new" would fetch pages twice. A retried ``SADD`` whose
+first reply was lost still answers "new" exactly once (a Lua script stamps the member with the
+call's id). Why it blocks, what a lost reply does, and what a URL costs in Redis:
+``docs/stores.md``; speed and memory against scrapy-redis: ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
