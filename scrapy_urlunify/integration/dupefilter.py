@@ -3,9 +3,13 @@
 Set ``DUPEFILTER_CLASS = "scrapy_urlunify.DupeFilter"`` (the add-on does). What it does
 beyond Scrapy's ``RFPDupeFilter``:
 
-* **Identity.** Fingerprints come from :class:`~scrapy_urlunify.Fingerprinter` (the
-  crawler's, or its own when the project keeps another ``REQUEST_FINGERPRINTER_CLASS``), so
-  ``http://www.a.test/x/`` and ``https://a.test/x`` are one request, in the crawl's scope.
+* **Identity.** Requests are keyed through the crawler's fingerprinter
+  (``REQUEST_FINGERPRINTER_CLASS``), as Scrapy's filter does. With
+  :class:`~scrapy_urlunify.Fingerprinter` (the add-on's) ``http://www.a.test/x/`` and
+  ``https://a.test/x`` are one request, in the crawl's scope, and the key is computed from the
+  identifier directly; another fingerprinter the project chose (scrapy-zyte-api's, scrapy-poet's,
+  its own) is called for each request, and its fingerprint decides. Only Scrapy's default
+  fingerprinter, left unchosen, is replaced by ours (``DUPEFILTER_CLASS`` alone unifies).
 * **Memory.** A seen URL costs 8 bytes of an open-addressing table (11-23 bytes with the
   table's slack) instead of a Python set entry of ~90-100 bytes.
 * **JOBDIR.** Each new fingerprint is appended to ``<JOBDIR>/urlunify-seen.log`` with an
@@ -18,23 +22,34 @@ beyond Scrapy's ``RFPDupeFilter``:
   are recorded, so a later link back to a start page is not fetched again.
 * **Resume after a kill.** With JOBDIR, requests scheduled but never answered before a hard
   kill are scheduled again on resume, each downloaded once (:mod:`scrapy_urlunify.integration.resume`).
-* **Logging.** ``DUPEFILTER_DEBUG`` logs every duplicate with the URL it collided with;
-  otherwise the first duplicate only, as Scrapy does. Stats: ``dupefilter/filtered``
-  (Scrapy's) and ``urlunify/duplicates``.
+* **Logging.** Scrapy's lines, on Scrapy's ``scrapy.dupefilters`` logger. ``DUPEFILTER_DEBUG``
+  logs every duplicate, followed by the URL it collided with when that is another URL (``- same
+  page as ...``); otherwise the first duplicate only. Stats: ``dupefilter/filtered`` (Scrapy's)
+  and ``urlunify/duplicates``.
+* **JOBDIR of a Scrapy crawl.** A ``requests.seen`` left by Scrapy's ``RFPDupeFilter`` cannot be
+  read (its fingerprints are not unified identities): a WARNING at start-up says so.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import struct
+from hashlib import blake2b
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from warnings import warn
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.dupefilters import BaseDupeFilter
-from scrapy.utils.request import referer_str
+from scrapy.exceptions import ScrapyDeprecationWarning
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.deprecate import method_is_overridden
+from scrapy.utils.job import job_dir
+from scrapy.utils.request import RequestFingerprinter, referer_str
 
 from ..core.rules import InvalidURL
-from ..stores import SeenStore
+from ..stores import SEEN_FILENAME, SeenStore
 from .context import UnifyContext
 from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
@@ -48,8 +63,9 @@ from .store_faults import (
 )
 
 if TYPE_CHECKING:
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.utils.request import RequestFingerprinterProtocol
 
     # typing.Self requires Python 3.11
     from typing_extensions import Self
@@ -57,6 +73,12 @@ if TYPE_CHECKING:
 __all__ = ["DupeFilter", "seen_key"]
 
 logger = logging.getLogger(__name__)
+#: the duplicate lines go where Scrapy's RFPDupeFilter logs them, so a project's logging
+#: configuration for them keeps working
+dupes_logger = logging.getLogger("scrapy.dupefilters")
+
+#: the file Scrapy's RFPDupeFilter keeps in JOBDIR
+SCRAPY_SEEN_FILENAME = "requests.seen"
 
 
 _FIRST_8 = struct.Struct(">Q").unpack_from
@@ -67,6 +89,19 @@ def seen_key(fingerprint: bytes) -> int:
 
     At 10 million URLs the chance that two distinct pages share a key is about 3e-6."""
     return _FIRST_8(fingerprint)[0]
+
+
+def foreign_key(fingerprint: bytes) -> int:
+    """The seen-store key of another fingerprinter's fingerprint: hashed first, since its
+    bytes may have any length or structure (a URL as bytes would collide on its first 8)."""
+    return _FIRST_8(blake2b(fingerprint, digest_size=8).digest())[0]
+
+
+def _is_plain(fingerprinter: Any) -> bool:
+    """Our Fingerprinter with its own fingerprint(): its keys may be computed directly."""
+    cls = type(fingerprinter)
+    return (isinstance(fingerprinter, Fingerprinter) and cls.fingerprint is Fingerprinter.fingerprint
+            and cls.identifier is Fingerprinter.identifier)
 
 
 class DupeFilter(BaseDupeFilter):
@@ -80,8 +115,20 @@ class DupeFilter(BaseDupeFilter):
         debug: bool = False,
         crawler: Crawler | None = None,
         resume_log: ResumeLog | None = None,
+        request_fingerprinter: RequestFingerprinterProtocol | None = None,
     ) -> None:
+        #: identifiers (redirect chains, logs, declared canonicals)
         self.fingerprinter = fingerprinter
+        #: keys requests: the crawler's fingerprinter (``fingerprinter`` unless another was chosen)
+        self.request_fingerprinter = request_fingerprinter if request_fingerprinter is not None else fingerprinter
+        self._legacy_fingerprint = method_is_overridden(type(self), DupeFilter, "request_fingerprint")
+        if self._legacy_fingerprint:
+            warn("Overriding DupeFilter.request_fingerprint() is deprecated, "
+                 "set the REQUEST_FINGERPRINTER_CLASS setting instead.", ScrapyDeprecationWarning, stacklevel=2)
+        # the key straight from the identifier, without a fingerprint object per request
+        self._fast = (not self._legacy_fingerprint and self.request_fingerprinter is fingerprinter
+                      and _is_plain(fingerprinter))
+        self.logger = dupes_logger
         self.store = store
         self.resume_log = resume_log
         self.debug = debug
@@ -95,13 +142,18 @@ class DupeFilter(BaseDupeFilter):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         context = UnifyContext.of(crawler)
-        fingerprinter = crawler.request_fingerprinter
-        if not isinstance(fingerprinter, Fingerprinter):
-            # the project keeps its own REQUEST_FINGERPRINTER_CLASS: dedup still unifies
-            fingerprinter = Fingerprinter(crawler, context)
+        request_fingerprinter = crawler.request_fingerprinter
+        fingerprinter = (request_fingerprinter if isinstance(request_fingerprinter, Fingerprinter)
+                         else Fingerprinter(crawler, context))
+        if (type(request_fingerprinter) is RequestFingerprinter
+                and (crawler.settings.getpriority("REQUEST_FINGERPRINTER_CLASS") or 0)
+                <= SETTINGS_PRIORITIES["default"]):
+            # Scrapy's default, which nobody chose: DUPEFILTER_CLASS alone still unifies
+            request_fingerprinter = fingerprinter
+        warn_scrapy_jobdir(crawler)
         store = cls.make_store(crawler)
         df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler,
-                 resume_log=open_resume_log(crawler.settings))
+                 resume_log=open_resume_log(crawler.settings), request_fingerprinter=request_fingerprinter)
         crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
         if df.resume_log is not None:
             crawler.signals.connect(df._answered, signal=signals.response_received)
@@ -122,20 +174,41 @@ class DupeFilter(BaseDupeFilter):
         the other spellings of a page a learned rule unified. True if it was new."""
         if store_failed(self.crawler):
             return False
-        identifier = self.fingerprinter.identifier_of(url)
         try:
-            return self.store.add(seen_key(self.fingerprinter.compute("GET", identifier)))
+            if self._fast:
+                key = seen_key(self.fingerprinter.compute("GET", self.fingerprinter.identifier_of(url)))
+            else:
+                key = self.key(Request(url))
+        except ValueError:  # not a URL a Request accepts
+            return False
+        try:
+            return self.store.add(key)
         except StoreUnavailable as e:
             store_unavailable(self.crawler, e)
             return False
 
     def key(self, request: Request) -> int:
-        """The seen-store key of ``request`` (the first 8 bytes of its fingerprint).
+        """The seen-store key of ``request``: the first 8 bytes of its fingerprint by our
+        Fingerprinter, else of the hash of the crawler's fingerprinter's (:func:`foreign_key`).
 
-        Computed without the fingerprinter's per-request cache: a dupefilter sees each Request
-        object once, and the cache's weak references cost a fifth of the whole call."""
-        fp = self.fingerprinter
-        return seen_key(fp.compute(request.method, fp.identifier_of(request.url), request.body))
+        Ours is computed without the fingerprinter's per-request cache: a dupefilter sees each
+        Request object once, and the cache's weak references cost a fifth of the whole call."""
+        if self._fast:
+            fp = self.fingerprinter
+            return seen_key(fp.compute(request.method, fp.identifier(request), request.body))
+        if self._legacy_fingerprint:
+            return foreign_key(bytes.fromhex(self.request_fingerprint(request)))
+        return foreign_key(self.request_fingerprinter.fingerprint(request))
+
+    def request_fingerprint(self, request: Request) -> str:
+        """The key ``request`` is filtered on, as 16 hex digits (``RFPDupeFilter``'s API)."""
+        return f"{self.key(request):016x}"
+
+    @property
+    def fingerprints(self) -> frozenset[str]:
+        """Deprecated (as in Scrapy): every seen key, as :meth:`request_fingerprint` gives them."""
+        warn("DupeFilter.fingerprints is deprecated.", ScrapyDeprecationWarning, stacklevel=2)
+        return frozenset(f"{k:016x}" for k in self.store)  # type: ignore[attr-defined]
 
     def _inc(self, key: str) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
@@ -166,9 +239,12 @@ class DupeFilter(BaseDupeFilter):
         unifier = self.fingerprinter.context.unifier if self.fingerprinter.context else None
         for url in request.meta.get("redirect_urls", ()):
             try:
-                source = seen_key(self.fingerprinter.compute(request.method, unifier.identify(url) if unifier else url,
-                                                             request.body))
-            except InvalidURL:
+                if self._fast:
+                    source = seen_key(self.fingerprinter.compute(
+                        request.method, unifier.identify(url) if unifier else url, request.body))
+                else:
+                    source = self.key(request.replace(url=url))
+            except (InvalidURL, ValueError):
                 continue
             if source != key and self.resume_log is not None:
                 self.resume_log.done(source)
@@ -261,20 +337,37 @@ class DupeFilter(BaseDupeFilter):
         self._inc("dupefilter/filtered")
         self._inc("urlunify/duplicates")
         if self.debug:
-            key = seen_key(self.fingerprinter.fingerprint(request))
-            earlier = self._first_url.get(key, "an earlier request") if self._first_url is not None else "?"
-            logger.debug(
-                "Filtered duplicate request %(request)s (referer: %(referer)s): same page as %(earlier)s "
-                "(identifier %(identifier)s)",
-                {"request": request, "referer": referer_str(request), "earlier": earlier,
-                 "identifier": self.fingerprinter.identifier(request)},
-                extra={"spider": spider},
-            )
+            msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
+            args = {"request": request, "referer": referer_str(request)}
+            earlier = self._first_url.get(self.key(request)) if self._first_url is not None else None
+            if earlier is not None and earlier != request.url:  # the unification merged them: say how
+                msg += " - same page as %(earlier)s (identifier %(identifier)s)"
+                args.update(earlier=earlier, identifier=self.fingerprinter.identifier(request))
+            self.logger.debug(msg, args, extra={"spider": spider})
         elif self.logdupes:
-            logger.debug(
+            self.logger.debug(
                 "Filtered duplicate request: %(request)s - no more duplicates will be shown"
                 " (see DUPEFILTER_DEBUG to show all duplicates)",
                 {"request": request},
                 extra={"spider": spider},
             )
             self.logdupes = False
+
+
+def warn_scrapy_jobdir(crawler: Crawler) -> None:
+    """Say at start-up that a JOBDIR's ``requests.seen`` (Scrapy's RFPDupeFilter) is not read."""
+    jobdir = job_dir(crawler.settings)
+    if not jobdir:
+        return
+    theirs = Path(jobdir, SCRAPY_SEEN_FILENAME)
+    try:
+        size = theirs.stat().st_size
+    except OSError:
+        return
+    ours = Path(jobdir, SEEN_FILENAME)
+    if size and (not ours.exists() or os.path.getmtime(theirs) > os.path.getmtime(ours)):
+        logger.warning(
+            "JOBDIR %s holds %s from Scrapy's dupefilter: its fingerprints cannot be mapped to "
+            "scrapy-urlunify's identities, so the requests it recorded will be fetched again",
+            jobdir, SCRAPY_SEEN_FILENAME,
+        )

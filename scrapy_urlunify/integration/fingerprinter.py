@@ -3,12 +3,17 @@
 Set ``REQUEST_FINGERPRINTER_CLASS = "scrapy_urlunify.Fingerprinter"`` (the add-on does,
 unless the project set its own) and every fingerprint user of Scrapy -- the dupefilter, the
 HTTP cache, scrapy-deltafetch, scrapy-crawl-once -- agrees that two URLs of one page are one
-request.
+request. It is also a base fingerprinter for the fingerprinters of other plugins: the add-on
+makes it scrapy-zyte-api's ``ZYTE_API_FALLBACK_REQUEST_FINGERPRINTER_CLASS`` and scrapy-poet's
+``SCRAPY_POET_REQUEST_FINGERPRINTER_BASE_CLASS``, so they keep their own distinctions and gain
+the URL unification.
 
-The fingerprint is the 16-byte BLAKE2b digest of the method, ``identify(url)`` in the crawl's
-scope (so two scopes never share fingerprints), and the body for methods other than GET and
-HEAD. A URL the WHATWG parser rejects falls back to its own text, so it still gets a stable
-fingerprint.
+The fingerprint is the 16-byte BLAKE2b digest of the method, the request's identifier and its
+body (for every method: a GET search with a JSON body is another request, as in Scrapy). The
+identifier is ``identify(url)`` in the crawl's scope (so two scopes never share fingerprints);
+a request with ``meta["verbatim_url"]`` (Scrapy 2.17+: the URL is sent as written) is
+identified by its URL as written, in the scope. A URL the WHATWG parser rejects falls back to
+its own text, so it still gets a stable fingerprint.
 """
 
 from __future__ import annotations
@@ -27,10 +32,10 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from typing_extensions import Self
 
-__all__ = ["FINGERPRINT_SIZE", "Fingerprinter"]
+__all__ = ["FINGERPRINT_SIZE", "VERBATIM_META", "Fingerprinter"]
 
 FINGERPRINT_SIZE = 16
-_BODYLESS = ("GET", "HEAD")
+VERBATIM_META = "verbatim_url"
 
 
 class Fingerprinter:
@@ -44,6 +49,8 @@ class Fingerprinter:
             from ..core.unify import DEFAULT_POLICY
 
             self._unifier = DEFAULT_POLICY.unifier
+        scope = context.scope if context is not None else None
+        self._verbatim_prefix = f"{scope}|" if scope else ""
         self._cache: WeakKeyDictionary[Request, bytes] = WeakKeyDictionary()
 
     @classmethod
@@ -51,7 +58,10 @@ class Fingerprinter:
         return cls(crawler)
 
     def identifier(self, request: Request) -> str:
-        """The unicity identifier of ``request.url`` in the crawl's scope."""
+        """The unicity identifier of ``request.url`` in the crawl's scope (its URL as written
+        when ``meta["verbatim_url"]`` is set)."""
+        if request.meta.get(VERBATIM_META):
+            return self._verbatim_prefix + request.url
         return self.identifier_of(request.url)
 
     def identifier_of(self, url: str) -> str:
@@ -73,6 +83,6 @@ class Fingerprinter:
         if method != "GET":  # Scrapy's requests are upper-case already; be lenient anyway
             method = method.upper()
         data = (method + " " + identifier).encode("utf-8", "surrogatepass")
-        if body and method not in _BODYLESS:
+        if body:  # GET and HEAD too, as Scrapy and scrapy-redis do
             data = b"%s\n%s" % (data, body)
         return blake2b(data, digest_size=FINGERPRINT_SIZE).digest()

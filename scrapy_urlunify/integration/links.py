@@ -6,11 +6,14 @@ start requests and callbacks:
 1. a request with ``meta["urlunify"] = False`` passes untouched;
 2. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
    ``urlunify/filtered/<reason>`` (``scheme:mailto``, ``extension:pdf``, ``trap``...), one debug
-   log line each;
+   log line each; but a request whose scheme Scrapy can download (one with a handler in
+   ``DOWNLOAD_HANDLERS``/``DOWNLOAD_HANDLERS_BASE``: ``ftp``, ``file``, ``s3``, ``data``) passes
+   untouched, as there is nothing to unify in it;
 3. an on-page anchor (the page being parsed plus a fragment) is dropped
    (``urlunify/filtered/anchor``);
 4. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
-   asked for is kept in ``request.meta["urlunify_original_url"]`` (stats ``urlunify/rewritten``);
+   asked for is kept in ``request.meta["urlunify_original_url"]`` (stats ``urlunify/rewritten``).
+   A request with ``meta["verbatim_url"]`` (sent exactly as written) is never rewritten;
 5. a request to a domain alias or sister domain of one of the spider's ``allowed_domains``
    gets ``meta["allow_offsite"] = True``, so Scrapy's offsite filter lets it through: the
    other hosts of a multi-domain site are part of the crawl without listing them all
@@ -30,6 +33,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
 from ..core.rules import fragment_is_route
 from .context import ItemOrigin, UnifyContext
+from .fingerprinter import VERBATIM_META
 from .signatures import DUPLICATE_OF_META
 
 if TYPE_CHECKING:
@@ -59,6 +63,11 @@ class LinkMiddleware(BaseSpiderMiddleware):
         allowed = getattr(spider, "allowed_domains", None) or ()
         self._allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
         self._offsite_alias: dict[str, bool] = {}
+        #: the "scheme:<name>" reasons of the schemes Scrapy has a download handler for
+        self._downloadable = frozenset(
+            "scheme:" + str(scheme).lower()
+            for scheme, handler in crawler.settings.getwithbase("DOWNLOAD_HANDLERS").items() if handler
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -111,6 +120,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         ctx.inc("links")
         reason = unifier.filter_reason(url)
         if reason is not None:
+            if reason in self._downloadable:
+                return request
             ctx.inc("filtered/" + reason)
             logger.debug("Filtered %s link %s (from %s)", reason, url, response.url if response else "start")
             return None
@@ -121,7 +132,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         if self._allowed and self._is_offsite_alias(unifier.standardize(url)):
             request.meta["allow_offsite"] = True
             ctx.inc("allowed_offsite")
-        if not ctx.rewrite:
+        if not ctx.rewrite or request.meta.get(VERBATIM_META):
             return request
         fetch = unifier.standardize(url)
         if fetch == url:

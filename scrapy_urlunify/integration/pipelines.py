@@ -1,7 +1,8 @@
 """Item pipelines: drop items of duplicate pages, and the seed's URL unicity filter for items.
 
 Both work with every item type Scrapy supports (``itemadapter``) and are enabled by the add-on
-(``SignaturePipeline`` at 200, ``UnicityPipeline`` at 210).
+(``SignaturePipeline`` at 200, ``UnicityPipeline`` at 210). An object that is not an item (an
+earlier pipeline may turn items into anything; a later one may turn it back) passes unchanged.
 
 ``SignaturePipeline`` drops (``DropItem``, naming the earlier page) the items that come from a
 page whose signature was already seen on another page. All the items of one page pass (a listing
@@ -67,6 +68,8 @@ class SignaturePipeline:
         return cls(crawler, context)
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not ItemAdapter.is_item(item):
+            return item
         origin = self.context.item_origins.get(id(item))
         adapter = ItemAdapter(item)
         value = adapter.get(self.field) if self.field else None
@@ -106,6 +109,8 @@ class UnicityPipeline:
         return cls(crawler, context, store)
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not ItemAdapter.is_item(item):
+            return item
         adapter = ItemAdapter(item)
         url = adapter.get(self.input)
         if url is None:

@@ -21,6 +21,7 @@ import os
 import struct
 import sys
 from array import array
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
@@ -169,6 +170,9 @@ class JobdirSeenStore(_ClosingContext):
 
     def __len__(self) -> int:
         return len(self._fps)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._fps)
 
     def close(self) -> None:
         self._log.close()

@@ -3,14 +3,25 @@ real crawl of the mini site (tests/_minisite.py) with the add-on."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
+from typing import Any
+
 import _minisite
+import pytest
 import pytest_twisted
 import scrapy
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
+from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.linkextractors import LinkExtractor
+from twisted.internet import reactor
+from twisted.web import resource, server
 
 from scrapy_urlunify.integration.context import UnifyContext
+from scrapy_urlunify.integration.dupefilter import DupeFilter
+from scrapy_urlunify.integration.fingerprinter import Fingerprinter
 
 SETTINGS = {
     "ADDONS": {"scrapy_urlunify.Addon": 0},
@@ -67,3 +78,236 @@ def test_nameless_spider_class_named_by_keyword_dedups():
     assert site.hits["/next"] == 1 and site.hits["/list"] == 1
     assert max(site.hits.values()) == 1  # every URL fetched once
     assert crawler.stats.get_value("dupefilter/filtered", 0) > 0
+
+
+# -- a recording server, and spiders that yield given requests -----------------------------------
+
+class Recorder(resource.Resource):
+    """Answers every request with a small page; remembers (method, path as sent, body)."""
+
+    isLeaf = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, str, bytes]] = []
+        self.base = ""
+
+    def render(self, request):  # type: ignore[no-untyped-def]
+        body = request.content.read() if request.content is not None else b""
+        self.log.append((request.method.decode(), request.uri.decode(), body))
+        request.setHeader(b"Content-Type", b"text/html")
+        return b"<html><body>ok</body></html>"
+
+    def paths(self) -> list[str]:
+        return [uri for _, uri, _ in self.log]
+
+
+def recorder() -> tuple[Recorder, Any, str]:
+    rec = Recorder()
+    port = reactor.listenTCP(0, server.Site(rec), interface="127.0.0.1")
+    return rec, port, f"http://127.0.0.1:{port.getHost().port}"
+
+
+class YieldingSpider(scrapy.Spider):
+    """Yields ``self.requests(base)`` from its start page."""
+
+    name = "yielding"
+
+    def parse(self, response):  # type: ignore[no-untyped-def]
+        base = response.url.rsplit("/", 1)[0]
+        yield from self.requests(base)
+
+
+@pytest_twisted.inlineCallbacks
+def run_recorded(make_requests, settings=None, spidercls=YieldingSpider):  # type: ignore[no-untyped-def]
+    rec, port, base = recorder()
+    cls = type("Spider", (spidercls,), {"requests": staticmethod(make_requests)})
+    _, crawler, _ = yield run(cls, settings, site=(rec, port, base), start_urls=[base + "/start"])
+    rec.base = base
+    return rec, crawler
+
+
+# -- 2. the crawler's fingerprinter keys the dupefilter ------------------------------------------
+
+class VariantFingerprinter(Fingerprinter):
+    """A project fingerprinter: ours, plus a header that selects another variant of a page."""
+
+    def fingerprint(self, request):  # type: ignore[no-untyped-def]
+        return super().fingerprint(request) + request.headers.get(b"X-Variant", b"")
+
+
+@pytest_twisted.inlineCallbacks
+def test_project_fingerprinter_decides_what_is_a_duplicate():
+    def requests(base):  # type: ignore[no-untyped-def]
+        yield scrapy.Request(base + "/p", headers={"X-Variant": "a"})
+        yield scrapy.Request(base + "/p", headers={"X-Variant": "b"})
+        yield scrapy.Request(base + "/p/index.html", headers={"X-Variant": "a"})  # same page, same variant
+
+    rec, crawler = yield run_recorded(requests, {"REQUEST_FINGERPRINTER_CLASS": VariantFingerprinter})
+    assert rec.paths().count("/p") == 2  # both variants
+    assert "/p/index.html" not in rec.paths()  # our unification still applies underneath
+    assert crawler.stats.get_value("dupefilter/filtered") == 1
+
+
+# -- 3. the body of GET and HEAD requests ---------------------------------------------------------
+
+@pytest_twisted.inlineCallbacks
+def test_get_requests_with_different_bodies_are_different_requests():
+    def requests(base):  # type: ignore[no-untyped-def]
+        for q in ("a", "b", "a"):
+            yield scrapy.Request(base + "/search", body=json.dumps({"q": q}))
+
+    rec, crawler = yield run_recorded(requests)
+    assert sorted(b for m, uri, b in rec.log if uri == "/search") == [b'{"q": "a"}', b'{"q": "b"}']
+    assert crawler.stats.get_value("dupefilter/filtered") == 1
+
+
+# -- 4. meta["verbatim_url"] ----------------------------------------------------------------------
+
+@pytest_twisted.inlineCallbacks
+def test_verbatim_url_is_neither_rewritten_nor_unified():
+    def requests(base):  # type: ignore[no-untyped-def]
+        for url, verbatim in (("/v?utm_source=x", True), ("/v?utm_source=y", True), ("/v?utm_source=x", True),
+                              ("/v?utm_source=z", False)):
+            yield scrapy.Request(base + url, meta={"verbatim_url": True} if verbatim else {})
+
+    rec, crawler = yield run_recorded(requests)
+    # sent as written, each once; the third is a duplicate of the first
+    assert sorted(p for p in rec.paths() if p.startswith("/v")) == ["/v", "/v?utm_source=x", "/v?utm_source=y"]
+    assert crawler.stats.get_value("dupefilter/filtered") == 1
+
+
+# -- 5. RFPDupeFilter's API -----------------------------------------------------------------------
+
+class LegacyDupeFilter(DupeFilter):
+    """The deprecated way to change keys: override request_fingerprint() (case-insensitive URLs)."""
+
+    def request_fingerprint(self, request):  # type: ignore[no-untyped-def]
+        return hashlib.sha1(request.url.lower().encode()).hexdigest()
+
+
+@pytest_twisted.inlineCallbacks
+def test_deprecated_request_fingerprint_override_is_used_with_a_warning():
+    def requests(base):  # type: ignore[no-untyped-def]
+        yield scrapy.Request(base + "/Case")
+        yield scrapy.Request(base + "/case")
+
+    with pytest.warns(ScrapyDeprecationWarning, match=r"Overriding DupeFilter\.request_fingerprint"):
+        rec, crawler = yield run_recorded(requests, {"DUPEFILTER_CLASS": LegacyDupeFilter})
+    assert [p for p in rec.paths() if p.lower() == "/case"] == ["/Case"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_rfpdupefilter_api_after_a_crawl():
+    def requests(base):  # type: ignore[no-untyped-def]
+        yield scrapy.Request(base + "/a")
+
+    rec, crawler = yield run_recorded(requests)
+    df = UnifyContext.of(crawler).dupefilter
+    assert df.logger is logging.getLogger("scrapy.dupefilters")
+    fetched = [scrapy.Request(rec.base + p) for p in rec.paths()]
+    with pytest.warns(ScrapyDeprecationWarning, match=r"DupeFilter\.fingerprints is deprecated"):
+        fingerprints = df.fingerprints
+    assert fingerprints == {df.request_fingerprint(r) for r in fetched}  # /start and /a
+    assert all(len(fp) == 16 and int(fp, 16) == df.key(r) for fp, r in zip(sorted(fingerprints), sorted(fetched, key=df.request_fingerprint)))
+
+
+# -- 8. schemes Scrapy can download ---------------------------------------------------------------
+
+class SchemeSpider(scrapy.Spider):
+    """Yields ``self.links`` from its (HTTP) start page; scrapes every non-HTTP response."""
+
+    name = "schemes"
+    links: list[str] = []
+
+    def parse(self, response):  # type: ignore[no-untyped-def]
+        for url in self.links:
+            yield scrapy.Request(url, callback=self.fetched)
+
+    def fetched(self, response):  # type: ignore[no-untyped-def]
+        yield {"url": response.url, "body": response.body}
+
+
+@pytest_twisted.inlineCallbacks
+def test_file_ftp_and_data_requests_are_fetched_mailto_and_gopher_are_not(tmp_path):
+    from twisted.cred.checkers import AllowAnonymousAccess
+    from twisted.cred.portal import Portal
+    from twisted.protocols.ftp import FTPFactory, FTPRealm
+
+    (tmp_path / "local.txt").write_bytes(b"from a file")
+    ftp_root = tmp_path / "ftp"
+    ftp_root.mkdir()
+    (ftp_root / "remote.txt").write_bytes(b"from an FTP server")
+    ftp = FTPFactory(Portal(FTPRealm(anonymousRoot=str(ftp_root)), [AllowAnonymousAccess()]))
+    ftp.allowAnonymous = True
+    ftp_port = reactor.listenTCP(0, ftp, interface="127.0.0.1")
+    links = [(tmp_path / "local.txt").as_uri(), f"ftp://127.0.0.1:{ftp_port.getHost().port}/remote.txt",
+             # Scrapy's Request refuses "mailto:x" (no "://"); these spellings it takes
+             "data:,inline", "mailto://someone@site.test", "gopher://127.0.0.1/x"]
+    try:
+        rec, port, base = recorder()
+        _, crawler, items = yield run(type("S", (SchemeSpider,), {"links": links}), site=(rec, port, base),
+                                      start_urls=[base + "/start"])
+    finally:
+        yield ftp_port.stopListening()
+    assert sorted(i["body"] for i in items) == [b"from a file", b"from an FTP server", b"inline"]
+    stats = crawler.stats.get_stats()
+    assert stats["urlunify/filtered/scheme:mailto"] == 1
+    assert stats["urlunify/filtered/scheme:gopher"] == 1  # no download handler
+    assert "urlunify/filtered/scheme:ftp" not in stats and "urlunify/filtered/scheme:file" not in stats
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_scheme_whose_handler_is_removed_is_filtered(tmp_path):
+    (tmp_path / "local.txt").write_bytes(b"from a file")
+    rec, port, base = recorder()
+    spider = type("S", (SchemeSpider,), {"links": [(tmp_path / "local.txt").as_uri()]})
+    _, crawler, items = yield run(spider, {"DOWNLOAD_HANDLERS": {"file": None}}, site=(rec, port, base),
+                                  start_urls=[base + "/start"])
+    assert items == []
+    assert crawler.stats.get_value("urlunify/filtered/scheme:file") == 1
+
+
+# -- 7. pipelines and objects that are not items --------------------------------------------------
+
+class Wrapped:
+    """Not an item: what an earlier pipeline made of one, for a later pipeline to unwrap."""
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+
+
+class WrapPipeline:
+    def process_item(self, item, spider=None):  # type: ignore[no-untyped-def]
+        return Wrapped(item)
+
+
+class UnwrapPipeline:
+    def process_item(self, item, spider=None):  # type: ignore[no-untyped-def]
+        return item.item if isinstance(item, Wrapped) else item
+
+
+@pytest_twisted.inlineCallbacks
+def test_pipelines_pass_objects_that_are_not_items():
+    from _minicrawl import MiniSpider
+
+    pipes = {f"{__name__}.WrapPipeline": 100, f"{__name__}.UnwrapPipeline": 300}
+    _, crawler, items = yield run(MiniSpider, {"ITEM_PIPELINES": pipes, "LOG_LEVEL": "INFO"})
+    assert items and all(isinstance(i, dict) and i["title"] for i in items)
+    assert crawler.stats.get_value("item_scraped_count") == len(items)
+    assert not crawler.stats.get_value("log_count/ERROR")
+
+
+# -- 9. a JOBDIR started with Scrapy's dupefilter -------------------------------------------------
+
+@pytest_twisted.inlineCallbacks
+def test_jobdir_of_a_scrapy_crawl_is_reported_at_start(tmp_path, caplog):
+    from _minicrawl import MiniSpider
+
+    jobdir = str(tmp_path / "job")
+    yield run(MiniSpider, {"ADDONS": {}, "JOBDIR": jobdir, "LOG_LEVEL": "INFO"})  # Scrapy's own filter
+    assert (tmp_path / "job" / "requests.seen").stat().st_size > 0
+    with caplog.at_level(logging.WARNING):
+        yield run(MiniSpider, {"JOBDIR": jobdir, "LOG_LEVEL": "INFO"})
+    warnings = [r.getMessage() for r in caplog.records if "requests.seen" in r.getMessage()]
+    assert len(warnings) == 1 and "will be fetched again" in warnings[0]

@@ -103,11 +103,19 @@ def test_scopes_never_filter_each_other_and_a_scope_resumes(site, tmp_path):
 def test_dupefilter_debug_names_the_earlier_url(site, caplog):
     server = DemoServer(site).start()
     try:
-        with caplog.at_level(logging.DEBUG, logger="scrapy_urlunify.integration.dupefilter"):
+        with caplog.at_level(logging.DEBUG, logger="scrapy.dupefilters"):
             result = yield crawl(server, site, {**ADDON, "DUPEFILTER_DEBUG": True, "LOG_LEVEL": "DEBUG"},
                                  ConfiguredSpider)
     finally:
         yield server.stop()
-    lines = [r.getMessage() for r in caplog.records if r.name == "scrapy_urlunify.integration.dupefilter"]
+    # Scrapy's logger and wording (a project's log filters for them keep working) ...
+    lines = [r.getMessage() for r in caplog.records if r.name == "scrapy.dupefilters"]
     assert len(lines) == result.stats["urlunify/duplicates"] > 0  # every duplicate, not only the first
-    assert all("same page as https://" in line or "same page as http://" in line for line in lines)
+    assert all(line.startswith("Filtered duplicate request: <GET http") for line in lines)
+    # ... then, when the URL differs from the one first seen (the unification merged them), which
+    merged = [line for line in lines if " - same page as " in line]
+    assert merged
+    for line in merged:
+        url = line.split("<GET ", 1)[1].split(">", 1)[0]
+        earlier = line.split(" - same page as ", 1)[1].split(" (identifier ", 1)[0]
+        assert url != earlier and earlier.startswith("http")
