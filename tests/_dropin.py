@@ -41,7 +41,7 @@ def run(spidercls, settings=None, site=None, **kwargs):  # type: ignore[no-untyp
 
 
 class Recorder(resource.Resource):
-    """Answers every request with a small page; remembers (method, path as sent, body)."""
+    """Answers every request with a page of its own; remembers (method, path as sent, body)."""
 
     isLeaf = True
 
@@ -54,7 +54,7 @@ class Recorder(resource.Resource):
         body = request.content.read() if request.content is not None else b""
         self.log.append((request.method.decode(), request.uri.decode(), body))
         request.setHeader(b"Content-Type", b"text/html")
-        return b"<html><body>ok</body></html>"
+        return f"<html><body>page {request.uri.decode()} ({len(self.log)})</body></html>".encode()
 
     def paths(self) -> list[str]:
         return [uri for _, uri, _ in self.log]

@@ -23,10 +23,20 @@ still win):
 
 **Never clobbers.** When the project already set its own ``REQUEST_FINGERPRINTER_CLASS`` or
 ``DUPEFILTER_CLASS`` (any priority above Scrapy's defaults), the add-on keeps the project's value
-and logs a WARNING naming the setting. The plugin still works: ``DupeFilter`` computes
-unified fingerprints itself when the crawler's fingerprinter is another one, and a project that
+and logs a WARNING naming the setting. ``DupeFilter`` then keys requests through the project's
+fingerprinter, as Scrapy's filter does (so it decides what a duplicate is), and a project that
 keeps its own dupefilter keeps its own deduplication (the middleware still filters and
 standardizes links). ``URLUNIFY_ENABLED = False`` turns everything off.
+
+**Composes with plugin fingerprinters.** scrapy-zyte-api's and scrapy-poet's fingerprinters
+hash what they add (Zyte API parameters, page-object dependencies) on top of a base fingerprint
+of the request. When either plugin is configured (its add-on in ``ADDONS``, its fingerprinter in
+``REQUEST_FINGERPRINTER_CLASS``, scrapy-poet's ``InjectionMiddleware``), the add-on makes
+``Fingerprinter`` that base -- ``SCRAPY_POET_REQUEST_FINGERPRINTER_BASE_CLASS``, or
+``ZYTE_API_FALLBACK_REQUEST_FINGERPRINTER_CLASS`` when scrapy-poet is not there (scrapy-zyte-api
+then falls back to scrapy-poet's, whose base is ours) -- unless the project set it, and does not
+warn about their ``REQUEST_FINGERPRINTER_CLASS``: both keep their distinctions and gain the URL
+unification.
 """
 
 from __future__ import annotations
@@ -55,6 +65,9 @@ PIPELINE_PRIORITIES = {
     "scrapy_urlunify.integration.pipelines.UnicityPipeline": 210,
 }
 
+_ZYTE_FALLBACK = "ZYTE_API_FALLBACK_REQUEST_FINGERPRINTER_CLASS"
+_POET_BASE = "SCRAPY_POET_REQUEST_FINGERPRINTER_BASE_CLASS"
+
 _OURS = {
     "REQUEST_FINGERPRINTER_CLASS": "scrapy_urlunify.integration.fingerprinter.Fingerprinter",
     "DUPEFILTER_CLASS": "scrapy_urlunify.integration.dupefilter.DupeFilter",
@@ -79,14 +92,20 @@ class Addon:
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
             )
+        plugins = _fingerprinting_plugins(settings)
         for name, ours in _OURS.items():
-            self._set_unless_user_chose(settings, name, ours)
+            self._set_unless_user_chose(settings, name, ours, plugins)
+        ours = _OURS["REQUEST_FINGERPRINTER_CLASS"]
+        if "scrapy_poet" in plugins:
+            _set_default(settings, _POET_BASE, ours)
+        elif "scrapy_zyte_api" in plugins:
+            _set_default(settings, _ZYTE_FALLBACK, ours)
         if find_spec("scrapy_urlunify.integration.pipelines") is not None:
             for path, priority in PIPELINE_PRIORITIES.items():
                 settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
 
     @staticmethod
-    def _set_unless_user_chose(settings: Settings, name: str, ours: str) -> None:
+    def _set_unless_user_chose(settings: Settings, name: str, ours: str, plugins: set[str]) -> None:
         priority = settings.getpriority(name) or 0
         if priority <= SETTINGS_PRIORITIES["default"]:
             settings.set(name, ours, priority="addon")
@@ -94,6 +113,8 @@ class Addon:
         current: Any = settings.get(name)
         if _same_class(current, ours):
             return
+        if name == "REQUEST_FINGERPRINTER_CLASS" and _package(current) in plugins:
+            return  # ours becomes its base fingerprinter
         logger.warning(
             "scrapy_urlunify.Addon: keeping the project's %s = %r instead of %s. "
             "Remove it from the settings to let the add-on set it.",
@@ -108,3 +129,24 @@ def _same_class(value: Any, path: str) -> bool:
     except (ImportError, ValueError, NameError, AttributeError):
         return False
     return isinstance(current, type) and issubclass(current, ours)
+
+
+def _package(value: Any) -> str:
+    """The top-level package of a class or of its import path."""
+    path = value if isinstance(value, str) else f"{getattr(value, '__module__', '')}.x"
+    return path.split(".", 1)[0]
+
+
+def _fingerprinting_plugins(settings: Settings) -> set[str]:
+    """Which of scrapy_zyte_api and scrapy_poet the crawl configures: an add-on of theirs, their
+    fingerprinter, or scrapy-poet's injection middleware (by package name, nothing imported)."""
+    found = {_package(settings.get("REQUEST_FINGERPRINTER_CLASS"))}
+    for name in ("ADDONS", "DOWNLOADER_MIDDLEWARES"):
+        found.update(_package(k) for k, v in settings.getdict(name).items() if v is not None)
+    return found & {"scrapy_zyte_api", "scrapy_poet"}
+
+
+def _set_default(settings: Settings, name: str, value: str) -> None:
+    """Set ``name`` at the add-on's priority unless the project set it."""
+    if (settings.getpriority(name) or 0) <= SETTINGS_PRIORITIES["addon"] and not settings.get(name):
+        settings.set(name, value, priority="addon")

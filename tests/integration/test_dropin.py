@@ -58,8 +58,9 @@ class YieldingSpider(scrapy.Spider):
     name = "yielding"
 
     def parse(self, response):  # type: ignore[no-untyped-def]
-        base = response.url.rsplit("/", 1)[0]
-        yield from self.requests(base)
+        base, _, path = response.url.rpartition("/")
+        if path == "start":
+            yield from self.requests(base)
 
 
 @pytest_twisted.inlineCallbacks

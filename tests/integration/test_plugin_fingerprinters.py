@@ -74,7 +74,6 @@ def test_zyte_api_requests_keep_their_parameters_and_plain_requests_are_unified(
         "ZYTE_API_KEY": "a-key",
         "ZYTE_API_URL": f"http://127.0.0.1:{api_port.getHost().port}/v1/",
         "ZYTE_API_TRANSPARENT_MODE": False,
-        "ZYTE_API_RETRY_POLICY": "zyte_api.stop_on_download_error",
     }
     try:
         rec, port, base = recorder()
