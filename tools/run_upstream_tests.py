@@ -44,6 +44,11 @@ SCRAPY_MODULES = [
     "tests/test_scheduler.py",
     "tests/test_scheduler_base.py",
     "tests/test_engine.py",
+    "tests/test_engine_close_spider.py",
+    "tests/test_engine_download.py",
+    "tests/test_engine_loop.py",
+    "tests/test_engine_stop_download_bytes.py",
+    "tests/test_engine_stop_download_headers.py",
     "tests/test_crawl.py",
     "tests/test_downloadermiddleware_httpcache.py",
     "tests/test_pipeline_media.py",
@@ -51,7 +56,17 @@ SCRAPY_MODULES = [
     "tests/test_pipeline_images.py",
     "tests/test_addons.py",
     "tests/test_spidermiddleware.py",
+    "tests/test_spidermiddleware_base.py",
+    "tests/test_spidermiddleware_depth.py",
+    "tests/test_spidermiddleware_httperror.py",
+    "tests/test_spidermiddleware_metacopy.py",
+    "tests/test_spidermiddleware_output_chain.py",
+    "tests/test_spidermiddleware_process_start.py",
+    "tests/test_spidermiddleware_referer.py",
+    "tests/test_spidermiddleware_start.py",
+    "tests/test_spidermiddleware_urllength.py",
     "tests/test_downloadermiddleware_redirect.py",
+    "tests/test_downloadermiddleware_redirect_metarefresh.py",
     "tests/test_downloadermiddleware_offsite.py",
 ]
 REDIS_MODULES = ["tests"]
@@ -138,10 +153,8 @@ def failures(junit: Path) -> dict[str, str]:
             totals[k] += int(suite.get(k, 0))
     for case in ET.parse(junit).getroot().iter("testcase"):
         for bad in (*case.findall("failure"), *case.findall("error")):
-            test_id = f"{case.get('file') or case.get('classname')}::{case.get('name')}"
             message = (bad.get("message") or "").strip().splitlines()
             out[f"{case.get('classname')}::{case.get('name')}"] = message[0][:200] if message else ""
-            del test_id
     print(f"  {junit.name}: {totals['tests']} tests, {totals['failures']} failed, "
           f"{totals['errors']} errors, {totals['skipped']} skipped", flush=True)
     return out
@@ -149,7 +162,8 @@ def failures(junit: Path) -> dict[str, str]:
 
 def documented() -> set[str]:
     """Test ids listed in docs/compatibility.md (first column of its tables, in backquotes)."""
-    text = (ROOT / "docs" / "compatibility.md").read_text(encoding="utf-8")
+    path = ROOT / "docs" / "compatibility.md"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
     return set(re.findall(r"^\|\s*`([^`]+)`", text, flags=re.MULTILINE))
 
 

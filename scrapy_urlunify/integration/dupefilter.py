@@ -178,7 +178,7 @@ class DupeFilter(BaseDupeFilter):
             if self._fast:
                 key = seen_key(self.fingerprinter.compute("GET", self.fingerprinter.identifier_of(url)))
             else:
-                key = self.key(Request(url))
+                key = self.request_key(Request(url))
         except ValueError:  # not a URL a Request accepts
             return False
         try:
@@ -187,27 +187,31 @@ class DupeFilter(BaseDupeFilter):
             store_unavailable(self.crawler, e)
             return False
 
-    def key(self, request: Request) -> int:
+    def request_key(self, request: Request) -> int:
         """The seen-store key of ``request``: the first 8 bytes of its fingerprint by our
         Fingerprinter, else of the hash of the crawler's fingerprinter's (:func:`foreign_key`).
 
         Ours is computed without the fingerprinter's per-request cache: a dupefilter sees each
         Request object once, and the cache's weak references cost a fifth of the whole call."""
+        if self._legacy_fingerprint:
+            return foreign_key(bytes.fromhex(self.request_fingerprint(request)))
+        return self._own_key(request)
+
+    def _own_key(self, request: Request) -> int:
         if self._fast:
             fp = self.fingerprinter
             return seen_key(fp.compute(request.method, fp.identifier(request), request.body))
-        if self._legacy_fingerprint:
-            return foreign_key(bytes.fromhex(self.request_fingerprint(request)))
         return foreign_key(self.request_fingerprinter.fingerprint(request))
 
     def request_fingerprint(self, request: Request) -> str:
         """The key ``request`` is filtered on, as 16 hex digits (``RFPDupeFilter``'s API)."""
-        return f"{self.key(request):016x}"
+        return f"{self._own_key(request):016x}"
 
     @property
     def fingerprints(self) -> frozenset[str]:
         """Deprecated (as in Scrapy): every seen key, as :meth:`request_fingerprint` gives them."""
-        warn("DupeFilter.fingerprints is deprecated.", ScrapyDeprecationWarning, stacklevel=2)
+        warn("RFPDupeFilter.fingerprints is deprecated. (DupeFilter.fingerprints: the keys of its seen store.)",
+             ScrapyDeprecationWarning, stacklevel=2)
         return frozenset(f"{k:016x}" for k in self.store)  # type: ignore[attr-defined]
 
     def _inc(self, key: str) -> None:
@@ -226,7 +230,7 @@ class DupeFilter(BaseDupeFilter):
     def mark_done(self, request: Request) -> None:
         """The request is handled: a resume after a crash must not fetch it again."""
         if self.resume_log is not None:
-            self.resume_log.done(self.key(request))
+            self.resume_log.done(self.request_key(request))
 
     def _answered(self, response: Any, request: Request, spider: Spider | None = None) -> None:
         """``response_received``, when LinkMiddleware is not there to mark it later."""
@@ -243,7 +247,7 @@ class DupeFilter(BaseDupeFilter):
                     source = seen_key(self.fingerprinter.compute(
                         request.method, unifier.identify(url) if unifier else url, request.body))
                 else:
-                    source = self.key(request.replace(url=url))
+                    source = self.request_key(request.replace(url=url))
             except (InvalidURL, ValueError):
                 continue
             if source != key and self.resume_log is not None:
@@ -269,7 +273,7 @@ class DupeFilter(BaseDupeFilter):
         """The store is gone and the crawl is closing: queue each page once, marked, so the run
         that resumes the queue asks the store before fetching it (:meth:`recheck`). ``doubt``:
         this request's own store call was cut off and may have recorded it without answering."""
-        key = self.key(request)
+        key = self.request_key(request)
         if key in self._unrecorded:
             return True
         self._unrecorded.add(key)
@@ -284,7 +288,7 @@ class DupeFilter(BaseDupeFilter):
             return False
         try:
             if marker == "doubt":  # maybe recorded by its own lost call: fetch it in any case
-                self._add(request, self.key(request))
+                self._add(request, self.request_key(request))
                 return False
             return self._request_seen(request)
         except StoreUnavailable as e:
@@ -292,7 +296,7 @@ class DupeFilter(BaseDupeFilter):
             return False
 
     def _request_seen(self, request: Request) -> bool:
-        key = self.key(request)
+        key = self.request_key(request)
         if self.resume_log is not None and "redirect_urls" in request.meta:
             self._redirected(request, key)
         if self._add(request, key):
@@ -321,7 +325,7 @@ class DupeFilter(BaseDupeFilter):
                 request.meta[UNRECORDED_META] = "doubt"  # fetched on resume, and recorded then
                 return
             try:
-                if self._add(request, self.key(request)):
+                if self._add(request, self.request_key(request)):
                     self._inc("urlunify/recorded_unfiltered")
             except StoreUnavailable as e:
                 store_unavailable(self.crawler, e)
@@ -339,7 +343,7 @@ class DupeFilter(BaseDupeFilter):
         if self.debug:
             msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
             args = {"request": request, "referer": referer_str(request)}
-            earlier = self._first_url.get(self.key(request)) if self._first_url is not None else None
+            earlier = self._first_url.get(self.request_key(request)) if self._first_url is not None else None
             if earlier is not None and earlier != request.url:  # the unification merged them: say how
                 msg += " - same page as %(earlier)s (identifier %(identifier)s)"
                 args.update(earlier=earlier, identifier=self.fingerprinter.identifier(request))

@@ -149,7 +149,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         df = self.context.dupefilter
         if df is None or df.resume_log is None or not df.resume_log.resumed:
             return False
-        return df.key(request.replace(url=self.context.unifier.standardize(request.url))
+        return df.request_key(request.replace(url=self.context.unifier.standardize(request.url))
                       if self.context.rewrite else request) in df.store
 
     def _is_offsite_alias(self, fetch_url: str) -> bool:

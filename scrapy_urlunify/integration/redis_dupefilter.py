@@ -15,7 +15,10 @@ Settings:
   otherwise the connection is scrapy-redis's (``REDIS_URL``, ``REDIS_HOST``/``REDIS_PORT``,
   ``REDIS_PARAMS``).
 * ``URLUNIFY_REDIS_KEY`` (default ``"urlunify:%(scope)s"``): the seen set is
-  ``<key>:seen``; the scope is ``URLUNIFY_SCOPE``, by default the spider's name.
+  ``<key>:seen``; the scope is ``URLUNIFY_SCOPE``, by default the spider's name (the
+  instance's: ``spider.name``).
+* ``SCHEDULER_DUPEFILTER_KEY`` (scrapy-redis's, e.g. ``"%(spider)s:dupefilter"``): when set, the
+  seen set's key instead, ``%(spider)s`` being ``spider.name`` as in scrapy-redis.
 * ``URLUNIFY_REDIS_TIMEOUT`` (default 10 s): connect/reply timeout of a ``URLUNIFY_STORE`` URL.
 * ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT`` (default 60 s): how long a call waits through an
   outage (blocking the crawl) before the crawl fails with ``StoreUnavailable``; see
@@ -26,21 +29,31 @@ when the crawl closes, and ``SCHEDULER_FLUSH_ON_START`` when it opens: both call
 :meth:`~RedisDupeFilter.clear`. :meth:`close` never deletes it (Scrapy's scheduler calls
 ``close`` at the end of every crawl, and the set is shared). Stats: ``urlunify/redis/retries``
 and ``urlunify/redis/outages``.
+
+scrapy-redis's API works too: ``RedisDupeFilter(server, key, debug=False)`` and
+``from_settings(settings)`` (a one-time ``dupefilter:<timestamp>`` key, deleted by :meth:`close`
+as scrapy-redis does), the ``server`` and ``key`` attributes, ``request_fingerprint()``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
 from ..stores.redis import RedisSeenStore
+from .context import spider_name
 from .dupefilter import DupeFilter
+from .fingerprinter import Fingerprinter
+from .settings import SettingsError
 from .store_faults import crawl_stores
 
 if TYPE_CHECKING:
-    from scrapy import Spider
+    import redis
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
 __all__ = ["RedisDupeFilter"]
@@ -51,10 +64,49 @@ class RedisDupeFilter(DupeFilter):
 
     store: RedisSeenStore
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if "server" in kwargs or (args and not isinstance(args[0], Fingerprinter)):
+            # scrapy-redis's RFPDupeFilter(server, key, debug=False)
+            server, key, debug = _scrapy_redis_args(*args, **kwargs)
+            super().__init__(Fingerprinter(), RedisSeenStore(server, key), debug=debug)
+            self._clears_on_close = True
+        else:
+            super().__init__(*args, **kwargs)
+            self._clears_on_close = False
+        self._closed = False
+
+    @property
+    def server(self) -> redis.Redis:
+        """The Redis client (scrapy-redis's name)."""
+        return self.store.client
+
+    @property
+    def key(self) -> str:
+        """The Redis key of the seen set (scrapy-redis's name; :meth:`request_key` keys requests)."""
+        return self.store.key
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Self:
+        """scrapy-redis's standalone filter: its connection settings, a one-time key."""
+        from scrapy_redis import defaults, dupefilter
+
+        key = defaults.DUPEFILTER_KEY % {"timestamp": int(time.time())}
+        return cls(dupefilter.get_redis_from_settings(settings), key, settings.getbool("DUPEFILTER_DEBUG"))
+
     @classmethod
     def make_store(cls, crawler: Crawler) -> RedisSeenStore:
-        """The scope's shared seen set (called by ``DupeFilter.from_crawler``)."""
-        store = crawl_stores(crawler, redis_fallback=True).seen()
+        """The scope's shared seen set (called by ``DupeFilter.from_crawler``), under
+        ``SCHEDULER_DUPEFILTER_KEY`` when the project set it."""
+        stores = crawl_stores(crawler, redis_fallback=True)
+        template = crawler.settings.get("SCHEDULER_DUPEFILTER_KEY")
+        if template:
+            try:
+                key = template % {"spider": spider_name(crawler)}
+            except (KeyError, ValueError, TypeError) as exc:
+                raise SettingsError("SCHEDULER_DUPEFILTER_KEY",
+                                    f"{template!r} is not a key template with %(spider)s only ({exc!r})") from None
+            return RedisSeenStore(stores.client(), key, unavailable_timeout=stores.unavailable_timeout)
+        store = stores.seen()
         assert isinstance(store, RedisSeenStore)
         return store
 
@@ -82,12 +134,29 @@ class RedisDupeFilter(DupeFilter):
         if self._first_url is not None:
             self._first_url.clear()
 
+    def request_key(self, request: Request) -> int:
+        if "request_fingerprint" in self.__dict__:  # replaced on the instance, as scrapy-redis allows
+            return _hex_key(self.request_fingerprint(request))
+        return super().request_key(request)
+
     def close(self, reason: str = "") -> None:
+        if self._clears_on_close:  # scrapy-redis's one-time key
+            self.clear()
         # Scrapy's scheduler calls this and then spider_closed fires: close once
-        if getattr(self, "_closed", False):
+        if self._closed:
             return
         self._closed = True
         super().close(reason)
 
     def _spider_closed(self, spider: Spider | None = None, reason: str = "") -> None:
         self.close(reason)
+
+
+def _scrapy_redis_args(server: Any, key: str, debug: bool = False) -> tuple[Any, str, bool]:
+    return server, key, debug
+
+
+def _hex_key(fingerprint: str) -> int:
+    from .dupefilter import foreign_key
+
+    return foreign_key(bytes.fromhex(fingerprint))

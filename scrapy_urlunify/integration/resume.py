@@ -200,7 +200,7 @@ class ResumeMiddleware:
         meta = request.meta
         if meta.get("retry_times") or meta.get("redirect_urls"):
             return
-        fp = df.key(request)
+        fp = df.request_key(request)
         if fp in log.pending_fps:
             log.pending_fps.discard(fp)
             self._claimed.add(fp)

@@ -255,14 +255,16 @@ class _RedisStore(_ClosingContext):
 
 
 #: SADD that knows whether an earlier attempt of the same call added the member: a new member
-#: stamps this store's owner key (KEYS[2]) with the call's id (ARGV[2]), so a retry after a lost
-#: reply finds its own stamp ("new"), while a member that was already there is "seen".
+#: stamps this store's field (ARGV[3]) of the set's owners hash (KEYS[2]) with the call's id
+#: (ARGV[2]), so a retry after a lost reply finds its own stamp ("new"), while a member that was
+#: already there is "seen". One hash per set, so clear() deletes every process's stamps at once.
 _ADD_ONCE = """
 if redis.call('SADD', KEYS[1], ARGV[1]) == 1 then
-  redis.call('SET', KEYS[2], ARGV[2], 'EX', 86400)
+  redis.call('HSET', KEYS[2], ARGV[3], ARGV[2])
+  redis.call('EXPIRE', KEYS[2], 86400)
   return 1
 end
-if redis.call('GET', KEYS[2]) == ARGV[2] then return 1 end
+if redis.call('HGET', KEYS[2], ARGV[3]) == ARGV[2] then return 1 end
 return 0
 """
 
@@ -273,8 +275,9 @@ class RedisSeenStore(_RedisStore):
 
     def __init__(self, client: redis.Redis, key: str, **kwargs: Any) -> None:
         super().__init__(client, key, **kwargs)
-        #: stamped with the id of this store's last call that added a member (one key per store)
-        self.owner_key = f"{key}:owner:{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        #: every store's stamp (the id of its last call that added a member), by owner
+        self.owners_key = f"{key}:owners"
+        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self._call_ids = itertools.count(1)
         self._add_once = client.register_script(_ADD_ONCE)
 
@@ -282,7 +285,7 @@ class RedisSeenStore(_RedisStore):
         member = _member(fp)
         call_id = str(next(self._call_ids))
         # every attempt of this call carries the same id: exactly one of them can add the member
-        added = self._run("SADD", lambda: self._add_once(keys=[self.key, self.owner_key], args=[member, call_id]))
+        added = self._run("SADD", lambda: self._add_once(keys=[self.key, self.owners_key], args=[member, call_id, self.owner]))
         return bool(added)
 
     def add_many(self, fps: Iterable[int]) -> list[bool]:
@@ -314,6 +317,11 @@ class RedisSeenStore(_RedisStore):
 
     def __len__(self) -> int:
         return int(self._run("SCARD", lambda: self.client.scard(self.key)))
+
+    def clear(self) -> None:
+        """Delete the set and every store's stamps (no owners hash is left behind)."""
+        self._run("DEL", lambda: self.client.delete(self.owners_key))
+        super().clear()
 
 
 class RedisSignatureStore(_RedisStore):

@@ -151,7 +151,7 @@ def test_rfpdupefilter_api_after_a_crawl():
     df = UnifyContext.of(crawler).dupefilter
     assert df.logger is logging.getLogger("scrapy.dupefilters")
     fetched = [scrapy.Request(rec.base + p) for p in rec.paths()]
-    with pytest.warns(ScrapyDeprecationWarning, match=r"DupeFilter\.fingerprints is deprecated"):
+    with pytest.warns(ScrapyDeprecationWarning, match=r"RFPDupeFilter\.fingerprints is deprecated"):
         fingerprints = df.fingerprints
     assert fingerprints == {df.request_fingerprint(r) for r in fetched}  # /start and /a
     assert all(len(fp) == 16 for fp in fingerprints)  # the 8-byte keys of the seen store
@@ -259,3 +259,66 @@ def test_jobdir_of_a_scrapy_crawl_is_reported_at_start(tmp_path, caplog):
     warnings = [r.getMessage() for r in caplog.records if "requests.seen" in r.getMessage()]
     assert len(warnings) == 1
     assert "will be fetched again" in warnings[0]
+
+
+# -- 5 and 6. scrapy-redis: its API, its keys ---------------------------------------------------
+
+def redis_settings(redis_server, **more):  # type: ignore[no-untyped-def]
+    return {"SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+            "DUPEFILTER_CLASS": "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
+            "REDIS_URL": redis_server.url, "LOG_LEVEL": "INFO", **more}
+
+
+@pytest_twisted.inlineCallbacks
+def test_instances_of_one_spider_class_have_their_own_seen_sets(redis_server):
+    """scrapy-redis keys queues by spider.name: the seen sets must follow, or the second crawl
+    (another name, its own empty queue) would find every page seen and fetch nothing."""
+    settings = redis_settings(redis_server, SCHEDULER_PERSIST=True)
+    first, _, _ = yield run(NamelessSpider, settings, name="one")
+    second, _, _ = yield run(NamelessSpider, settings, name="two")
+    assert set(second.hits) == set(first.hits)
+    assert len(first.hits) > 5
+    client = redis_server.client()
+    # each crawl's own set: every page it fetched (and the canonicals pages declared)
+    assert client.scard("urlunify:one:seen") == client.scard("urlunify:two:seen") >= len(first.hits)
+
+
+@pytest_twisted.inlineCallbacks
+def test_scheduler_dupefilter_key_names_the_seen_set(redis_server):
+    settings = redis_settings(redis_server, SCHEDULER_PERSIST=True, SCHEDULER_DUPEFILTER_KEY="jobs:%(spider)s:seen")
+    site, _, _ = yield run(NamelessSpider, settings, name="k")
+    client = redis_server.client()
+    assert client.scard("jobs:k:seen") >= len(site.hits)
+    assert not client.exists("urlunify:k:seen")
+
+
+@pytest_twisted.inlineCallbacks
+def test_flush_without_persist_leaves_no_key_behind(redis_server):
+    site, _, _ = yield run(NamelessSpider, redis_settings(redis_server), name="flushed")
+    assert len(site.hits) > 5
+    assert redis_server.client().keys("*") == []  # no seen set, no stamps, no queue
+
+
+def test_scrapy_redis_constructor_and_from_settings(redis_server):
+    from scrapy.settings import Settings
+
+    from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+
+    client = redis_server.client()
+    df = RedisDupeFilter(client, "dupefilter:1")  # scrapy-redis's (server, key, debug=False)
+    assert df.server is client
+    assert df.key == "dupefilter:1"
+    assert not df.debug
+    get, post = scrapy.Request("http://example.com"), scrapy.Request("http://example.com", method="POST")
+    assert not df.request_seen(get)
+    assert df.request_seen(scrapy.Request("http://www.example.com/"))  # the same page, unified
+    assert not df.request_seen(post)
+    assert client.scard("dupefilter:1") == 2
+    df.close()  # a one-time key: deleted, as scrapy-redis does
+    assert client.keys("*") == []
+
+    df = RedisDupeFilter.from_settings(Settings({"REDIS_URL": redis_server.url, "DUPEFILTER_DEBUG": True}))
+    assert df.key.startswith("dupefilter:")
+    assert df.debug
+    assert not df.request_seen(get)
+    df.close()
