@@ -41,7 +41,7 @@ from scrapy_urlunify import identify  # noqa: E402
 from scrapy_urlunify.integration.dupefilter import seen_key  # noqa: E402
 from scrapy_urlunify.integration.fingerprinter import Fingerprinter  # noqa: E402
 from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter  # noqa: E402
-from scrapy_urlunify.core.unify import DEFAULT_POLICY  # noqa: E402
+from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for  # noqa: E402
 from scrapy_urlunify.stores.redis import RedisSeenStore, RedisSignatureStore, connect  # noqa: E402
 
 #: Redis finishes an incremental rehash in its cron (activerehashing): wait before reading
@@ -52,7 +52,7 @@ SETTLE = 0.5
 def cold() -> None:
     """Empty our unifier's whole-URL cache, so a "new URL" is unified from scratch (a
     duplicate met later in a crawl may hit it, as here in the duplicates pass)."""
-    DEFAULT_POLICY.unifier.cache_clear()
+    unifier_for(DEFAULT_POLICY).cache_clear()
 
 
 def urls(n: int) -> list[str]:

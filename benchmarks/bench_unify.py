@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from corpus import load  # noqa: E402
 
 from scrapy_urlunify import Policy, identify  # noqa: E402
+from scrapy_urlunify.core.unify import unifier_for  # noqa: E402
 
 FULL_POLICY = Policy(
     scope="bench",
@@ -65,7 +66,7 @@ def contenders() -> dict[str, tuple[Callable[[str], object], Callable[[], None]]
     from w3lib.url import canonicalize_url
 
     fingerprinter = RequestFingerprinter()
-    unifier = FULL_POLICY.unifier
+    unifier = unifier_for(FULL_POLICY)
 
     def scrapy_fp(url: str) -> bytes:
         return fingerprinter.fingerprint(Request(url))

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from .. import __version__
 from ..core.policy import Policy, PolicyError
 from ..core.rules import InvalidURL
-from ..core.unify import Explanation, same
+from ..core.unify import Explanation, same, unifier_for
 
 __all__ = ["build_parser", "main", "policy_from_args"]
 
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextI
 
         return run_store(args, policy, out, err, stdin)
     assert policy is not None, f"{args.command} needs a policy"
-    u = policy.unifier
+    u = unifier_for(policy)
     if args.command == "explain":
         e = u.explain(args.url, args.base)
         out.write(format_explanation(e) + "\n")

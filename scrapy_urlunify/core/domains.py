@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
-__all__ = ["Domain", "is_ip", "prefix_matcher", "split_domain", "strip_prefixes"]
+__all__ = ["Domain", "is_ip", "prefix_matcher", "split_domain", "strip_prefixes", "within"]
 
 
 class Domain(NamedTuple):
@@ -38,6 +38,12 @@ _IPV4 = re.compile(r"[0-9]+(?:\.[0-9]+){3}\Z")
 def is_ip(host: str) -> bool:
     """True for an IPv4 address or a bracketed IPv6 address (as a WHATWG parser serializes them)."""
     return host.startswith("[") or _IPV4.match(host) is not None
+
+
+def within(host: str, domain: str) -> bool:
+    """True when ``host`` is ``domain`` or one of its subdomains (``a.b.test`` is within ``b.test``;
+    ``ab.test`` is not)."""
+    return host == domain or host.endswith("." + domain)
 
 
 def split_domain(host: str) -> Domain:

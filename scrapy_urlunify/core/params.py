@@ -28,6 +28,8 @@ __all__ = [
     "NameMatcher",
     "is_session_param",
     "is_tracking_param",
+    "may_name_session_param",
+    "may_name_tracking_param",
 ]
 
 #: Session parameters removed whatever their value.
@@ -114,6 +116,23 @@ def cold_fusion_pair(pairs: list[tuple[str, str]]) -> bool:
 def is_tracking_param(name: str) -> bool:
     """True when the lower-cased ``name`` is a known tracking parameter."""
     return name in TRACKING_PARAMS or name.startswith(TRACKING_PREFIXES)
+
+
+#: ``may_name_session_param(query)``: None when no item of ``query`` can be a session id (every
+#: session name contains ``sid``, ``session`` or ``cfid``), a match otherwise. A pattern's own
+#: search, so the unifier's guards test a query at the cost of one C call, before any split.
+may_name_session_param = re.compile(r"sid|session|cfid", re.IGNORECASE).search
+
+#: ``may_name_tracking_param(query)``: None when no item of ``query`` is a tracking parameter
+#: (one search tells; most queries have none, and splitting them item by item would cost more
+#: than the whole rest of a URL).
+may_name_tracking_param = re.compile(
+    r"(?:\A|&)(?:{}|{})".format(
+        "|".join(re.escape(n) for n in sorted(TRACKING_PARAMS, key=len, reverse=True)),
+        "|".join(re.escape(n) for n in TRACKING_PREFIXES),
+    ),
+    re.IGNORECASE,
+).search
 
 
 #: Path session ids. ``;jsessionid=...`` (and PHP's rarer ``;phpsessid=``) as a path parameter,

@@ -9,7 +9,7 @@ the offending field in ``.field`` so the Scrapy integration can name the setting
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import ada_url
@@ -149,7 +149,6 @@ class Policy:
     strip_session_ids: bool = True
     strip_tracking_params: bool = True
     route_fragments: bool = True
-    _unifier: Any = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -179,22 +178,16 @@ class Policy:
         """The configurable fields, in declaration order."""
         return tuple(f.name for f in fields(cls) if f.init)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the fields only: what else the instance holds (its compiled unifier, see
+        # unify.unifier_for) belongs to this object, and a copy builds its own
+        return {name: self.__dict__[name] for name in self.field_names()}
+
     def replace(self, **changes: Any) -> Policy:
         """A copy with some fields changed (validated like the original)."""
         values = {name: getattr(self, name) for name in self.field_names()}
         values.update(changes)
         return Policy(**values)
-
-    @property
-    def unifier(self):  # type: ignore[no-untyped-def]
-        """The compiled :class:`~scrapy_urlunify.core.unify.Unifier` of this policy (built once)."""
-        u = self._unifier
-        if u is None:
-            from .unify import Unifier
-
-            u = Unifier(self)
-            object.__setattr__(self, "_unifier", u)
-        return u
 
 
 # -- validation helpers -------------------------------------------------------------------------

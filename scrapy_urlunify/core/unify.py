@@ -10,43 +10,33 @@ whole URL is cached too, since a crawl sees the same links again and again (the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from . import filters
-from .domains import Domain, is_ip, prefix_matcher, split_domain, strip_prefixes
+from .domains import Domain, is_ip, prefix_matcher, split_domain, strip_prefixes, within
+from .guards import TAKE_STEPS, HostTests, compile_layer, guard_of
 from .params import NameMatcher
 from .policy import ParamRules, Policy
 from .rules import (
-    _TRACKING_HINT,
+    IDENTITY,
     IDENTITY_STEPS,
     REWRITE_STEPS,
-    InvalidURL,
-    Parts,
     Step,
-    ada_join,
-    ada_normalize,
-    collapse_slashes,
     drop_empty_params,
-    drop_empty_query,
     drop_fragment,
-    drop_ignored_params,
-    drop_path_prefix,
-    keep_key_params,
-    normalize_escapes,
-    plus_for_space,
-    remove_path_session_ids,
-    remove_policy_params,
-    remove_session_params,
-    remove_tracking_params,
-    resolve,
+    drop_index_page,
+    drop_trailing_slash,
+    ignore_scheme,
     sort_params,
     sorted_query,
     strip_index_pages,
     strip_trailing_slash,
+    unify_host,
     without_empty_items,
 )
+from .url import InvalidURL, Parts, ada_join, ada_normalize, resolve
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -60,14 +50,22 @@ __all__ = [
     "identify",
     "same",
     "standardize",
+    "unifier_for",
 ]
 
 _CACHE_SIZE = 1 << 17
 
-# An http(s) URL with nothing but host, port, path and fragment, in the form a WHATWG parser
-# serializes it; such URLs take the short path of Unifier._run_fast. ``%``, ``;``, ``(`` and
-# ``//`` in the path send a URL to the full rules, which know what to do with them.
-_PLAIN = re.compile(r"https?://(\[[^\]@/]*\]|[^:@/\[]*)(?::([0-9]+))?(/[^?#%;(]*)(?:#(.*))?\Z", re.DOTALL).match
+# The parts of an http(s) URL without user info, as a WHATWG parser serializes it: scheme, host,
+# port, path, query, fragment (the serialization is canonical: ``?`` and ``#`` only delimit).
+# A URL with user info does not match: drop_userinfo applies to it, so it takes the steps anyway.
+_SPLIT = re.compile(
+    r"(https?)://(\[[^\]/@]*\]|[^:/?#@\[]*)(?::([0-9]+))?(/[^?#]*)(?:\?([^#]*))?(?:#(.*))?\Z", re.DOTALL
+).match
+
+#: The steps :meth:`Unifier._run_plain` does on strings, for URLs no other step applies to.
+PLAIN_STEPS: frozenset[Step] = frozenset({
+    drop_fragment, ignore_scheme, unify_host, drop_trailing_slash, drop_index_page, drop_empty_params, sort_params,
+})
 
 
 class Result(NamedTuple):
@@ -99,6 +97,8 @@ class HostRules(NamedTuple):
     ignore: NameMatcher | None
     key: NameMatcher | None
     path_prefixes: frozenset[str] | None
+    # the test Unifier._run_plain makes on a URL of this host (guards.HostTests)
+    plain_test: Callable[..., object] | None = None
 
 
 class Unifier:
@@ -113,7 +113,13 @@ class Unifier:
         self.rewrite_steps: tuple[Step, ...] = tuple(s for s in REWRITE_STEPS if s.__name__ not in skip)
         self.identity_steps: tuple[Step, ...] = tuple(s for s in IDENTITY_STEPS if s.__name__ not in skip)
         self._skip = skip
-        self._fast = not skip
+        self._rewrite = compile_layer(self.rewrite_steps)
+        self._identify = compile_layer(self.identity_steps)
+        # the short path does the plain steps itself: with one of them skipped, every URL takes
+        # the steps; otherwise a URL takes them when the guard of any other step holds
+        active = self.rewrite_steps + self.identity_steps
+        self._plain = PLAIN_STEPS.issubset(active)
+        self._plain_tests = HostTests(policy, tuple(s for s in active if s not in PLAIN_STEPS), drop_fragment)
         self.index_pages = frozenset(policy.index_pages)
         self._prefix = prefix_matcher(policy.strip_host_prefixes)
         self._aliases = {h: group[0] for group in policy.domain_aliases for h in group}
@@ -125,8 +131,6 @@ class Unifier:
             )
         self._extensions = filters.compile_extensions(policy.deny_extensions)
         self._prefix_text = f"{policy.scope}|" if policy.scope else ""
-        self._ignore_scheme = policy.ignore_scheme
-        self._routes = policy.route_fragments
         self._hosts: dict[str, HostRules] = {}
         self._cache: dict[str, Result] = {}
 
@@ -162,7 +166,7 @@ class Unifier:
                 fired.append("sister_suffix")
                 ident = sister
         policy = self.policy
-        return HostRules(
+        hr = HostRules(
             identity_host=ident,
             host_rules_fired=",".join(fired),
             remove=NameMatcher(_names_for(policy.remove_params, host, ident)) or None,
@@ -170,6 +174,7 @@ class Unifier:
             key=NameMatcher(_names_for(policy.key_params, host, ident)) or None,
             path_prefixes=frozenset(_names_for(policy.ignore_path_prefixes, host, ident)) or None,
         )
+        return hr._replace(plain_test=self._plain_tests.for_host(hr))
 
     def _alias(self, host: str) -> str:
         if not self._aliases or is_ip(host):
@@ -211,10 +216,10 @@ class Unifier:
         except ValueError:
             r = Result(None, None, filters.INVALID)
         else:
-            if self._fast and resolved.startswith(("https://", "http://")):
-                r = self._run_fast(resolved)
+            if self._plain and resolved.startswith(("https://", "http://")):
+                r = self._run_plain(resolved)
             else:
-                r = self._run(resolved, None)
+                r = self._run(resolved)
         if base is None:
             cache = self._cache
             if len(cache) >= _CACHE_SIZE:
@@ -227,34 +232,12 @@ class Unifier:
                 cache[fetch] = r
         return r
 
-    def _run(self, resolved: str, trace: list[Fired] | None) -> Result:
+    def _run(self, resolved: str) -> Result:
         reason = filters.scheme_reason(resolved)
         if reason is not None:
             # nothing to unify in mailto:, javascript:, data:...; kept verbatim
             return Result(resolved, self._prefix_text + resolved, reason)
-        if trace is None and not self._skip:
-            return self._run_fast(resolved)
-        p = Parts.split(resolved)
-        for step in self.rewrite_steps:
-            if trace is None:
-                step(p, self)
-            else:
-                before = p.url()
-                fired = step(p, self)
-                if fired:
-                    trace.append(Fired(step.__name__, step.layer, before, p.url(), fired))  # type: ignore[attr-defined]
-        fetch = p.url()
-        reason = self._reason(fetch, p.path)
-        for step in self.identity_steps:
-            if trace is None:
-                step(p, self)
-            else:
-                before = _identity_text(p)
-                fired = step(p, self)
-                if fired:
-                    trace.append(Fired(step.__name__, step.layer, before, _identity_text(p), fired))  # type: ignore[attr-defined]
-        ident = self._prefix_text + (p.url() if p.scheme else p.tail())
-        return Result(fetch, ident, reason)
+        return self._run_plain(resolved) if self._plain else self._run_steps(resolved)
 
     def filter_reason(self, url: str, base: str | None = None) -> str | None:
         """Why ``url`` must not be followed (see :mod:`scrapy_urlunify.core.filters`), or ``None``."""
@@ -281,51 +264,42 @@ class Unifier:
             path, self.policy.trap_repetitions
         )
 
-    def _run_fast(self, resolved: str) -> Result:
-        """The steps of :meth:`_run`, each called only when its input can be there at all.
+    def _run_steps(self, resolved: str) -> Result:
+        """Both layers on the :class:`Parts` of an http(s) URL, each step where its guard holds.
+
+        (The path-based filter reasons are left to :meth:`filter_reason`.)"""
+        p = Parts.split(resolved)
+        hr = self._hosts.get(p.host) or self.host_rules(p.host)
+        fetch = p.url() if self._rewrite(p, hr, self) else resolved
+        self._identify(p, self._hosts.get(p.host) or self.host_rules(p.host), self)
+        return _new_result(Result, (fetch, self._prefix_text + _identity_text(p), None))
+
+    def _run_plain(self, resolved: str) -> Result:
+        """:meth:`_run_steps` for the URLs that only the :data:`PLAIN_STEPS` apply to, on strings.
 
         Every link of a crawl goes through here, and most links have no escapes, user info or
-        session ids, and no query or a query with nothing to remove: for those, the few rules
-        that can apply run on plain strings, with no :class:`Parts` and no step calls. A test checks this path against the plain loop of
-        :meth:`_run` on the conformance corpora and on generated URLs.
+        session ids, and no query or a query with nothing to remove: for those, the few steps
+        that apply are done on the parts of the string, with no :class:`Parts` and no step
+        calls. Any other URL (the guard of a step outside :data:`PLAIN_STEPS` holds) takes the
+        steps. Tests check this path against the steps on a corpus and on generated URLs.
         """
-        # a failed match of _PLAIN costs three times a successful one (it backtracks through
-        # the host): send URLs with escapes, path parameters or user info on at once
-        if "%" in resolved or ";" in resolved or "(" in resolved or "@" in resolved:
-            return self._run_guarded(resolved)
-        query = None
-        if "?" in resolved:
-            # a query none of whose items the rewrite layer removes, on a host with no
-            # parameter lists: only empty items and the order change in the identifier
-            before, hash_, frag = resolved.partition("#")
-            if "?" not in before or "?" in frag:
-                return self._run_guarded(resolved)
-            base, _, query = before.partition("?")
-            lq = query.lower()
-            if (not query or "sid" in lq or "session" in lq or "cfid" in lq
-                    or _TRACKING_HINT.search(query) is not None):
-                return self._run_guarded(resolved)
-            m = _PLAIN(base + hash_ + frag)
-        else:
-            m = _PLAIN(resolved)
+        m = _SPLIT(resolved)
         if m is None:
-            return self._run_guarded(resolved)
-        host, port, path, fragment = m.groups()
-        if "//" in path:
-            return self._run_guarded(resolved)
+            return self._run_steps(resolved)
+        scheme, host, port, path, query, fragment = m.groups()
         hr = self._hosts.get(host) or self.host_rules(host)
-        if hr.path_prefixes is not None or (query is not None and (
-                hr.remove is not None or hr.ignore is not None or hr.key is not None)):
-            return self._run_guarded(resolved)
+        test = hr.plain_test(path, query, fragment, "", host)  # type: ignore[misc]
+        if test is TAKE_STEPS:
+            return self._run_steps(resolved)
         fetch = resolved
-        if fragment is not None and not (self._routes and fragment[:1] in "!/" and fragment):  # fragment_is_route
+        if test:  # drop_fragment applies
             fetch = resolved[: len(resolved) - len(fragment) - 1]
             fragment = None
         if path[-1] == "/":
             path = strip_trailing_slash(path)
         if "." in path:
             path = strip_index_pages(path, self.index_pages)
-        head = self._prefix_text if self._ignore_scheme else self._ident_head(fetch)
+        head = self._prefix_text if self.policy.ignore_scheme else f"{self._prefix_text}{scheme}://"
         if port:
             ident = f"{head}{hr.identity_host}:{port}{path}"
         else:
@@ -337,64 +311,6 @@ class Unifier:
         if fragment is not None:
             ident = f"{ident}#{fragment}"
         return _new_result(Result, (fetch, ident, None))
-
-    def _ident_head(self, fetch: str) -> str:
-        if self.policy.ignore_scheme:
-            return self._prefix_text
-        return self._prefix_text + fetch[: fetch.index(":")] + "://"
-
-    def _run_guarded(self, resolved: str) -> Result:
-        """:meth:`_run` for URLs with a query, escapes or path parameters: steps whose input is
-        absent are not called."""
-        p = Parts.split(resolved)
-        path = p.path
-        changed = False
-        if p.fragment is not None:
-            changed = drop_fragment(p, self)
-        if "%" in resolved:
-            changed = normalize_escapes(p, self) or changed
-        if ";" in path or "(" in path:
-            changed = remove_path_session_ids(p, self) or changed
-        if "//" in p.path:
-            changed = collapse_slashes(p, self) or changed
-        hr = self._hosts.get(p.host) or self.host_rules(p.host)
-        q = p.query
-        if q is not None:
-            if q == "":
-                changed = drop_empty_query(p, self) or changed
-            else:
-                # the steps' own cheap tests, made here first: most queries have nothing to remove
-                lq = q.lower()
-                if "sid" in lq or "session" in lq or "cfid" in lq:
-                    changed = remove_session_params(p, self) or changed
-                if p.query and _TRACKING_HINT.search(p.query) is not None:
-                    changed = remove_tracking_params(p, self) or changed
-                if hr.remove is not None:
-                    changed = remove_policy_params(p, self) or changed
-        fetch = p.url() if changed else resolved
-        if self._ignore_scheme:
-            p.scheme = None
-        p.userinfo = ""
-        p.host = hr.identity_host
-        if hr.path_prefixes is not None:
-            drop_path_prefix(p, self)
-        p.path = strip_index_pages(strip_trailing_slash(p.path), self.index_pages)
-        q = p.query
-        if q:
-            if hr.ignore is not None:
-                drop_ignored_params(p, self)
-            if hr.key is not None and p.query:
-                keep_key_params(p, self)
-            q = p.query
-            if q and ("&" in q or q[-1] == "="):
-                drop_empty_params(p, self)
-                q = p.query
-            if q and "%20" in q:
-                plus_for_space(p, self)
-                q = p.query
-            if q and "&" in q:
-                sort_params(p, self)
-        return _new_result(Result, (fetch, self._prefix_text + (p.url() if p.scheme else p.tail()), None))
 
     def standardize(self, url: str, base: str | None = None) -> str:
         r = self.result(url, base)
@@ -417,7 +333,26 @@ class Unifier:
             return Explanation(url, base, None, Result(None, None, filters.INVALID), trace, str(e))
         if resolved != url:
             trace.append(Fired("resolve", "rewrite", url, resolved, True))
-        return Explanation(url, base, resolved, self._run(resolved, trace), trace)
+        reason = filters.scheme_reason(resolved)
+        if reason is not None:
+            result = Result(resolved, self._prefix_text + resolved, reason)
+            return Explanation(url, base, resolved, result, trace)
+        # the steps one by one, in the order and under the guards compile_layer runs them in
+        p = Parts.split(resolved)
+        fetch = None
+        for step in self.rewrite_steps + self.identity_steps:
+            if fetch is None and step.layer == IDENTITY:  # type: ignore[attr-defined]
+                fetch = p.url()
+            if not guard_of(step)(p.path, p.query, p.fragment, p.userinfo, p.host, self.host_rules(p.host),
+                                  self.policy):
+                continue
+            before = _identity_text(p)
+            fired = step(p, self)
+            if fired:
+                trace.append(Fired(step.__name__, step.layer, before, _identity_text(p), fired))  # type: ignore[attr-defined]
+        assert fetch is not None
+        result = Result(fetch, self._prefix_text + _identity_text(p), self._reason(fetch, Parts.split(fetch).path))
+        return Explanation(url, base, resolved, result, trace)
 
     def cache_clear(self) -> None:
         """Forget cached results (the Scrapy integration calls it when learned rules change)."""
@@ -432,13 +367,9 @@ def _identity_text(p: Parts) -> str:
 def _names_for(rules: ParamRules, host: str, ident: str) -> list[str]:
     names: list[str] = []
     for domain, params in rules:
-        if not domain or _within(host, domain) or _within(ident, domain):
+        if not domain or within(host, domain) or within(ident, domain):
             names.extend(params)
     return names
-
-
-def _within(host: str, domain: str) -> bool:
-    return host == domain or host.endswith("." + domain)
 
 
 @dataclass(frozen=True)
@@ -496,8 +427,21 @@ class Comparison:
 DEFAULT_POLICY = Policy()
 
 
+def unifier_for(policy: Policy) -> Unifier:
+    """The compiled :class:`Unifier` of ``policy``, built on first use. A policy is immutable, so
+    its unifier, caches included, serves every caller; it is kept with the policy (in the
+    instance's ``__dict__``, not a field of the data) and goes when the policy goes."""
+    u: Unifier | None = policy.__dict__.get(_COMPILED)
+    if u is None:
+        u = policy.__dict__[_COMPILED] = Unifier(policy)
+    return u
+
+
+_COMPILED = "compiled_unifier"
+
+
 def _unifier(policy: Policy | None) -> Unifier:
-    return (policy or DEFAULT_POLICY).unifier
+    return unifier_for(policy or DEFAULT_POLICY)
 
 
 def standardize(url: str, base: str | None = None, policy: Policy | None = None) -> str:
@@ -541,7 +485,7 @@ def explain(url: str, base: str | None = None, policy: Policy | None = None) -> 
 def same(a: str, b: str, policy: Policy | None = None) -> Comparison:
     """Whether ``a`` and ``b`` are one page under ``policy``, and which rules decide it."""
     policy = policy or DEFAULT_POLICY
-    u = policy.unifier
+    u = unifier_for(policy)
     ea, eb = u.explain(a), u.explain(b)
     ia, ib = ea.result.identifier, eb.result.identifier
     is_same = ia is not None and ia == ib

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy import signals
 
-from ..core.unify import Unifier
+from ..core.unify import Unifier, unifier_for
 from . import settings as urlunify_settings
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class UnifyContext:
                                                                      spider_name=spider_name(crawler))
         #: the policy from the settings, before learned rules
         self.base_policy: Policy = self.policy
-        self.unifier: Unifier = self.policy.unifier
+        self.unifier: Unifier = unifier_for(self.policy)
         #: the crawl's SignatureMiddleware, when enabled
         self.signatures: Any = None
         #: the crawl's stores (built on first use, see store_faults.crawl_stores)
@@ -116,7 +116,7 @@ class UnifyContext:
             for alias in group[1:]:
                 _add_alias(groups, canonical=group[0], alias=alias)
         self.policy = base.replace(ignore_params=ignore, domain_aliases=groups, ignore_path_prefixes=prefixes)
-        self.unifier = self.policy.unifier
+        self.unifier = unifier_for(self.policy)
 
     def inc(self, key: str, count: int = 1) -> None:
         stats = self.crawler.stats

@@ -46,9 +46,9 @@ class Fingerprinter:
             context = UnifyContext.of(crawler)
         self.context = context
         if context is None:  # used outside a crawl: the default policy
-            from ..core.unify import DEFAULT_POLICY
+            from ..core.unify import DEFAULT_POLICY, unifier_for
 
-            self._unifier = DEFAULT_POLICY.unifier
+            self._unifier = unifier_for(DEFAULT_POLICY)
         scope = context.scope if context is not None else None
         self._verbatim_prefix = f"{scope}|" if scope else ""
         self._cache: WeakKeyDictionary[Request, bytes] = WeakKeyDictionary()

@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
+from ..core.domains import within
 from ..core.rules import fragment_is_route
+from ..core.url import host_of
 from .context import ItemOrigin, UnifyContext
 from .fingerprinter import VERBATIM_META
 from .signatures import DUPLICATE_OF_META
@@ -155,20 +157,16 @@ class LinkMiddleware(BaseSpiderMiddleware):
     def _is_offsite_alias(self, fetch_url: str) -> bool:
         """Whether the host of ``fetch_url`` is outside ``allowed_domains`` while the host it is
         unified with (alias, sister suffix, ``www``) is inside: computed once per host."""
-        host = fetch_url.split("/", 3)[2].rpartition("@")[2]
+        host = host_of(fetch_url)
         if host.startswith("["):
             return False
-        host = host.split(":")[0]
         verdict = self._offsite_alias.get(host)
         if verdict is None:
             identity_host = self.context.unifier.host_rules(host).identity_host
-            verdict = not _within(host, self._allowed) and _within(identity_host, self._allowed)
+            verdict = (not any(within(host, d) for d in self._allowed)
+                       and any(within(identity_host, d) for d in self._allowed))
             self._offsite_alias[host] = verdict
         return verdict
-
-
-def _within(host: str, domains: tuple[str, ...]) -> bool:
-    return any(host == d or host.endswith("." + d) for d in domains)
 
 
 def _is_anchor(url: str, page_url: str, unifier) -> bool:  # type: ignore[no-untyped-def]

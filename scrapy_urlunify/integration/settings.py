@@ -29,7 +29,7 @@ from typing import Any
 from scrapy.exceptions import ScrapyDeprecationWarning
 
 from ..core.policy import Policy, PolicyError
-from ..core.rules import InvalidURL, resolve
+from ..core.url import InvalidURL, host_of, resolve
 from ..learning.signatures import DEFAULT_MAX_BYTES
 from ..stores.factory import (
     DEFAULT_KEY_TEMPLATE,
@@ -342,8 +342,9 @@ def crawl_sites(spider: Any) -> list[str]:
             resolved = resolve(url)
         except (InvalidURL, TypeError):
             continue
-        if resolved.startswith(("http://", "https://")):
-            hosts.append(resolved.split("/", 3)[2].rpartition("@")[2].split(":")[0])
+        host = host_of(resolved)
+        if host:
+            hosts.append(host)
     return list(dict.fromkeys(hosts))
 
 

@@ -39,7 +39,8 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
 
-from ..core.rules import InvalidURL
+from ..core.unify import unifier_for
+from ..core.url import InvalidURL, host_of
 from ..learning.signatures import signature, site_key
 from ..stores import (
     SignatureStore,
@@ -123,10 +124,10 @@ class SignatureMiddleware:
             # the index compares pages by the settings' identifiers, not the learned ones: once a
             # rule merges a print view with its article, a print view fetched before the rule
             # must still be seen as the duplicate it is, not as the article fetched again
-            page = self.context.base_policy.unifier.identify(response.url)
+            page = unifier_for(self.context.base_policy).identify(response.url)
         except InvalidURL:
             return response
-        host = _host(response.url)
+        host = host_of(response.url)
         identity_host = unifier.host_rules(host).identity_host if host else ""
         site = site_key(identity_host, self.granularity)
         if store_failed(self.crawler):  # the crawl is closing: no call would be answered
@@ -232,7 +233,7 @@ class SignatureMiddleware:
             return
         if target == identifier:
             return
-        host = _host(url)
+        host = host_of(url)
         if not host or site_key(unifier.host_rules(host).identity_host, self.granularity) != site:
             self.context.inc("canonical/other_site")  # never across sites
             return
@@ -275,13 +276,6 @@ class SignatureMiddleware:
 def _content_type(response: Response) -> str | None:
     value = response.headers.get(b"Content-Type")
     return value.decode("latin-1") if value else None
-
-
-def _host(url: str) -> str:
-    if not url.startswith(("http://", "https://")):
-        return ""
-    authority = url.split("/", 3)[2].rpartition("@")[2]
-    return authority if authority.startswith("[") else authority.split(":")[0]
 
 
 def _canonical_href(response: TextResponse) -> str | None:

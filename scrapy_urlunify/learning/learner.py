@@ -118,7 +118,7 @@ from dataclasses import dataclass
 from hashlib import blake2b
 from typing import Any, NamedTuple
 
-from ..core.domains import is_ip, prefix_matcher, split_domain, strip_prefixes
+from ..core.domains import is_ip, prefix_matcher, split_domain, strip_prefixes, within
 from ..core.policy import DEFAULT_INDEX_PAGES, DEFAULT_STRIP_HOST_PREFIXES
 from ..core.rules import Parts, strip_index_pages, strip_trailing_slash
 
@@ -280,10 +280,6 @@ def _slot(s: str) -> int:
     return int.from_bytes(blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
-def _within(host: str, domain: str) -> bool:
-    return host == domain or host.endswith("." + domain)
-
-
 def _registrable(host: str) -> str:
     """``shop.site.co.uk`` -> ``site.co.uk``; under no known public suffix, the last two labels
     (``mirror.site.test`` -> ``site.test``); ``""`` for an IP address or a public suffix."""
@@ -395,8 +391,8 @@ class Learner:
         if kind == ALIAS:
             return tuple(sorted((host, name))) in self._blocked_aliases
         if kind == PATH:
-            return any(_within(h, host) for h in self._blocked_paths.get(name, ()))
-        return any(_within(h, host) for h in self._blocked_params.get(name.lower(), ()))
+            return any(within(h, host) for h in self._blocked_paths.get(name, ()))
+        return any(within(h, host) for h in self._blocked_params.get(name.lower(), ()))
 
     def remove_params(self) -> dict[str, list[str]]:
         """The parameter rules as a ``remove_params`` dict ``{host: [names]}`` (names escaped
@@ -608,7 +604,7 @@ class Learner:
                 self._related_cache.clear()
             sites = self.sites
             r = bool(
-                (any(_within(a, s) for s in sites) and any(_within(b, s) for s in sites))
+                (any(within(a, s) for s in sites) and any(within(b, s) for s in sites))
                 or ((ra := _registrable(a)) and ra == _registrable(b))
             )
             self._related_cache[k] = r
@@ -657,7 +653,7 @@ class Learner:
 
     def _covered(self, kind: str, host: str, name: str) -> bool:
         """A rule for ``name`` on ``host`` or a parent domain is in force already."""
-        return any(r.kind == kind and r.name == name and _within(host, r.host) for r in self._rules)
+        return any(r.kind == kind and r.name == name and within(host, r.host) for r in self._rules)
 
     def _seen_first(self, earlier: str, later: str) -> str:
         """Of two hosts, the one whose first page came first (``earlier`` if unknown)."""
@@ -670,12 +666,12 @@ class Learner:
         """(alias, canonical): a parent domain is canonical for its subdomain; else the host
         within ``sites`` if only one is; else the one that names an alias group already; else
         the host seen first."""
-        if _within(b, a):
+        if within(b, a):
             return b, a
-        if _within(a, b):
+        if within(a, b):
             return a, b
-        in_a = any(_within(a, s) for s in self.sites)
-        in_b = any(_within(b, s) for s in self.sites)
+        in_a = any(within(a, s) for s in self.sites)
+        in_b = any(within(b, s) for s in self.sites)
         if in_a != in_b:
             return (b, a) if in_a else (a, b)
         names = {r.name for r in self._rules if r.kind == ALIAS}
@@ -706,7 +702,7 @@ class Learner:
             hosts = blocked.setdefault(b, set())
             new = a not in hosts
             hosts.add(a)
-            doomed = [r for r in self._rules if r.kind == kind and r.name == b and _within(a, r.host)]
+            doomed = [r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)]
         else:
             pair = (key[1], key[2])
             new = pair not in self._blocked_aliases

@@ -1,0 +1,82 @@
+"""The steps' guards: each step runs only where its guard holds, and the short paths of the
+unifier, derived from the guards, give what running the steps one by one gives."""
+
+from __future__ import annotations
+
+from _urls import urls as url_strategy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_urlunify import Policy, Unifier
+from scrapy_urlunify.core.guards import TAKE_STEPS, HostTests
+from scrapy_urlunify.core.rules import IDENTITY_STEPS, REWRITE_STEPS, drop_fragment
+from scrapy_urlunify.core.unify import PLAIN_STEPS, unifier_for
+
+STEPS = REWRITE_STEPS + IDENTITY_STEPS
+
+
+def test_a_host_test_is_compiled_once_per_kind_of_host():
+    policy = Policy(remove_params={"a.test": ["x"]}, key_params={"k.test": ["id"]})
+    u = Unifier(policy)
+    for host in ("a.test", "b.test", "c.test", "k.test", "sub.a.test", "d.test"):
+        u.host_rules(host)
+    # hosts without parameter rules share one test; a.test (and its subdomain) another, k.test a third
+    assert len(u._plain_tests._tests) == 3
+    assert u.host_rules("b.test").plain_test is u.host_rules("d.test").plain_test
+    assert u.host_rules("a.test").plain_test is u.host_rules("sub.a.test").plain_test
+
+
+def test_the_host_test_knows_what_the_host_rules_say():
+    policy = Policy(remove_params={"a.test": ["x"]})
+    u = Unifier(policy)
+    on_a, on_b = u.host_rules("a.test").plain_test, u.host_rules("b.test").plain_test
+    # a query on a host with parameters to remove takes the steps; elsewhere, a plain query does not
+    assert on_a("/p", "y=1", None, "", "a.test") == TAKE_STEPS
+    assert on_b("/p", "y=1", None, "", "b.test") != TAKE_STEPS
+    # escapes, session ids and trackers take the steps on any host
+    for path, query in (("/a%7e", None), ("/a;jsessionid=1", None), ("/p", "utm_source=x"), ("/a//b", None)):
+        assert on_b(path, query, None, "", "b.test") == TAKE_STEPS, (path, query)
+    # the value of drop_fragment's guard otherwise: a route is kept, an anchor dropped
+    assert on_b("/p", None, "!/inbox", "", "b.test") is False
+    assert on_b("/p", None, "top", "", "b.test") is True
+
+
+def test_switched_off_rules_leave_their_tests_out():
+    tests = HostTests(Policy(strip_session_ids=False), tuple(s for s in STEPS if s not in PLAIN_STEPS),
+                      drop_fragment)
+    hr = Unifier(Policy(strip_session_ids=False)).host_rules("b.test")
+    assert tests.for_host(hr)("/a;jsessionid=1", None, None, "", "b.test") is False  # no step applies
+
+
+urls = url_strategy(["www.a.test", "a.test", "k.test", "b.test", "[::1]", "print.test"], userinfo=["", "u:p@"],
+                   fragment_chars="!/a%")
+POLICIES = [
+    Policy(),
+    Policy(remove_params={"a.test": ["x"]}, key_params={"k.test": ["id"]}, ignore_params={"b.test": ["q"]},
+           ignore_path_prefixes={"print.test": ["print"]}, ignore_scheme=False, scope="s"),
+    Policy(strip_session_ids=False, strip_tracking_params=False, route_fragments=False, index_pages=[]),
+]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(urls, st.sampled_from(POLICIES), st.sampled_from([(), ("sort_params",), ("drop_fragment", "unify_host")]))
+def test_short_path_and_compiled_steps_agree_with_the_steps_one_by_one(url, policy, skip):
+    # with a plain step skipped every URL takes the compiled steps; otherwise most take the short path
+    u = Unifier(policy, skip=skip)
+    r, e = u.result(url), u.explain(url).result
+    assert (r.fetch_url, r.identifier) == (e.fetch_url, e.identifier)
+
+
+def test_unifier_for_builds_once_per_policy_and_forgets_it_with_the_policy():
+    import gc
+    import weakref
+
+    policy = Policy(scope="once")
+    u = unifier_for(policy)
+    assert unifier_for(policy) is u
+    assert unifier_for(Policy(scope="once")) is not u  # equal, but another object
+    assert policy.replace(scope="once") == policy  # still plain data: the unifier is no field
+    gone = weakref.ref(u)
+    del policy, u
+    gc.collect()
+    assert gone() is None
