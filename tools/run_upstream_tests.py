@@ -97,6 +97,29 @@ else:
 '''
 
 
+#: scrapy-redis's tests use nose-style ``setup()`` methods, which pytest 8 no longer calls (it
+#: pins pytest<7): this plugin calls them, in both runs
+NOSE_PLUGIN = '''"""pytest plugin: call nose-style setup()/teardown() methods (removed from pytest 8)."""
+import unittest
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _nose_style_setup(request):
+    instance = request.instance
+    nose = instance is not None and not isinstance(instance, unittest.TestCase)
+    if nose and callable(getattr(instance, "setup", None)):
+        instance.setup()
+    yield
+    if nose and callable(getattr(instance, "teardown", None)):
+        instance.teardown()
+'''
+
+#: plugins every run of a suite loads (the swap plugin comes on top)
+SUITE_PLUGINS = {"scrapy": [], "scrapy-redis": ["upstream_nose"]}
+
+
 def sh(*cmd: str | Path, **kw) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def, type-arg]
     print("$", " ".join(map(str, cmd)), flush=True)
     return subprocess.run([str(c) for c in cmd], check=True, **kw)
@@ -126,6 +149,7 @@ def prepare(workdir: Path) -> tuple[Path, dict[str, Path]]:
                 tar.extractall(workdir, filter="data")
         sources[name] = unpacked
     (workdir / "urlunify_swap.py").write_text(SWAP_PLUGIN)
+    (workdir / "upstream_nose.py").write_text(NOSE_PLUGIN)
     return python, sources
 
 
@@ -136,9 +160,9 @@ def free_port() -> int:
 
 
 def run_suite(python: Path, src: Path, modules: list[str], swapped: bool, junit: Path,
-              extra: list[str], env: dict[str, str]) -> dict[str, str]:
+              extra: list[str], env: dict[str, str], plugins: list[str]) -> dict[str, str]:
     """Run ``modules`` of the suite in ``src``; returns {test id: failure message} of failures."""
-    plugin = ["-p", "urlunify_swap"] if swapped else []
+    plugin = [arg for name in [*plugins, *(["urlunify_swap"] if swapped else [])] for arg in ("-p", name)]
     cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin,
            f"--junitxml={junit}", "-o", "junit_family=xunit1", *modules, *extra]
     subprocess.run([str(c) for c in cmd], cwd=src, env=env, check=False)
@@ -194,8 +218,9 @@ def main() -> int:
         for name, modules in suites.items():
             src = sources[name]
             base = {} if args.no_baseline else run_suite(
-                python, src, modules, False, args.workdir / f"{name}-baseline.xml", extra, env)
-            swapped = run_suite(python, src, modules, True, args.workdir / f"{name}-swapped.xml", extra, env)
+                python, src, modules, False, args.workdir / f"{name}-baseline.xml", extra, env, SUITE_PLUGINS[name])
+            swapped = run_suite(python, src, modules, True, args.workdir / f"{name}-swapped.xml", extra, env,
+                                SUITE_PLUGINS[name])
             for test, message in swapped.items():
                 if test not in base:
                     regressions[f"{name}: {test}"] = message

@@ -100,11 +100,15 @@ class RedisUnavailable(StoreUnavailable):
 
 def client_url(client: redis.Redis) -> str:
     """A password-free URL naming the server ``client`` talks to, for messages."""
-    kw = client.connection_pool.connection_kwargs
-    if kw.get("path"):
-        return f"unix://{kw['path']}?db={kw.get('db', 0)}"
-    scheme = "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
-    return f"{scheme}://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+    try:
+        kw = client.connection_pool.connection_kwargs
+        if kw.get("path"):
+            return f"unix://{kw['path']}?db={kw.get('db', 0)}"
+        scheme = "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
+        return f"{scheme}://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+    except (AttributeError, KeyError, TypeError):
+        # a client object of another kind (scrapy-redis accepts any): naming it must not fail
+        return f"<{type(client).__name__} client>"
 
 
 def own_retries(client: redis.Redis) -> redis.Redis:
