@@ -60,6 +60,25 @@ def crawl(settings):  # type: ignore[no-untyped-def]
 
 
 @pytest_twisted.inlineCallbacks
+def crawl_site(start, path, settings):  # type: ignore[no-untyped-def]
+    """Crawl the site that ``start()`` serves from ``path``: (site, stats, items, log records)."""
+    site, port, base = start()
+    items = []
+    try:
+        runner = CrawlerRunner({**SETTINGS, **settings})
+        crawler = runner.create_crawler(MiniSpider)
+
+        def scraped(item, **kw):  # type: ignore[no-untyped-def]
+            items.append(item)
+
+        crawler.signals.connect(scraped, signal=signals.item_scraped)
+        yield runner.crawl(crawler, start_urls=[base + path])
+    finally:
+        yield port.stopListening()
+    return site, crawler.stats.get_stats(), items
+
+
+@pytest_twisted.inlineCallbacks
 def crawl_from(path, settings):  # type: ignore[no-untyped-def]
     site, port, base = _minisite.start()
     try:

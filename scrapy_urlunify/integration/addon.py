@@ -16,7 +16,9 @@ still win):
 ``DOWNLOADER_MIDDLEWARES``          ``SignatureMiddleware`` at 20 (engine side of redirects
                                     and retries: it sees each final response once), and
                                     ``ResumeMiddleware`` at 10 (first on the engine side; with
-                                    JOBDIR only: one download per request after a crash)
+                                    JOBDIR only: one download per request after a crash), and
+                                    ``DequeueMiddleware`` at 15 (with ``URLUNIFY_LEARN``: drops
+                                    a queued request whose page a learned rule says was fetched)
 ``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210,
                                     when those components are installed
 ==================================  ==========================================================
@@ -59,7 +61,12 @@ logger = logging.getLogger(__name__)
 
 SPIDER_MIDDLEWARE_PRIORITY = 600
 RESUME_MIDDLEWARE_PRIORITY = 10
+DEQUEUE_MIDDLEWARE_PRIORITY = 15
 SIGNATURE_MIDDLEWARE_PRIORITY = 20
+_DOWNLOADER_MIDDLEWARES = {
+    "scrapy_urlunify.integration.signatures.SignatureMiddleware": SIGNATURE_MIDDLEWARE_PRIORITY,
+    "scrapy_urlunify.integration.dequeue.DequeueMiddleware": DEQUEUE_MIDDLEWARE_PRIORITY,
+}
 PIPELINE_PRIORITIES = {
     "scrapy_urlunify.integration.pipelines.SignaturePipeline": 200,
     "scrapy_urlunify.integration.pipelines.UnicityPipeline": 210,
@@ -85,9 +92,8 @@ class Addon:
         settings.set_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.links.LinkMiddleware", SPIDER_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
         )
-        settings.set_in_component_priority_dict(
-            "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.signatures.SignatureMiddleware", SIGNATURE_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
-        )
+        for path, priority in _DOWNLOADER_MIDDLEWARES.items():
+            settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", path, priority)  # type: ignore[arg-type]
         if settings.get("JOBDIR") or urlunify_settings.get(settings, "URLUNIFY_STORE") != "memory":
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]

@@ -132,7 +132,8 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_SIGNATURES", True, "bool",
             "Compute page signatures (MD5 of the body text) and stop duplicate pages."),
     Setting("URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, "int",
-            "Bodies larger than this are hashed raw instead of as text.", minimum=0),
+            "HTML bodies larger than this are hashed raw instead of as text (a memory cap), and "
+            "never teach the learner.", minimum=0),
     Setting("URLUNIFY_SIGNATURE_GRANULARITY", "site", "choice",
             'Which pages share one page-source hash index: "site" (the registrable domain after '
             'aliases), "host", or "scope" (the whole crawl scope, URLUNIFY_SCOPE).',

@@ -17,12 +17,16 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
    apply to the identifiers of the rest of the crawl, are stats ``urlunify/learned/...``, are
    logged at close as ready-to-paste settings, and are kept in the JOBDIR;
 4. with ``URLUNIFY_CANONICALS`` (default on), a ``<link rel="canonical">`` or ``Link: <...>;
-   rel="canonical"`` inside the same site marks the canonical URL as seen (its content was
-   obtained) and is evidence for learning; a canonical whose own page turns out different is a
-   counter-example, logged at WARNING.
+   rel="canonical"`` inside the same site is on probation: the first ``CANONICAL_PROBATION``
+   (5) declared canonicals of a site are checked by fetching their target; once all were the
+   same page, the site's canonicals are trusted (the canonical URL is marked seen, its content
+   was obtained, and is evidence for learning). A canonical whose own page turns out different
+   is a counter-example, logged at WARNING with both URLs, and the site's canonicals are
+   ignored for the rest of the crawl (a template declaring the section page canonical for
+   every article would otherwise hide the articles).
 
-Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (2 MiB: larger
-bodies are hashed raw), ``URLUNIFY_SIGNATURE_GRANULARITY`` (formerly ``URLUNIFY_SIGNATURE_SCOPE``), ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
+Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (32 MiB: larger
+bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANULARITY`` (formerly ``URLUNIFY_SIGNATURE_SCOPE``), ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
 ``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``.
 """
 
@@ -41,7 +45,7 @@ from scrapy.http import TextResponse
 
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
-from ..learning.signatures import signature, site_key
+from ..learning.signatures import page_signature, site_key
 from ..stores import (
     SignatureStore,
 )
@@ -59,6 +63,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
+    from ..learning.learner import LearnedRule, Revocation
+
 __all__ = ["DUPLICATE_OF_META", "SIGNATURE_META", "DuplicatePage", "SignatureMiddleware"]
 
 logger = logging.getLogger(__name__)
@@ -68,6 +74,9 @@ DUPLICATE_OF_META = "urlunify_duplicate_of"
 
 _CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
 _RECENT = 100_000  # identifiers whose signature is remembered, to check canonical claims
+#: declared canonicals of a site verified (target fetched, same signature) before they are trusted
+CANONICAL_PROBATION = 5
+_PLURAL = {"param": "params", "alias": "aliases", "path": "paths"}
 LEARNING_INDEX_ENTRIES = 50_000  # ~450 B each: ~22 MB of recent evidence (learning.Learner)
 
 
@@ -98,7 +107,10 @@ class SignatureMiddleware:
             self._restore_learned()
         self._recent: OrderedDict[str, bytes] = OrderedDict()  # identifier -> signature
         self._fetched: OrderedDict[str, None] = OrderedDict()  # recent URLs, re-identified when a rule is learned
-        self._claims: OrderedDict[str, tuple[bytes, str]] = OrderedDict()  # canonical id -> (sig, claimer)
+        self._fetched_ids: OrderedDict[str, None] = OrderedDict()  # their identifiers under the current policy
+        self._claims: OrderedDict[str, tuple[bytes, str, str]] = OrderedDict()  # canonical id -> (sig, claimer, site)
+        self._canonicals_verified: dict[str, int] = {}  # site -> declared canonicals found true
+        self._canonicals_ignored: set[str] = set()  # sites with a declared canonical found false
         context.signatures = self
         context.connect_summary()
         crawler.signals.connect(self.close, signal=signals.spider_closed)
@@ -116,7 +128,7 @@ class SignatureMiddleware:
         if not 200 <= response.status < 300 or request.meta.get("urlunify") is False:
             return response
         decoded = response.text if isinstance(response, TextResponse) else None
-        sig = signature(response.body, _content_type(response), decoded, self.max_bytes)
+        sig, evidence = page_signature(response.body, _content_type(response), decoded, self.max_bytes)
         request.meta[SIGNATURE_META] = sig.hex()  # response.meta is this dict once the response reaches the spider
         unifier = self.context.unifier
         try:
@@ -140,10 +152,13 @@ class SignatureMiddleware:
             return response
         self._check_claims(identifier, sig, response.url)
         if self.learner is not None:
-            self._remember(self._fetched, response.url, None)
-            self._learn(response.url, identity_host, sig)
+            self._fetched_now(response.url, identifier)
+            if evidence:  # the raw bytes of an HTML page change with any session id in a link
+                self._learn(response.url, identity_host, sig)
+            else:
+                self.context.inc("learned/not_evidence")
         if self.canonicals and isinstance(response, TextResponse):
-            self._canonical(response, identifier, site, sig)
+            self._canonical(response, identifier, site, sig, evidence)
         if earlier is None or earlier == page:
             return response
         self.context.inc("signature/duplicates")
@@ -161,12 +176,15 @@ class SignatureMiddleware:
     def _learn(self, url: str, identity_host: str, sig: bytes) -> None:
         learner = self.learner
         assert learner is not None
-        version, known_revoked = learner.version, len(learner.revoked)
+        version, known_revoked, known_unstable = learner.version, len(learner.revoked), len(learner.unstable)
         adopted = learner.observe(url, identity_host, sig)
+        for unstable in learner.unstable[known_unstable:]:
+            self.context.inc("learned/unstable")
+            logger.info("Unstable page, not used for learning: %s gave two different signatures", unstable)
         if learner.version != version:
-            self._apply_learned(adopted, [r.rule for r in learner.revoked[known_revoked:]])
+            self._apply_learned(adopted, list(learner.revoked[known_revoked:]))
 
-    def _apply_learned(self, adopted: list[Any], revoked: list[Any]) -> None:
+    def _apply_learned(self, adopted: list[LearnedRule], revoked: list[Revocation]) -> None:
         """Rebuild the crawl's policy with the learned rules; record the new identifiers of the
         pages that taught them, so their other spellings are not fetched again."""
         ctx = self.context
@@ -175,18 +193,41 @@ class SignatureMiddleware:
         ctx.set_learned(learner.remove_params(), learner.domain_aliases(), learner.path_prefixes())
         for rule in adopted:
             ctx.crawler.stats.set_value(f"urlunify/learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
-            ctx.inc(f"learned/{rule.kind}s")
+            ctx.inc(f"learned/{_PLURAL[rule.kind]}")
             logger.info("Learned: %s", rule)
+        # the pages fetched so far count as seen under their new identifiers too: after an
+        # adoption, the other spellings the rule merges with them are not fetched; after a
+        # revocation, a page fetched under the revoked rule is not "new" again
         df = ctx.dupefilter
-        if adopted and df is not None:
-            # the pages fetched so far count as seen under their new identifiers too, so the
-            # other spellings the rule merges with them are not fetched
-            for url in self._fetched:
+        unifier = ctx.unifier
+        self._fetched_ids.clear()
+        for url in self._fetched:
+            if df is not None:
                 df.record_url(url)
-        for rule in revoked:
+            try:
+                self._fetched_ids[unifier.identify(url)] = None
+            except InvalidURL:
+                continue
+        for revocation in revoked:
+            a, b = revocation.counter_example
             ctx.inc("learned/revoked")
-            logger.warning("Unlearned, a counter-example showed it matters: %s", rule)
+            logger.warning("Unlearned, a counter-example showed it matters: %s (%s and %s have different content)",
+                           revocation.rule, a, b)
         self._save_learned()
+
+    def _fetched_now(self, url: str, identifier: str) -> None:
+        """Remember a fetched page; under learned rules, record its identifier under them too
+        (it was queued, and recorded, under the policy of that moment)."""
+        self._remember(self._fetched, url, None)
+        self._remember(self._fetched_ids, identifier, None)
+        ctx = self.context
+        if ctx.policy is not ctx.base_policy and ctx.dupefilter is not None:
+            ctx.dupefilter.record_url(url)
+
+    def fetched(self, identifier: str) -> bool:
+        """Whether a page with this identifier (under the current policy) was fetched lately;
+        always False without learning (nothing changes identifiers while requests wait)."""
+        return identifier in self._fetched_ids
 
     def _restore_learned(self) -> None:
         text = self._rules_store.load()
@@ -220,7 +261,10 @@ class SignatureMiddleware:
 
     # -- declared canonicals -------------------------------------------------------------------
 
-    def _canonical(self, response: TextResponse, identifier: str, site: str, sig: bytes) -> None:
+    def _canonical(self, response: TextResponse, identifier: str, site: str, sig: bytes, evidence: bool) -> None:
+        """A declared canonical marks its target seen only once the site's canonicals have
+        proven true: the first ``CANONICAL_PROBATION`` are checked by fetching their target, and
+        one target with other content makes the crawl ignore that site's canonicals."""
         href = _canonical_href(response)
         if not href:
             return
@@ -237,27 +281,43 @@ class SignatureMiddleware:
         if not host or site_key(unifier.host_rules(host).identity_host, self.granularity) != site:
             self.context.inc("canonical/other_site")  # never across sites
             return
-        known = self._recent.get(target)
-        if known is not None and known != sig:
-            self._counter_example(url, response.url)
+        if site in self._canonicals_ignored:
+            self.context.inc("canonical/ignored")
             return
-        self._remember(self._claims, target, (sig, response.url))
+        known = self._recent.get(target)
+        if known is not None:  # the target was fetched already: the claim is checked now
+            self._verify_canonical(site, known == sig, url, response.url)
+            return
+        self._remember(self._claims, target, (sig, response.url, site))
+        if self._canonicals_verified.get(site, 0) < CANONICAL_PROBATION:
+            self.context.inc("canonical/on_probation")  # its target is fetched, and checks it
+            return
         df = self.context.dupefilter
         if df is not None and df.record_url(url):
             self.context.inc("canonical/recorded")
-        if self.learner is not None:
+        if self.learner is not None and evidence:
             self._learn(url, unifier.host_rules(host).identity_host, sig)
 
     def _check_claims(self, identifier: str, sig: bytes, url: str) -> None:
         self._remember(self._recent, identifier, sig)
-        claim = self._claims.get(identifier)
-        if claim is not None and claim[0] != sig:
-            self._counter_example(url, claim[1])
-            del self._claims[identifier]
+        claim = self._claims.pop(identifier, None)
+        if claim is not None:
+            claimed, claimer, site = claim
+            self._verify_canonical(site, claimed == sig, url, claimer)
 
-    def _counter_example(self, canonical: str, claimer: str) -> None:
+    def _verify_canonical(self, site: str, same: bool, canonical: str, claimer: str) -> None:
+        if same:
+            self.context.inc("canonical/verified")
+            n = self._canonicals_verified[site] = self._canonicals_verified.get(site, 0) + 1
+            if n == CANONICAL_PROBATION:
+                logger.info("Declared canonicals of %s verified %d times: trusted from now on", site, n)
+            return
         self.context.inc("canonical/counter_examples")
-        logger.warning("Declared canonical %s of %s has other content: not the same page", canonical, claimer)
+        if site in self._canonicals_ignored:
+            return
+        self._canonicals_ignored.add(site)
+        logger.warning("Declared canonical %s of %s has other content: not the same page; the declared "
+                       "canonicals of %s are ignored for the rest of the crawl", canonical, claimer, site)
 
     @staticmethod
     def _remember(table: OrderedDict[str, Any], key: str, value: Any) -> None:

@@ -154,6 +154,8 @@ _MAX_HOSTS_SEEN = 1 << 16
 #: URL pairs kept per rule for the log, and counter-examples kept in the log.
 _MAX_EXAMPLES = 3
 _MAX_COUNTER_LOG = 1000
+#: URLs remembered as unstable (two signatures for one URL).
+_MAX_UNSTABLE = 10_000
 
 _FORMAT = "scrapy_urlunify.learning/1"
 _INDEX_PAGES = frozenset(DEFAULT_INDEX_PAGES)
@@ -221,6 +223,37 @@ class CounterExample(NamedTuple):
     name: str
     url_a: str
     url_b: str
+
+
+class _Page(NamedTuple):
+    """One observed page, as the three pair collectors read it."""
+
+    url: str
+    sig: str
+    host: str  # identity host
+    port: str
+    hostkey: str  # host[:port]
+    path: str
+    frag: str  # "" or "#fragment"
+    items: list[str]  # query items, as the identity layer reads them, sorted
+    query: str
+    key: int  # index slot of this very page
+
+
+class _Pair(NamedTuple):
+    """Two pages that differ in exactly one thing: the candidate rule ``(kind, a, b)``, whether
+    their signatures are equal, the context and path digests' sources, and whether an equal
+    pair is evidence (a present/absent parameter pair is only ever a counter-example)."""
+
+    kind: str
+    a: str
+    b: str
+    equal: bool
+    ctx: str
+    path: str
+    sig: str
+    earlier: str
+    evidence: bool
 
 
 class _Evidence:
@@ -342,7 +375,9 @@ class Learner:
         self._catch_all: set[str] = set()
         self._version = 0
         self._stats = {"pages": 0, "repeats": 0, "skipped": 0, "equal_pairs": 0, "counter_pairs": 0,
-                       "evicted": 0}
+                       "presence_pairs": 0, "unstable": 0, "evicted": 0}
+        self._unstable: OrderedDict[str, None] = OrderedDict()  # URLs seen with two signatures
+        self._unstable_log: list[str] = []
         self._related_cache: dict[tuple[str, str], bool] = {}
         self._first_seen: dict[str, int] = {}  # host -> order of its first page (aliases' direction)
 
@@ -379,6 +414,12 @@ class Learner:
                  + sum(map(len, self._blocked_paths.values())),
                  catch_all=len(self._catch_all))
         return s
+
+    @property
+    def unstable(self) -> tuple[str, ...]:
+        """URLs seen twice with different signatures (at most 1,000), in order: their pairs
+        are neither evidence nor counter-examples."""
+        return tuple(self._unstable_log)
 
     def counter_examples(self) -> list[CounterExample]:
         """The first counter-example of each blocked candidate (at most 1,000), in order."""
@@ -421,16 +462,17 @@ class Learner:
         return [[root, *hosts] for root, hosts in groups.items()]
 
     def remove_params_snippet(self) -> str:
-        """Settings to paste into a project so a later crawl starts with what this one learned:
-        a ``URLUNIFY_REMOVE_PARAMS = {...}`` line for the parameter rules and a
-        ``URLUNIFY_DOMAIN_ALIASES = [...]`` line for the alias rules (a line only when there is
-        a rule of its kind: an empty value would replace the project's own setting). Merge with
-        the project's own values, if it has some."""
+        """Settings to paste into a project so a later crawl starts with what this one learned,
+        in the layer the crawl applied them: ``URLUNIFY_IGNORE_PARAMS`` (identity only, the
+        fetched URLs keep the parameters), ``URLUNIFY_DOMAIN_ALIASES`` and
+        ``URLUNIFY_IGNORE_PATH_PREFIXES``; a line only when there is a rule of its kind (an
+        empty value would replace the project's own setting). Merge with the project's own
+        values, if it has some."""
         lines = ["# learned by scrapy_urlunify (merge with your own values of these settings)"]
         params = self.remove_params()
         if params:
             body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in params.items())
-            lines.append(f"URLUNIFY_REMOVE_PARAMS = {{{body}}}")
+            lines.append(f"URLUNIFY_IGNORE_PARAMS = {{{body}}}")
         aliases = self.domain_aliases()
         if aliases:
             body = ", ".join(f"[{', '.join(repr(h) for h in g)}]" for g in aliases)
@@ -450,23 +492,44 @@ class Learner:
         standardized), ``identity_host`` its host after ``www``-stripping and aliases, and
         ``signature`` its page signature. Returns the rules adopted because of this
         observation (usually none); revocations show in :attr:`revoked` and :attr:`version`.
-        A URL that is not an http(s) URL is ignored."""
+        A URL that is not an http(s) URL is ignored. Give only signatures that may be evidence
+        (the body text of an HTML page, not its raw bytes: see ``learning.signatures``)."""
         sig = _signature_text(signature)
         self._stats["pages"] += 1
-        host = identity_host.strip().lower() if isinstance(identity_host, str) else ""
-        if not host or not isinstance(url, str):
+        page = self._page(url, identity_host, sig)
+        if page is None:
             self._stats["skipped"] += 1
             return []
+        if url in self._unstable:
+            self._stats["repeats"] += 1
+            return []
+        e0 = self._index.get(page.key, ())
+        for r in e0:
+            if r[0] is None:  # this very page again: nothing to compare, unless it changed
+                self._stats["repeats"] += 1
+                if r[2] != sig:
+                    self._mark_unstable(url, r[3])
+                return []
+        pairs = self._param_pairs(page, e0)
+        pairs += self._path_pairs(page)
+        pairs += self._alias_pairs(page)
+        self._note_signature(sig, page.path)
+        adopted = self._weigh(pairs, url) if pairs else []
+        self._evict()
+        return adopted
+
+    def _page(self, url: str, identity_host: str, sig: str) -> _Page | None:
+        host = identity_host.strip().lower() if isinstance(identity_host, str) else ""
+        if not host or not isinstance(url, str):
+            return None
         try:
             p = Parts.split(url)
         except ValueError:
-            p = None
+            return None
         if p is None or not p.path.startswith("/") or p.scheme not in ("http", "https"):
-            self._stats["skipped"] += 1
-            return []
+            return None
         port = p.port
         hostkey = f"{host}:{port}" if port else host
-        path = p.path
         frag = "" if p.fragment is None else "#" + p.fragment
         q = p.query
         if q:
@@ -476,90 +539,143 @@ class Learner:
         else:
             items = []
         query = "&".join(items)
-        base = hostkey + path
-        key0 = _slot(f"P{base}?{query}{frag}")
-        index = self._index
-        e0 = index.get(key0, ())
-        if any(r[0] is None for r in e0):
-            self._stats["repeats"] += 1  # this very page again: nothing to compare
-            return []
-        # pairs: (kind, host, name, equal, context, path, signature, earlier url)
-        pairs: list[tuple[str, str, str, bool, str, str, str, str]] = []
-        ctx_q = f"{path}?{query}{frag}"
+        return _Page(url, sig, host, port, hostkey, p.path, frag, items, query,
+                     _slot(f"P{hostkey}{p.path}?{query}{frag}"))
+
+    def _param_pairs(self, page: _Page, e0: tuple[Any, ...]) -> list[_Pair]:
+        """Pairs for parameter rules. Only two different values of a parameter with one
+        content are evidence (``ref=a`` = ``ref=b``); a page with and without it (``page=1``
+        and no ``page``: a default value) is only ever a counter-example, never evidence,
+        since once learned from defaults the rule would merge ``page=2`` and nothing fetched
+        afterwards could contradict it."""
+        host, path, sig, frag, items = page.host, page.path, page.sig, page.frag, page.items
+        pairs: list[_Pair] = []
+        ctx_q = f"{path}?{page.query}{frag}"
         for name, _value, s, u in e0:  # pages with one more parameter than this one
-            pairs.append((PARAM, host, name, s == sig, ctx_q, path, sig, u))
-        self._add(key0, e0, (None, None, sig, url))
+            pairs.append(_Pair(PARAM, host, name, s == sig, ctx_q, path, sig, u, False))
+        self._add(page.key, e0, (None, None, sig, page.url))
+        if not items or len(items) > MAX_ITEMS:
+            return pairs
+        index = self._index
+        base = page.hostkey + path
+        lowered = [i.partition("=")[0].lower() for i in items]
+        for name in sorted(set(lowered))[:MAX_PARAMS]:
+            if not name:
+                continue
+            value = "&".join(i for i, n in zip(items, lowered, strict=True) if n == name)
+            rest = "&".join(i for i, n in zip(items, lowered, strict=True) if n != name)
+            key = _slot(f"P{base}?{rest}{frag}")
+            entry = index.get(key, ())
+            ctx = f"{path}?{rest}{frag}"
+            if any(r[0] == name and r[1] == value for r in entry):
+                continue  # this page's record is there already (a repeat we had forgotten)
+            n_values = 0
+            for other, _v, s, u in entry:
+                if other is None:  # the page without the parameter
+                    pairs.append(_Pair(PARAM, host, name, s == sig, ctx, path, sig, u, False))
+                elif other == name:  # the same parameter with another value
+                    n_values += 1
+                    pairs.append(_Pair(PARAM, host, name, s == sig, ctx, path, sig, u, True))
+            if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
+                self._add(key, entry, (name, value, sig, page.url))
+        return pairs
 
-        if items and len(items) <= MAX_ITEMS:
-            lowered = [i.partition("=")[0].lower() for i in items]
-            names = sorted(set(lowered))
-            for name in names[:MAX_PARAMS]:
-                if not name:
-                    continue
-                value = "&".join(i for i, n in zip(items, lowered, strict=True) if n == name)
-                rest = "&".join(i for i, n in zip(items, lowered, strict=True) if n != name)
-                key = _slot(f"P{base}?{rest}{frag}")
-                entry = index.get(key, ())
-                ctx = f"{path}?{rest}{frag}"
-                if any(r[0] == name and r[1] == value for r in entry):
-                    continue  # this page's record is there already (a repeat we had forgotten)
-                n_values = 0
-                for other, _v, s, u in entry:
-                    if other is None:  # the page without the parameter
-                        pairs.append((PARAM, host, name, s == sig, ctx, path, sig, u))
-                    elif other == name:
-                        n_values += 1
-                        pairs.append((PARAM, host, name, s == sig, ctx, path, sig, u))
-                if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
-                    self._add(key, entry, (name, value, sig, url))
-
-        # path rules: "/print/x" and "/x" (same host, query and fragment) with one signature.
-        # As the longer URL: the page without its first segment, seen before; as the shorter
-        # one: pages with one more leading segment, seen before.
+    def _path_pairs(self, page: _Page) -> list[_Pair]:
+        """Pairs for path rules: ``/print/x`` and ``/x`` (same host, query and fragment). As the
+        longer URL: the page without its first segment, seen before; as the shorter one: pages
+        with one more leading segment, seen before. (Present/absent is evidence here: a path
+        rule names its segment, so ``/en/x`` = ``/x`` merges nothing but those two.)"""
+        host, path, sig, hostkey = page.host, page.path, page.sig, page.hostkey
+        tail_key = f"?{page.query}{page.frag}"
+        index = self._index
+        pairs: list[_Pair] = []
         first, sep, tail = path[1:].partition("/")
         if sep and first and tail:
             rest = "/" + tail
-            for r in index.get(_slot(f"P{hostkey}{rest}?{query}{frag}"), ()):
+            for r in index.get(_slot(f"P{hostkey}{rest}{tail_key}"), ()):
                 if r[0] is None:
-                    pairs.append((PATH, host, first, r[2] == sig, rest, rest, sig, r[3]))
-            key = _slot(f"R{hostkey}{rest}?{query}{frag}")
+                    pairs.append(_Pair(PATH, host, first, r[2] == sig, rest, rest, sig, r[3], True))
+            key = _slot(f"R{hostkey}{rest}{tail_key}")
             entry = index.get(key, ())
             if len(entry) < _MAX_RECORDS and not any(r[0] == first for r in entry):
-                self._add(key, entry, (first, sig, url))
-        for prefix, s, u in index.get(_slot(f"R{hostkey}{path}?{query}{frag}"), ()):
-            pairs.append((PATH, host, prefix, s == sig, path, path, sig, u))
+                self._add(key, entry, (first, sig, page.url))
+        for prefix, s, u in index.get(_slot(f"R{hostkey}{path}{tail_key}"), ()):
+            pairs.append(_Pair(PATH, host, prefix, s == sig, path, path, sig, u, True))
+        return pairs
 
-        if not is_ip(host):
-            if host not in self._first_seen and len(self._first_seen) < _MAX_HOSTS_SEEN:
-                self._first_seen[host] = len(self._first_seen)
-            key = _slot("A" + ctx_q)
-            entry = index.get(key, ())
-            seen_here = False
-            for h, pt, s, u in entry:
-                if h == host:
-                    seen_here = pt == port or seen_here
-                    continue
-                if pt == port and self._related(h, host):
-                    pairs.append((ALIAS, h, host, s == sig, path, path, sig, u))
-            if not seen_here and len(entry) < _MAX_HOSTS:
-                self._add(key, entry, (host, port, sig, url))
+    def _alias_pairs(self, page: _Page) -> list[_Pair]:
+        """Pairs for alias rules: the same path and query on two related hosts."""
+        host, port, sig = page.host, page.port, page.sig
+        if is_ip(host):
+            return []
+        if host not in self._first_seen and len(self._first_seen) < _MAX_HOSTS_SEEN:
+            self._first_seen[host] = len(self._first_seen)
+        key = _slot(f"A{page.path}?{page.query}{page.frag}")
+        entry = self._index.get(key, ())
+        pairs: list[_Pair] = []
+        seen_here = False
+        for h, pt, s, u in entry:
+            if h == host:
+                seen_here = pt == port or seen_here
+                continue
+            if pt == port and self._related(h, host):
+                pairs.append(_Pair(ALIAS, h, host, s == sig, page.path, page.path, sig, u, True))
+        if not seen_here and len(entry) < _MAX_HOSTS:
+            self._add(key, entry, (host, port, sig, page.url))
+        return pairs
 
-        self._note_signature(sig, path)
+    def _weigh(self, pairs: list[_Pair], url: str) -> list[LearnedRule]:
+        """Counter-examples first (one observation can both support and contradict), then
+        evidence; pairs with a page known to be unstable count as neither."""
+        unstable = self._unstable
+        pairs = [p for p in pairs if p.earlier not in unstable]
+        for p in pairs:
+            if not p.equal:
+                self._stats["counter_pairs"] += 1
+                self._contradict(p.kind, p.a, p.b, p.earlier, url)
         adopted: list[LearnedRule] = []
-        if pairs:
-            # counter-examples first: one observation can both support and contradict
-            for kind, a, b, equal, _ctx, _pth, _s, u in pairs:
-                if not equal:
-                    self._stats["counter_pairs"] += 1
-                    self._contradict(kind, a, b, u, url)
-            for kind, a, b, equal, ctx, pth, s, u in pairs:
-                if equal:
-                    self._stats["equal_pairs"] += 1
-                    rule = self._support(kind, a, b, ctx, pth, s, u, url)
-                    if rule is not None:
-                        adopted.append(rule)
-        self._evict()
+        for p in pairs:
+            if not p.equal:
+                continue
+            if not p.evidence:
+                self._stats["presence_pairs"] += 1
+                continue
+            self._stats["equal_pairs"] += 1
+            rule = self._support(p.kind, p.a, p.b, p.ctx, p.path, p.sig, p.earlier, url)
+            if rule is not None:
+                adopted.append(rule)
         return adopted
+
+    def _mark_unstable(self, url: str, earlier: str) -> None:
+        """One URL gave two signatures (a clock, a token in the body): its pairs count as
+        neither evidence nor counter-example from now on, and a candidate its first
+        counter-example blocked is unblocked (a later, stable counter-example blocks it again)."""
+        if url in self._unstable:
+            return
+        self._unstable[url] = None
+        if len(self._unstable) > _MAX_UNSTABLE:
+            self._unstable.popitem(last=False)
+        self._stats["unstable"] += 1
+        if len(self._unstable_log) < _MAX_COUNTER_LOG:
+            self._unstable_log.append(url)
+        kept = []
+        for c in self._counter_log:
+            if url in (c.url_a, c.url_b):
+                self._unblock(c)
+            else:
+                kept.append(c)
+        self._counter_log = kept
+
+    def _unblock(self, c: CounterExample) -> None:
+        if c.kind == ALIAS:
+            self._blocked_aliases.discard((c.host, c.name))
+            return
+        blocked = self._blocked_params if c.kind == PARAM else self._blocked_paths
+        hosts = blocked.get(c.name)
+        if hosts is not None:
+            hosts.discard(c.host)
+            if not hosts:
+                del blocked[c.name]
 
     def _add(self, key: int, entry: tuple[Any, ...], record: Any) -> None:
         """Store ``entry + (record,)`` under ``key``, now the most recently written key.

@@ -9,10 +9,14 @@ attributes, scripts -- does not break the equality of two copies of one page:
   ``<body>`` (the whole document when there is none) without ``script``, ``style``, ``noscript``
   and ``template`` elements and without comments, white space collapsed to single spaces; MD5 of
   its UTF-8 bytes.
-* anything else, an HTML body larger than ``max_bytes`` (default 2 MiB: text extraction is
-  skipped, so a huge page costs one MD5 pass), or an HTML page with no text at all (an image
-  gallery: equal empty texts would make every such page a duplicate of the first): MD5 of the
-  raw body bytes.
+* anything else, an HTML body larger than ``max_bytes`` (default 32 MiB, a memory cap: lxml
+  reads a 3 MB table of contents in a few tens of ms), or an HTML page with no text at all (an
+  image gallery: equal empty texts would make every such page a duplicate of the first): MD5 of
+  the raw body bytes.
+
+A raw-bytes signature of an HTML page changes whenever a session id in a link does, so it is
+good enough to drop a byte-identical duplicate but never evidence for learning:
+:func:`page_signature` says which kind a signature is.
 
 Two *distinct* pages can share a body text by design: an empty search result, a soft 404
 ("page not found" with status 200), a login wall. Their signatures collide and the second is
@@ -24,14 +28,24 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import NamedTuple
 
 from lxml import etree, html
 
 from ..core.domains import split_domain
 
-__all__ = ["DEFAULT_MAX_BYTES", "body_text", "is_html", "signature", "site_key", "text_signature"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "PageSignature",
+    "body_text",
+    "is_html",
+    "page_signature",
+    "signature",
+    "site_key",
+    "text_signature",
+]
 
-DEFAULT_MAX_BYTES = 2 * 1024 * 1024
+DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 
 _DROPPED = ("script", "style", "noscript", "template")
 _SPACE = re.compile(r"\s+")
@@ -79,15 +93,31 @@ def text_signature(text: str) -> bytes:
     return hashlib.md5(_SPACE.sub(" ", text).strip().encode("utf-8", "surrogatepass")).digest()
 
 
-def signature(body: bytes, content_type: str | None = None, decoded: str | None = None,
-              max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The 16-byte MD5 signature of a response body (see the module docstring); ``decoded`` is
-    the body as text when the caller knows its encoding."""
-    if len(body) <= max_bytes and is_html(content_type, body):
+class PageSignature(NamedTuple):
+    """A page's 16-byte signature, and whether it may teach the learner: ``False`` for the raw
+    bytes of an HTML page (too large, or no text), which change with any session id in a link."""
+
+    digest: bytes
+    evidence: bool
+
+
+def page_signature(body: bytes, content_type: str | None = None, decoded: str | None = None,
+                   max_bytes: int = DEFAULT_MAX_BYTES) -> PageSignature:
+    """The signature of a response body (see the module docstring); ``decoded`` is the body as
+    text when the caller knows its encoding."""
+    if not is_html(content_type, body):
+        return PageSignature(hashlib.md5(body).digest(), True)
+    if len(body) <= max_bytes:
         text = body_text(decoded if decoded is not None else body)
         if text:
-            return hashlib.md5(text.encode("utf-8", "surrogatepass")).digest()
-    return hashlib.md5(body).digest()
+            return PageSignature(hashlib.md5(text.encode("utf-8", "surrogatepass")).digest(), True)
+    return PageSignature(hashlib.md5(body).digest(), False)
+
+
+def signature(body: bytes, content_type: str | None = None, decoded: str | None = None,
+              max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The 16-byte MD5 signature of a response body (:func:`page_signature` without its kind)."""
+    return page_signature(body, content_type, decoded, max_bytes).digest
 
 
 def site_key(identity_host: str, granularity: str = "site") -> str:

@@ -84,19 +84,55 @@ def test_min_pairs_is_configurable_but_never_one():
         Learner(max_entries=-1)
 
 
-def test_presence_and_absence_is_evidence():
+def test_presence_and_absence_alone_is_not_evidence():
+    # /x?ref=x = /x on three pages: the value may be a default (?page=1 = /list), so this
+    # alone never teaches that the parameter does not matter ...
     learner = Learner()
     pages = []
     for path in ["/a", "/b", "/c"]:
         pages += [(f"http://site.com{path}?id=7", path), (f"http://site.com{path}?id=7&ref=x", path)]
     feed(learner, pages)
-    assert param_rules(learner) == [("site.com", "ref")]
-    # the page without the parameter may come second, too
-    learner = Learner()
+    assert param_rules(learner) == []
+    assert learner.stats["presence_pairs"] == 3
+    # ... two values with one content do, whichever comes first
     pages = []
     for path in ["/a", "/b", "/c"]:
-        pages += [(f"http://site.com{path}?ref=x", path), (f"http://site.com{path}", path)]
+        pages += [(f"http://site.com{path}?id=7&ref=y", path)]
     feed(learner, pages)
+    assert param_rules(learner) == [("site.com", "ref")]
+
+
+def test_the_default_value_trap():
+    # /list?page=1 = /list and /x?lang=en = /x on several sections: never learned, so
+    # ?page=2 and ?lang=de stay new pages (issue 13, cause 4)
+    learner = Learner(min_pairs=3)
+    pages = []
+    for section in ["news", "docs", "blog", "shop"]:
+        pages += [(f"http://site.com/{section}/list", f"{section} 1"),
+                  (f"http://site.com/{section}/list?page=1", f"{section} 1"),
+                  (f"http://site.com/{section}/x", f"{section} x"),
+                  (f"http://site.com/{section}/x?lang=en", f"{section} x")]
+    assert feed(learner, pages) == []
+    assert learner.rules == ()
+    # a second value with other content is a counter-example, as before
+    feed(learner, [("http://site.com/news/list?page=2", "news 2")])
+    assert learner.is_blocked("param", "site.com", "page")
+
+
+def test_an_unstable_page_is_neither_evidence_nor_counter_example():
+    # /a?ref=1 shows a clock: two views, two signatures. Its counter-example against ref is
+    # withdrawn, and its pairs no longer count
+    learner = Learner(min_pairs=3)
+    feed(learner, [("http://site.com/a?ref=1", "a at 10:00"), ("http://site.com/a?ref=2", "a at 10:01")])
+    assert learner.is_blocked("param", "site.com", "ref")
+    feed(learner, [("http://site.com/a?ref=1", "a at 10:02")])  # the same URL, another signature
+    assert learner.unstable == ("http://site.com/a?ref=1",)
+    assert not learner.is_blocked("param", "site.com", "ref")
+    assert learner.stats["unstable"] == 1
+    feed(learner, [("http://site.com/a?ref=1", "a at 10:03")])  # logged once
+    assert learner.unstable == ("http://site.com/a?ref=1",)
+    feed(learner, [("http://site.com/a?ref=3", "a at 10:01")])  # equal to ?ref=2: one piece
+    feed(learner, ref_pairs(["/b", "/c"], host="site.com"))
     assert param_rules(learner) == [("site.com", "ref")]
 
 
@@ -169,7 +205,7 @@ def test_counter_example_after_adoption_revokes():
     # and it stays blocked
     feed(learner, ref_pairs(["/e", "/f", "/g"]))
     assert learner.rules == ()
-    assert "URLUNIFY_REMOVE_PARAMS" not in learner.remove_params_snippet()
+    assert "URLUNIFY_IGNORE_PARAMS" not in learner.remove_params_snippet()
 
 
 def test_page_parameter_is_never_learned():
@@ -437,13 +473,14 @@ def test_snippet_is_valid_python():
     feed(learner, mirror_pages(["site.com", "m.site.com"], ["/m1", "/m2", "/m3"]))
     snippet = learner.remove_params_snippet()
     assert _settings(snippet) == {
-        "URLUNIFY_REMOVE_PARAMS": {"site.com": ["ref", "tags[[]]"], "shop.other.com": ["from"]},
+        # identity only, the layer the crawl applied them in: the fetched URLs keep them
+        "URLUNIFY_IGNORE_PARAMS": {"site.com": ["ref", "tags[[]]"], "shop.other.com": ["from"]},
         "URLUNIFY_DOMAIN_ALIASES": [["site.com", "m.site.com"]],
     }
     assert [r.name for r in learner.rules if r.kind == "param"] == ["ref", "tags[]", "from"]
     # and the settings do what the rules say
     s = _settings(snippet)
-    policy = Policy(remove_params=s["URLUNIFY_REMOVE_PARAMS"], domain_aliases=s["URLUNIFY_DOMAIN_ALIASES"])
+    policy = Policy(ignore_params=s["URLUNIFY_IGNORE_PARAMS"], domain_aliases=s["URLUNIFY_DOMAIN_ALIASES"])
     assert identify("https://www.site.com/a?id=1&ref=x&tags[]=2", policy) == identify("https://site.com/a?id=1", policy)
     assert identify("https://m.site.com/a", policy) == identify("https://site.com/a", policy)
     assert identify("https://site.com/a?tagsX=1", policy) != identify("https://site.com/a", policy)
