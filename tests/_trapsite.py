@@ -13,7 +13,9 @@ the CMS pages (any value, same page). Traps:
 * ``/S/gone-N`` and ``/S/item?id=98``: soft 404s (status 200, one text), met before the real
   ``/S/item?id=1`` and ``=2``;
 * ``/blog/...``: every post declares the blog's front page its canonical (a broken template);
-* ``/good/N?view=print``: declares ``/good/N`` its canonical, rightly.
+* ``/good/N?view=print``: declares ``/good/N`` its canonical, rightly;
+* ``/w/N?v=...``: ``v`` does not matter on the first four pages (enough to learn it), but does
+  on the next four, met only after the rule: a wrong rule that probation must catch.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ SECTIONS = ("news", "docs", "shop", "help")
 CMS_PAGES = 8
 BLOG_POSTS = 8
 GOOD_PAGES = 8
+W_PAGES = 8  # the first half ignore ?v=, the second half do not
 
 
 def _html(page_id: str, body: str = "", head: str = "", extra: str = "") -> bytes:
@@ -50,6 +53,8 @@ def expected_pages() -> set[str]:
         ids |= {f"{s}-x-{lang}" for lang in ("en", "de", "fr")}
         ids |= {f"{s}-find-{order}" for order in ("relevance", "date")}
         ids |= {f"{s}-clock-a", f"{s}-clock-b", f"{s}-front", f"{s}-next", f"{s}-item-1", f"{s}-item-2"}
+    ids |= {"w", "w-next", "w-last"} | {f"w-{i}" for i in range(W_PAGES // 2)}
+    ids |= {f"w-{i}-{v}" for i in range(W_PAGES // 2, W_PAGES) for v in "xyz"}
     ids.add("not-found")  # the soft 404s: one text, one page
     return ids
 
@@ -74,7 +79,7 @@ class TrapSite(resource.Resource):
             hrefs = ["/toc?arglink=1", "/toc?arglink=2"]
             hrefs += [f"/cms/{i}?arglink={v}" for i in range(4) for v in ("a", "b")]
             hrefs += [f"/{s}/" for s in SECTIONS]
-            hrefs += ["/blog/post-0", "/good/", "/more"]
+            hrefs += ["/blog/post-0", "/good/", "/more", "/w/"]
             return _html("home", _links(hrefs))
         if base == "/toc":  # 3 MB; a session id per view in every link's attributes
             view = self.views
@@ -104,8 +109,23 @@ class TrapSite(resource.Resource):
                 return _html("good-last", _links([f"/good/{i}" for i in range(5, GOOD_PAGES)]))
             head = f"<link rel='canonical' href='/good/{parts[1]}'>" if params.get("view") == "print" else ""
             return _html(f"good-{parts[1]}", head=head)
+        if parts[0] == "w":
+            return self._w(parts, params)
         request.setResponseCode(404)
         return b"not found"
+
+    def _w(self, parts: list[str], params: dict[str, str]) -> bytes:
+        half = W_PAGES // 2
+        leaf = parts[1] if len(parts) > 1 else ""
+        if not leaf:  # v does not matter on these: the rule is learned here
+            return _html("w", _links([f"/w/{i}?v={v}" for i in range(half) for v in "ab"] + ["/w/next"]))
+        if leaf == "next":  # pages where v matters, first spelling
+            return _html("w-next", _links([f"/w/{i}?v=x" for i in range(half, W_PAGES)] + ["/w/last"]))
+        if leaf == "last":  # ... and the others, merged by the (wrong) rule
+            return _html("w-last", _links([f"/w/{i}?v={v}" for i in range(half, W_PAGES) for v in "yz"]))
+        if int(leaf) < half:
+            return _html(f"w-{leaf}")
+        return _html(f"w-{leaf}-{params.get('v', '')}")
 
     def _section(self, request, parts: list[str], params: dict[str, str]) -> bytes:  # type: ignore[no-untyped-def]
         s = parts[0]

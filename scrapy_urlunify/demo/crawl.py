@@ -1,10 +1,13 @@
-"""The two crawls of the demo: plain Scrapy and Scrapy with the add-on, on the same demo site.
+"""The crawls of the demo: plain Scrapy, Scrapy with the add-on configured for the site, and the
+add-on with nothing configured, on the same demo site.
 
 * **plain Scrapy**: a follow-every-link ``CrawlSpider`` with Scrapy's own defaults (its
   LinkExtractor already skips ``.pdf`` & co.) and every host of the site in ``allowed_domains``;
 * **with the add-on**: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` and the per-host settings of
   ``sample_project``'s ``configured`` spider (:data:`CONFIGURED_SETTINGS`); its LinkExtractor
-  does not pre-filter extensions (the plugin does) and the sister domain is not listed.
+  does not pre-filter extensions (the plugin does) and the sister domain is not listed;
+* **with the add-on, nothing configured**: the add-on line alone (learning on, the add-on's
+  default) and every host in ``allowed_domains``, as a new user would start.
 
 :func:`compare` (inside a running reactor, a Deferred) and :func:`run_comparison` (starts the
 reactor, or a subprocess when it cannot) serve the site, crawl it twice and return the report of
@@ -41,6 +44,7 @@ __all__ = [
     "PLAIN_ALLOWED_DOMAINS",
     "ConfiguredSpider",
     "PlainSpider",
+    "UnconfiguredSpider",
     "compare",
     "crawl_once",
     "run_comparison",
@@ -83,6 +87,11 @@ CONFIGURATION: dict[str, Any] = {
         "allowed_domains": list(ALLOWED_DOMAINS),
         "link_extractor": "LinkExtractor(deny_extensions=[])",
     },
+    "unconfigured": {
+        "ADDONS": ADDON_SETTINGS["ADDONS"],
+        "allowed_domains": list(PLAIN_ALLOWED_DOMAINS),
+        "link_extractor": "LinkExtractor(deny_extensions=[])",
+    },
 }
 
 
@@ -106,6 +115,12 @@ class ConfiguredSpider(_ArticleSpider):
     allowed_domains = list(ALLOWED_DOMAINS)
     rules = (Rule(LinkExtractor(deny_extensions=[]), callback="parse_page", follow=True),)
     custom_settings = CONFIGURED_SETTINGS
+
+
+class UnconfiguredSpider(_ArticleSpider):
+    name = "unconfigured"
+    allowed_domains = list(PLAIN_ALLOWED_DOMAINS)
+    rules = (Rule(LinkExtractor(deny_extensions=[]), callback="parse_page", follow=True),)
 
 
 # -- crawling --------------------------------------------------------------------------------------
@@ -150,7 +165,7 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
 
 
 def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
-    """Serve a demo site of ``size`` pages and crawl it twice; a Deferred firing with the report.
+    """Serve a demo site of ``size`` pages and crawl it three times; a Deferred firing with the report.
     Needs Scrapy's (asyncio) reactor installed; use it from code that already runs the reactor."""
     from twisted.internet import defer
 
@@ -163,9 +178,11 @@ def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
         try:
             plain = yield crawl_once(server, site, PlainSpider, {})
             addon = yield crawl_once(server, site, ConfiguredSpider, ADDON_SETTINGS)
+            unconfigured = yield crawl_once(server, site, UnconfiguredSpider, ADDON_SETTINGS)
         finally:
             yield server.stop()
-        return build_report(site, measure(site, plain), measure(site, addon), CONFIGURATION)
+        return build_report(site, measure(site, plain), measure(site, addon), CONFIGURATION,
+                            unconfigured=measure(site, unconfigured))
 
     return run()
 

@@ -90,10 +90,16 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_report(
-    site: DemoSite, plain: dict[str, Any], addon: dict[str, Any], configuration: dict[str, Any]
+    site: DemoSite, plain: dict[str, Any], addon: dict[str, Any], configuration: dict[str, Any],
+    unconfigured: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The report of two crawls of ``site``: their numbers side by side and how each was configured."""
+    """The report of the crawls of ``site``: their numbers side by side and how each was
+    configured (``unconfigured``: the add-on with nothing configured, when it was crawled)."""
     saved = plain["requests"] - addon["requests"]
+    extra = {} if unconfigured is None else {
+        "unconfigured": unconfigured,
+        "unconfigured_extra_share": round(unconfigured["requests"] / addon["requests"] - 1, 4) if addon["requests"] else 0.0,
+    }
     return {
         "site": {
             "size": site.size,
@@ -110,4 +116,5 @@ def build_report(
         "requests_saved": saved,
         "requests_saved_share": round(saved / plain["requests"], 4) if plain["requests"] else 0.0,
         "configuration": configuration,
+        **extra,
     }

@@ -6,7 +6,7 @@ from html import escape
 from typing import Any
 
 from .measure import SECTIONS
-from .report_text import CRAWLS, SHORT, number, savings, table_rows
+from .report_text import CRAWLS, SHORT, crawl_keys, number, savings, table_rows
 
 __all__ = ["render_html"]
 
@@ -120,9 +120,10 @@ def render_html(report: dict[str, Any]) -> str:
         _card(f"{p['seconds']:.1f} s → {a['seconds']:.1f} s", "wall time"),
     ])
     table = "".join(
-        f"<tr><th>{escape(label)}</th><td>{escape(left)}</td><td>{escape(right)}</td></tr>"
-        for label, left, right in table_rows(report)
+        f"<tr><th>{escape(label)}</th>" + "".join(f"<td>{escape(v)}</td>" for v in values) + "</tr>"
+        for label, *values in table_rows(report)
     )
+    heads = "".join(f"<th>{escape(CRAWLS[k])}</th>" for k in crawl_keys(report))
     config = report["configuration"]["addon"]
     config_lines = "\n".join(
         f"{k} = {v!r}" for k, v in config.items() if k not in ("link_extractor",)
@@ -160,7 +161,7 @@ pre {{ background:#edf2f7; border-radius:6px; padding:10px 12px; font-size:13px;
 code {{ font-size:13px; }}
 </style></head>
 <body><main>
-<h1>scrapy-urlunify: the same site, crawled twice</h1>
+<h1>scrapy-urlunify: the same site, crawled three ways</h1>
 <p class="lead">A generated site of <b>{site['pages']}</b> distinct pages: {site['sites']} sites under
 {site['hosts']} host names (size {site['size']}, seed {site['seed']}), whose every URL is known to serve a given page: links to it are spelled with
 <code>www.</code> or not, <code>http</code> or <code>https</code>, <code>index.html</code>, session ids,
@@ -186,7 +187,7 @@ and let {number(a['allowed_offsite'])} sister-domain links past the offsite filt
 
 <h2>Side by side</h2>
 <div class="panel"><table>
-<thead><tr><th></th><th>{escape(CRAWLS['plain'])}</th><th>{escape(CRAWLS['addon'])}</th></tr></thead>
+<thead><tr><th></th>{heads}</tr></thead>
 <tbody>{table}</tbody></table></div>
 <p class="note">Pages missed: pages of the site never fetched. False merges: pages a link led to,
 dropped as already seen, and never fetched. Duplicate items (same text): print views and mirror
@@ -195,7 +196,8 @@ copies, which only a page signature can recognize.</p>
 <h2>The add-on's configuration</h2>
 <pre>{escape(config_lines)}</pre>
 <p class="note">Plain Scrapy: the same spider with Scrapy's defaults and every host in
-<code>allowed_domains</code>. Re-run: <code>python -m scrapy_urlunify.demo --size {site['size']}</code>;
+<code>allowed_domains</code>. Add-on, nothing configured: the add-on line alone (learning is on
+by default) and every host in <code>allowed_domains</code>, as a new user would start. Re-run: <code>python -m scrapy_urlunify.demo --size {site['size']}</code>;
 the same spiders are in <code>sample_project/</code>.</p>
 </main></body></html>
 """

@@ -8,32 +8,44 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CRAWLS", "SHORT", "format_text", "number", "savings", "table_rows"]
+__all__ = ["CRAWLS", "SHORT", "crawl_keys", "format_text", "number", "savings", "table_rows"]
 
-CRAWLS: dict[str, str] = {"plain": "plain Scrapy", "addon": "with scrapy_urlunify.Addon"}
-SHORT: dict[str, str] = {"plain": "plain Scrapy", "addon": "with the add-on"}
+CRAWLS: dict[str, str] = {"plain": "plain Scrapy", "addon": "with scrapy_urlunify.Addon",
+                          "unconfigured": "add-on, nothing configured"}
+SHORT: dict[str, str] = {"plain": "plain Scrapy", "addon": "with the add-on",
+                         "unconfigured": "add-on, nothing configured"}
+
+
+def crawl_keys(report: dict[str, Any]) -> tuple[str, ...]:
+    """The crawls a report holds, in column order (older reports have no ``unconfigured``)."""
+    return tuple(k for k in ("plain", "addon", "unconfigured") if k in report)
 
 
 def number(value: float) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
 
 
-def table_rows(report: dict[str, Any]) -> list[tuple[str, str, str]]:
-    p, a, site = report["plain"], report["addon"], report["site"]
+def table_rows(report: dict[str, Any]) -> list[tuple[str, ...]]:
+    """(label, one value per crawl of :func:`crawl_keys`) rows."""
+    site = report["site"]
+    crawls = [report[k] for k in crawl_keys(report)]
+
+    def row(label: str, value: Any) -> tuple[str, ...]:
+        return (label, *(value(c) for c in crawls))
+
     return [
-        ("requests", number(p["requests"]), number(a["requests"])),
-        ("pages fetched (200)", number(p["pages_fetched"]), number(a["pages_fetched"])),
-        ("distinct pages", f"{p['distinct_pages']} / {site['pages']}", f"{a['distinct_pages']} / {site['pages']}"),
-        ("redundant fetches", number(p["redundant_fetches"]), number(a["redundant_fetches"])),
-        ("redirects, 404s, PDFs", number(p["redirects"] + p["not_found"] + p["documents"]),
-         number(a["redirects"] + a["not_found"] + a["documents"])),
-        ("items", number(p["items"]), number(a["items"])),
-        ("duplicate items (same page)", number(p["duplicate_items"]), number(a["duplicate_items"])),
-        ("duplicate items (same text)", number(p["duplicate_items_same_text"]), number(a["duplicate_items_same_text"])),
-        ("pages missed", number(p["pages_missed"]), number(a["pages_missed"])),
-        ("false merges", number(p["false_merges"]), number(a["false_merges"])),
-        ("downloaded", f"{p['bytes'] / 1024:,.0f} KiB", f"{a['bytes'] / 1024:,.0f} KiB"),
-        ("wall time", f"{p['seconds']:.1f} s", f"{a['seconds']:.1f} s"),
+        row("requests", lambda c: number(c["requests"])),
+        row("pages fetched (200)", lambda c: number(c["pages_fetched"])),
+        row("distinct pages", lambda c: f"{c['distinct_pages']} / {site['pages']}"),
+        row("redundant fetches", lambda c: number(c["redundant_fetches"])),
+        row("redirects, 404s, PDFs", lambda c: number(c["redirects"] + c["not_found"] + c["documents"])),
+        row("items", lambda c: number(c["items"])),
+        row("duplicate items (same page)", lambda c: number(c["duplicate_items"])),
+        row("duplicate items (same text)", lambda c: number(c["duplicate_items_same_text"])),
+        row("pages missed", lambda c: number(c["pages_missed"])),
+        row("false merges", lambda c: number(c["false_merges"])),
+        row("downloaded", lambda c: f"{c['bytes'] / 1024:,.0f} KiB"),
+        row("wall time", lambda c: f"{c['seconds']:.1f} s"),
     ]
 
 
@@ -53,11 +65,11 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
     lines = [
         f"scrapy-urlunify demo: {site['pages']} distinct pages on {site['sites']} sites, {site['hosts']} host names "
         f"(size {site['size']}), "
-        "crawled twice from " + ", ".join(site["start_urls"]),
+        f"crawled {len(crawl_keys(report))} times from " + ", ".join(site["start_urls"]),
         "",
-        f"{'':{width}}  {CRAWLS['plain']:>14}  {CRAWLS['addon']:>26}",
+        f"{'':{width}}" + "".join(f"  {CRAWLS[k]:>26}" for k in crawl_keys(report)),
     ]
-    lines += [f"{label:{width}}  {left:>14}  {right:>26}" for label, left, right in table_rows(report)]
+    lines += [f"{label:{width}}" + "".join(f"  {v:>26}" for v in values) for label, *values in table_rows(report)]
     share = 100 * report["requests_saved_share"]
     lines += [
         "",
@@ -71,7 +83,13 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
     lines += [f"  {label:{width + 6}} {number(n):>8}" for label, n in savings(a)]
     lines += [f"  {'(URLs rewritten before fetching':{width + 6}} {number(a['rewritten']):>8})",
               f"  {'(sister-domain links let past offsite':{width + 6}} {number(a['allowed_offsite']):>8})"]
-    for key in ("plain", "addon"):
+    if "unconfigured" in report:
+        u = report["unconfigured"]
+        lines += ["", (f"With the add-on and nothing configured (learning on): {number(u['requests'])} requests, "
+                       f"{100 * (u['requests'] / a['requests'] - 1):+.0f}% against the configured crawl; "
+                       f"pages missed {u['pages_missed']}, duplicate items {u['duplicate_items']}; "
+                       "learned: " + (", ".join(k for k in u["saved_by"]["learned"] if k.count("/") == 2) or "nothing"))]
+    for key in crawl_keys(report):
         if report[key]["finish_reason"] != "finished":
             lines += ["", f"Note: the {CRAWLS[key]} crawl ended with {report[key]['finish_reason']!r}."]
     if a["missed"]:

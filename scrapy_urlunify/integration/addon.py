@@ -21,6 +21,10 @@ still win):
                                     a queued request whose page a learned rule says was fetched)
 ``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210,
                                     when those components are installed
+``URLUNIFY_LEARN``                  ``True``: learn the site's own URL noise from duplicate
+                                    pages (new rules on probation, declared canonicals verified
+                                    first, see ``docs/learning.md``); ``False`` in a spider's
+                                    ``custom_settings`` turns it off
 ==================================  ==========================================================
 
 **Never clobbers.** When the project already set its own ``REQUEST_FINGERPRINTER_CLASS`` or
@@ -106,6 +110,9 @@ class Addon:
             _set_default(settings, _POET_BASE, ours)
         elif "scrapy_zyte_api" in plugins:
             _set_default(settings, _ZYTE_FALLBACK, ours)
+        # on with the add-on (a test site full of learning traps and the demo site are crawled
+        # with it, no page missed, no item twice); the components alone keep the table's False
+        settings.set("URLUNIFY_LEARN", True, priority="addon")
         if find_spec("scrapy_urlunify.integration.pipelines") is not None:
             for path, priority in PIPELINE_PRIORITIES.items():
                 settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]

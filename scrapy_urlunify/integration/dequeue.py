@@ -61,8 +61,8 @@ class DequeueMiddleware:
             identifier = ctx.unifier.identify(request.url)
         except InvalidURL:
             return
-        if not signatures.fetched(identifier):
-            return
+        if not signatures.fetched(identifier) or signatures.merged(request):
+            return  # new, or a sample of a rule on probation
         ctx.inc("dropped_at_dequeue")
         logger.debug("Dropped at dequeue: %s (its page %s was fetched while it waited)", request.url, identifier)
         df = ctx.dupefilter

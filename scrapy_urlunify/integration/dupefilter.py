@@ -305,7 +305,9 @@ class DupeFilter(BaseDupeFilter):
         if redirect_urls and self._same_page_as_chain(request, redirect_urls):
             self._inc("urlunify/redirects/same_page")
             return False
-        return True
+        ctx = self.fingerprinter.context
+        # merged under a learned rule on probation: a sample to check it, or kept in case it goes
+        return bool(ctx is None or ctx.signatures is None or not ctx.signatures.merged(request))
 
     def _same_page_as_chain(self, request: Request, chain: list[str]) -> bool:
         identifier = self.fingerprinter.identifier(request)

@@ -141,9 +141,11 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_DROP_DUPLICATE_RESPONSES", True, "bool",
             "A response with the body text of another page never reaches the callback."),
     Setting("URLUNIFY_CANONICALS", True, "bool",
-            "A declared rel=canonical inside the same site marks its URL as seen."),
+            "A declared rel=canonical inside the same site marks its URL as seen, once the site's "
+            "first five were verified by fetching their target (one false: the site's are ignored)."),
     Setting("URLUNIFY_LEARN", False, "bool",
-            "Learn which parameters, hosts and path prefixes do not matter from duplicate pages."),
+            "Learn which parameters, hosts and path prefixes do not matter from duplicate pages "
+            "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),
     Setting("URLUNIFY_LEARN_MIN_PAIRS", 3, "int",
             "Distinct page pairs that must agree before a rule is learned.", minimum=2),
     Setting("URLUNIFY_SIGNATURE_FIELD", None, "optional_field",

@@ -43,6 +43,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
 
+from ..core.domains import within
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
 from ..learning.signatures import page_signature, site_key
@@ -74,6 +75,11 @@ DUPLICATE_OF_META = "urlunify_duplicate_of"
 
 _CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
 _RECENT = 100_000  # identifiers whose signature is remembered, to check canonical claims
+#: requests a newly adopted rule merges that are fetched anyway to check it, each on its own path
+RULE_PROBATION = 5
+#: requests merged by rules still on probation, kept to be scheduled again if one is revoked
+MERGED_KEPT = 10_000
+PROBATION_META = "urlunify_probation"
 #: declared canonicals of a site verified (target fetched, same signature) before they are trusted
 CANONICAL_PROBATION = 5
 _PLURAL = {"param": "params", "alias": "aliases", "path": "paths"}
@@ -106,8 +112,10 @@ class SignatureMiddleware:
             self._rules_store = _rules_store(crawler)
             self._restore_learned()
         self._recent: OrderedDict[str, bytes] = OrderedDict()  # identifier -> signature
-        self._fetched: OrderedDict[str, None] = OrderedDict()  # recent URLs, re-identified when a rule is learned
-        self._fetched_ids: OrderedDict[str, None] = OrderedDict()  # their identifiers under the current policy
+        self._fetched: OrderedDict[str, bytes] = OrderedDict()  # recent URLs -> signature, re-identified when a rule is learned
+        self._fetched_ids: OrderedDict[str, tuple[str, bytes]] = OrderedDict()  # their identifiers now -> (url, signature)
+        self._probation: dict[tuple[str, str, str], _Probation] = {}  # rules adopted, not yet confirmed
+        self._kept: list[tuple[Request, tuple[tuple[str, str, str], ...]]] = []  # merged while on probation
         self._claims: OrderedDict[str, tuple[bytes, str, str]] = OrderedDict()  # canonical id -> (sig, claimer, site)
         self._canonicals_verified: dict[str, int] = {}  # site -> declared canonicals found true
         self._canonicals_ignored: set[str] = set()  # sites with a declared canonical found false
@@ -152,7 +160,10 @@ class SignatureMiddleware:
             return response
         self._check_claims(identifier, sig, response.url)
         if self.learner is not None:
-            self._fetched_now(response.url, identifier)
+            probe = request.meta.get(PROBATION_META)
+            if probe is not None and evidence:
+                self._check_sample(probe, response.url, sig)
+            self._fetched_now(response.url, identifier, sig)
             if evidence:  # the raw bytes of an HTML page change with any session id in a link
                 self._learn(response.url, identity_host, sig)
             else:
@@ -184,6 +195,68 @@ class SignatureMiddleware:
         if learner.version != version:
             self._apply_learned(adopted, list(learner.revoked[known_revoked:]))
 
+    # -- probation of new rules ------------------------------------------------------------------
+
+    def merged(self, request: Request) -> bool:
+        """Called for a request the current policy merges with a page already seen (by the
+        dupefilter, and at dequeue). True: fetch it anyway, a probation sample of a new rule
+        that merged it (the next ``RULE_PROBATION`` of them, each on its own path). Otherwise,
+        while a rule that merged it is on probation, the request is kept (at most
+        ``MERGED_KEPT``) and scheduled again if that rule is revoked: never lost."""
+        if PROBATION_META in request.meta:
+            return True  # a sample already (let through by the dupefilter, now at dequeue)
+        if not self._probation or request.method != "GET":
+            return False
+        url = request.url
+        base = unifier_for(self.context.base_policy)
+        host = host_of(url)
+        try:
+            identity_host = base.host_rules(host).identity_host if host else ""
+        except InvalidURL:
+            return False
+        rules = [p for p in self._probation.values() if p.covers(url, identity_host)]
+        if not rules:
+            return False
+        path = url.split("?", 1)[0].split("#", 1)[0]
+        for p in rules:
+            if p.sampled < RULE_PROBATION and path not in p.paths:
+                try:
+                    identifier = self.context.unifier.identify(url)
+                except InvalidURL:
+                    return False
+                p.paths.add(path)
+                p.sampled += 1
+                request.meta[PROBATION_META] = (p.key, identifier)
+                self.context.inc("learned/probation/samples")
+                return True
+        if len(self._kept) < MERGED_KEPT:
+            self._kept.append((request, tuple(p.key for p in rules)))
+            self.context.inc("learned/probation/kept")
+        else:  # beyond the bound: merged on the rule's word, as without probation
+            self.context.inc("learned/probation/not_kept")
+        return False
+
+    def _check_sample(self, probe: tuple[tuple[str, str, str], str], url: str, sig: bytes) -> None:
+        key, merged_into = probe
+        p = self._probation.get(tuple(key))  # type: ignore[arg-type]
+        earlier = self._fetched_ids.get(merged_into)
+        if p is None or earlier is None:  # confirmed or revoked meanwhile, or page not fetched yet
+            return
+        learner = self.learner
+        assert learner is not None
+        if earlier[1] == sig:
+            p.confirmed += 1
+            if p.confirmed >= RULE_PROBATION:
+                del self._probation[p.key]
+                self._kept = [(r, keys) for r, keys in self._kept if any(k in self._probation for k in keys)]
+                self.context.inc("learned/confirmed")
+                logger.info("Confirmed by %d requests it merged, fetched anyway: %s", p.confirmed, p.rule)
+            return
+        version, known_revoked = learner.version, len(learner.revoked)
+        learner.contradict(p.rule, earlier[0], url)
+        if learner.version != version:
+            self._apply_learned([], list(learner.revoked[known_revoked:]))
+
     def _apply_learned(self, adopted: list[LearnedRule], revoked: list[Revocation]) -> None:
         """Rebuild the crawl's policy with the learned rules; record the new identifiers of the
         pages that taught them, so their other spellings are not fetched again."""
@@ -201,25 +274,49 @@ class SignatureMiddleware:
         df = ctx.dupefilter
         unifier = ctx.unifier
         self._fetched_ids.clear()
-        for url in self._fetched:
+        for url, sig in self._fetched.items():
             if df is not None:
                 df.record_url(url)
             try:
-                self._fetched_ids[unifier.identify(url)] = None
+                self._fetched_ids[unifier.identify(url)] = (url, sig)
             except InvalidURL:
                 continue
+        for rule in adopted:
+            p = _Probation(rule)
+            self._probation[p.key] = p
         for revocation in revoked:
             a, b = revocation.counter_example
             ctx.inc("learned/revoked")
             logger.warning("Unlearned, a counter-example showed it matters: %s (%s and %s have different content)",
                            revocation.rule, a, b)
+        if revoked:
+            self._reschedule({_rule_key(r.rule) for r in revoked})
         self._save_learned()
 
-    def _fetched_now(self, url: str, identifier: str) -> None:
+    def _reschedule(self, revoked: set[tuple[str, str, str]]) -> None:
+        """Schedule again the requests merged by revoked rules (the dupefilter judges them
+        under the policy without those rules)."""
+        for key in revoked:
+            self._probation.pop(key, None)
+        engine = self.crawler.engine
+        kept: list[tuple[Request, tuple[tuple[str, str, str], ...]]] = []
+        again: list[Request] = []
+        for request, keys in self._kept:
+            if revoked.intersection(keys):
+                again.append(request)
+            else:
+                kept.append((request, keys))
+        self._kept = kept
+        for request in again:
+            if engine is not None:
+                engine.crawl(request)  # type: ignore[arg-type]
+                self.context.inc("learned/probation/rescheduled")
+
+    def _fetched_now(self, url: str, identifier: str, sig: bytes) -> None:
         """Remember a fetched page; under learned rules, record its identifier under them too
         (it was queued, and recorded, under the policy of that moment)."""
-        self._remember(self._fetched, url, None)
-        self._remember(self._fetched_ids, identifier, None)
+        self._remember(self._fetched, url, sig)
+        self._remember(self._fetched_ids, identifier, (url, sig))
         ctx = self.context
         if ctx.policy is not ctx.base_policy and ctx.dupefilter is not None:
             ctx.dupefilter.record_url(url)
@@ -331,6 +428,38 @@ class SignatureMiddleware:
         if self.learner is not None:
             count_outages(self.crawler, self._rules_store.redis)
         self.store.close()
+
+
+def _rule_key(rule: LearnedRule) -> tuple[str, str, str]:
+    return (rule.kind, rule.host, rule.name)
+
+
+class _Probation:
+    """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
+
+    __slots__ = ("confirmed", "key", "paths", "rule", "sampled")
+
+    def __init__(self, rule: LearnedRule) -> None:
+        self.rule = rule
+        self.key = _rule_key(rule)
+        self.paths: set[str] = set()
+        self.sampled = 0
+        self.confirmed = 0
+
+    def covers(self, url: str, identity_host: str) -> bool:
+        """Whether the rule takes part in merging ``url`` (its identity host under the
+        settings' policy): the host is the rule's, and has the parameter or leading segment."""
+        rule = self.rule
+        if not within(identity_host, rule.host):
+            return False
+        if rule.kind == "alias":
+            return True
+        rest = url.split("/", 3)[3] if url.count("/") >= 3 else ""
+        rest = rest.split("#", 1)[0]
+        path, _, query = rest.partition("?")
+        if rule.kind == "path":
+            return path.split("/", 1)[0] == rule.name
+        return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))
 
 
 def _content_type(response: Response) -> str | None:

@@ -1,112 +1,13 @@
-"""Learn from page signatures which URL differences do not matter (DUST rules).
+"""The DUST learner: which URL differences do not change a page, learned from page signatures.
 
-After download each page gets a signature (the MD5 of its body text). When two pages with
-*different* identifiers share a signature, their URLs say which difference does not change the
-page: "Do Not Crawl in the DUST" (Bar-Yossef, Keidar, Schonfeld, WWW 2007) and the learned
-rewrite rules of the ACHE crawler. :class:`Learner` watches the downloaded pages of a crawl and
-adopts three kinds of :class:`LearnedRule`:
-
-* ``"param"``: on one identity host (and its subdomains), a query parameter does not matter
-  (``/a?id=7&ref=home`` is ``/a?id=7``); it goes into the policy's ``ignore_params``.
-* ``"alias"``: a host serves the pages of another (``m.site.com/x`` is ``site.com/x``); it goes
-  into the policy's ``domain_aliases``.
-* ``"path"``: on one identity host, a leading path segment does not matter (``/print/x`` is
-  ``/x``, ``/index.php/x`` is ``/x``); it goes into the policy's ``ignore_path_prefixes``.
-  Evidence: the same host, query and rest of the path, with and without the segment, and one
-  signature; independent pieces come from different rest paths with different contents; a
-  counter-example (``/en/x`` and ``/x`` with different contents) blocks the segment.
-
-Pure Python, no Scrapy: the Scrapy layer calls :meth:`Learner.observe` once per downloaded page
-and rebuilds its policy when :attr:`Learner.version` changes::
-
-    adopted = learner.observe(response.url, unifier.host_rules(host).identity_host, signature)
-    for rule in adopted: log(rule)
-    for rev in learner.revoked[n_logged:]: log(rev)        # a counter-example undid a rule
-    if learner.version != policy_version:                  # adopted or revoked something
-        policy = base.replace(remove_params=merge(base.remove_params, learner.remove_params()),
-                              domain_aliases=merge(base.domain_aliases, learner.domain_aliases()))
-
-Call it only for pages whose body is the page (2xx, not an error or a redirect body). Error and
-"please log in" pages served with status 200 are the main way equal signatures lie; the
-independence rules below are there to discount them, but they are a defence, not a guarantee.
-
-Evidence
---------
-Two pages are compared when their URLs differ in exactly one thing; everything else (identity
-host and port, path, the rest of the query, a kept route fragment) is equal. The query is read
-the way the identity layer reads it: empty items and ``name=`` items dropped, ``%20`` read as
-``+``, items sorted. Parameter names are compared lower-cased (the way ``remove_params``
-matches them); a parameter's *value* is all its items, so ``?tag=a&tag=b`` and ``?tag=a`` differ
-in ``tag``. Pages whose URLs are equal this way have the same identifier: a second observation
-of one page is ignored altogether (neither evidence nor counter-example).
-
-* **Parameter P on host H**: same host, port, path and rest of the query, P present in one page
-  and absent in the other or with two values. Equal signatures are evidence; different
-  signatures are a *counter-example*.
-* **Alias of hosts A and B**: same path, query and port on two identity hosts that are
-  *related*: both within the crawl's ``sites`` (a site or a subdomain of one; ``www``-like
-  prefixes are stripped from ``sites`` as from identity hosts), or under the same registrable
-  domain (``m.site.com`` and ``site.com``; for hosts under no public suffix, such as ``.test``
-  or intranet names, the last two labels: ``mirror.site.test`` and ``site.test``). Two
-  unrelated sites are never compared, and IP addresses never (``domain_aliases`` ignores them).
-
-Independence
-------------
-A rule needs ``min_pairs`` *independent* pieces of evidence. A piece of evidence is one pair of
-pages with equal signatures; two pieces are independent when they come from **different
-contexts** and show **different signatures**, and a rule's pieces must span **at least two
-paths**, or be twice as many on one path (a site served by one script, such as the seed's
-``/servlet/ContentServer?cid=...``; for an alias, every piece must come from its own path). So ``x?ref=a``, ``x?ref=b``,
-``x?ref=c`` (three pairs, one context) are *one* piece, not three, and are never enough:
-
-* Pairs in one context all test one page. A page that ignores every parameter (a home page
-  that serves the same thing whatever the query, a "not found" or "please log in" page served
-  with status 200) would otherwise teach, from a single page, that ``page`` or ``id`` do not
-  matter anywhere on the host, and once such a rule is applied the URLs that would have
-  contradicted it are no longer fetched. A site-wide rule must be seen on several pages.
-* Different signatures mean different page contents: a soft-404 or login page reached through
-  ten contexts is still one page. Likewise a signature seen on three or more distinct paths is
-  a *catch-all* (an error, login or placeholder page, DustBuster's over-large buckets): pairs
-  with it are not counted at all.
-
-The cost: a parameter that only ever appears on one page is not learned (that page keeps its
-duplicates, as without the learner); with ``min_pairs=3`` a parameter is learned from three
-pages of different content on at least two paths (six on a single path) that each show it has
-no effect.
-
-Counter-examples and revocation
--------------------------------
-One counter-example blocks a candidate for the rest of the crawl (and across resumes, see
-:meth:`Learner.to_json`). ``?page=1`` and ``?page=2`` with different bodies block ``page``
-however many equal pairs other parameters or other pages show. A counter-example on a host also
-blocks the rule on any of its parent domains, and revokes it there if adopted (a rule covers
-subdomains). Dynamic pages
-(a clock, a token in the body) give counter-examples for everything: the learner then learns
-nothing, which is the safe side.
-
-A counter-example seen after a rule was adopted *revokes* it: the rule leaves :attr:`rules`, a
-:class:`Revocation` (the rule and the two URLs that contradicted it) is appended to
-:attr:`Learner.revoked`, and :attr:`Learner.version` changes, so the caller logs it and rebuilds
-its policy. ``observe`` itself only returns adoptions. Note that once the caller applies a
-parameter rule, URLs differing in that parameter are merged and no longer fetched, so late
-counter-examples can only come from requests already scheduled: hence the care above.
-
-Memory and speed
-----------------
-The per-page index (the pages seen per context, per path+query for aliases, and the paths per
-signature) holds at most ``max_entries`` records, least recently written first out (about 450
-bytes per record with typical URLs, all included: 200,000 records are about 90 MB). A page adds
-one record, plus one per parameter it carries (at most :data:`MAX_PARAMS` parameters are
-considered per URL, and a query of more than :data:`MAX_ITEMS` items is not analysed at all),
-plus one for aliases and one for its signature. Eviction only costs *missed* evidence (pairs whose first page was forgotten) and
-missed counter-examples between two pages that are both unseen now; it never makes a wrong rule
-more likely than a crawl that simply had not fetched the forgotten page yet. Evidence toward
-candidates is bounded too (``max(100, max_entries // 20)`` candidates, a few items each,
-oldest out). What is never evicted: adopted rules, blocked candidates (one entry per
-parameter-and-host or host pair that was ever contradicted) and catch-all signatures, since
-forgetting them could let a wrong rule through. ``observe`` costs a few tens of µs.
-
-Everything is deterministic: the same observations in the same order give the same rules.
+:class:`Learner` watches the downloaded pages of a crawl (:meth:`Learner.observe`, once per
+page) and adopts three kinds of :class:`LearnedRule`: a query parameter that does not matter on
+a host (``"param"``), a host that mirrors another (``"alias"``), a leading path segment that
+does not matter (``"path"``). A rule needs several *independent* pairs of pages that differ
+only in it and share a signature, and no counter-example; a later counter-example revokes it.
+Pure Python, no Scrapy, deterministic, bounded in memory. Why each safeguard is there
+(independence, the default-value trap, unstable pages, catch-all signatures, eviction) is in
+``docs/learning.md``.
 """
 
 from __future__ import annotations
@@ -809,6 +710,13 @@ class Learner:
                 return host
             seen.add(nxt)
             host = nxt
+
+    def contradict(self, rule: LearnedRule, url_a: str, url_b: str) -> None:
+        """A counter-example found by the caller (a request the rule merged, fetched anyway, with
+        other content than the page it was merged into): blocks the rule, and revokes it if
+        adopted (see :attr:`revoked`)."""
+        self._stats["counter_pairs"] += 1
+        self._contradict(rule.kind, rule.host, rule.name, url_a, url_b)
 
     def _contradict(self, kind: str, a: str, b: str, earlier: str, url: str) -> None:
         key = self._key(kind, a, b)

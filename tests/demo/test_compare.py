@@ -73,6 +73,23 @@ def test_the_addon_fetches_each_page_once_and_misses_none(comparison):
     assert isinstance(addon["saved_by"]["signature_duplicates"], int)
 
 
+def test_the_addon_with_nothing_configured_learns_and_loses_nothing(comparison):
+    # the add-on line alone, as a new user starts (learning on by default): every page once
+    # at least, no page missed, no item twice; the few extra requests against the configured
+    # crawl are what the learner needs to see before it adopts a rule, and its rules' probation
+    # (at the demo's default size it is within 10% of the configured crawl: see the report)
+    report, _, _ = comparison
+    site, plain, addon, bare = report["site"], report["plain"], report["addon"], report["unconfigured"]
+    assert bare["pages_missed"] == 0 and bare["false_merges"] == 0
+    assert bare["distinct_pages"] == site["pages"]
+    assert bare["duplicate_items"] == 0 and bare["duplicate_items_same_text"] == 0
+    assert bare["finish_reason"] == "finished"
+    assert addon["requests"] <= bare["requests"] < plain["requests"] / 4
+    # the mirror of the sister domain is learned, not configured
+    assert "alias/termomont.rs/termomont.co.rs" in bare["saved_by"]["learned"]
+    assert report["unconfigured_extra_share"] == round(bare["requests"] / addon["requests"] - 1, 4)
+
+
 def test_the_report_is_printed_and_written_as_html(comparison):
     report, html, stdout = comparison
     assert html.is_file()
@@ -80,7 +97,8 @@ def test_the_report_is_printed_and_written_as_html(comparison):
     assert "plain Scrapy" in stdout and "redundant fetches" in stdout
     page = html.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page
-    for crawl in ("plain", "addon"):
+    assert "add-on, nothing configured" in stdout and "add-on, nothing configured" in html.read_text()
+    for crawl in ("plain", "addon", "unconfigured"):
         for key in ("requests", "redundant_fetches", "items", "pages_missed"):
             assert f"{report[crawl][key]:,}" in page, (crawl, key)
     assert f"{report['site']['pages']}</b> distinct pages" in page

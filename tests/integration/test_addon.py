@@ -18,3 +18,17 @@ def test_addon_keeps_a_project_fingerprinter_and_warns(caplog):
     assert "keeping the project's REQUEST_FINGERPRINTER_CLASS" in caplog.text
     assert settings["DUPEFILTER_CLASS"] == "scrapy_urlunify.integration.dupefilter.DupeFilter"
     assert settings.getwithbase("SPIDER_MIDDLEWARES")["scrapy_urlunify.integration.links.LinkMiddleware"] == 600
+
+
+def test_addon_turns_learning_on_and_a_spider_can_turn_it_off():
+    from scrapy.settings import Settings
+
+    from scrapy_urlunify import Addon
+
+    settings = Settings()
+    Addon().update_settings(settings)
+    assert settings.getbool("URLUNIFY_LEARN") is True
+    assert "scrapy_urlunify.integration.dequeue.DequeueMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
+    settings = Settings({"URLUNIFY_LEARN": False}, priority="project")
+    Addon().update_settings(settings)
+    assert settings.getbool("URLUNIFY_LEARN") is False
