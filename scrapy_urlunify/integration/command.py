@@ -6,6 +6,14 @@
     scrapy urlunify explain URL --spider news
     scrapy urlunify identify --spider news < urls.txt
 
+"Which of my site's URL noise can the learner find?"::
+
+    scrapy urlunify learn --spider news [--pages 500]
+
+``learn`` crawls a sample of the spider's site (the first ``--pages`` responses) with learning
+on and nothing stored (no items exported, no item pipelines but the add-on's, no JOBDIR, a
+memory store), then prints the learned rules as a settings snippet to review and pin.
+
 The policy is built from the project's settings (``settings.py``, ``-s NAME=VALUE``) and, with
 ``--spider NAME``, that spider's ``custom_settings``, scope (its name unless ``URLUNIFY_SCOPE``
 says otherwise) and sites (``allowed_domains`` and ``start_urls``) -- exactly what a crawl of
@@ -15,13 +23,22 @@ that spider uses. Further policy options on the command line refine it.
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import TYPE_CHECKING
 
 from scrapy.commands import ScrapyCommand
+from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import UsageError
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.spiderloader import get_spider_loader
 
 from ..cli.main import main
+from .context import UnifyContext
 from .settings import SettingsError, policy_from_settings
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.settings import Settings
 
 __all__ = ["Command"]
 
@@ -32,7 +49,7 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "[--spider NAME] {explain,same,identify,standardize} ..."
+        return "[--spider NAME] {explain,same,identify,standardize,learn} ..."
 
     def short_desc(self) -> str:
         return "Explain how scrapy-urlunify resolves, standardizes and identifies URLs"
@@ -48,6 +65,8 @@ class Command(ScrapyCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--spider", metavar="NAME", help="use this spider's settings, scope and sites")
+        parser.add_argument("--pages", metavar="N", type=int, default=LEARN_PAGES,
+                            help=f"learn: responses to crawl before printing the rules (default {LEARN_PAGES})")
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
@@ -59,9 +78,58 @@ class Command(ScrapyCommand):
             except KeyError:
                 raise UsageError(f"Spider not found: {opts.spider}") from None
             spidercls.update_settings(settings)
+        if args[:1] == ["learn"]:
+            if spidercls is None or len(args) > 1:
+                raise UsageError("usage: scrapy urlunify learn --spider NAME [--pages N]")
+            if opts.pages < 1:
+                raise UsageError(f"--pages must be a positive integer, got {opts.pages}")
+            self.exitcode = learn(settings, spidercls, opts.pages)
+            return
         try:
             policy = policy_from_settings(settings, spidercls, spider_name=opts.spider)
         except SettingsError as e:
             raise UsageError(str(e)) from None
         self.exitcode = main(args, policy=policy, prog="scrapy urlunify")
 
+
+
+LEARN_PAGES = 500
+
+
+def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
+    """Crawl ``pages`` responses of the spider's site with learning on, storing nothing; print
+    the learned rules as a settings snippet (stdout) and what was revoked (stderr)."""
+    settings = settings.copy()
+    settings.setdict({
+        "URLUNIFY_LEARN": True,
+        "CLOSESPIDER_PAGECOUNT": pages,
+        "FEEDS": {},
+        "ITEM_PIPELINES": {},
+        "JOBDIR": None,
+        "URLUNIFY_STORE": "memory",
+        "LOG_ENABLED": True,
+    }, priority="cmdline")
+    if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:  # unless -s LOG_LEVEL=...
+        settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
+    addons = dict(settings.getdict("ADDONS"))
+    if not any("scrapy_urlunify" in str(k) for k in addons):
+        addons["scrapy_urlunify.Addon"] = 0
+        settings.set("ADDONS", addons, priority="cmdline")
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(spidercls)
+    process.crawl(crawler)
+    process.start()
+    signatures = UnifyContext.of(crawler).signatures
+    learner = signatures.learner if signatures is not None else None
+    if learner is None:
+        print("# scrapy-urlunify did not learn: page signatures are off (URLUNIFY_SIGNATURES)", file=sys.stderr)
+        return 1
+    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    print(f"# {stats.get('response_received_count', 0)} responses of spider {spidercls.name!r} "
+          f"({stats.get('finish_reason', 'not finished')}): {len(learner.rules)} rules")
+    for rule in learner.rules:
+        print(f"#   {rule}")
+    for revocation in learner.revoked:
+        print(f"# {revocation}", file=sys.stderr)
+    print(learner.remove_params_snippet(), end="")
+    return 0

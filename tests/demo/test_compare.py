@@ -160,3 +160,29 @@ def test_scrapy_crawl_news_fetches_each_article_once(tmp_path):
     assert sorted(ids) == sorted(news_items)  # every article, none twice
     assert all(item["title"] and item["text"] for item in items)
     assert all("arglink" not in item["url"] and "inifile" not in item["url"] for item in items)
+
+
+def test_scrapy_urlunify_learn_prints_the_rules_of_a_sample_crawl():
+    # the news spider with its configuration taken away: what a user would see on day one (a
+    # site of 120 pages has a dozen news pages: enough independent pairs)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", "120"],
+        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        assert line, "the demo server did not start"
+        proxy = json.loads(line)["proxy_url"]
+        proc = _scrapy("urlunify", "learn", "--spider", "news", "--pages", "200",
+                       "-s", "URLUNIFY_REMOVE_PARAMS={}", "-s", "URLUNIFY_KEY_PARAMS={}",
+                       "-s", "CLOSESPIDER_TIMEOUT=60", URLUNIFY_DEMO_PROXY=proxy)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    snippet = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("#"))
+    # a settings snippet to pin: the identity-only layer the crawl applied it in
+    assert snippet == "URLUNIFY_IGNORE_PARAMS = {'news.acme.test': ['arglink']}", proc.stdout
+    assert "parameter 'arglink' does not matter on news.acme.test" in proc.stdout
+    # and it needs a spider
+    assert _scrapy("urlunify", "learn", timeout=60).returncode != 0
