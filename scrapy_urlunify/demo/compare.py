@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")
     if not args.quiet:
-        print(f"Crawling a demo site of about {args.size} pages twice (plain Scrapy, then the add-on)...",
+        print(f"Crawling a demo site of about {args.size} pages three times (plain Scrapy, the add-on configured, the add-on alone)...",
               flush=True)
     try:
         report = run_comparison(args.size, args.seed)

@@ -33,7 +33,6 @@ bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANUL
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections import OrderedDict
 from pathlib import Path
@@ -46,6 +45,7 @@ from scrapy.http import TextResponse
 from ..core.domains import within
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
+from ..learning.persist import LearnedRulesStore
 from ..learning.signatures import page_signature, site_key
 from ..stores import (
     SignatureStore,
@@ -485,34 +485,9 @@ def _spider_sites(crawler: Crawler) -> list[str]:
     return crawl_sites(crawler.spider) if getattr(crawler, "spider", None) is not None else []
 
 
-class _RulesStore:
-    """Where learned rules are kept between runs: the JOBDIR, Redis, or nowhere."""
-
-    def __init__(self, path: Path | None = None, redis: Any = None) -> None:
-        self.path, self.redis = path, redis
-
-    def load(self) -> str | None:
-        if self.redis is not None:
-            return self.redis.get_all().get("learner")
-        if self.path is not None and self.path.exists():
-            return self.path.read_text("utf-8")
-        return None
-
-    def save(self, text: str) -> None:
-        if self.redis is not None:
-            self.redis.set("learner", text)
-        elif self.path is not None:
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(text, "utf-8")
-            os.replace(tmp, self.path)  # atomic: a kill leaves the old or the new file
-
-    def __str__(self) -> str:
-        return str(self.path) if self.redis is None else "Redis"
-
-
-def _rules_store(crawler: Crawler) -> _RulesStore:
+def _rules_store(crawler: Crawler) -> LearnedRulesStore:
     where = crawl_stores(crawler).rules()
-    return _RulesStore(path=where) if where is None or isinstance(where, Path) else _RulesStore(redis=where)
+    return LearnedRulesStore(path=where) if where is None or isinstance(where, Path) else LearnedRulesStore(redis=where)
 
 
 

@@ -1,0 +1,35 @@
+"""Where learned state is kept between runs: a JOBDIR file written atomically, or nowhere."""
+
+from __future__ import annotations
+
+import hashlib
+
+from scrapy_urlunify.learning.learner import Learner
+from scrapy_urlunify.learning.persist import LearnedRulesStore
+
+
+def _learned_ref() -> Learner:
+    learner = Learner()
+    for path in ("/a", "/b", "/c"):
+        for value in ("home", "footer"):
+            learner.observe(f"https://site.com{path}?ref={value}", "site.com", hashlib.md5(path.encode()).digest())
+    return learner
+
+
+def test_a_jobdir_file_round_trips_the_learner(tmp_path):
+    store = LearnedRulesStore(path=tmp_path / "urlunify-learned.json")
+    assert store.load() is None  # a new job: nothing learned yet
+    store.save(_learned_ref().to_json())
+    again = Learner.from_json(store.load() or "")
+    assert [(r.kind, r.host, r.name) for r in again.rules] == [("param", "site.com", "ref")]
+    # saved again over the old file, through a temporary one that does not stay behind
+    store.save(Learner().to_json())
+    assert Learner.from_json(store.load() or "").rules == ()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["urlunify-learned.json"]
+    assert str(store) == str(tmp_path / "urlunify-learned.json")
+
+
+def test_without_jobdir_nor_redis_nothing_is_kept():
+    store = LearnedRulesStore()
+    store.save("{}")
+    assert store.load() is None
