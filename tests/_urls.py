@@ -4,6 +4,7 @@ list written for it in ``tests/data/urls.txt``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -30,3 +31,34 @@ def urls(hosts: Sequence[str], userinfo: Sequence[str] = ("",), segment_chars: s
         st.none() | st.lists(param, max_size=5),
         st.none() | st.text(alphabet=fragment_chars, max_size=4),
     )
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def corpus() -> list[tuple[str, str | None]]:
+    """``(href, base)`` pairs of ``tests/data/urls.txt`` (``base`` is None for a line with no tab)."""
+    pairs: list[tuple[str, str | None]] = []
+    for line in (DATA / "urls.txt").read_text("utf-8").split("\n"):
+        if not line or line.startswith("#"):
+            continue
+        href, tab, base = line.partition("\t")
+        pairs.append((href, base if tab else None))
+    return pairs
+
+
+def corpus_urls() -> list[str]:
+    """Every absolute URL of the corpus: the lines without a base, and each relative line
+    resolved against its base (when it resolves)."""
+    import ada_url
+
+    urls = []
+    for href, base in corpus():
+        if base is None:
+            urls.append(href)
+            continue
+        try:
+            urls.append(ada_url.join_url(base, href))
+        except ValueError:
+            pass
+    return list(dict.fromkeys(urls))

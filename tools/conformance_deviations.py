@@ -3,7 +3,7 @@ each with the category of ``docs/conformance.md`` that explains why.
 
 Run it after a deliberate change of the rules (``python tools/conformance_deviations.py``), then
 read the diff: a new disagreement must fit a documented category (or get a new one, with its
-row in the docs), and a fixed one simply disappears. ``tests/test_conformance.py`` fails when
+row in the docs), and a fixed one simply disappears. ``tests/core/test_conformance.py`` fails when
 the file and the code drift apart.
 """
 

@@ -3,6 +3,8 @@ unifier, derived from the guards, give what running the steps one by one gives."
 
 from __future__ import annotations
 
+import pytest
+from _urls import corpus_urls
 from _urls import urls as url_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -80,3 +82,26 @@ def test_unifier_for_builds_once_per_policy_and_forgets_it_with_the_policy():
     del policy, u
     gc.collect()
     assert gone() is None
+
+
+CORPUS_POLICIES = [
+    Policy(),
+    Policy(scope="job", ignore_scheme=False, strip_host_prefixes=["www", "m", "wwwN"]),
+    Policy(key_params={"example.com": ["id"]}, remove_params=["ref*", "fb_ref"], ignore_params={"example.co.uk": ["x"]},
+           domain_aliases=[["example.com", "example.org"]], sister_suffixes=["example.co.uk"]),
+    Policy(strip_session_ids=False, strip_tracking_params=False, index_pages=[], route_fragments=False,
+           ignore_path_prefixes={"*": ["print", "en"]}),
+]
+
+
+@pytest.mark.parametrize("policy", CORPUS_POLICIES, ids=["default", "scoped", "configured", "minimal"])
+def test_short_paths_agree_with_the_steps_on_the_corpus(policy):
+    """On every URL of tests/data/urls.txt, Unifier.result (short path and compiled steps) gives
+    what running every step in order gives (Unifier.explain), filter reason included."""
+    u = Unifier(policy)
+    urls = corpus_urls()
+    assert len(urls) > 100
+    for url in urls:
+        r, e = u.result(url), u.explain(url).result
+        assert (r.fetch_url, r.identifier) == (e.fetch_url, e.identifier), url
+        assert u.filter_reason(url) == e.filter_reason, url

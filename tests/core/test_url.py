@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ada_url
 import pytest
+from _urls import corpus
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_urlunify.core.domains import within
-from scrapy_urlunify.core.url import host_of
+from scrapy_urlunify.core.url import ada_join, ada_normalize, host_of
 
 
 @pytest.mark.parametrize(("url", "host"), [
@@ -29,3 +33,31 @@ def test_host_of(url, host):
 ])
 def test_within(host, domain, inside):
     assert within(host, domain) is inside
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except ValueError:
+        return None
+
+
+def _same_as_ada_url(href: str, base: str | None) -> None:
+    if base is None:
+        assert _outcome(ada_normalize, href) == _outcome(ada_url.normalize_url, href), href
+    else:
+        assert _outcome(ada_join, base, href) == _outcome(ada_url.join_url, base, href), (href, base)
+
+
+def test_direct_ada_binding_matches_the_public_functions_on_the_corpus():
+    cases = corpus()
+    assert sum(base is not None for _, base in cases) >= 10
+    for href, base in cases:
+        _same_as_ada_url(href, base)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.sampled_from([None, "http://example.com/a/b?c#d", "https://[::1]:8080/x/"]))
+def test_direct_ada_binding_matches_the_public_functions_on_any_text(text, base):
+    _same_as_ada_url(text, base)
+    _same_as_ada_url("http://example.com/" + text, base)
