@@ -40,7 +40,11 @@ SESSION_PARAMS: frozenset[str] = frozenset({"jsessionid", "phpsessid"})
 
 #: Generic names removed only when the value is token-like (see :func:`_is_token`).
 #: ``sid``/``sessionid``: Nutch regex-normalize, urlcanon (``[0-9a-z]{16,}``), Heritrix (32 chars).
-TOKEN_SESSION_PARAMS: frozenset[str] = frozenset({"sid", "sessionid", "session_id"})
+#: ``_sid``/``_sessionid``/``_session_id``: the same names with a leading underscore, which
+#: several frameworks use and peers' normalizers strip (e.g. ``_sessionID=824A6C0A13a7e11205wxN28F44E3``).
+TOKEN_SESSION_PARAMS: frozenset[str] = frozenset({
+    "sid", "sessionid", "session_id", "_sid", "_sessionid", "_session_id",
+})
 
 #: Classic ASP: ``ASPSESSIONID`` + 8 letters, value of 24 letters (Heritrix StripSessionIDs,
 #: surt, urlcanon).
@@ -139,8 +143,10 @@ may_name_tracking_param = re.compile(
 #: up to the next ``/`` or ``;``, so a ``.node1`` suffix goes with it (Norconex/crawler#311).
 PATH_SESSION = re.compile(r";(?:jsessionid|phpsessid)=[^/;]*", re.IGNORECASE)
 #: ASP.NET cookieless state: a whole path segment of one-letter groups such as ``(S(id))``,
-#: ``(X(1)S(id))``, ``(A(id))``, ``(F(id))`` (Microsoft's "Cookieless ASP.NET"; surt, urlcanon).
-ASPNET_SEGMENT = re.compile(r"/\((?:[AFSX]\([0-9A-Za-z_-]*\))+\)(?=/|\Z)")
+#: ``(X(1)S(id))``, ``(A(id))``, ``(F(id))``, in either case (``(a(…)s(…)f(…))``; Microsoft's
+#: "Cookieless ASP.NET"; surt, urlcanon), or the ASP.NET 1.x form: a 24-character session id of
+#: the letters and the digits 0-5 in parentheses, ``/(4hqa0555fwsecu455xqckv45)/``.
+ASPNET_SEGMENT = re.compile(r"/\((?:(?:[AFSXafsx]\([0-9A-Za-z_-]*\))+|[a-z0-5]{24})\)(?=/|\Z)")
 
 
 class NameMatcher:

@@ -77,7 +77,10 @@ def rule(layer: str, guard: str = "True") -> Callable[[Step], Step]:
 # -- rewrite layer ------------------------------------------------------------------------------
 
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+# a "%" that does not start an escape
+_STRAY = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HEX = frozenset("0123456789ABCDEFabcdef")
 
 
 def _fix_escape(m: re.Match[str]) -> str:
@@ -86,8 +89,34 @@ def _fix_escape(m: re.Match[str]) -> str:
 
 
 def normalize_escapes_in(s: str) -> str:
-    """Upper-case percent-escapes and decode the ones of unreserved characters (RFC 3986 6.2.2)."""
-    return _ESCAPE.sub(_fix_escape, s) if "%" in s else s
+    """Upper-case percent-escapes and decode the ones of unreserved characters (RFC 3986 6.2.2).
+
+    Never creates an escape that was not there: after a stray ``%`` (one that starts no escape),
+    an escaped hex digit stays escaped, since decoding it would spell a new escape
+    (``%%36%31`` is not ``%61``, which is ``a``); so applying it twice changes nothing.
+    """
+    if "%" not in s:
+        return s
+    if _STRAY.search(s) is None:
+        return _ESCAPE.sub(_fix_escape, s)
+    out = []
+    last = 0
+    tail = ""  # the last two characters written
+    for m in _ESCAPE.finditer(s):
+        text = s[last:m.start()]
+        esc = m.group()
+        c = chr(int(esc[1:], 16))
+        before = (tail + text)[-2:]
+        if c in _UNRESERVED and not (c in _HEX and (before[-1:] == "%" or (before[:1] == "%" and before[1:] in _HEX))):
+            piece = c
+        else:
+            piece = esc.upper()
+        out.append(text)
+        out.append(piece)
+        tail = (before + piece)[-2:]
+        last = m.end()
+    out.append(s[last:])
+    return "".join(out)
 
 
 def _set_path(p: Parts, new: str) -> bool:
@@ -128,7 +157,8 @@ def normalize_escapes(p: Parts, ctx: Unifier) -> bool:
 
 @rule(REWRITE, guard="policy.strip_session_ids and (';' in path or '(' in path)")
 def remove_path_session_ids(p: Parts, ctx: Unifier) -> bool:
-    """``/a;jsessionid=0AF3...`` -> ``/a``; ASP.NET ``/(S(id))/page.aspx`` -> ``/page.aspx``."""
+    """``/a;jsessionid=0AF3...`` -> ``/a``; ASP.NET ``/(S(id))/page.aspx`` -> ``/page.aspx`` (also
+    lower-case ``/(s(id))/`` and the 1.x form ``/(4hqa0555fwsecu455xqckv45)/``)."""
     path = p.path
     if ";" in path:
         path = PATH_SESSION.sub("", path)
@@ -244,8 +274,9 @@ def strip_index_pages(path: str, index: frozenset[str]) -> str:
 
 
 def fragment_is_route(fragment: str) -> bool:
-    """``#!/inbox`` and ``#/inbox`` are routes of a single-page app: they name content."""
-    return fragment[:1] in ("!", "/") and fragment != ""
+    """``#!/inbox`` and ``#/inbox`` are routes of a single-page app: they name content. An empty
+    route (``#!``, ``#!/``, ``#/``) is the app's start, the page itself."""
+    return fragment[:1] in ("!", "/") and fragment not in ("!", "!/", "/")
 
 
 @rule(IDENTITY, guard="hr.path_prefixes is not None")
@@ -289,6 +320,28 @@ def keep_key_params(p: Parts, ctx: Unifier) -> bool:
     if not kept or len(kept) == len(items):
         return False
     p.query = "&".join(kept)
+    return True
+
+
+#: ``has_unsafe_chars(text)``: a match when ``text`` holds a raw character that RFC 3986 allows
+#: nowhere in a path or query: neither reserved nor unreserved (``"`` ``<`` ``>`` ``\\`` ``^``
+#: `````` ``{`` ``|`` ``}``), or reserved for the host alone (``[`` ``]``).
+has_unsafe_chars = re.compile(r'["<>\\^`{|}\[\]]').search
+
+
+def _escape_unsafe(s: str) -> str:
+    return re.sub(r'["<>\\^`{|}\[\]]', lambda m: f"%{ord(m.group()):02X}", s)
+
+
+@rule(IDENTITY, guard="has_unsafe_chars(path) or (query and has_unsafe_chars(query))")
+def escape_unsafe_chars(p: Parts, ctx: Unifier) -> bool:
+    """``?q=foobar|`` and ``?q=foobar%7C``, ``/x[y]`` and ``/x%5By%5D`` name one page: a server
+    decodes a character that is neither reserved nor unreserved the same, raw or escaped. The
+    identifier writes it escaped, as RFC 3986 does (reserved characters keep their spelling:
+    ``%2F`` is not ``/``)."""
+    p.path = _escape_unsafe(p.path)
+    if p.query:
+        p.query = _escape_unsafe(p.query)
     return True
 
 
@@ -353,6 +406,7 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     drop_index_page,
     drop_ignored_params,
     keep_key_params,
+    escape_unsafe_chars,
     drop_empty_params,
     plus_for_space,
     sort_params,

@@ -20,7 +20,6 @@ from .guards import TAKE_STEPS, HostTests, compile_layer, guard_of
 from .params import NameMatcher
 from .policy import ParamRules, Policy
 from .rules import (
-    IDENTITY,
     IDENTITY_STEPS,
     REWRITE_STEPS,
     Step,
@@ -54,6 +53,8 @@ __all__ = [
 ]
 
 _CACHE_SIZE = 1 << 17
+# rewrite passes before the URL to fetch must have settled (two always do so far)
+_MAX_PASSES = 4
 
 # The parts of an http(s) URL without user info, as a WHATWG parser serializes it: scheme, host,
 # port, path, query, fragment (the serialization is canonical: ``?`` and ``#`` only delimit).
@@ -225,8 +226,9 @@ class Unifier:
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
             cache[url] = r
-            # the URL to fetch has the same result (standardize is idempotent): a request the
-            # middleware rewrote finds its identifier here when the dupefilter asks for it
+            # the URL to fetch has the same result (it is a fixed point of the rewrite layer, see
+            # _settle): a request the middleware rewrote finds its identifier here when the
+            # dupefilter asks for it
             fetch = r.fetch_url
             if fetch is not None and fetch != url:
                 cache[fetch] = r
@@ -270,9 +272,29 @@ class Unifier:
         (The path-based filter reasons are left to :meth:`filter_reason`.)"""
         p = Parts.split(resolved)
         hr = self._hosts.get(p.host) or self.host_rules(p.host)
-        fetch = p.url() if self._rewrite(p, hr, self) else resolved
+        fetch = resolved
+        if self._rewrite(p, hr, self):
+            fetch, p = self._settle(p, resolved)
         self._identify(p, self._hosts.get(p.host) or self.host_rules(p.host), self)
         return _new_result(Result, (fetch, self._prefix_text + _identity_text(p), None))
+
+    def _settle(self, p: Parts, resolved: str) -> tuple[str, Parts]:
+        """The URL to fetch once a rewrite step changed ``p``, and its parts: resolved and rewritten
+        again until nothing changes (removing ``;jsessionid=...`` from ``/a/..;jsessionid=1/b``
+        leaves a ``..`` segment), so that :meth:`standardize` gives it back unchanged. That is
+        what lets :meth:`result` cache a result under its URL to fetch too. Should the passes not
+        settle (no rule is known to do that), the resolved URL is fetched as it is."""
+        for _ in range(_MAX_PASSES):
+            fetch = p.url()
+            try:
+                again = ada_normalize(fetch)
+            except ValueError:  # pragma: no cover - the rules only remove parts of a valid URL
+                break
+            q = Parts.split(again)
+            if not self._rewrite(q, self._hosts.get(q.host) or self.host_rules(q.host), self) and again == fetch:
+                return fetch, q
+            p = q
+        return resolved, p
 
     def _run_plain(self, resolved: str) -> Result:
         """:meth:`_run_steps` for the URLs that only the :data:`PLAIN_STEPS` apply to, on strings.
@@ -337,22 +359,44 @@ class Unifier:
         if reason is not None:
             result = Result(resolved, self._prefix_text + resolved, reason)
             return Explanation(url, base, resolved, result, trace)
-        # the steps one by one, in the order and under the guards compile_layer runs them in
+        # the steps one by one, in the order and under the guards compile_layer runs them in,
+        # and the passes of _settle
         p = Parts.split(resolved)
-        fetch = None
-        for step in self.rewrite_steps + self.identity_steps:
-            if fetch is None and step.layer == IDENTITY:  # type: ignore[attr-defined]
+        fetch = resolved
+        if self._trace(p, self.rewrite_steps, trace):
+            for _ in range(_MAX_PASSES):
                 fetch = p.url()
+                try:
+                    again = resolve(fetch)
+                except InvalidURL:  # pragma: no cover - as in _settle
+                    fetch = resolved
+                    break
+                if again != fetch:
+                    trace.append(Fired("resolve", "rewrite", fetch, again, True))
+                q = Parts.split(again)
+                changed = self._trace(q, self.rewrite_steps, trace)
+                p = q
+                if not changed and again == fetch:
+                    break
+            else:
+                fetch = resolved
+        self._trace(p, self.identity_steps, trace)
+        result = Result(fetch, self._prefix_text + _identity_text(p), self._reason(fetch, Parts.split(fetch).path))
+        return Explanation(url, base, resolved, result, trace)
+
+    def _trace(self, p: Parts, steps: tuple[Step, ...], trace: list[Fired]) -> bool:
+        """Run ``steps`` on ``p`` one by one where their guards hold, recording each that fires."""
+        changed = False
+        for step in steps:
             if not guard_of(step)(p.path, p.query, p.fragment, p.userinfo, p.host, self.host_rules(p.host),
                                   self.policy):
                 continue
             before = _identity_text(p)
             fired = step(p, self)
             if fired:
+                changed = True
                 trace.append(Fired(step.__name__, step.layer, before, _identity_text(p), fired))  # type: ignore[attr-defined]
-        assert fetch is not None
-        result = Result(fetch, self._prefix_text + _identity_text(p), self._reason(fetch, Parts.split(fetch).path))
-        return Explanation(url, base, resolved, result, trace)
+        return changed
 
     def cache_clear(self) -> None:
         """Forget cached results (the Scrapy integration calls it when learned rules change)."""

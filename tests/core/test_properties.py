@@ -105,3 +105,70 @@ def test_short_paths_agree_with_the_plain_rule_loop(url, policy):
     fast = Unifier(policy)
     f, p = fast.result(url), fast.explain(url).result
     assert (f.fetch_url, f.identifier) == (p.fetch_url, p.identifier)
+
+
+# -- identifiers never depend on the order URLs are seen -------------------------------------------
+
+# paths and queries of stray "%", escapes of hex digits and of characters servers decode alike
+_soup = st.lists(st.sampled_from(["%", "%25", "%36", "%31", "%3", "%61", "%7e", "%7C", "%5B", "6", "1", "a", "F",
+                                  "|", "[", "]", "^", "`", "{", "}", '"', "/", ";", "=", "&", "+", "%20", "."]),
+                 max_size=12).map("".join)
+soup_urls = st.builds(
+    lambda host, path, query, frag: f"http://{host}/{path}" + (f"?{query}" if query is not None else "")
+    + (f"#{frag}" if frag is not None else ""),
+    st.sampled_from(["host.test", "www.a.test", "k.test"]),
+    _soup.map(lambda s: "".join(c for c in s if c not in "?#")),
+    st.none() | _soup.map(lambda s: s.replace("#", "")),
+    st.none() | st.sampled_from(["", "!", "!/", "/", "!/x", "top", "%61"]),
+)
+POLICIES = [Policy(), POLICY, Policy(route_fragments=False, strip_session_ids=False)]
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(soup_urls | urls, st.sampled_from(POLICIES))
+def test_percent_soup_standardize_is_idempotent_and_keeps_the_identifier(url, policy):
+    try:
+        fetched = standardize(url, policy=policy)
+    except InvalidURL:
+        return
+    assert standardize(fetched, policy=policy) == fetched
+    assert identify(fetched, policy) == identify(url, policy)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(soup_urls | urls, st.lists(soup_urls | urls, max_size=6), st.sampled_from(POLICIES))
+def test_identifier_is_the_same_with_a_cold_cache_and_after_any_other_calls(url, others, policy):
+    from scrapy_urlunify import Unifier
+
+    def outcome(u, fn, x):
+        try:
+            return fn(u, x)
+        except InvalidURL:
+            return None
+
+    cold = Unifier(policy)
+    expected = (outcome(cold, Unifier.identify, url), outcome(cold, Unifier.standardize, url))
+    warm = Unifier(policy)
+    for other in others:  # whatever was seen before, by any entry point
+        for fn in (Unifier.identify, Unifier.standardize, Unifier.filter_reason, Unifier.explain):
+            outcome(warm, fn, other)
+            try:
+                fetched = warm.standardize(other)
+            except InvalidURL:
+                continue
+            outcome(warm, Unifier.identify, fetched)
+    assert (outcome(warm, Unifier.identify, url), outcome(warm, Unifier.standardize, url)) == expected
+    assert outcome(warm, Unifier.identify, url) == outcome(warm, Unifier.identify, url)
+
+
+def test_a_stray_percent_never_makes_an_escape():
+    # the bug of issue 10: "%%36%31" became "%61", which the next call read as "a"
+    u = "http://host/%%36%31"
+    assert standardize(u) == standardize(standardize(u)) == "http://host/%%361"
+    assert identify("http://host/%61") == "host/a"
+    from scrapy_urlunify import Unifier
+
+    warm = Unifier(Policy())
+    warm.identify(u)
+    assert warm.identify("http://host/%61") == "host/a"
+    assert standardize("http://host/?q=%%36%31&r=%zz") == "http://host/?q=%%361&r=%zz"

@@ -326,3 +326,68 @@ def test_ignore_path_prefixes_is_identity_only():
     assert identify("http://docs.test/printer/a", p) == "docs.test/printer/a"
     assert identify("http://other.test/print/a", p) == "other.test/print/a"
     assert standardize("http://docs.test/print/a", policy=p) == "http://docs.test/print/a"
+
+
+# -- what peers' normalization suites showed (issue 10) ------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "escaped"), [
+    ("http://a.test/?q=foobar|", "http://a.test/?q=foobar%7C"),
+    ("http://a.test/?q=foobar|", "http://a.test/?q=foobar%7c"),
+    ("http://a.test/x[y]", "http://a.test/x%5By%5D"),
+    ("http://a.test/form?a[]=1&a[]=2", "http://a.test/form?a%5B%5D=1&a%5B%5D=2"),
+    ("http://a.test/a^b", "http://a.test/a%5Eb"),
+    ("http://a.test/?a=`b`", "http://a.test/?a=%60b%60"),
+    ("http://a.test/{x}?{y}", "http://a.test/%7Bx%7D?%7By%7D"),
+    ('http://a.test/?q="x"', "http://a.test/?q=%22x%22"),
+])
+def test_characters_servers_decode_alike_have_one_identifier(raw, escaped):
+    assert identify(raw) == identify(escaped)
+    # identity layer only: the URL to fetch keeps the link's spelling (as a browser writes it)
+    assert standardize(raw) == resolve(raw)
+    assert "%" in identify(raw)  # the identifier writes them escaped (docs/rules.md)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("http://a.test/a%2Fb", "http://a.test/a/b"),
+    ("http://a.test/?a=1%26b=2", "http://a.test/?a=1&b=2"),
+    ("http://a.test/?a%3D1", "http://a.test/?a=1"),
+    ("http://a.test/?q=a%2Bb", "http://a.test/?q=a+b"),
+    ("http://a.test/a%3Bb", "http://a.test/a;b"),
+    ("http://a.test/a%3Fb", "http://a.test/a?b"),
+])
+def test_reserved_characters_keep_their_meaning(a, b):
+    assert identify(a) != identify(b)
+
+
+@pytest.mark.parametrize("url", [
+    "http://a.test/page?_sessionid=e36902d5bb2d0d922fc24b43",
+    "http://a.test/page?_sid=e36902d5bb2d0d922fc24b43",
+    "http://a.test/page?_sessionID=824A6C0A13a7e11205wxN28F44E3",
+    "http://a.test/page?_session_id=824A6C0A13a7e11205wxN28F44E3",
+    "http://a.test/(a(ckmmbxr4ts5s4la55rsk2tu5)s(a4ja1u55cqakcn55sws24vni)f(1))/page",
+    "http://a.test/(s(a4ja1u55cqakcn55sws24vni))/page",
+    "http://a.test/(4hqa0555fwsecu455xqckv45)/page",
+])
+def test_session_ids_peers_strip(url):
+    assert standardize(url) == "http://a.test/page"
+    assert standardize(url, policy=Policy(strip_session_ids=False)) != "http://a.test/page"
+
+
+@pytest.mark.parametrize("url", [
+    "http://a.test/page?_sid=3",  # not a token: a real identifier
+    "http://a.test/page?_sessionid=documentation",
+    "http://a.test/(notasession)/page",
+    "http://a.test/(4hqa0555fwsecu455xqckv4)/page",  # 23 characters
+    "http://a.test/(4HQA0555FWSECU455XQCKV45)/page",  # 1.x ids are lower-case
+])
+def test_look_alikes_of_session_ids_are_kept(url):
+    assert standardize(url) == url
+
+
+@pytest.mark.parametrize("fragment", ["#!", "#!/", "#/"])
+def test_empty_routes_are_the_page_itself(fragment):
+    assert standardize("http://a.test/app" + fragment) == "http://a.test/app"
+    assert identify("http://a.test/app" + fragment) == identify("http://a.test/app")
+    # a route with something after it stays a route
+    assert identify(f"http://a.test/app{fragment}x") != identify("http://a.test/app")
