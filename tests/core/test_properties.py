@@ -15,16 +15,20 @@ POLICY = Policy(key_params={"k.test": ["id"]}, remove_params=["drop*"], domain_a
 
 urls = url_strategy(["www.a.test", "b.test", "K.test", "www2.k.test", "[::1]", "127.0.0.1", "x.co.uk", "example.com."])
 
+# -- %-soup: stray "%", escapes of hex digits, characters servers decode alike (issue 10) -----------
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(urls)
-def test_standardize_is_idempotent_and_identify_agrees(url):
-    try:
-        fetched = standardize(url, policy=POLICY)
-    except InvalidURL:
-        return
-    assert standardize(fetched, policy=POLICY) == fetched
-    assert identify(fetched, POLICY) == identify(url, POLICY)
+_soup = st.lists(st.sampled_from(["%", "%25", "%36", "%31", "%3", "%61", "%7e", "%7C", "%5B", "6", "1", "a", "F",
+                                  "|", "[", "]", "^", "`", "{", "}", '"', "/", ";", "=", "&", "+", "%20", "."]),
+                 max_size=12).map("".join)
+soup_urls = st.builds(
+    lambda host, path, query, frag: f"http://{host}/{path}" + (f"?{query}" if query is not None else "")
+    + (f"#{frag}" if frag is not None else ""),
+    st.sampled_from(["host.test", "www.a.test", "k.test"]),
+    _soup.map(lambda s: "".join(c for c in s if c not in "?#")),
+    st.none() | _soup.map(lambda s: s.replace("#", "")),
+    st.none() | st.sampled_from(["", "!", "!/", "/", "!/x", "top", "%61"]),
+)
+POLICIES = [Policy(), POLICY, Policy(route_fragments=False, strip_session_ids=False)]
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -107,26 +111,10 @@ def test_short_paths_agree_with_the_plain_rule_loop(url, policy):
     assert (f.fetch_url, f.identifier) == (p.fetch_url, p.identifier)
 
 
-# -- identifiers never depend on the order URLs are seen -------------------------------------------
-
-# paths and queries of stray "%", escapes of hex digits and of characters servers decode alike
-_soup = st.lists(st.sampled_from(["%", "%25", "%36", "%31", "%3", "%61", "%7e", "%7C", "%5B", "6", "1", "a", "F",
-                                  "|", "[", "]", "^", "`", "{", "}", '"', "/", ";", "=", "&", "+", "%20", "."]),
-                 max_size=12).map("".join)
-soup_urls = st.builds(
-    lambda host, path, query, frag: f"http://{host}/{path}" + (f"?{query}" if query is not None else "")
-    + (f"#{frag}" if frag is not None else ""),
-    st.sampled_from(["host.test", "www.a.test", "k.test"]),
-    _soup.map(lambda s: "".join(c for c in s if c not in "?#")),
-    st.none() | _soup.map(lambda s: s.replace("#", "")),
-    st.none() | st.sampled_from(["", "!", "!/", "/", "!/x", "top", "%61"]),
-)
-POLICIES = [Policy(), POLICY, Policy(route_fragments=False, strip_session_ids=False)]
-
-
 @settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(soup_urls | urls, st.sampled_from(POLICIES))
-def test_percent_soup_standardize_is_idempotent_and_keeps_the_identifier(url, policy):
+def test_standardize_is_idempotent_and_identify_agrees(url, policy):
+    # also over %-soup: the bug of issue 10 (an escape made by decoding) broke both
     try:
         fetched = standardize(url, policy=policy)
     except InvalidURL:
@@ -135,8 +123,8 @@ def test_percent_soup_standardize_is_idempotent_and_keeps_the_identifier(url, po
     assert identify(fetched, policy) == identify(url, policy)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(soup_urls | urls, st.lists(soup_urls | urls, max_size=6), st.sampled_from(POLICIES))
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(soup_urls | urls, st.lists(soup_urls | urls, max_size=4), st.sampled_from(POLICIES))
 def test_identifier_is_the_same_with_a_cold_cache_and_after_any_other_calls(url, others, policy):
     from scrapy_urlunify import Unifier
 
