@@ -123,7 +123,7 @@ def test_standardize_is_idempotent_and_identify_agrees(url, policy):
     assert identify(fetched, policy) == identify(url, policy)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(soup_urls | urls, st.lists(soup_urls | urls, max_size=4), st.sampled_from(POLICIES))
 def test_identifier_is_the_same_with_a_cold_cache_and_after_any_other_calls(url, others, policy):
     from scrapy_urlunify import Unifier
