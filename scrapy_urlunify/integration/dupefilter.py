@@ -50,7 +50,7 @@ from scrapy.utils.request import RequestFingerprinter, referer_str
 
 from ..core.rules import InvalidURL
 from ..stores import SEEN_FILENAME, SeenStore
-from .context import UnifyContext
+from .context import UnifyContext, UnifyStats
 from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
 from .store_faults import (
@@ -134,6 +134,7 @@ class DupeFilter(BaseDupeFilter):
         self.debug = debug
         self.crawler = crawler
         self.logdupes = True
+        self.stats = UnifyContext.of(crawler).stats if crawler is not None else UnifyStats(None)
         # DUPEFILTER_DEBUG only: which URL first had each key, to name it in the log
         self._first_url: dict[int, str] | None = {} if debug else None
         # keys queued unrecorded since the store became unavailable: each page is queued once
@@ -213,10 +214,6 @@ class DupeFilter(BaseDupeFilter):
         warn("RFPDupeFilter.fingerprints is deprecated. (DupeFilter.fingerprints: the keys of its seen store.)",
              ScrapyDeprecationWarning, stacklevel=2)
         return frozenset(f"{k:016x}" for k in self.store)  # type: ignore[attr-defined]
-
-    def _inc(self, key: str) -> None:
-        if self.crawler is not None and self.crawler.stats is not None:
-            self.crawler.stats.inc_value(key)
 
     def _add(self, request: Request, key: int) -> bool:
         new = self.store.add(key)
@@ -303,7 +300,7 @@ class DupeFilter(BaseDupeFilter):
             return False
         redirect_urls = request.meta.get("redirect_urls")
         if redirect_urls and self._same_page_as_chain(request, redirect_urls):
-            self._inc("urlunify/redirects/same_page")
+            self.stats.inc("redirects/same_page")
             return False
         ctx = self.fingerprinter.context
         # merged under a learned rule on probation: a sample to check it, or kept in case it goes
@@ -328,7 +325,7 @@ class DupeFilter(BaseDupeFilter):
                 return
             try:
                 if self._add(request, self.request_key(request)):
-                    self._inc("urlunify/recorded_unfiltered")
+                    self.stats.inc("recorded_unfiltered")
             except StoreUnavailable as e:
                 store_unavailable(self.crawler, e)
 
@@ -340,8 +337,8 @@ class DupeFilter(BaseDupeFilter):
         self.store.close()
 
     def log(self, request: Request, spider: Spider) -> None:
-        self._inc("dupefilter/filtered")
-        self._inc("urlunify/duplicates")
+        self.stats.inc_scrapy("dupefilter/filtered")
+        self.stats.inc("duplicates")
         if self.debug:
             msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
             args = {"request": request, "referer": referer_str(request)}

@@ -158,10 +158,10 @@ def reschedule(crawler: Crawler, log: ResumeLog) -> int:
             unserializable += 1
             continue
         count += 1
-    if crawler.stats is not None:
-        crawler.stats.set_value("urlunify/resume/rescheduled", count)
-        if unserializable:
-            crawler.stats.set_value("urlunify/resume/unserializable", unserializable)
+    stats = UnifyContext.of(crawler).stats
+    stats.set("resume/rescheduled", count)
+    if unserializable:
+        stats.set("resume/unserializable", unserializable)
     if count or unserializable:
         logger.info("Resuming after a crash: %d requests scheduled again, %d could not be saved",
                     count, unserializable)
@@ -191,8 +191,7 @@ class ResumeMiddleware:
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         df = self.context.dupefilter
         if df is not None and UNRECORDED_META in request.meta and df.recheck(request):
-            if self.crawler.stats is not None:
-                self.crawler.stats.inc_value("urlunify/resume/skipped_unrecorded")
+            self.context.inc("resume/skipped_unrecorded")
             raise IgnoreRequest(f"recorded while the store was unavailable: {request.url}")
         log = df.resume_log if df is not None else None
         if log is None or not log.crashed:
@@ -206,7 +205,6 @@ class ResumeMiddleware:
             self._claimed.add(fp)
             return
         if fp in self._claimed or fp in log.done_before:
-            if self.crawler.stats is not None:
-                self.crawler.stats.inc_value("urlunify/resume/skipped")
+            self.context.inc("resume/skipped")
             raise IgnoreRequest(f"already fetched, or being fetched, since before the resume: {request.url}")
         return

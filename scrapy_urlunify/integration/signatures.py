@@ -265,7 +265,7 @@ class SignatureMiddleware:
         assert learner is not None
         ctx.set_learned(learner.remove_params(), learner.domain_aliases(), learner.path_prefixes())
         for rule in adopted:
-            ctx.crawler.stats.set_value(f"urlunify/learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
+            ctx.stats.set(f"learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
             ctx.inc(f"learned/{_PLURAL[rule.kind]}")
             logger.info("Learned: %s", rule)
         # the pages fetched so far count as seen under their new identifiers too: after an

@@ -27,7 +27,7 @@ from scrapy.utils.job import job_dir
 from ..stores import StoreError, StoreUnavailable
 from ..stores.factory import Stores
 from . import settings as urlunify_settings
-from .context import UnifyContext, spider_name
+from .context import UnifyContext, UnifyStats, spider_name
 from .settings import SettingsError
 
 if TYPE_CHECKING:
@@ -130,11 +130,11 @@ def store_failed(crawler: Crawler | None) -> bool:
 
 def count_outages(crawler: Crawler | None, store: Any) -> None:
     """Add a Redis store's ``retries`` and ``outages`` to the crawl's stats (at close)."""
-    stats = getattr(crawler, "stats", None)
-    if stats is None or not hasattr(store, "retries"):
+    if crawler is None or not hasattr(store, "retries"):
         return
-    stats.inc_value("urlunify/redis/retries", store.retries)
-    stats.inc_value("urlunify/redis/outages", store.outages)
+    stats = _stats(crawler)
+    stats.inc("redis/retries", store.retries)
+    stats.inc("redis/outages", store.outages)
 
 
 def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
@@ -145,14 +145,13 @@ def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
         return
     crawler._urlunify_store_failed = True  # type: ignore[attr-defined]
     if isinstance(error, StoreUnavailable):
-        reason, what, stat = CLOSE_REASON, "is unavailable", "urlunify/store_unavailable"
+        reason, what, stat = CLOSE_REASON, "is unavailable", "store_unavailable"
     else:
-        reason, what, stat = ERROR_REASON, "failed", "urlunify/store_error"
+        reason, what, stat = ERROR_REASON, "failed", "store_error"
     logger.error("scrapy-urlunify: the store %s (%s); closing the crawl (reason %r). Nothing was "
                  "counted as seen from then on: resume the job once the store is fixed.",
                  what, error, reason)
-    if crawler.stats is not None:
-        crawler.stats.set_value(stat, 1)
+    _stats(crawler).set(stat, 1)
     engine = getattr(crawler, "engine", None)
     if engine is not None:
         from scrapy.utils.defer import deferred_from_coro
@@ -162,3 +161,7 @@ def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
 
 #: the same, under the name of the general case
 store_error = store_unavailable
+
+
+def _stats(crawler: Crawler) -> UnifyStats:
+    return UnifyContext.of(crawler).stats
