@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import pytest_twisted
 from _crawl import ADDON, ConfiguredSpider, crawl
+from scrapy import FormRequest, Request
+from w3lib.url import safe_url_string
 
 from scrapy_urlunify import standardize
+from scrapy_urlunify.integration.dupefilter import DupeFilter
+from scrapy_urlunify.integration.links import _SAFE_URL, ORIGINAL_URL_META, _rewritten
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
 
@@ -31,3 +37,95 @@ def test_opt_out_and_rewrite_off(site):
     assert any(standardize(u) != u for u in result.fetched_urls)
     fetches = result.page_fetches()
     assert set(fetches) == set(site.pages) and max(fetches.values()) == 1
+
+
+class CountingDupeFilter(DupeFilter):
+    """The add-on's dupefilter, counting the requests the scheduler asks it about."""
+
+    asked = 0
+
+    def request_seen(self, request):  # type: ignore[no-untyped-def]
+        CountingDupeFilter.asked += 1
+        return super().request_seen(request)
+
+
+class SchedulerOnlyDupeFilter(CountingDupeFilter):
+    """Duplicates are left to the scheduler, as before the early drop."""
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.early_drop = False
+
+
+DUPLICATE_LINE = "Filtered duplicate request"
+
+
+@pytest_twisted.inlineCallbacks
+def test_known_duplicates_dropped_early_counted_and_logged_as_the_scheduler_would(site, caplog):
+    """A link whose page is already in the seen set is dropped by the middleware: the crawl's
+    stats and DUPEFILTER_DEBUG lines are those of a crawl where the scheduler drops it, and
+    the scheduler is asked about far fewer requests."""
+    results = {}
+    for cls in (SchedulerOnlyDupeFilter, CountingDupeFilter):
+        CountingDupeFilter.asked = 0
+        caplog.clear()
+        server = DemoServer(site).start()
+        try:
+            with caplog.at_level(logging.DEBUG, logger="scrapy_urlunify"):
+                result = yield crawl(server, site, {**ADDON, "DUPEFILTER_DEBUG": True,
+                                                     "DUPEFILTER_CLASS": f"{__name__}.{cls.__name__}"},
+                                     ConfiguredSpider)
+        finally:
+            yield server.stop()
+        lines = sorted(r.getMessage().partition(" (referer")[0] for r in caplog.records
+                       if r.getMessage().startswith(DUPLICATE_LINE))
+        results[cls] = (result, lines, CountingDupeFilter.asked)
+    (late, late_lines, late_asked), (early, early_lines, early_asked) = results.values()
+    keys = ("dupefilter/filtered", "urlunify/duplicates", "urlunify/links", "urlunify/rewritten",
+            "urlunify/allowed_offsite", "downloader/request_count", "scheduler/enqueued")
+    assert {k: early.stats.get(k) for k in keys} == {k: late.stats.get(k) for k in keys}
+    assert early.stats["dupefilter/filtered"] > 100
+    assert early_lines == late_lines and len(early_lines) == early.stats["dupefilter/filtered"]
+    assert early.page_fetches() == late.page_fetches()
+    # each duplicate the middleware dropped is a request the scheduler was not asked about
+    assert late_asked - early_asked > early.stats["dupefilter/filtered"] / 2
+
+
+SAFE_URL_SAMPLES = [
+    "http://a.test/", "https://a.test:8080/x/y.html", "http://a.test/a%2fb?q=%2F&r=1#frag",
+    "http://a.test/%zz", "http://xn--nxasmq6b.test/", "http://[::1]:8080/x", "http://1.2.3.4/p",
+    "http://a.test/p?q=it's", "http://a.test/it's#it's", "http://a.test/é", "http://A.test/x",
+    "http://a.test/p?x=1?y", "http://a.test/p#a?b", "http://a.test", "ftp://a.test/x",
+    *(f"http://a.test/p{c}q?x{c}y#f{c}g" for c in map(chr, range(32, 127))),
+    *(f"http://a.test/p?x{c}y" for c in map(chr, range(32, 127))),
+    *(f"http://a.test/p#f{c}g" for c in map(chr, range(32, 127))),
+]
+
+
+@pytest.mark.parametrize("url", SAFE_URL_SAMPLES)
+def test_fast_request_copy_only_for_urls_request_keeps_unchanged(url):
+    """The rewritten request skips Request.__init__ only where safe_url_string would return the
+    URL as it is; either way it equals what replace() builds."""
+    if _SAFE_URL(url) is not None:
+        assert safe_url_string(url) == url
+    request = Request("http://other.test/", callback=print, errback=print, method="POST", body=b"x=1",
+                      headers={"X-A": "1"}, cookies={"c": "1"}, meta={"m": 1}, priority=3,
+                      dont_filter=False, flags=["f"], cb_kwargs={"k": 2})
+    try:
+        expected = request.replace(url=url, meta={**request.meta, ORIGINAL_URL_META: request.url})
+    except ValueError:
+        return
+    built = _rewritten(request, url)
+    assert type(built) is Request
+    for attr in Request.attributes:
+        value, wanted = getattr(built, attr), getattr(expected, attr)
+        assert (dict(value) if attr == "headers" else value) == (dict(wanted) if attr == "headers" else wanted), attr
+    assert built.cookies is request.cookies
+    for attr in ("meta", "headers", "cb_kwargs", "flags"):
+        assert getattr(built, attr) is not getattr(request, attr)
+
+
+def test_rewritten_subclass_goes_through_replace():
+    request = FormRequest("http://a.test/", formdata={"a": "1"})
+    built = _rewritten(request, "http://a.test/x")
+    assert type(built) is FormRequest and built.url == "http://a.test/x" and built.body == b"a=1"
