@@ -250,7 +250,7 @@ class DupeFilter(BaseDupeFilter):
             return False  # the scheduler's own call handles the outage
         if (self.debug or self.logdupes) and rewritten is not None:
             request = rewritten()
-        self.log(request, spider if spider is not None else getattr(self.crawler, "spider", None))
+        self.log(request, spider if spider is not None else self.crawler.spider)  # type: ignore[union-attr,arg-type]
         if self.crawler is not None:
             _request_dropped(self.crawler, request)
         return True
@@ -410,7 +410,7 @@ def warn_scrapy_jobdir(crawler: Crawler) -> None:
 def _request_dropped(crawler: Crawler, request: Request) -> None:
     """Send ``request_dropped`` as the engine does for a request the scheduler refused, when
     anybody listens: sending it costs ~10 µs, and nothing in Scrapy itself listens."""
-    from pydispatch import dispatcher
+    from pydispatch import dispatcher  # type: ignore[import-untyped]
 
     for sender in (crawler.signals.sender, dispatcher.Any):
         receivers = dispatcher.connections.get(id(sender))
