@@ -441,3 +441,21 @@ def test_corruption_before_the_tail_raises(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=rf"sig: corrupted record log: record at offset {HEADER} fails its checksum"):
         JobdirSignatureStore(path)
     assert path.read_bytes() == data  # acknowledged data is not silently dropped
+
+
+def test_at_most_12_bytes_per_member_at_every_size() -> None:
+    # growth by 1.25 at a load of 0.84: never below 0.67 full, not even right after a resize
+    s = FingerprintSet()
+    for k, fp in enumerate(random_fps(150_000, seed=4), 1):
+        s.add(fp)
+        if k >= 1000 and k % 997 == 0:
+            assert s.nbytes / len(s) <= 12, k
+
+
+def test_members_near_the_top_spill_past_the_last_home_slot() -> None:
+    fps = [MAX - i for i in range(3000)] + [i << 50 for i in range(1, 300)]
+    s = FingerprintSet()
+    for fp in fps:
+        assert s.add(fp)
+    assert list(s) == sorted(fps)  # members in order, none lost at the end of the table
+    assert all(fp in s for fp in fps) and MAX - 3000 not in s and not s.add(MAX)
