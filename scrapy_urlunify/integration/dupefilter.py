@@ -49,7 +49,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import RequestFingerprinter, referer_str
 
 from ..core.rules import InvalidURL
-from ..stores import SEEN_FILENAME, SeenStore
+from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
 from .context import UnifyContext, UnifyStats
 from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
