@@ -56,7 +56,7 @@ class UnifyStats:
     Scrapy's place, such as ``dupefilter/filtered``) is written through here.
 
     Counters are kept in a local dict and added to the crawler's stats collector in batches:
-    a collector call costs ~2 µs in Scrapy 2.19 (its ``__getattribute__`` hook), and the link
+    a collector call is costly in Scrapy 2.19 (its ``__getattribute__`` hook), and the link
     middleware counts two or three things per link. The batch is written whenever anybody
     reads the stats (``get_value``, ``get_stats``: ``LOGSTATS`` ticks, the close summary, a
     test), at ``spider_closed`` and before the collector closes, so every key still appears

@@ -137,7 +137,7 @@ class DupeFilter(BaseDupeFilter):
         self.crawler = crawler
         self.logdupes = True
         #: :meth:`drop_known` asks the store only when it is in this process, where a membership
-        #: test costs a few tenths of a µs (a shared store would cost a round trip per link)
+        #: test costs far less than a fingerprint (a shared store would cost a round trip per link)
         self.early_drop = isinstance(store, (MemorySeenStore, JobdirSeenStore))
         self.stats = UnifyContext.of(crawler).stats if crawler is not None else UnifyStats(None)
         # DUPEFILTER_DEBUG only: which URL first had each key, to name it in the log
@@ -409,7 +409,8 @@ def warn_scrapy_jobdir(crawler: Crawler) -> None:
 
 def _request_dropped(crawler: Crawler, request: Request) -> None:
     """Send ``request_dropped`` as the engine does for a request the scheduler refused, when
-    anybody listens: sending it costs ~10 µs, and nothing in Scrapy itself listens."""
+    anybody listens: sending a signal costs more than the rest of the drop, and nothing in
+    Scrapy itself listens."""
     from pydispatch import dispatcher  # type: ignore[import-untyped]
 
     for sender in (crawler.signals.sender, dispatcher.Any):

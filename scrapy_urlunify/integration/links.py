@@ -216,7 +216,7 @@ _FAST_COPY = frozenset(getattr(Request, "__slots__", ())) == _REQUEST_SLOTS and 
 
 def _with_safe_url(request: Request, url: str, meta: dict[str, Any]) -> Request:
     """What ``request.replace(url=url, meta=meta)`` returns, without ``Request.__init__``: its
-    ``safe_url_string`` (~5 µs) would return ``url`` unchanged, and the other attributes are
+    ``safe_url_string`` (a third of a Request's cost) would return ``url`` unchanged, and the other attributes are
     copied the way ``__init__`` copies them."""
     new = Request.__new__(Request)  # object_ref.__new__: tracked by scrapy.utils.trackref too
     new._encoding = encoding = request._encoding
