@@ -243,6 +243,11 @@ class DupeFilter(BaseDupeFilter):
         if (not self.early_drop or request.dont_filter or "redirect_urls" in request.meta
                 or store_failed(self.crawler)):
             return False
+        if rewritten is not None and not self._fast:
+            # another fingerprinter keys the URL as given: ask about the one the scheduler gets
+            # (ours keys the identifier, the same for both URLs)
+            request = rewritten()
+            rewritten = None
         try:
             if self.key(request) not in self.store:
                 return False

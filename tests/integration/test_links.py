@@ -12,7 +12,7 @@ from scrapy import FormRequest, Request
 from w3lib.url import safe_url_string
 
 from scrapy_urlunify import standardize
-from scrapy_urlunify.integration.dupefilter import DupeFilter
+from scrapy_urlunify.integration.dupefilter import DupeFilter, dupes_logger
 from scrapy_urlunify.integration.links import _SAFE_URL, ORIGINAL_URL_META, _rewritten
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
@@ -71,7 +71,7 @@ def test_known_duplicates_dropped_early_counted_and_logged_as_the_scheduler_woul
         caplog.clear()
         server = DemoServer(site).start()
         try:
-            with caplog.at_level(logging.DEBUG, logger="scrapy_urlunify"):
+            with caplog.at_level(logging.DEBUG, logger=dupes_logger.name):
                 result = yield crawl(server, site, {**ADDON, "DUPEFILTER_DEBUG": True,
                                                      "DUPEFILTER_CLASS": f"{__name__}.{cls.__name__}"},
                                      ConfiguredSpider)
