@@ -191,6 +191,11 @@ def report(n: int, results: dict[str, dict[str, Any]]) -> None:
     )
 
 
+def marginal(by_size: dict[int, dict[str, Any]], key: str, lo: int, hi: int) -> float:
+    """Bytes per URL added between ``lo`` and ``hi`` URLs (from the RSS per entry at each)."""
+    return (by_size[hi][key]["rss_B"] * hi - by_size[lo][key]["rss_B"] * lo) / (hi - lo)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated N values")
@@ -210,6 +215,12 @@ def main(argv: list[str] | None = None) -> None:
     for n in (int(s.replace("_", "")) for s in args.sizes.split(",")):
         by_size[n] = {key: run_worker(key, str(n), "--lookups", str(args.lookups)) for key in STRUCTURES}
         report(n, by_size[n])
+    sizes = sorted(by_size)
+    if len(sizes) > 1:
+        print("\nmarginal bytes per URL (RSS growth / URLs added, across the table's growth steps):")
+        for lo, hi in zip(sizes, sizes[1:]):
+            for key, label in STRUCTURES.items():
+                print(f"  {lo:,} -> {hi:,}  {label}: {marginal(by_size, key, lo, hi):.2f} B")
     if args.json:
         args.json.write_text(json.dumps({str(n): v for n, v in by_size.items()}, indent=1))
     if args.dupefilter_n:

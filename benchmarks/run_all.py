@@ -47,10 +47,12 @@ def main() -> int:
         results["dupefilter"] = run("dupefilter", [str(HERE / "bench_dupefilter.py"),
                                                    "-n", "30000" if quick else "100000",
                                                    "--rounds", "2" if quick else "3"])
+        results["linkpath"] = run("linkpath", [str(HERE / "bench_linkpath.py"), "--rounds", "2" if quick else "3"])
+        results["crawl"] = run("crawl", [str(HERE / "bench_crawl.py"), "--rounds", "1" if quick else "3"])
     else:
         print("no python3-doc corpus: install it (apt-get install python3-doc) for the URL benchmarks")
     results["memory"] = run("memory", [str(HERE / "bench_seen_memory.py"),
-                                       "--sizes", "1000000" if quick else "1000000,10000000",
+                                       "--sizes", "1000000" if quick else "1000000,3000000,10000000",
                                        "--dupefilter-n", "0"])
     if shutil.which("redis-server"):
         results["redis"] = run("redis", [str(HERE / "bench_redis.py"), "--n", "20000" if quick else "100000"])
@@ -84,10 +86,22 @@ def print_table(r: dict[str, Any]) -> None:
         for phase in ("new", "duplicate"):
             row(f"request_seen, {phase} URL, cold", d[f"ours|{phase}"], d[f"scrapy|{phase}"], "µs")
             row(f"request_seen, {phase} URL, in a crawl", d[f"ours-crawl|{phase}"], d[f"scrapy|{phase}"], "µs")
+    lp = r.get("linkpath")
+    if lp:
+        row("link path (Request + middleware + dupefilter)", lp["addon_us"], lp["plain_us"], "µs")
+    c = r.get("crawl")
+    if c:
+        row("python3-doc crawl, CPU of the crawl process", c["addon"]["cpu"], c["plain"]["cpu"], "s")
+        row("python3-doc crawl, max RSS", c["addon"]["maxrss_mib"], c["plain"]["maxrss_mib"], "MiB")
     m = r.get("memory")
     if m:
         for n, v in m.items():
             row(f"bytes per seen URL at {int(n):,} (RSS)", v["ours"]["rss_B"], v["scrapy"]["rss_B"], "B")
+        sizes = sorted(int(n) for n in m)
+        for lo, hi in zip(sizes, sizes[1:]):
+            def added(key: str, lo: int = lo, hi: int = hi) -> float:
+                return (m[str(hi)][key]["rss_B"] * hi - m[str(lo)][key]["rss_B"] * lo) / (hi - lo)
+            row(f"bytes per seen URL added {lo:,} -> {hi:,}", added("ours"), added("scrapy"), "B")
     red = r.get("redis")
     if red:
         ours, theirs = red["ours"], red["scrapy_redis"]
