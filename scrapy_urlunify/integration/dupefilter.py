@@ -53,6 +53,7 @@ from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
 from .context import UnifyContext, UnifyStats
 from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
+from .signatures import PROBATION_META
 from .store_faults import (
     UNRECORDED_META,
     StoreUnavailable,
@@ -243,13 +244,17 @@ class DupeFilter(BaseDupeFilter):
         if (not self.early_drop or request.dont_filter or "redirect_urls" in request.meta
                 or store_failed(self.crawler)):
             return False
+        ctx = self.fingerprinter.context
+        signatures = ctx.signatures if ctx is not None else None
+        if signatures is not None and (signatures._probation or PROBATION_META in request.meta):
+            return False  # a learned rule on probation may let it through: the scheduler asks
         if rewritten is not None and not self._fast:
             # another fingerprinter keys the URL as given: ask about the one the scheduler gets
             # (ours keys the identifier, the same for both URLs)
             request = rewritten()
             rewritten = None
         try:
-            if self.key(request) not in self.store:
+            if self.request_key(request) not in self.store:
                 return False
         except StoreUnavailable:
             return False  # the scheduler's own call handles the outage
