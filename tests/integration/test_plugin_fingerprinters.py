@@ -11,6 +11,7 @@ import base64
 import json
 from typing import Any
 
+import pytest
 import pytest_twisted
 import scrapy
 from _dropin import recorder, run
@@ -65,12 +66,13 @@ class ZyteSpider(scrapy.Spider):
         return None
 
 
+@pytest.mark.parametrize("zyte_priority", [500, -500], ids=["ours-first", "zyte-first"])
 @pytest_twisted.inlineCallbacks
-def test_zyte_api_requests_keep_their_parameters_and_plain_requests_are_unified():
+def test_zyte_api_requests_keep_their_parameters_and_plain_requests_are_unified(zyte_priority):
     api = FakeZyteAPI()
     api_port = reactor.listenTCP(0, server.Site(api), interface="127.0.0.1")
     settings = {
-        "ADDONS": {"scrapy_urlunify.Addon": 0, "scrapy_zyte_api.Addon": 500},
+        "ADDONS": {"scrapy_urlunify.Addon": 0, "scrapy_zyte_api.Addon": zyte_priority},
         "ZYTE_API_KEY": "a-key",
         "ZYTE_API_URL": f"http://127.0.0.1:{api_port.getHost().port}/v1/",
         "ZYTE_API_TRANSPARENT_MODE": False,
