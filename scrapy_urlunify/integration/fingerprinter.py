@@ -60,7 +60,12 @@ class Fingerprinter:
     def identifier(self, request: Request) -> str:
         """The unicity identifier of ``request.url`` in the crawl's scope (its URL as written
         when ``meta["verbatim_url"]`` is set)."""
-        if request.meta.get(VERBATIM_META):
+        try:
+            # Request.meta makes a dict for every request that has none: a fifth of the call
+            meta = request._meta
+        except AttributeError:  # not Scrapy's Request class
+            meta = request.meta
+        if meta and meta.get(VERBATIM_META):
             return self._verbatim_prefix + request.url
         return self.identifier_of(request.url)
 
