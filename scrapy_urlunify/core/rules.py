@@ -273,10 +273,11 @@ def strip_index_pages(path: str, index: frozenset[str]) -> str:
         path = path[:k].rstrip("/") or "/"
 
 
-def fragment_is_route(fragment: str) -> bool:
-    """``#!/inbox`` and ``#/inbox`` are routes of a single-page app: they name content. An empty
-    route (``#!``, ``#!/``, ``#/``) is the app's start, the page itself."""
-    return fragment[:1] in ("!", "/") and fragment not in ("!", "!/", "/")
+#: ``fragment_is_route(fragment)``: a match when the fragment is a route of a single-page app,
+#: which names content: ``#!/inbox``, ``#!inbox``, ``#/inbox``. An empty route (``#!``, ``#!/``,
+#: ``#/``) is the app's start, the page itself. (A pattern's own match: most links have a
+#: fragment, and this is tested on each.)
+fragment_is_route: Callable[[str], re.Match[str] | None] = re.compile(r"(?:!/|!(?!/)|/).", re.DOTALL).match
 
 
 @rule(IDENTITY, guard="hr.path_prefixes is not None")

@@ -485,7 +485,9 @@ _COMPILED = "compiled_unifier"
 
 
 def _unifier(policy: Policy | None) -> Unifier:
-    return unifier_for(policy or DEFAULT_POLICY)
+    # unifier_for's lookup, inline: every call of the public functions goes through here
+    policy = policy or DEFAULT_POLICY
+    return policy.__dict__.get(_COMPILED) or unifier_for(policy)
 
 
 def standardize(url: str, base: str | None = None, policy: Policy | None = None) -> str:
