@@ -10,7 +10,9 @@ still win):
 ==================================  ==========================================================
 ``SPIDER_MIDDLEWARES``              ``LinkMiddleware`` at 600 (after Scrapy's depth, length
                                     and referer middlewares have seen the spider's output, so it
-                                    sees each request as the spider made it)
+                                    sees each request as the spider made it); with JOBDIR,
+                                    ``DoneMiddleware`` at 5 (closest to the engine: a page is
+                                    "done" for a resume once its output is handled)
 ``REQUEST_FINGERPRINTER_CLASS``     ``Fingerprinter``
 ``DUPEFILTER_CLASS``                ``DupeFilter``
 ``DOWNLOADER_MIDDLEWARES``          ``SignatureMiddleware`` at 20 (engine side of redirects
@@ -66,6 +68,7 @@ logger = logging.getLogger(__name__)
 SPIDER_MIDDLEWARE_PRIORITY = 600
 RESUME_MIDDLEWARE_PRIORITY = 10
 DEQUEUE_MIDDLEWARE_PRIORITY = 15
+DONE_MIDDLEWARE_PRIORITY = 5
 SIGNATURE_MIDDLEWARE_PRIORITY = 20
 _DOWNLOADER_MIDDLEWARES = {
     "scrapy_urlunify.integration.signatures.SignatureMiddleware": SIGNATURE_MIDDLEWARE_PRIORITY,
@@ -98,6 +101,10 @@ class Addon:
         )
         for path, priority in _DOWNLOADER_MIDDLEWARES.items():
             settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", path, priority)  # type: ignore[arg-type]
+        if settings.get("JOBDIR"):
+            settings.set_in_component_priority_dict(
+                "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.resume.DoneMiddleware", DONE_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
+            )
         if settings.get("JOBDIR") or urlunify_settings.get(settings, "URLUNIFY_STORE") != "memory":
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]

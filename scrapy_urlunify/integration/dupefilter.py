@@ -49,14 +49,14 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import RequestFingerprinter, referer_str
 
 from ..core.rules import InvalidURL
-from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore
+from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
 from .context import UnifyContext, UnifyStats
 from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
 from .signatures import PROBATION_META
 from .store_faults import (
+    STORE_FAULTS,
     UNRECORDED_META,
-    StoreUnavailable,
     count_outages,
     crawl_stores,
     store_failed,
@@ -85,6 +85,18 @@ SCRAPY_SEEN_FILENAME = "requests.seen"
 
 
 _FIRST_8 = struct.Struct(">Q").unpack_from
+
+
+def _check_jobdir(store: SeenStore, resume_log: ResumeLog | None) -> None:
+    """Refuse a JOBDIR whose seen set survived while its resume log did not: the seen pages a
+    killed run never fetched could not be told from the others, and would never be fetched."""
+    if resume_log is None or resume_log.has_records or not isinstance(store, JobdirSeenStore) or not len(store):
+        return
+    raise StoreError(
+        f"{store.path} holds {len(store)} seen requests but {resume_log.path} is empty or missing: "
+        "the pages seen but never fetched cannot be found again. Restore that file, or delete "
+        f"{store.path} as well to crawl the job again from the start."
+    )
 
 
 def seen_key(fingerprint: bytes) -> int:
@@ -134,6 +146,8 @@ class DupeFilter(BaseDupeFilter):
         self.logger = dupes_logger
         self.store = store
         self.resume_log = resume_log
+        # a store of this process only (memory, JOBDIR), not one shared by a fleet (Redis)
+        self._local_store = isinstance(store, (MemorySeenStore, JobdirSeenStore))
         self.debug = debug
         self.crawler = crawler
         self.logdupes = True
@@ -145,6 +159,8 @@ class DupeFilter(BaseDupeFilter):
         self._first_url: dict[int, str] | None = {} if debug else None
         # keys queued unrecorded since the store became unavailable: each page is queued once
         self._unrecorded: set[int] = set()
+        # a JOBDIR file could not be written (see _fail)
+        self._jobdir_failed = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -158,9 +174,25 @@ class DupeFilter(BaseDupeFilter):
             # Scrapy's default, which nobody chose: DUPEFILTER_CLASS alone still unifies
             request_fingerprinter = fingerprinter
         warn_scrapy_jobdir(crawler)
-        store = cls.make_store(crawler)
+        try:
+            store = cls.make_store(crawler)
+        except StoreError as e:
+            logger.error("scrapy-urlunify cannot use its seen store: %s", e)
+            raise
+        try:
+            resume_log = open_resume_log(crawler.settings)
+            _check_jobdir(store, resume_log)
+            if resume_log is not None:
+                resume_log.opened()
+        except StoreError as e:
+            store.close()
+            logger.error("scrapy-urlunify cannot use this JOBDIR: %s", e)
+            raise
+        except BaseException:
+            store.close()
+            raise
         df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler,
-                 resume_log=open_resume_log(crawler.settings), request_fingerprinter=request_fingerprinter)
+                 resume_log=resume_log, request_fingerprinter=request_fingerprinter)
         crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
         if df.resume_log is not None:
             crawler.signals.connect(df._answered, signal=signals.response_received)
@@ -190,8 +222,8 @@ class DupeFilter(BaseDupeFilter):
             return False
         try:
             return self.store.add(key)
-        except StoreUnavailable as e:
-            store_unavailable(self.crawler, e)
+        except STORE_FAULTS as e:
+            self._fail(e)
             return False
 
     def request_key(self, request: Request) -> int:
@@ -225,12 +257,32 @@ class DupeFilter(BaseDupeFilter):
         return frozenset(f"{k:016x}" for k in self.store)  # type: ignore[attr-defined]
 
     def _add(self, request: Request, key: int) -> bool:
-        new = self.store.add(key)
-        if new:
-            if self._first_url is not None:
-                self._first_url[key] = request.url
-            if self.resume_log is not None:
-                self.resume_log.scheduled(key, request, self.crawler.spider if self.crawler else None)
+        """Record ``key`` as seen and, with JOBDIR, ``request`` as scheduled: both or neither (a
+        failed write raises, and the page is then neither seen nor lost)."""
+        log = self.resume_log
+        if log is None:
+            new = self.store.add(key)
+        elif self._local_store:
+            # scheduled first, seen last: a failed write leaves the key unseen (its page is
+            # fetched on resume), never seen without the request that fetches it
+            if key in self.store:
+                return False
+            log.scheduled(key, request, self.crawler.spider if self.crawler else None)
+            new = self.store.add(key)
+        else:
+            # a shared store answers "new" atomically for the whole fleet: ask it first, and
+            # take the key back if the request cannot be logged
+            new = self.store.add(key)
+            if new:
+                try:
+                    log.scheduled(key, request, self.crawler.spider if self.crawler else None)
+                except BaseException:
+                    discard = getattr(self.store, "discard", None)
+                    if discard is not None:
+                        discard(key)
+                    raise
+        if new and self._first_url is not None:
+            self._first_url[key] = request.url
         return new
 
     def drop_known(self, request: Request, spider: Spider | None = None,
@@ -259,7 +311,7 @@ class DupeFilter(BaseDupeFilter):
         try:
             if self.request_key(request) not in self.store:
                 return False
-        except StoreUnavailable:
+        except STORE_FAULTS:
             return False  # the scheduler's own call handles the outage
         if (self.debug or self.logdupes) and rewritten is not None:
             request = rewritten()
@@ -268,10 +320,24 @@ class DupeFilter(BaseDupeFilter):
             _request_dropped(self.crawler, request)
         return True
 
+    def _fail(self, error: Exception) -> None:
+        """A store call failed: the crawl closes (:func:`store_unavailable`). When it was a write
+        to the JOBDIR files (disk full), nothing more is marked done and the job is not closed
+        cleanly: the next run resumes as after a kill, and fetches again every page whose links
+        may not have been recorded. (A failing Redis leaves the JOBDIR log intact: the requests
+        queued unrecorded meanwhile are in Scrapy's queue, saved at the clean close.)"""
+        if isinstance(error, OSError):
+            self._jobdir_failed = True
+        store_unavailable(self.crawler, error)
+
     def mark_done(self, request: Request) -> None:
         """The request is handled: a resume after a crash must not fetch it again."""
-        if self.resume_log is not None:
+        if self.resume_log is None or self._jobdir_failed:
+            return
+        try:
             self.resume_log.done(self.request_key(request))
+        except STORE_FAULTS as e:
+            self._fail(e)
 
     def _answered(self, response: Any, request: Request, spider: Spider | None = None) -> None:
         """``response_received``, when LinkMiddleware is not there to mark it later."""
@@ -304,10 +370,10 @@ class DupeFilter(BaseDupeFilter):
             return self._seen_unrecorded(request, doubt=False)
         try:
             return self._request_seen(request)
-        except StoreUnavailable as e:
+        except STORE_FAULTS as e:
             # neither "seen" (the page would be lost) nor "new and recorded": the request goes to
             # the queue unrecorded (a resume checks it), and the crawl closes
-            store_unavailable(self.crawler, e)
+            self._fail(e)
             return self._seen_unrecorded(request, doubt=True)
 
     def _seen_unrecorded(self, request: Request, *, doubt: bool) -> bool:
@@ -332,8 +398,8 @@ class DupeFilter(BaseDupeFilter):
                 self._add(request, self.request_key(request))
                 return False
             return self._request_seen(request)
-        except StoreUnavailable as e:
-            store_unavailable(self.crawler, e)
+        except STORE_FAULTS as e:
+            self._fail(e)
             return False
 
     def _request_seen(self, request: Request) -> bool:
@@ -370,13 +436,18 @@ class DupeFilter(BaseDupeFilter):
             try:
                 if self._add(request, self.request_key(request)):
                     self.stats.inc("recorded_unfiltered")
-            except StoreUnavailable as e:
-                store_unavailable(self.crawler, e)
+            except STORE_FAULTS as e:
+                self._fail(e)
 
     def close(self, reason: str) -> None:
-        # the scheduler saved its queue before closing us: a clean stop, whatever the reason
+        # the scheduler saved its queue before closing us: a clean stop, whatever the reason,
+        # unless the store failed (the next run then resumes as after a kill)
         if self.resume_log is not None:
-            self.resume_log.close(clean=True)
+            try:
+                self.resume_log.close(clean=not self._jobdir_failed)
+            except OSError as e:
+                logger.error("Could not close %s cleanly (%s): the next run resumes as after a kill",
+                             self.resume_log.path, e)
         count_outages(self.crawler, self.store)
         self.store.close()
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -85,23 +84,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         if not context.enabled:
             raise NotConfigured("URLUNIFY_ENABLED is off")
         context.connect_summary()
-        context.marks_done = True
         return cls(crawler, context)
-
-    # A response is "done" for a resume after a crash (scrapy_urlunify.integration.resume) only once every
-    # request its callback yielded has been scheduled, i.e. when its output is exhausted: marked
-    # earlier, a kill between the two would lose the links of that page.
-
-    def process_spider_output(self, response: Response | None, result: Iterable[Any],
-                              spider: Any = None) -> Iterable[Any]:
-        yield from super().process_spider_output(response, result)
-        self._done(response)
-
-    async def process_spider_output_async(self, response: Response | None, result: AsyncIterator[Any],
-                                          spider: Any = None) -> AsyncIterator[Any]:
-        async for o in super().process_spider_output_async(response, result):
-            yield o
-        self._done(response)
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
         if response is not None and self.context.signatures is not None:
@@ -111,11 +94,6 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 return item
             self.context.item_origins.add(item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META)))
         return item
-
-    def _done(self, response: Response | None) -> None:
-        df = self.context.dupefilter
-        if response is not None and df is not None and df.resume_log is not None:
-            df.mark_done(response.request)
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if request.meta.get(OPT_OUT_META) is False:

@@ -11,10 +11,12 @@ the start URLs, which Scrapy schedules with ``dont_filter=True``, would be fetch
 
 * ``S`` + fingerprint + the pickled request (``Request.to_dict``, as Scrapy's disk queue
   stores it) when a request is scheduled for the first time;
-* ``D`` + fingerprint when its response has been handled: the callback's output exhausted, so
-  every link it yielded is scheduled (or, without ``LinkMiddleware``, when the response
-  arrives); and for each URL of a redirect chain that led to another page;
-* ``C`` when the crawl closes cleanly (Scrapy then saved its own queue).
+* ``D`` + fingerprint when its response has been handled: every request its callback yielded
+  has gone through the scheduler (and was logged ``S`` if new) and every item has left the item
+  pipelines (:class:`DoneMiddleware`; without it, when the response arrives); and for each URL
+  of a redirect chain that led to another page;
+* ``O`` when a run opens the job, ``C`` when it closes cleanly (Scrapy then saved its own queue).
+  A run whose store failed (a write error, Redis) never writes ``C``.
 
 When the log does not end with ``C``, the previous run was killed: the requests scheduled but
 never answered (``S`` without ``D``) are scheduled again, and :class:`ResumeMiddleware` (a
@@ -26,7 +28,8 @@ Scrapy's own saved queue (``<JOBDIR>/requests.queue``) cannot be trusted after a
 is written at close only, and a queue file cut short by the kill makes Scrapy's scheduler fail
 on resume (``struct.error`` in queuelib). After a crash it is moved aside to
 ``requests.queue.killed-<time>`` (kept for inspection, never read) before the scheduler opens it;
-the log above holds everything it held.
+the log above holds everything it held. The same happens when its ``active.json`` is not valid
+JSON (a kill while Scrapy wrote it).
 
 A request that cannot be pickled (a callback that is not a spider method) cannot be
 re-scheduled; it is counted in ``urlunify/resume/unserializable`` and a warning is logged.
@@ -34,14 +37,17 @@ re-scheduled; it is counted in ``urlunify/resume/unserializable`` and a warning 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import pickle
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
+from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
@@ -51,16 +57,17 @@ from .context import UnifyContext
 from .store_faults import UNRECORDED_META, uses_redis
 
 if TYPE_CHECKING:
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
-__all__ = ["RESUMED_META", "ResumeLog", "ResumeMiddleware"]
+__all__ = ["RESUMED_META", "DoneMiddleware", "ResumeLog", "ResumeMiddleware"]
 
 logger = logging.getLogger(__name__)
 
 RESUMED_META = "urlunify_resumed"
 
-_SCHEDULED, _DONE, _CLEAN = b"S", b"D", b"C"
+_SCHEDULED, _DONE, _CLEAN, _OPENED = b"S", b"D", b"C", b"O"
 
 
 class ResumeLog:
@@ -81,13 +88,23 @@ class ResumeLog:
             last = kind
         #: an earlier run of this job scheduled requests
         self.resumed: bool = scheduled > 0
-        #: the previous run was killed (its log has records but no clean close at the end)
+        #: the previous run was killed, or its store failed (no clean close at the end)
         self.crashed: bool = scheduled > 0 and last != _CLEAN
         #: fingerprints answered before this run (only kept after a crash: the guard needs them)
         self.done_before: FingerprintSet = done if self.crashed else FingerprintSet()
+        #: the log holds records of earlier runs (an emptied or deleted log holds none)
+        self.has_records: bool = bool(last)
         #: filled by :func:`reschedule`: fingerprints scheduled again, not yet downloaded
         self.pending_fps: set[int] = set()
         self._warned = False
+
+    def replay_done(self) -> FingerprintSet:
+        """The fingerprints of every ``D`` record."""
+        done = FingerprintSet()
+        for payload in self._log.replay():
+            if payload[:1] == _DONE:
+                done.add(int.from_bytes(payload[1:9], "big"))
+        return done
 
     def pending(self) -> Iterator[tuple[int, bytes]]:
         """``(fingerprint, pickled request)`` of each request scheduled but never answered."""
@@ -115,20 +132,31 @@ class ResumeLog:
     def done(self, fp: int) -> None:
         self._log.append(_DONE + fp.to_bytes(8, "big"))
 
+    def opened(self) -> None:
+        """A run starts: until its clean close, a kill at any moment (even while it shuts down)
+        reads as one."""
+        self._log.append(_OPENED)
+
     def close(self, clean: bool) -> None:
-        if clean:
-            self._log.append(_CLEAN)
-        self._log.close()
+        try:
+            if clean:
+                self._log.append(_CLEAN)
+        finally:
+            self._log.close()
 
 
 def open_resume_log(settings: Any) -> ResumeLog | None:
     """The JOBDIR's resume log, or None without JOBDIR. After a crash, Scrapy's saved queue is
-    moved aside (the scheduler has not opened it yet: the dupefilter is built first)."""
+    moved aside (the scheduler has not opened it yet: the dupefilter is built first). The caller
+    calls :meth:`ResumeLog.opened` once it accepts the JOBDIR."""
     jobdir = job_dir(settings)
     if not jobdir:
         return None
     log = ResumeLog(Path(jobdir, REQUESTS_FILENAME))
     queue = Path(jobdir, "requests.queue")
+    if log.resumed and not log.crashed and not _queue_readable(queue):
+        log.crashed = True  # a kill while Scrapy saved its queue, after our clean close
+        log.done_before = log.replay_done()
     if log.crashed and queue.exists():
         aside = queue.with_name(f"requests.queue.killed-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
         queue.rename(aside)
@@ -136,6 +164,18 @@ def open_resume_log(settings: Any) -> ResumeLog | None:
                        "trustworthy after a kill and was moved to %s; the requests it held are "
                        "scheduled again from %s", aside, log.path)
     return log
+
+
+def _queue_readable(queue: Path) -> bool:
+    """Whether Scrapy's saved queue state (``active.json``) is there and valid JSON, or absent."""
+    state = queue / "active.json"
+    if not state.exists():
+        return True
+    try:
+        json.loads(state.read_text("utf-8"))
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def reschedule(crawler: Crawler, log: ResumeLog) -> int:
@@ -208,3 +248,112 @@ class ResumeMiddleware:
             self.context.inc("resume/skipped")
             raise IgnoreRequest(f"already fetched, or being fetched, since before the resume: {request.url}")
         return
+
+
+class DoneMiddleware:
+    """Spider middleware: a response is "done" for the resume log only once its spider output is
+    handled: every request it yielded has gone through the scheduler (and its dupefilter, which
+    recorded it as scheduled), and every item has left the item pipelines.
+
+    Since Scrapy 2.13 the scraper takes the whole output of a callback first and schedules its
+    requests and runs its items in worker tasks afterwards: a page marked done when its output is
+    exhausted, and killed before those tasks ran, would lose its links for good. Enabled by the
+    add-on with ``JOBDIR``, at 5 (closest to the engine: it sees what the engine gets).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.context = UnifyContext.of(crawler)
+        self.context.marks_done = True
+        #: id(response) -> what is left of its output (item signals name the response)
+        self._handling: dict[int, _Handling] = {}
+        #: requests yielded and not yet scheduled -> the output they belong to
+        self._requests: WeakKeyDictionary[Request, _Handling] = WeakKeyDictionary()
+        crawler.signals.connect(self._scheduled, signal=signals.request_scheduled)
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(self._item_left, signal=signal)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DoneMiddleware:
+        if not job_dir(crawler.settings) or not UnifyContext.of(crawler).enabled:
+            raise NotConfigured
+        return cls(crawler)
+
+    def process_spider_output(self, response: Response, result: Iterable[Any],
+                              spider: Spider | None = None) -> Iterable[Any]:
+        handling = self._open(response)
+        try:
+            for output in result:
+                self._track(handling, output)
+                yield output
+        except BaseException:
+            # the callback failed: not done (a resume fetches the page again); forget it
+            self._handling.pop(id(response), None)
+            raise
+        handling.exhausted = True
+        self._check(handling)
+
+    async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any],
+                                          spider: Spider | None = None) -> AsyncIterator[Any]:
+        handling = self._open(response)
+        try:
+            async for output in result:
+                self._track(handling, output)
+                yield output
+        except BaseException:
+            self._handling.pop(id(response), None)
+            raise
+        handling.exhausted = True
+        self._check(handling)
+
+    def _open(self, response: Response) -> _Handling:
+        handling = _Handling(response)
+        self._handling[id(response)] = handling
+        return handling
+
+    def _track(self, handling: _Handling, output: Any) -> None:
+        if output is None:
+            return
+        handling.pending += 1
+        if isinstance(output, Request):
+            self._requests[output] = handling
+
+    def _scheduled(self, request: Request, spider: Spider | None = None) -> None:
+        handling = self._requests.pop(request, None)
+        if handling is not None:
+            # request_scheduled comes before the scheduler (and the dupefilter, which logs the
+            # request as scheduled): count it handled right after, not before
+            from twisted.internet import reactor
+            from twisted.internet.task import deferLater
+
+            deferLater(reactor, 0, self._release, handling)
+
+    def _item_left(self, item: Any = None, response: Any = None, **kwargs: Any) -> None:
+        handling = self._handling.get(id(response))
+        if handling is not None and handling.response is response:
+            self._release(handling)
+
+    def _release(self, handling: _Handling) -> None:
+        handling.pending -= 1
+        self._check(handling)
+
+    def _check(self, handling: _Handling) -> None:
+        if not handling.exhausted or handling.pending > 0:
+            return
+        response = handling.response
+        if self._handling.get(id(response)) is handling:
+            del self._handling[id(response)]
+        df = self.context.dupefilter
+        if df is not None:
+            df.mark_done(response.request)
+
+
+class _Handling:
+    """One response's spider output: how many of its requests and items are not handled yet."""
+
+    __slots__ = ("exhausted", "pending", "response")
+
+    def __init__(self, response: Response) -> None:
+        self.response = response
+        self.pending = 0
+        self.exhausted = False

@@ -47,12 +47,10 @@ from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
 from ..learning.persist import LearnedRulesStore
 from ..learning.signatures import page_signature, site_key
-from ..stores import (
-    SignatureStore,
-)
+from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore
 from .context import UnifyContext
 from .store_faults import (
-    StoreUnavailable,
+    STORE_FAULTS,
     count_outages,
     crawl_stores,
     store_failed,
@@ -128,7 +126,10 @@ class SignatureMiddleware:
         context = UnifyContext.of(crawler)
         if not context.enabled or not context.settings["URLUNIFY_SIGNATURES"]:
             raise NotConfigured
-        return cls(crawler, context, crawl_stores(crawler).signatures())
+        store = crawl_stores(crawler).signatures()
+        if isinstance(store, JobdirSignatureStore) and not len(store):
+            _warn_if_lost(store)
+        return cls(crawler, context, store)
 
     # -- per response ------------------------------------------------------------------------
 
@@ -155,7 +156,7 @@ class SignatureMiddleware:
         # one index per scope and site: two scopes sharing a store never see each other's pages
         try:
             earlier = self.store.get_or_set(f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig, page)
-        except StoreUnavailable as e:  # not a duplicate as far as we know; the crawl closes
+        except STORE_FAULTS as e:  # not a duplicate as far as we know; the crawl closes
             store_unavailable(self.crawler, e)
             return response
         self._check_claims(identifier, sig, response.url)
@@ -348,7 +349,7 @@ class SignatureMiddleware:
         if self.learner is not None:
             try:
                 self._rules_store.save(self.learner.to_json())
-            except StoreUnavailable as e:  # kept in memory; the crawl closes
+            except STORE_FAULTS as e:  # kept in memory; the crawl closes
                 store_unavailable(self.crawler, e)
 
     def learned_snippet(self) -> str | None:
@@ -460,6 +461,19 @@ class _Probation:
         if rule.kind == "path":
             return path.split("/", 1)[0] == rule.name
         return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))
+
+
+def _warn_if_lost(store: JobdirSignatureStore) -> None:
+    """An empty signature log in a JOBDIR whose seen log is not: it was emptied or deleted."""
+    seen = Path(store.path).with_name(SEEN_FILENAME)
+    if not seen.exists():
+        return
+    with RecordLog(seen, 8, readonly=True) as log:
+        count = log.record_count
+    if count:
+        logger.warning("%s is empty or missing while the job has %d seen requests: the pages "
+                       "fetched before this run are unknown to the duplicate-page check, so their "
+                       "duplicates are fetched and kept", store.path, count)
 
 
 def _content_type(response: Response) -> str | None:

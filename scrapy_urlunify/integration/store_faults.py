@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLOSE_REASON",
     "ERROR_REASON",
+    "STORE_FAULTS",
     "UNRECORDED_META",
     "StoreError",
     "StoreUnavailable",
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: what a store call may raise that must close the crawl (OSError: a JOBDIR write, disk full)
+STORE_FAULTS: tuple[type[Exception], ...] = (StoreError, OSError)
 
 CLOSE_REASON = "urlunify_store_unavailable"
 ERROR_REASON = "urlunify_store_error"

@@ -358,15 +358,15 @@ class VarRecordLog(_LogFile):
                 break  # continued in the next chunk, or torn
             payload = buf[pos + frame : end]
             if zlib.crc32(payload, zlib.crc32(buf[pos : pos + 4])) != crc:
-                if end < size:
+                if end < size and any(buf[pos:]):
                     # Intact records follow: not a torn write but damage to acknowledged
                     # data. Refuse rather than silently drop it and what comes after.
                     raise StoreError(
                         f"{self.path}: corrupted record log: record at offset {offset + pos} fails its checksum"
                     )
-                # Ends exactly where the buffer ends: if the next chunk brings more, the
-                # next call raises above; if not, it is a torn tail (e.g. zero-filled
-                # blocks after a power loss).
+                # Ends exactly where the buffer ends, or only zeros follow: if the next
+                # chunk brings more data, the next call raises above; if not, it is a torn
+                # tail (e.g. zero-filled blocks after a power loss), cut off with a warning.
                 break
             payloads.append(payload)
             pos = end
