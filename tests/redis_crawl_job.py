@@ -88,6 +88,15 @@ def main() -> None:
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spider_class(config.get("spider", "plain"), config.get("name", "job"), log))
     kwargs = {"start_urls": config["start_urls"]} if config.get("start_urls") else {}
+    if config.get("ready"):
+        # The test gives the workers work only once both are up: on a loaded machine a worker
+        # that starts late would find the whole crawl done by the other one
+        from scrapy import signals
+
+        def opened(spider):  # type: ignore[no-untyped-def]
+            Path(config["ready"]).touch()
+
+        crawler.signals.connect(opened, signal=signals.spider_opened)
     process.crawl(crawler, **kwargs)
     process.start()
     stats = {k: v for k, v in crawler.stats.get_stats().items() if isinstance(v, (int, float, str))}

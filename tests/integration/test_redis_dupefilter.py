@@ -81,16 +81,18 @@ class Job:
         directory.mkdir(parents=True, exist_ok=True)
         self.out = out or directory / "fetched.txt"
         self.result_path = directory / "result.json"
+        self.ready_path = directory / "ready"
         self.err_path = directory / "stderr.txt"
         config = {"proxy": proxy, "out": str(self.out), "result": str(self.result_path), "name": name,
                   "spider": spider, "start_urls": [START_URL] if start_urls is None else start_urls,
-                  "heartbeat": heartbeat, "settings": settings}
+                  "heartbeat": heartbeat, "settings": settings, "ready": str(self.ready_path)}
         self.config = directory / "config.json"
         self.config.write_text(json.dumps(config))
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> Job:
         self.result_path.unlink(missing_ok=True)
+        self.ready_path.unlink(missing_ok=True)
         with open(self.err_path, "w") as err:
             self.proc = subprocess.Popen([sys.executable, str(HERE / "redis_crawl_job.py"), str(self.config)],
                                          stdout=subprocess.DEVNULL, stderr=err)
@@ -104,6 +106,15 @@ class Job:
             self.proc.kill()
             self.proc.wait()
             pytest.fail(f"the crawl did not end within {timeout}s; its log:\n{self.stderr[-3000:]}")
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Until the spider is open (its process has started and connected)."""
+        deadline = time.monotonic() + timeout
+        while not self.ready_path.exists():
+            assert self.proc is not None
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the worker did not open its spider; its log:\n{self.stderr[-3000:]}")
+            time.sleep(0.05)
 
     def run(self, timeout: float = 60) -> Job:
         self.start().wait(timeout)
@@ -362,10 +373,12 @@ def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(redi
     )
     workers = [Job(tmp_path / f"worker{i}", proxy, settings, name="fleet", spider="redis", start_urls=[],
                    heartbeat=0.5) for i in (1, 2)]
-    redis_server.client().lpush("fleet:start_urls", json.dumps({"url": START_URL}))
     try:
         for worker in workers:
             worker.start()
+        for worker in workers:
+            worker.wait_ready()
+        redis_server.client().lpush("fleet:start_urls", json.dumps({"url": START_URL}))
         codes = [worker.wait(60) for worker in workers]
     finally:
         for worker in workers:
