@@ -8,9 +8,15 @@ the ground truth of what crawls fetched.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
 
 SIZE = 100
 
@@ -77,3 +83,41 @@ class TreeSite:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+# -- running tests/tree_job.py ---------------------------------------------------------------------
+
+HERE = Path(__file__).parent
+
+
+@dataclass
+class Run:
+    returncode: int
+    stderr: str
+    stats: dict[str, Any]
+
+    @property
+    def killed(self) -> bool:
+        return self.returncode == -9
+
+
+def run_job(tmp_path: Path, site: TreeSite, **config: Any) -> Run:
+    """One run of the tree job on ``tmp_path/job``; the once-only kills are remembered there."""
+    result = tmp_path / "result.json"
+    result.unlink(missing_ok=True)
+    conf = {"start": site.url(0), "jobdir": str(tmp_path / "job"), "result": str(result),
+            "marks": str(tmp_path / "marks"), **config}
+    (tmp_path / "config.json").write_text(json.dumps(conf))
+    proc = subprocess.run([sys.executable, str(HERE / "tree_job.py"), str(tmp_path / "config.json")],
+                          capture_output=True, text=True, timeout=120)
+    stats = json.loads(result.read_text())["stats"] if result.exists() else {}
+    return Run(proc.returncode, proc.stderr, stats)
+
+
+def resume_until_finished(tmp_path: Path, site: TreeSite, runs: int, **config: Any) -> list[Run]:
+    out = []
+    for _ in range(runs):
+        out.append(run_job(tmp_path, site, **config))
+        if not out[-1].killed:
+            break
+    return out

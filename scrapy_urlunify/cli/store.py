@@ -140,6 +140,6 @@ def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO
                     "for every crawler that uses it", scope, args, out, stdin):
         out.write("Nothing deleted.\n")
         return 1
-    client.delete(*keys.values())
+    client.delete(*keys.values(), keys["seen"] + ":marker", keys["seen"] + ":owners")
     out.write(f"Deleted the keys of scope {scope!r}.\n")
     return 0

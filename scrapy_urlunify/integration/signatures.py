@@ -41,13 +41,14 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
+from scrapy.selector import Selector
 
 from ..core.domains import within
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
 from ..learning.persist import LearnedRulesStore
 from ..learning.signatures import page_signature, site_key
-from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore
+from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore, StoreError
 from .context import UnifyContext
 from .store_faults import (
     STORE_FAULTS,
@@ -71,6 +72,9 @@ logger = logging.getLogger(__name__)
 SIGNATURE_META = "urlunify_signature"
 DUPLICATE_OF_META = "urlunify_duplicate_of"
 
+#: bytes of a page searched for its ``<head>``'s end (a declared canonical is in the head)
+HEAD_LIMIT = 256 * 1024
+_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
 _CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
 _RECENT = 100_000  # identifiers whose signature is remembered, to check canonical claims
 #: requests a newly adopted rule merges that are fetched anyway to check it, each on its own path
@@ -136,7 +140,9 @@ class SignatureMiddleware:
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
         if not 200 <= response.status < 300 or request.meta.get("urlunify") is False:
             return response
-        decoded = response.text if isinstance(response, TextResponse) else None
+        # a body above max_bytes is hashed raw: decoding it would only cost memory
+        decoded = (response.text if isinstance(response, TextResponse) and len(response.body) <= self.max_bytes
+                   else None)
         sig, evidence = page_signature(response.body, _content_type(response), decoded, self.max_bytes)
         request.meta[SIGNATURE_META] = sig.hex()  # response.meta is this dict once the response reaches the spider
         unifier = self.context.unifier
@@ -328,21 +334,26 @@ class SignatureMiddleware:
         return identifier in self._fetched_ids
 
     def _restore_learned(self) -> None:
-        text = self._rules_store.load()
-        if not text:
-            return
         from ..learning.learner import Learner
 
+        fresh = self.learner
+        assert fresh is not None  # restored only when learning is on
         try:
-            learner = self.learner
-            assert learner is not None  # restored only when learning is on
-            self.learner = Learner.from_json(text, min_pairs=learner.min_pairs, sites=learner.sites)
-        except (ValueError, KeyError, TypeError) as e:
+            text = self._rules_store.load()
+            if not text:
+                return
+            self.learner = Learner.from_json(text, min_pairs=fresh.min_pairs, sites=fresh.sites)
+            if self.learner.rules:
+                self.context.set_learned(self.learner.remove_params(), self.learner.domain_aliases(),
+                                         self.learner.path_prefixes())
+        except (ValueError, KeyError, TypeError, AttributeError, StoreError) as e:
+            # valid JSON of another shape, rules the policy refuses, a key of another type:
+            # learning starts afresh rather than every crawler of the scope failing at start
             logger.warning("Ignoring unreadable learned rules in %s: %s", self._rules_store, e)
+            self.learner = fresh
+            self.context.set_learned({}, [], {})
             return
         if self.learner.rules:
-            self.context.set_learned(self.learner.remove_params(), self.learner.domain_aliases(),
-                                     self.learner.path_prefixes())
             logger.info("Resumed with %d learned rules from %s", len(self.learner.rules), self._rules_store)
 
     def _save_learned(self) -> None:
@@ -363,7 +374,7 @@ class SignatureMiddleware:
         """A declared canonical marks its target seen only once the site's canonicals have
         proven true: the first ``CANONICAL_PROBATION`` are checked by fetching their target, and
         one target with other content makes the crawl ignore that site's canonicals."""
-        href = _canonical_href(response)
+        href = canonical_href(response)
         if not href:
             return
         unifier = self.context.unifier
@@ -481,13 +492,22 @@ def _content_type(response: Response) -> str | None:
     return value.decode("latin-1") if value else None
 
 
-def _canonical_href(response: TextResponse) -> str | None:
+def canonical_href(response: TextResponse) -> str | None:
+    """The canonical URL a response declares: a ``Link: <...>; rel="canonical"`` header, or a
+    ``<link rel="canonical">`` of its ``<head>``. Only the head is parsed (at most
+    ``HEAD_LIMIT`` bytes): the whole of a 50 MB page would cost hundreds of MB."""
     for header in response.headers.getlist(b"Link"):
         m = _CANONICAL_LINK.search(header.decode("latin-1"))
         if m:
             return m.group(1).strip()
+    body = response.body
+    end = _HEAD_END.search(body, 0, HEAD_LIMIT)
+    head = body[: end.start() if end else HEAD_LIMIT]
+    if b"canonical" not in head.lower():
+        return None
     try:
-        href = response.xpath("//head/link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')]/@href").get()
+        href = Selector(text=head.decode(response.encoding, "replace"), type="html").xpath(
+            "//link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')]/@href").get()
     except ValueError:  # not a document lxml can parse
         return None
     return href.strip() if href else None

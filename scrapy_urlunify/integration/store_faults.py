@@ -139,6 +139,8 @@ def count_outages(crawler: Crawler | None, store: Any) -> None:
     stats = _stats(crawler)
     stats.inc("redis/retries", store.retries)
     stats.inc("redis/outages", store.outages)
+    if getattr(store, "data_lost", 0):
+        stats.inc("redis/data_lost", store.data_lost)
 
 
 def store_unavailable(crawler: Crawler | None, error: Exception) -> None:

@@ -41,4 +41,4 @@ class LearnedRulesStore:
             os.replace(tmp, self.path)  # atomic: a kill leaves the old or the new file
 
     def __str__(self) -> str:
-        return str(self.path) if self.redis is None else "Redis"
+        return str(self.path) if self.redis is None else f"Redis {self.redis.url} key {self.redis.key!r}"

@@ -263,13 +263,18 @@ class _RedisStore(_ClosingContext):
 #: (ARGV[2]), so a retry after a lost reply finds its own stamp ("new"), while a member that was
 #: already there is "seen". One hash per set, so clear() deletes every process's stamps at once.
 _ADD_ONCE = """
+local lost = 0
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('SET', KEYS[3], '1')
+  lost = 2
+end
 if redis.call('SADD', KEYS[1], ARGV[1]) == 1 then
   redis.call('HSET', KEYS[2], ARGV[3], ARGV[2])
   redis.call('EXPIRE', KEYS[2], 86400)
-  return 1
+  return 1 + lost
 end
-if redis.call('HGET', KEYS[2], ARGV[3]) == ARGV[2] then return 1 end
-return 0
+if redis.call('HGET', KEYS[2], ARGV[3]) == ARGV[2] then return 1 + lost end
+return lost
 """
 
 
@@ -282,6 +287,12 @@ class RedisSeenStore(_RedisStore):
         #: every store's stamp (the id of its last call that added a member), by owner
         self.owners_key = f"{key}:owners"
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        #: exists as long as Redis keeps the set's data: an add that finds it gone (Redis restarted
+        #: without persistence, or flushed) warns that every page seen before is new again
+        self.marker_key = f"{key}:marker"
+        #: times the marker was found gone
+        self.data_lost = 0
+        self._marked = False  # this store has seen (or made) the marker
         self._call_ids = itertools.count(1)
         self._add_once = client.register_script(_ADD_ONCE)
 
@@ -289,8 +300,18 @@ class RedisSeenStore(_RedisStore):
         member = _member(fp)
         call_id = str(next(self._call_ids))
         # every attempt of this call carries the same id: exactly one of them can add the member
-        added = self._run("SADD", lambda: self._add_once(keys=[self.key, self.owners_key], args=[member, call_id, self.owner]))
-        return bool(added)
+        result = self._run("SADD", lambda: self._add_once(keys=[self.key, self.owners_key, self.marker_key],
+                                                          args=[member, call_id, self.owner]))
+        if result & 2 and self._marked:
+            self._lost()
+        self._marked = True
+        return bool(result & 1)
+
+    def _lost(self) -> None:
+        self.data_lost += 1
+        logger.warning("Redis %s lost its data (the key %r vanished: restarted without persistence, "
+                       "or flushed by someone else): every page seen before is new again and may be "
+                       "fetched a second time", self.url, self.marker_key)
 
     def add_many(self, fps: Iterable[int]) -> list[bool]:
         """:meth:`add` for many fingerprints, pipelined (one round trip per 1,000): for each,
@@ -323,8 +344,9 @@ class RedisSeenStore(_RedisStore):
         return int(self._run("SCARD", lambda: self.client.scard(self.key)))
 
     def clear(self) -> None:
-        """Delete the set and every store's stamps (no owners hash is left behind)."""
-        self._run("DEL", lambda: self.client.delete(self.owners_key))
+        """Delete the set, every store's stamps and the marker (no key is left behind)."""
+        self._run("DEL", lambda: self.client.delete(self.owners_key, self.marker_key))
+        self._marked = False
         super().clear()
 
 

@@ -6,53 +6,10 @@ a real RLIMIT_FSIZE for a disk that fills up. See docs/reliability.md for the nu
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
 import pytest
-from _treesite import TreeSite
+from _treesite import TreeSite, resume_until_finished, run_job
 
 from scrapy_urlunify.stores import REQUESTS_FILENAME, SEEN_FILENAME, SIGNATURES_FILENAME
-
-HERE = Path(__file__).parents[1]
-
-
-@dataclass
-class Run:
-    returncode: int
-    stderr: str
-    stats: dict[str, Any]
-
-    @property
-    def killed(self) -> bool:
-        return self.returncode == -9
-
-
-def run_job(tmp_path: Path, site: TreeSite, **config: Any) -> Run:
-    """One run of the tree job on ``tmp_path/job``; the once-only kills are remembered there."""
-    result = tmp_path / "result.json"
-    result.unlink(missing_ok=True)
-    conf = {"start": site.url(0), "jobdir": str(tmp_path / "job"), "result": str(result),
-            "marks": str(tmp_path / "marks"), **config}
-    (tmp_path / "config.json").write_text(json.dumps(conf))
-    proc = subprocess.run([sys.executable, str(HERE / "tree_job.py"), str(tmp_path / "config.json")],
-                          capture_output=True, text=True, timeout=120)
-    stats = json.loads(result.read_text())["stats"] if result.exists() else {}
-    return Run(proc.returncode, proc.stderr, stats)
-
-
-def resume_until_finished(tmp_path: Path, site: TreeSite, runs: int, **config: Any) -> list[Run]:
-    out = []
-    for _ in range(runs):
-        out.append(run_job(tmp_path, site, **config))
-        if not out[-1].killed:
-            break
-    return out
-
 
 # -- a page is done only once its links are scheduled and its items have left the pipelines ----
 

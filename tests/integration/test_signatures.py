@@ -95,3 +95,28 @@ def test_learning_a_leading_path_segment():
     # after the rule: of /print/docs/x and /docs/x on /pnext, one fetch each, not two
     for x in "def":
         assert site.hits[f"/print/docs/{x}"] + site.hits[f"/docs/{x}"] == 1
+
+
+def test_the_canonical_of_a_huge_page_is_read_from_its_head_only():
+    """A 20 MB page: the declared canonical is found without decoding or parsing the body
+    (before: the whole page was decoded and parsed, several times its size in memory)."""
+    import tracemalloc
+
+    from scrapy.http import HtmlResponse
+
+    from scrapy_urlunify.integration.signatures import canonical_href
+
+    filler = b"<p>Some text of a very long page.</p>" * (20 * 1024 * 1024 // 37)
+    body = (b"<!DOCTYPE html><html><head><title>t</title><link rel='canonical' href='/c'></head><body>"
+            + filler + b"<link rel='canonical' href='/not-in-the-head'></body></html>")
+    response = HtmlResponse("http://a.test/x", body=body, encoding="utf-8")
+    tracemalloc.start()
+    try:
+        href = canonical_href(response)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert href == "/c"
+    assert peak < 2 * 1024 * 1024, f"{peak / 2**20:.1f} MiB"
+    # a page without a head at all: only the first HEAD_LIMIT bytes are searched
+    assert canonical_href(HtmlResponse("http://a.test/y", body=filler + body, encoding="utf-8")) is None

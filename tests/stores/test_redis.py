@@ -356,7 +356,7 @@ def test_a_reply_lost_after_sadd_ran_still_reports_new() -> None:
     lose = [True]
 
     def add_once(keys, args, client=None):  # the Lua script _ADD_ONCE, in Python
-        (_, owner_key), (member, call_id, _owner) = keys, args
+        (_, owner_key, *_marker), (member, call_id, _owner) = keys, args
         if member not in members:
             members.add(member)
             stamps[owner_key] = call_id
