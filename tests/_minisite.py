@@ -21,7 +21,9 @@ def page(title: str, body: str, head: str = "", noise: str = "") -> bytes:
 ARTICLE = "<article><h1>{t}</h1><p class='text'>{x}</p></article>"
 
 
-class MiniSite(resource.Resource):
+class CountingSite(resource.Resource):
+    """A hand-written test site that counts the requests of each URL (``hits``) and all views."""
+
     isLeaf = True
 
     def __init__(self) -> None:
@@ -29,14 +31,26 @@ class MiniSite(resource.Resource):
         self.hits: Counter[str] = Counter()
         self.views = 0
 
-    def render_GET(self, request):  # type: ignore[no-untyped-def]
+    def count(self, request) -> tuple[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+        """Count ``request`` and answer HTML; its path and its query parameters."""
         path = request.uri.decode()
         self.hits[path] += 1
         self.views += 1
         request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
-        noise = f"view-{self.views}"
         base, _, query = path.partition("?")
-        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        return base, dict(p.partition("=")[::2] for p in query.split("&") if p)
+
+
+def listen(site: resource.Resource) -> tuple[object, str]:
+    """Serve ``site`` on a free loopback port: the port and the site's base URL."""
+    port = reactor.listenTCP(0, server.Site(site), interface="127.0.0.1")
+    return port, f"http://127.0.0.1:{port.getHost().port}"
+
+
+class MiniSite(CountingSite):
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, params = self.count(request)
+        noise = f"view-{self.views}"
         if base == "/":
             links = "".join(f"<a href='/a?ref={i}'>a</a>" for i in (1, 2, 3))
             links += "<a href='/next'>next</a><a href='/list'>list</a><a href='/search?q=zz'>s</a>"
@@ -101,5 +115,4 @@ class MiniSite(resource.Resource):
 
 def start() -> tuple[MiniSite, object, str]:
     site = MiniSite()
-    port = reactor.listenTCP(0, server.Site(site), interface="127.0.0.1")
-    return site, port, f"http://127.0.0.1:{port.getHost().port}"
+    return (site, *listen(site))

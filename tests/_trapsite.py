@@ -20,10 +20,7 @@ the CMS pages (any value, same page). Traps:
 
 from __future__ import annotations
 
-from collections import Counter
-
-from twisted.internet import reactor
-from twisted.web import resource, server
+from _minisite import CountingSite, listen
 
 SECTIONS = ("news", "docs", "shop", "help")
 CMS_PAGES = 8
@@ -59,21 +56,9 @@ def expected_pages() -> set[str]:
     return ids
 
 
-class TrapSite(resource.Resource):
-    isLeaf = True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.hits: Counter[str] = Counter()
-        self.views = 0
-
+class TrapSite(CountingSite):
     def render_GET(self, request):  # type: ignore[no-untyped-def]
-        path = request.uri.decode()
-        self.hits[path] += 1
-        self.views += 1
-        request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
-        base, _, query = path.partition("?")
-        params = dict(p.partition("=")[::2] for p in query.split("&") if p)
+        base, params = self.count(request)
         parts = base.strip("/").split("/")
         if base == "/":
             hrefs = ["/toc?arglink=1", "/toc?arglink=2"]
@@ -159,5 +144,4 @@ class TrapSite(resource.Resource):
 
 def start() -> tuple[TrapSite, object, str]:
     site = TrapSite()
-    port = reactor.listenTCP(0, server.Site(site), interface="127.0.0.1")
-    return site, port, f"http://127.0.0.1:{port.getHost().port}"
+    return (site, *listen(site))
