@@ -50,6 +50,7 @@ from scrapy.utils.request import RequestFingerprinter, referer_str
 
 from ..core.rules import InvalidURL
 from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
+from . import refusal
 from .context import UnifyContext, UnifyStats
 from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
@@ -177,7 +178,7 @@ class DupeFilter(BaseDupeFilter):
         try:
             store = cls.make_store(crawler)
         except StoreError as e:
-            logger.error("scrapy-urlunify cannot use its seen store: %s", e)
+            refusal.report(e, "scrapy-urlunify cannot use its seen store", logger)
             raise
         try:
             resume_log = open_resume_log(crawler.settings)
@@ -186,7 +187,7 @@ class DupeFilter(BaseDupeFilter):
                 resume_log.opened()
         except StoreError as e:
             store.close()
-            logger.error("scrapy-urlunify cannot use this JOBDIR: %s", e)
+            refusal.report(e, "scrapy-urlunify cannot use this JOBDIR", logger)
             raise
         except BaseException:
             store.close()

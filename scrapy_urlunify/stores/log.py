@@ -14,7 +14,11 @@ exception of the crawl process (not a power loss or kernel crash: that needs an
 ``fsync`` per record, which costs milliseconds; :meth:`sync` and :meth:`close` do one).
 A process killed *during* a write can leave a prefix of the record at the end of the
 file; that torn tail is ignored on reading, and cut off (with a warning on the
-``scrapy_urlunify.stores`` logger) when the log is next opened for appending.
+``scrapy_urlunify.stores`` logger) when the log is next opened for appending. So is a tail of
+zeros in a variable-length log (blocks a power loss left allocated but unwritten: zeros never
+frame a record). Anything else that fails its checksum, a zero block among intact records
+included, raises :class:`StoreError` naming the file and the offset. (A fixed-size log has no
+checksum: a zero record there reads as key 0.)
 
 Both log kinds share the machinery (header, locking, appends, chunked replay, torn-tail
 handling) in :class:`_LogFile`; they differ only in how a record is framed and parsed.
@@ -210,20 +214,24 @@ class _LogFile:
             if not chunk:  # end of file: whatever is left in buf is a torn tail
                 break
         if limit is None:
+            if buf:
+                self._check_tail(buf, offset)
             self._settle_tail(offset, len(buf))
+
+    def _check_tail(self, tail: bytes, offset: int) -> None:
+        """Raise :class:`StoreError` if ``tail`` (at file offset ``offset``, after the last
+        intact record) is not what a crash leaves at the end of a log."""
 
     def _settle_tail(self, end: int, torn: int) -> None:
         """Record where intact data ends; deal with ``torn`` bytes after it."""
         if torn:
             if self._readonly:
-                logger.warning(
-                    "%s: ignoring an incomplete last record (%d bytes), left by a crash mid-write", self.path, torn
-                )
+                logger.warning("%s: ignoring an incomplete last record (%d bytes) at offset %d, left by a crash "
+                               "mid-write", self.path, torn, end)
             else:
                 os.ftruncate(self._fd, end)
-                logger.warning(
-                    "%s: truncated an incomplete last record (%d bytes), left by a crash mid-write", self.path, torn
-                )
+                logger.warning("%s: truncated an incomplete last record (%d bytes) at offset %d, left by a crash "
+                               "mid-write", self.path, torn, end)
         self._end = end
 
     def _recover(self) -> int:
@@ -366,8 +374,24 @@ class VarRecordLog(_LogFile):
                     )
                 # Ends exactly where the buffer ends, or only zeros follow: if the next
                 # chunk brings more data, the next call raises above; if not, it is a torn
-                # tail (e.g. zero-filled blocks after a power loss), cut off with a warning.
+                # tail (e.g. zero-filled blocks after a power loss), cut off with a warning
+                # (tests/stores/test_jobdir_stores.py has both).
                 break
             payloads.append(payload)
             pos = end
         return payloads, pos
+
+    def _check_tail(self, tail: bytes, offset: int) -> None:
+        # A torn tail is a prefix of one record: no intact record can start inside it. Damage
+        # whose length field points past the end of the file would otherwise pass for one, and
+        # the intact records after it be cut off with the tail. Zeros never frame a record
+        # (the CRC-32 of a zero length is not 0), so a zero-filled tail is still cut off.
+        frame = _FRAME.size
+        for pos in range(1, len(tail) - frame + 1):
+            length, crc = _FRAME.unpack_from(tail, pos)
+            end = pos + frame + length
+            if end <= len(tail) and zlib.crc32(tail[pos + frame : end], zlib.crc32(tail[pos : pos + 4])) == crc:
+                raise StoreError(
+                    f"{self.path}: corrupted record log: record at offset {offset} is damaged "
+                    f"(intact records follow at offset {offset + pos})"
+                )

@@ -459,3 +459,50 @@ def test_members_near_the_top_spill_past_the_last_home_slot() -> None:
         assert s.add(fp)
     assert list(s) == sorted(fps)  # members in order, none lost at the end of the table
     assert all(fp in s for fp in fps) and MAX - 3000 not in s and not s.add(MAX)
+
+
+def _two_records(path: Path) -> int:
+    with JobdirSignatureStore(path) as store:
+        store.get_or_set(b"a", "https://site.test/a")
+        store.get_or_set(b"b", "https://site.test/b")
+    return path.stat().st_size
+
+
+def test_a_zero_filled_tail_is_cut_off_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Blocks a power loss left allocated but never written: zeros after the last record."""
+    path = tmp_path / "sig"
+    intact = _two_records(path)
+    with open(path, "ab") as f:
+        f.write(b"\0" * 3 * 4096)
+    with caplog.at_level(logging.WARNING, logger="scrapy_urlunify.stores"):
+        with JobdirSignatureStore(path) as store:
+            assert len(store) == 2
+            assert store.get_or_set(b"c", "https://site.test/c") is None
+    assert f"truncated an incomplete last record ({3 * 4096} bytes) at offset {intact}" in caplog.text
+    with JobdirSignatureStore(path) as store:
+        assert len(store) == 3 and store.get_or_set(b"c", "x") == "https://site.test/c"
+
+
+@pytest.mark.parametrize("block", ["zeros", "garbage claiming past the end"])
+def test_a_damaged_block_among_intact_records_raises_naming_the_offset(tmp_path: Path, block: str) -> None:
+    """Neither is what a crash leaves: the records after the block were acknowledged. Damage whose
+    length field points past the end of the file must not pass for a torn tail (and be cut off
+    with every record after it)."""
+    path = tmp_path / "sig"
+    with JobdirSignatureStore(path) as store:
+        for i in range(20):
+            store.get_or_set(b"k%d" % i, f"https://site.test/{i}")
+    data = bytearray(path.read_bytes())
+    at = HEADER
+    for _ in range(5):  # the start of the sixth record: its frame is what the damage hits
+        at += 8 + struct.unpack_from("<I", data, at)[0]
+    if block == "zeros":
+        data[at : at + 64] = bytes(64)
+    else:
+        data[at : at + 64] = struct.pack("<I", 1 << 20) + bytes(range(60))  # 1 MiB > the whole file
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match=r"sig: corrupted record log: record at offset \d+ ") as info:
+        JobdirSignatureStore(path)
+    offset = int(str(info.value).split("record at offset ")[1].split()[0])
+    assert HEADER <= offset <= at
+    assert path.read_bytes() == data  # nothing cut off
