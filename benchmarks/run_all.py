@@ -61,6 +61,7 @@ def main() -> int:
     results["demo"] = run("demo", ["-m", "scrapy_urlunify.demo", "--size", "100" if quick else "300",
                                    "--quiet", "--out", str(OUT / "demo-report.html")])
     results["layers"] = run("layers", [str(HERE / "bench_layers.py"), "--size", "100" if quick else "300"])
+    results["bigpage"] = run("bigpage", [str(HERE / "bench_bigpage.py"), "--rounds", "1" if quick else "3"])
     print_table(results)
     (OUT / "all.json").write_text(json.dumps(results, indent=1))
     return 0
@@ -109,6 +110,11 @@ def print_table(r: dict[str, Any]) -> None:
         row("Redis request_seen, duplicate", 1e6 / ours["dup_per_s"], 1e6 / theirs["dup_per_s"], "µs")
         row("Redis memory per seen URL (MEMORY USAGE)", ours["bytes_memory_usage"],
             theirs["bytes_memory_usage"], "B")
+    big = r.get("bigpage")
+    if big:
+        for mib, v in big.items():
+            row(f"crawl with a {mib} MiB HTML page, peak RSS", v["addon"]["maxrss_mib"], v["plain"]["maxrss_mib"],
+                "MiB")
     demo = r.get("demo")
     if demo:
         plain, addon = demo["plain"], demo["addon"]
