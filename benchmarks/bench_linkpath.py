@@ -1,18 +1,28 @@
 """The link path: what each link a spider yields costs until the scheduler keeps or drops it.
 
 On python3-doc's link stream (every ``<a href>`` of ~530 pages, in document order, ~164,000
-links), one process, best of ``--rounds`` (default 3), gc disabled in the timed loops:
+links, 84% of them links to a page already seen), one process per contender, best of
+``--rounds`` (default 3), gc disabled in the timed loops. Two measures:
 
-* **plain Scrapy**: ``Request(url)``, then the scheduler's step: ``RFPDupeFilter.request_seen``
-  and, for a duplicate, ``log`` (stats);
-* **add-on**: ``Request(url)``, ``LinkMiddleware.get_processed_request`` (filters, anchors,
-  rewrite, early drop of known duplicates), then for what it lets through the scheduler's step
-  with the add-on's ``DupeFilter``.
+* **whole path** (the honest one): what a crawl does with each link. For each page, Scrapy's
+  own ``Scraper`` calls the spider through the crawler's real ``SpiderMiddlewareManager``
+  (Scrapy's default chain: ``MetaCopyDetectionMiddleware``, ``DepthMiddleware``,
+  ``UrlLengthMiddleware``, ``RefererMiddleware``, ``HttpErrorMiddleware``,
+  ``StartSpiderMiddleware``; with the add-on, ``LinkMiddleware`` where the add-on puts it);
+  the spider yields ``Request(url)`` for every link of the page, and each request that
+  comes out of the chain goes to the engine: the ``request_scheduled`` signal (Scrapy's
+  ``OffsiteMiddleware`` listens: ``allowed_domains = ["docs.python.org"]``), the real
+  ``Scheduler.enqueue_request`` (dupefilter, priority queue push, stats) and, for a duplicate,
+  ``request_dropped``. The engine is opened (``open_spider``) but paused, so nothing is
+  downloaded: the pages are given as responses with an empty body. Time is CPU time of
+  the process (``time.process_time``) over all pages, divided by the links;
+* **narrow** (the first measure of issue 14): ``Request(url)`` then the scheduler's dupefilter
+  step alone (``request_seen``, ``log``) vs ``Request(url)``, ``LinkMiddleware`` and the
+  add-on's ``DupeFilter``, called directly.
 
 ``url`` is the link resolved against its page (what ``response.follow`` hands to ``Request``),
-so the URL join is outside both timings. Both run in real (unstarted) Scrapy crawlers built by
-``scrapy.utils.test.get_crawler``, with their stats collectors. The stream starts from an empty
-seen set and an empty unifier cache: each round is a whole crawl's worth of links.
+so the URL join is outside both. Each round starts from an empty seen set and an empty unifier
+cache: each round is a whole crawl's worth of links.
 """
 
 from __future__ import annotations
@@ -20,22 +30,25 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scrapy import Request, Spider  # noqa: E402
-from scrapy.dupefilters import RFPDupeFilter  # noqa: E402
-from scrapy.http import HtmlResponse  # noqa: E402
-from scrapy.utils.test import get_crawler  # noqa: E402
-
 from corpus import load  # noqa: E402
 
-
-class BenchSpider(Spider):
-    name = "bench"
+ALLOWED = ["docs.python.org"]
+# as in bench_crawl.py: what a crawl of a static site would set
+SETTINGS: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": False,
+    "RETRY_ENABLED": False,
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "WARNING",
+    "HTTPCACHE_ENABLED": False,
+}
 
 
 def stream() -> list[tuple[str, str]]:
@@ -43,44 +56,37 @@ def stream() -> list[tuple[str, str]]:
     return [(link["page"], link["abs"]) for link in load() if link["abs"].startswith(("http://", "https://"))]
 
 
-def plain(links: list[tuple[str, str]], responses: dict[str, HtmlResponse]) -> tuple[float, int]:
-    crawler = get_crawler(BenchSpider, {})
-    crawler._apply_settings()
+def narrow(mode: str, links: list[tuple[str, str]]) -> tuple[float, int]:
+    from scrapy import Request, Spider
+    from scrapy.dupefilters import RFPDupeFilter
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    class BenchSpider(Spider):
+        name = "bench"
+
+    responses = {page: HtmlResponse(page, body=b"<html></html>") for page, _ in links}
+    crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}} if mode == "addon" else {})
     crawler.spider = spider = BenchSpider.from_crawler(crawler)
-    df = RFPDupeFilter.from_crawler(crawler)
-    gc.disable()
-    try:
-        kept = 0
-        t = time.perf_counter()
-        for _page, url in links:
-            r = Request(url)
-            if df.request_seen(r):
-                df.log(r, spider)
-            else:
-                kept += 1
-        return time.perf_counter() - t, kept
-    finally:
-        gc.enable()
+    if mode == "plain":
+        df = RFPDupeFilter.from_crawler(crawler)
+        process = None
+    else:
+        from scrapy_urlunify.integration.dupefilter import DupeFilter
+        from scrapy_urlunify.integration.links import LinkMiddleware
 
-
-def addon(links: list[tuple[str, str]], responses: dict[str, HtmlResponse]) -> tuple[float, int]:
-    from scrapy_urlunify.integration.dupefilter import DupeFilter
-    from scrapy_urlunify.integration.links import LinkMiddleware
-
-    crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
-    crawler._apply_settings()
-    crawler.spider = spider = BenchSpider.from_crawler(crawler)
-    df = DupeFilter.from_crawler(crawler)
-    mw = LinkMiddleware.from_crawler(crawler)
-    process = mw.get_processed_request
+        df = DupeFilter.from_crawler(crawler)
+        process = LinkMiddleware.from_crawler(crawler).get_processed_request
     gc.disable()
     try:
         kept = 0
         t = time.perf_counter()
         for page, url in links:
-            r = process(Request(url), responses[page])
-            if r is None:
-                continue
+            r: Any = Request(url)
+            if process is not None:
+                r = process(r, responses[page])
+                if r is None:
+                    continue
             if not r.dont_filter and df.request_seen(r):
                 df.log(r, spider)
             else:
@@ -90,29 +96,114 @@ def addon(links: list[tuple[str, str]], responses: dict[str, HtmlResponse]) -> t
         gc.enable()
 
 
+def whole(mode: str, links: list[tuple[str, str]]) -> None:
+    """The whole link path through a real, opened (paused) engine: see the module docstring."""
+    from scrapy.utils.reactor import install_reactor
+
+    install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+    from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.defer import deferred_from_coro
+    from scrapy.utils.test import get_crawler
+    from twisted.internet import task
+
+    pages: dict[str, list[str]] = {}
+    for page, url in links:
+        pages.setdefault(page, []).append(url)
+
+    class PathSpider(Spider):
+        name = "linkpath"
+        allowed_domains = ALLOWED
+
+        def parse(self, response: Any) -> Any:
+            for url in pages[response.url]:
+                yield Request(url)
+
+    result: dict[str, Any] = {}
+
+    async def measure() -> None:
+        settings = dict(SETTINGS)
+        if mode == "addon":
+            settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
+        crawler = get_crawler(PathSpider, settings)
+        crawler.spider = crawler._create_spider()
+        crawler.engine = engine = crawler._create_engine()
+        await engine.open_spider_async(close_if_idle=False)
+        engine.pause()  # nothing is downloaded: the queue only fills
+        scraper = engine.scraper
+        jobs = []
+        for page in pages:
+            request = Request(page, callback=crawler.spider.parse)
+            jobs.append((HtmlResponse(page, body=b"<html></html>", request=request), request))
+        gc.disable()
+        try:
+            t = time.process_time()
+            for response, request in jobs:
+                await scraper._scrape(response, request)
+            result["seconds"] = time.process_time() - t
+        finally:
+            gc.enable()
+        stats = crawler.stats.get_stats()
+        result["kept"] = stats.get("scheduler/enqueued", 0)
+        result["links"] = len(links)
+        await engine.close_spider_async(reason="finished")
+        print(json.dumps(result), flush=True)
+
+    task.react(lambda _reactor: deferred_from_coro(measure()))  # exits the process
+    raise AssertionError("unreachable")
+
+
+def child(kind: str, mode: str) -> None:
+    links = stream()
+    if kind == "narrow":
+        seconds, kept = narrow(mode, links)
+        print(json.dumps({"seconds": seconds, "kept": kept, "links": len(links)}), flush=True)
+    else:
+        whole(mode, links)  # prints its result and exits the process
+
+
+def run(kind: str, mode: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--child", kind, mode], capture_output=True, text=True,
+                         check=False)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise SystemExit(f"{kind} {mode} failed:\n{out.stderr[-3000:]}")
+    return json.loads(lines[-1])  # type: ignore[no-any-return]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    links = stream()
-    responses = {page: HtmlResponse(page, body=b"<html></html>") for page, _ in links}
-    best = {"plain": float("inf"), "addon": float("inf")}
-    kept = {}
-    for _ in range(args.rounds):
-        for name, run in (("plain", plain), ("addon", addon)):
-            seconds, kept[name] = run(links, responses)
-            best[name] = min(best[name], seconds)
-    n = len(links)
-    print(f"link path, {n} links of python3-doc (Request + middleware + scheduler's dupefilter step)\n")
-    for name, label in (("plain", "plain Scrapy (Request + RFPDupeFilter)"),
-                        ("addon", "add-on (Request + LinkMiddleware + DupeFilter)")):
-        print(f"{label:50s} {best[name] / n * 1e6:6.2f} µs/link  {kept[name]:6d} requests kept")
-    print(f"\nadd-on / plain: {best['addon'] / best['plain']:.2f}×")
+    if args.child:
+        child(*args.child)
+        return 0
+    best: dict[str, dict[str, Any]] = {}
+    for r in range(args.rounds):
+        for kind in ("whole", "narrow"):
+            for mode in ("plain", "addon"):
+                res = run(kind, mode)
+                key = f"{kind}|{mode}"
+                print(f"round {r + 1} {kind:6s} {mode:6s} {res['seconds'] / res['links'] * 1e6:7.2f} µs/link",
+                      flush=True)
+                if key not in best or res["seconds"] < best[key]["seconds"]:
+                    best[key] = res
+    n = best["whole|plain"]["links"]
+    print(f"\nlink path, {n} links of python3-doc, best of {args.rounds}\n")
+    out: dict[str, Any] = {"links": n}
+    for kind, label in (("whole", "whole path: spider's Request() + spider middlewares + engine + scheduler"),
+                        ("narrow", "narrow: Request() + the dupefilter step only")):
+        plain, addon = best[f"{kind}|plain"], best[f"{kind}|addon"]
+        p_us, a_us = plain["seconds"] / n * 1e6, addon["seconds"] / n * 1e6
+        print(f"{label}\n  plain Scrapy {p_us:7.2f} µs/link  {plain['kept']:6d} requests kept\n"
+              f"  add-on       {a_us:7.2f} µs/link  {addon['kept']:6d} requests kept\n"
+              f"  add-on / plain: {a_us / p_us:.2f}×\n")
+        out[kind] = {"plain_us": p_us, "addon_us": a_us, "ratio": a_us / p_us,
+                     "kept": {"plain": plain["kept"], "addon": addon["kept"]}}
     if args.json:
-        args.json.write_text(json.dumps({"links": n, "plain_us": best["plain"] / n * 1e6,
-                                         "addon_us": best["addon"] / n * 1e6,
-                                         "ratio": best["addon"] / best["plain"], "kept": kept}, indent=1))
+        args.json.write_text(json.dumps(out, indent=1))
     return 0
 
 

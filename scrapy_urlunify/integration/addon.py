@@ -8,9 +8,11 @@ What it sets (at Scrapy's ``addon`` priority, so ``settings.py``, ``custom_setti
 still win):
 
 ==================================  ==========================================================
-``SPIDER_MIDDLEWARES``              ``LinkMiddleware`` at 600 (after Scrapy's depth, length
-                                    and referer middlewares have seen the spider's output, so it
-                                    sees each request as the spider made it); with JOBDIR,
+``SPIDER_MIDDLEWARES``              ``LinkMiddleware`` at 950: first in the spider's output
+                                    chain after Scrapy's ``MetaCopyDetectionMiddleware`` (1000),
+                                    so a link it drops (filtered, anchor, known duplicate) costs
+                                    no other middleware's work, and the depth, URL length and
+                                    referer middlewares (900-700) see the URL to fetch; with JOBDIR,
                                     ``DoneMiddleware`` at 5 (closest to the engine: a page is
                                     "done" for a resume once its output is handled)
 ``REQUEST_FINGERPRINTER_CLASS``     ``Fingerprinter``
@@ -65,7 +67,7 @@ __all__ = ["PIPELINE_PRIORITIES", "SPIDER_MIDDLEWARE_PRIORITY", "Addon"]
 
 logger = logging.getLogger(__name__)
 
-SPIDER_MIDDLEWARE_PRIORITY = 600
+SPIDER_MIDDLEWARE_PRIORITY = 950
 RESUME_MIDDLEWARE_PRIORITY = 10
 DEQUEUE_MIDDLEWARE_PRIORITY = 15
 DONE_MIDDLEWARE_PRIORITY = 5

@@ -287,38 +287,42 @@ class DupeFilter(BaseDupeFilter):
         return new
 
     def drop_known(self, request: Request, spider: Spider | None = None,
-                   rewritten: Callable[[], Request] | None = None) -> bool:
+                   scheduled: Callable[[], Request] | None = None) -> bool:
         """Drop ``request`` now if the scheduler would drop it as a duplicate: its key is in the
         store already. Read-only (nothing is recorded: a new request is recorded when it is
         scheduled, as usual), and counted and logged as :meth:`log` does.
 
         The link middleware asks this before it builds the rewritten request, so the 80-90% of
-        links a crawl has already seen cost a lookup only. ``rewritten`` builds the request the
-        scheduler would have seen (for the log line: the URL to fetch). Requests the scheduler
-        does not filter (``dont_filter``), redirects (which may be let through, see
-        :meth:`_same_page_as_chain`) and a failed store are left to the scheduler."""
-        if (not self.early_drop or request.dont_filter or "redirect_urls" in request.meta
+        links a crawl has already seen cost a lookup only. ``scheduled`` builds the request as
+        the scheduler would have got it (rewritten, with its ``Referer``): for the log line and
+        ``request_dropped`` receivers. Requests the scheduler does not filter (``dont_filter``),
+        redirects (which may be let through, see :meth:`_same_page_as_chain`) and a failed store
+        are left to the scheduler."""
+        meta = request._meta if type(request) is Request else request.meta  # no dict made for none
+        if (not self.early_drop or request.dont_filter or (meta and "redirect_urls" in meta)
                 or store_failed(self.crawler)):
             return False
         ctx = self.fingerprinter.context
         signatures = ctx.signatures if ctx is not None else None
-        if signatures is not None and (signatures._probation or PROBATION_META in request.meta):
+        if signatures is not None and (signatures._probation or (meta and PROBATION_META in meta)):
             return False  # a learned rule on probation may let it through: the scheduler asks
-        if rewritten is not None and not self._fast:
+        if scheduled is not None and not self._fast:
             # another fingerprinter keys the URL as given: ask about the one the scheduler gets
             # (ours keys the identifier, the same for both URLs)
-            request = rewritten()
-            rewritten = None
+            request = scheduled()
+            scheduled = None
         try:
             if self.request_key(request) not in self.store:
                 return False
         except STORE_FAULTS:
             return False  # the scheduler's own call handles the outage
-        if (self.debug or self.logdupes) and rewritten is not None:
-            request = rewritten()
+        receivers = _dropped_receivers(self.crawler) if self.crawler is not None else False
+        if scheduled is not None and (self.debug or self.logdupes or receivers):
+            request = scheduled()
         self.log(request, spider if spider is not None else self.crawler.spider)  # type: ignore[union-attr,arg-type]
-        if self.crawler is not None:
-            _request_dropped(self.crawler, request)
+        if receivers:
+            self.crawler.signals.send_catch_log(  # type: ignore[union-attr]
+                signals.request_dropped, request=request, spider=self.crawler.spider)  # type: ignore[union-attr]
         return True
 
     def _fail(self, error: Exception) -> None:
@@ -492,14 +496,14 @@ def warn_scrapy_jobdir(crawler: Crawler) -> None:
         )
 
 
-def _request_dropped(crawler: Crawler, request: Request) -> None:
-    """Send ``request_dropped`` as the engine does for a request the scheduler refused, when
-    anybody listens: sending a signal costs more than the rest of the drop, and nothing in
+def _dropped_receivers(crawler: Crawler) -> bool:
+    """Whether anybody listens to ``request_dropped`` (the engine sends it for a request the
+    scheduler refused): sending a signal costs more than the rest of the drop, and nothing in
     Scrapy itself listens."""
     from pydispatch import dispatcher  # type: ignore[import-untyped]
 
     for sender in (crawler.signals.sender, dispatcher.Any):
         receivers = dispatcher.connections.get(id(sender))
         if receivers and receivers.get(signals.request_dropped):
-            crawler.signals.send_catch_log(signals.request_dropped, request=request, spider=crawler.spider)
-            return
+            return True
+    return False

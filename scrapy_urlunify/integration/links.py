@@ -1,7 +1,8 @@
 """``LinkMiddleware``: filters and standardizes every request a spider yields (FO-flt, FO-res).
 
-Enable it in ``SPIDER_MIDDLEWARES`` (the add-on does, at 600). For each request from the spider's
-start requests and callbacks:
+Enable it in ``SPIDER_MIDDLEWARES`` (the add-on does, at 950: first in the output chain after
+Scrapy's ``MetaCopyDetectionMiddleware``, before its depth, URL length and referer middlewares).
+For each request from the spider's start requests and callbacks:
 
 1. a request with ``meta["urlunify"] = False`` passes untouched;
 2. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
@@ -22,10 +23,18 @@ start requests and callbacks:
 Stats ``urlunify/links`` counts every request the middleware saw.
 
 A link the crawl has already seen (its key is in the dupefilter's store) is dropped here, before
-the rewritten request is built and scheduled, exactly as the scheduler would drop it: same
-``dupefilter/filtered`` and ``urlunify/duplicates`` counts, same ``DUPEFILTER_DEBUG`` lines
+the rewritten request is built, the rest of the spider middlewares see it and the scheduler is
+asked, exactly as the scheduler would drop it: same ``dupefilter/filtered`` and
+``urlunify/duplicates`` counts, same ``DUPEFILTER_DEBUG`` lines
 (:meth:`~scrapy_urlunify.integration.dupefilter.DupeFilter.drop_known`). On a documentation
-site 80-90% of links are such repeats.
+site 80-90% of links are such repeats. What the middlewares after this one would have done with
+a link dropped here is done here (:class:`_After`): Scrapy's ``DepthMiddleware`` stats
+(``request_depth_max``, ``request_depth_count/<n>``), the ``Referer`` header
+``RefererMiddleware`` sets (shown in ``DUPEFILTER_DEBUG`` lines); a link beyond ``DEPTH_LIMIT``
+or ``URLLENGTH_LIMIT`` is left untouched for those middlewares to drop and count. Another
+spider middleware after this one (a project's, below 950) would see duplicates this one cannot
+account for: known duplicates are then left to the scheduler (logged once at INFO). Give such a
+middleware a priority above 950 to keep the early drop.
 """
 
 from __future__ import annotations
@@ -34,10 +43,18 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
-from scrapy.exceptions import NotConfigured
+from pydispatch import dispatcher  # type: ignore[import-untyped]
+from pydispatch.saferef import BoundMethodWeakref  # type: ignore[import-untyped]
+from scrapy import Request, signals
+from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Headers
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.spidermiddlewares.depth import DepthMiddleware
+from scrapy.spidermiddlewares.httperror import HttpErrorMiddleware
+from scrapy.spidermiddlewares.referer import RefererMiddleware
+from scrapy.spidermiddlewares.start import StartSpiderMiddleware
+from scrapy.spidermiddlewares.urllength import UrlLengthMiddleware
 
 from ..core.domains import within
 from ..core.rules import fragment_is_route
@@ -71,12 +88,17 @@ class LinkMiddleware(BaseSpiderMiddleware):
         spider = getattr(crawler, "spider", None)
         allowed = getattr(spider, "allowed_domains", None) or ()
         self._allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
-        self._offsite_alias: dict[str, bool] = {}
+        #: host of a URL to fetch -> _ALIAS, _OFFSITE or None (see _host_verdict)
+        self._hosts: dict[str, object] = {}
         #: the "scheme:<name>" reasons of the schemes Scrapy has a download handler for
         self._downloadable = frozenset(
             "scheme:" + str(scheme).lower()
             for scheme, handler in crawler.settings.getwithbase("DOWNLOAD_HANDLERS").items() if handler
         )
+        #: the spider middlewares after this one in the output chain (known once the engine is)
+        self._after: _After | None = None
+        #: (response, unifier, its standardized URL): the last page whose links were processed
+        self._page: tuple[Any, Any, str | None] = (None, None, None)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -96,8 +118,12 @@ class LinkMiddleware(BaseSpiderMiddleware):
         return item
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
-        if request.meta.get(OPT_OUT_META) is False:
+        meta = _meta_of(request)  # None for most links: no dict made to look into
+        if meta and meta.get(OPT_OUT_META) is False:
             return request
+        after = self._after or self._chain_after()
+        if after.drops_itself(request, response):
+            return request  # beyond DEPTH_LIMIT or URLLENGTH_LIMIT: theirs to drop and count
         ctx = self.context
         if response is None and request.dont_filter and self._crawled_before(request):
             ctx.inc("resume/start_skipped")
@@ -113,23 +139,66 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 return request
             stats.inc("filtered/" + reason)
             logger.debug("Filtered %s link %s (from %s)", reason, url, response.url if response else "start")
-            return None
-        if response is not None and "#" in url and _is_anchor(url, response.url, unifier):
-            stats.inc("filtered/" + ANCHOR)
-            logger.debug("Filtered on-page anchor %s (on %s)", url, response.url)
+            after.dropped(request, response)
             return None
         fetch = unifier.standardize(url)  # valid: an invalid URL has a filter reason
-        if self._allowed and self._is_offsite_alias(fetch):
-            request.meta["allow_offsite"] = True
-            stats.inc("allowed_offsite")
-        rewrite = ctx.rewrite and fetch != url and not request.meta.get(VERBATIM_META)
+        if (response is not None and "#" in url and fetch == self._page_fetch_url(response, unifier)
+                and not fragment_is_route(url.partition("#")[2])):
+            # an on-page anchor: the page itself plus a fragment that names no other content
+            stats.inc("filtered/" + ANCHOR)
+            logger.debug("Filtered on-page anchor %s (on %s)", url, response.url)
+            after.dropped(request, response)
+            return None
+        rewrite = ctx.rewrite and fetch != url and not (meta and meta.get(VERBATIM_META))
         if rewrite:
             stats.inc("rewritten")
+        if self._allowed:
+            host = host_of(fetch)
+            verdict = self._hosts.get(host) or self._host_verdict(host, _rewritten(request, fetch) if rewrite else request,
+                                                                   after)
+            if verdict is _ALIAS:
+                request.meta["allow_offsite"] = True
+                stats.inc("allowed_offsite")
+            elif verdict is _OFFSITE and after.drops_offsite(_rewritten(request, fetch) if rewrite else request):
+                # dropped, counted and logged by Scrapy's OffsiteMiddleware, as when it is scheduled
+                after.dropped(request, response)
+                return None
         df = ctx.dupefilter
-        if df is not None and df.early_drop and not request.dont_filter and df.drop_known(
-                request, self.crawler.spider, (lambda: _rewritten(request, fetch)) if rewrite else None):
+        if (df is not None and df.early_drop and after.early_drop and not request.dont_filter
+                and df.drop_known(request, self.crawler.spider,
+                                  lambda: after.as_scheduled(_rewritten(request, fetch) if rewrite else request,
+                                                             response))):
+            after.dropped(request, response)
             return None
         return _rewritten(request, fetch) if rewrite else request
+
+    def _page_fetch_url(self, response: Response, unifier: Any) -> str | None:
+        """The standardized URL of the page being parsed (its links ask in a row), or None."""
+        page = self._page
+        if page[0] is response and page[1] is unifier:
+            return page[2]
+        try:
+            fetch: str | None = unifier.standardize(response.url)
+        except ValueError:
+            fetch = None
+        self._page = (response, unifier, fetch)
+        return fetch
+
+    def _chain_after(self) -> _After:
+        """The spider middlewares after this one in the output chain, once the engine has them."""
+        try:
+            engine = self.crawler.engine
+            middlewares = engine.scraper.spidermw.middlewares
+        except (AttributeError, RuntimeError):  # called outside a crawl: nothing after us
+            engine, middlewares = None, ()
+        after = _After(self.crawler, middlewares[:middlewares.index(self)] if self in middlewares else (),
+                       _offsite_here(self.crawler, engine))
+        if after.unknown:
+            logger.info("Known duplicate links are left to the scheduler: spider middleware %s comes after "
+                        "LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's "
+                        "to let LinkMiddleware drop them first.", ", ".join(after.unknown))
+        self._after = after
+        return after
 
     def _crawled_before(self, request: Request) -> bool:
         """A start request of a resumed JOBDIR crawl that an earlier run already scheduled:
@@ -141,30 +210,150 @@ class LinkMiddleware(BaseSpiderMiddleware):
         return df.request_key(request.replace(url=self.context.unifier.standardize(request.url))
                       if self.context.rewrite else request) in df.store
 
-    def _is_offsite_alias(self, fetch_url: str) -> bool:
-        """Whether the host of ``fetch_url`` is outside ``allowed_domains`` while the host it is
-        unified with (alias, sister suffix, ``www``) is inside: computed once per host."""
-        host = host_of(fetch_url)
-        if host.startswith("["):
-            return False
-        verdict = self._offsite_alias.get(host)
-        if verdict is None:
+    def _host_verdict(self, host: str, scheduled: Request, after: _After) -> object:
+        """What ``host`` (of a URL to fetch, ``scheduled`` is a request to it) is to the crawl,
+        computed once per host: :data:`_ALIAS` if it is outside ``allowed_domains`` while the host
+        it is unified with (alias, sister suffix, ``www``) is inside; :data:`_OFFSITE` if it is
+        outside and Scrapy's offsite filter would drop it (unless a request says otherwise);
+        else :data:`_INSIDE`."""
+        verdict = _INSIDE
+        if not host.startswith("["):
             identity_host = self.context.unifier.host_rules(host).identity_host
-            verdict = (not any(within(host, d) for d in self._allowed)
-                       and any(within(identity_host, d) for d in self._allowed))
-            self._offsite_alias[host] = verdict
+            if (not any(within(host, d) for d in self._allowed)
+                    and any(within(identity_host, d) for d in self._allowed)):
+                verdict = _ALIAS
+        if verdict is _INSIDE and after.offsite is not None and not after.offsite.should_follow(
+                scheduled, self.crawler.spider):
+            verdict = _OFFSITE
+        self._hosts[host] = verdict
         return verdict
 
 
-def _is_anchor(url: str, page_url: str, unifier) -> bool:  # type: ignore[no-untyped-def]
-    """``url`` is ``page_url`` plus a fragment that names no other content (not a ``#!`` route)."""
-    fragment = url.partition("#")[2]
-    if fragment_is_route(fragment):
+#: the verdicts of LinkMiddleware._host_verdict
+_ALIAS = object()
+_OFFSITE = object()
+_INSIDE = object()
+
+#: spider middlewares with nothing to do with a link from a page (start requests only, input only;
+#: resume.DoneMiddleware tracks what reaches the engine)
+_INERT_AFTER = frozenset({StartSpiderMiddleware, HttpErrorMiddleware})
+
+
+class _After:
+    """What the spider middlewares after LinkMiddleware in the output chain would have done with
+    a link it drops: Scrapy's ``DepthMiddleware``, ``UrlLengthMiddleware`` and
+    ``RefererMiddleware`` are accounted for here; any other middleware there (one that processes
+    spider output) turns the early drop off, as it would see duplicates the scheduler drops."""
+
+    def __init__(self, crawler: Crawler, middlewares: tuple[Any, ...], offsite: Any = None) -> None:
+        from .resume import DoneMiddleware
+
+        self.crawler = crawler
+        self.depth: DepthMiddleware | None = None
+        self.maxlength = 0
+        self.referer: RefererMiddleware | None = None
+        #: the other middlewares after this one that process spider output, by class name
+        self.unknown: list[str] = []
+        for mw in middlewares:
+            cls = type(mw)
+            if cls is DepthMiddleware:
+                self.depth = mw
+            elif cls is UrlLengthMiddleware:
+                self.maxlength = mw.maxlength
+            elif cls is RefererMiddleware:
+                self.referer = mw
+            elif cls in _INERT_AFTER or cls is DoneMiddleware:
+                continue
+            elif getattr(mw, "process_spider_output", None) or getattr(mw, "process_spider_output_async", None):
+                self.unknown.append(f"{cls.__module__}.{cls.__qualname__}")
+        self.maxdepth = self.depth.maxdepth if self.depth is not None else 0
+        self.early_drop = not self.unknown
+        #: Scrapy's OffsiteMiddleware, when it may drop offsite links here (see _offsite_here)
+        self.offsite = offsite if self.early_drop else None
+        #: the highest request_depth_max given to the stats collector from here
+        self._depth_max = -1
+        #: the page of the last link dropped (its depth is accounted for)
+        self._response: Any = None
+
+    def drops_itself(self, request: Request, response: Response | None) -> bool:
+        """A later middleware drops ``request`` (and counts it its own way): too long, too deep."""
+        if self.maxlength and len(request.url) > self.maxlength:
+            return True
+        return bool(self.maxdepth and response is not None and _depth(request, response) > self.maxdepth)
+
+    def dropped(self, request: Request, response: Response | None) -> None:
+        """``request`` was dropped here: ``DepthMiddleware``'s stats, as if it had seen it."""
+        depth_mw = self.depth
+        if depth_mw is None or response is None:
+            return
+        if depth_mw.verbose_stats:
+            depth = _depth(request, response)
+            UnifyContext.of(self.crawler).stats.inc_scrapy(f"request_depth_count/{depth}")
+        elif response is self._response:
+            return  # the links of one page have one depth, or 0 (depth_reset)
+        else:
+            depth = _depth(request, response)
+            if depth:  # not reset: the depth of all the page's links but the reset ones
+                self._response = response
+        if depth > self._depth_max:  # max_value is a costly call: only when it may change the stat
+            self._depth_max = depth
+            self.crawler.stats.max_value("request_depth_max", depth)
+
+    def drops_offsite(self, request: Request) -> bool:
+        """Scrapy's ``OffsiteMiddleware`` drops ``request`` (the request to schedule), counted and
+        logged by it, as when the engine schedules it (``request_scheduled``)."""
+        if self.offsite is None:
+            return False
+        try:
+            self.offsite.process_request(request)
+        except IgnoreRequest:
+            return True
         return False
+
+    def as_scheduled(self, request: Request, response: Response | None) -> Request:
+        """``request`` with the ``Referer`` header ``RefererMiddleware`` would give it (for the
+        dupefilter's log line and ``request_dropped`` receivers)."""
+        if self.referer is not None and response is not None:
+            return self.referer.get_processed_request(request, response) or request
+        return request
+
+
+def _offsite_here(crawler: Crawler, engine: Any) -> OffsiteMiddleware | None:
+    """The crawl's ``OffsiteMiddleware`` (Scrapy's own class), when an offsite link may be
+        dropped by the link middleware rather than when the engine schedules it: nothing else
+        listens to ``request_scheduled`` but components that ignore a request they never saw
+    (the add-on's dupefilter and DoneMiddleware)."""
+    from .dupefilter import DupeFilter
+    from .resume import DoneMiddleware
+
     try:
-        return unifier.standardize(url) == unifier.standardize(page_url)
-    except ValueError:
-        return False
+        downloader_mws = engine.downloader.middleware.middlewares
+    except AttributeError:
+        return None
+    offsite = next((mw for mw in downloader_mws if type(mw) is OffsiteMiddleware), None)
+    if offsite is None:
+        return None
+    for receiver in dispatcher.getAllReceivers(crawler.signals.sender, signals.request_scheduled):
+        if isinstance(receiver, BoundMethodWeakref):  # how pydispatch keeps bound methods
+            receiver = receiver()
+        owner = getattr(receiver, "__self__", None)
+        if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware)):
+            return None
+    return offsite
+
+
+def _depth(request: Request, response: Response) -> int:
+    """The depth ``DepthMiddleware`` gives a link of ``response``."""
+    meta = _meta_of(request)
+    return 0 if meta and meta.get("depth_reset") else response.meta.get("depth", 0) + 1
+
+
+def _meta_of(request: Request) -> dict[str, Any] | None:
+    """``request.meta``, or None when it has none (``Request.meta`` would make an empty dict)."""
+    try:
+        return request._meta  # type: ignore[no-any-return]
+    except AttributeError:  # not Scrapy's Request class
+        return request.meta
 
 
 def _rewritten(request: Request, fetch: str) -> Request:

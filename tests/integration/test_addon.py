@@ -17,7 +17,7 @@ def test_addon_keeps_a_project_fingerprinter_and_warns(caplog):
     assert settings["REQUEST_FINGERPRINTER_CLASS"] == "scrapy.utils.request.RequestFingerprinter"
     assert "keeping the project's REQUEST_FINGERPRINTER_CLASS" in caplog.text
     assert settings["DUPEFILTER_CLASS"] == "scrapy_urlunify.integration.dupefilter.DupeFilter"
-    assert settings.getwithbase("SPIDER_MIDDLEWARES")["scrapy_urlunify.integration.links.LinkMiddleware"] == 600
+    assert settings.getwithbase("SPIDER_MIDDLEWARES")["scrapy_urlunify.integration.links.LinkMiddleware"] == 950
 
 
 def test_addon_turns_learning_on_and_a_spider_can_turn_it_off():

@@ -129,3 +129,102 @@ def test_rewritten_subclass_goes_through_replace():
     request = FormRequest("http://a.test/", formdata={"a": "1"})
     built = _rewritten(request, "http://a.test/x")
     assert type(built) is FormRequest and built.url == "http://a.test/x" and built.body == b"a=1"
+
+
+WATCHED_LOGGERS = ("scrapy.dupefilters", "scrapy.downloadermiddlewares.offsite", "scrapy.spidermiddlewares.depth",
+                   "scrapy.spidermiddlewares.urllength")
+# what differs between two crawls of the same pages whatever the middlewares do
+UNSTABLE_STATS = ("start_time", "finish_time", "elapsed_time_seconds", "memusage/", "log_count/",
+                  "downloader/response_bytes", "httpcompression/response_bytes", "response_received_count")
+
+
+class NarrowSpider(ConfiguredSpider):
+    """The configured demo spider without termomont's hosts: their links are offsite."""
+
+    allowed_domains = ["site.test", "news.acme.test"]
+
+
+@pytest.mark.parametrize("depth_limit", [0, 3])
+@pytest_twisted.inlineCallbacks
+def test_links_dropped_first_in_the_chain_leave_the_crawl_as_the_scheduler_would(site, caplog, depth_limit):
+    """LinkMiddleware at 950 (before Scrapy's depth, URL length and referer middlewares) drops
+    known duplicates and offsite links there; the crawl is the one where it sits at 600 and the
+    scheduler drops every duplicate: same stats (depth stats, offsite, dupefilter), same log
+    lines (``DUPEFILTER_DEBUG`` with the referer, offsite, depth), same pages."""
+    common = {**ADDON, "CONCURRENT_REQUESTS": 1, "DUPEFILTER_DEBUG": True, "DEPTH_STATS_VERBOSE": True,
+              "DEPTH_LIMIT": depth_limit, "URLLENGTH_LIMIT": 60}
+    runs = {
+        "scheduler": {**common, "SPIDER_MIDDLEWARES": {"scrapy_urlunify.integration.links.LinkMiddleware": 600},
+                      "DUPEFILTER_CLASS": f"{__name__}.SchedulerOnlyDupeFilter"},
+        "early": {**common, "DUPEFILTER_CLASS": f"{__name__}.CountingDupeFilter"},
+    }
+    results = {}
+    for name, settings in runs.items():
+        CountingDupeFilter.asked = 0
+        caplog.clear()
+        server = DemoServer(site).start()
+        try:
+            with caplog.at_level(logging.DEBUG):
+                result = yield crawl(server, site, settings, NarrowSpider)
+        finally:
+            yield server.stop()
+        lines = sorted(r.getMessage() for r in caplog.records if r.name in WATCHED_LOGGERS)
+        stats = {k: v for k, v in result.stats.items() if not k.startswith(UNSTABLE_STATS)}
+        results[name] = (result, stats, lines, CountingDupeFilter.asked)
+    (late, late_stats, late_lines, late_asked), (early, early_stats, early_lines, early_asked) = results.values()
+    assert early_stats == late_stats
+    assert early_lines == late_lines
+    assert early.page_fetches() == late.page_fetches()
+    assert early_stats["dupefilter/filtered"] > 100 and early_stats["offsite/filtered"] > 0
+    assert early_stats["urllength/request_ignored_count"] > 0
+    assert any("referer: http" in line for line in early_lines)
+    if depth_limit:
+        assert early_stats["depth/request_ignored_count"] > 0
+    # the duplicates and offsite links dropped early were never scheduled
+    assert late_asked - early_asked > early_stats["dupefilter/filtered"] / 2
+
+
+class CountingSpiderMiddleware:
+    """A project's spider middleware after LinkMiddleware in the output chain: counts requests."""
+
+    seen = 0
+
+    def process_spider_output(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        for o in result:
+            if isinstance(o, Request):
+                CountingSpiderMiddleware.seen += 1
+            yield o
+
+    async def process_spider_output_async(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        async for o in result:
+            if isinstance(o, Request):
+                CountingSpiderMiddleware.seen += 1
+            yield o
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_middleware_after_the_link_middleware_sees_every_duplicate(site, caplog):
+    """A project's middleware after LinkMiddleware would not see the duplicates it drops: known
+    duplicates are then left to the scheduler (said once at INFO), so it sees what it would
+    without the early drop."""
+    seen = {}
+    for cls in (SchedulerOnlyDupeFilter, CountingDupeFilter):
+        CountingSpiderMiddleware.seen = 0
+        caplog.clear()
+        server = DemoServer(site).start()
+        try:
+            with caplog.at_level(logging.INFO):
+                result = yield crawl(server, site, {
+                    **ADDON, "DUPEFILTER_CLASS": f"{__name__}.{cls.__name__}",
+                    "SPIDER_MIDDLEWARES": {f"{__name__}.CountingSpiderMiddleware": 500}}, NarrowSpider)
+        finally:
+            yield server.stop()
+        seen[cls] = (CountingSpiderMiddleware.seen, result.stats)
+    (late_seen, late_stats), (early_seen, early_stats) = seen.values()
+    assert early_seen == late_seen > early_stats["scheduler/enqueued"] + early_stats["dupefilter/filtered"] / 2
+    assert early_stats["dupefilter/filtered"] == late_stats["dupefilter/filtered"] > 100
+    assert early_stats["offsite/filtered"] == late_stats["offsite/filtered"] > 0
+    assert [r.getMessage() for r in caplog.records if "left to the scheduler" in r.getMessage()] == [
+        f"Known duplicate links are left to the scheduler: spider middleware {__name__}.CountingSpiderMiddleware "
+        "comes after LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's to let "
+        "LinkMiddleware drop them first."]
