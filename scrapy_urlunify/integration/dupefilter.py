@@ -56,6 +56,7 @@ from .fingerprinter import Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
 from .signatures import PROBATION_META
 from .store_faults import (
+    BATCH_CALL_META,
     STORE_FAULTS,
     UNRECORDED_META,
     count_outages,
@@ -122,6 +123,10 @@ def _is_plain(fingerprinter: Any) -> bool:
 
 class DupeFilter(BaseDupeFilter):
     """Duplicate request filter (``DUPEFILTER_CLASS``) on unified URL identities."""
+
+    #: a shared store's link batch (integration/redis_batch.py): the keys it recorded for
+    #: requests on their way here; False when the store checks one key per call
+    link_batch: Any = None
 
     def __init__(
         self,
@@ -371,6 +376,9 @@ class DupeFilter(BaseDupeFilter):
             reschedule(self.crawler, self.resume_log)
 
     def request_seen(self, request: Request) -> bool:
+        batch = self.link_batch
+        if batch and batch.pending and "redirect_urls" not in request.meta and batch.take(self.request_key(request)):
+            return False  # checked and recorded (and logged as scheduled) with its page's other links
         if store_failed(self.crawler):
             return self._seen_unrecorded(request, doubt=False)
         try:
@@ -389,19 +397,25 @@ class DupeFilter(BaseDupeFilter):
         if key in self._unrecorded:
             return True
         self._unrecorded.add(key)
-        request.meta[UNRECORDED_META] = "doubt" if doubt else True
+        # a link batch cut off the same way marked its requests "doubt" before they came here
+        request.meta[UNRECORDED_META] = "doubt" if doubt or request.meta.get(UNRECORDED_META) == "doubt" else True
         return False
 
     def recheck(self, request: Request) -> bool:
         """A request queued unrecorded by a run whose store was unavailable, about to be fetched
         by a later run: record it now. True if its page was recorded meanwhile (skip it)."""
         marker = request.meta.pop(UNRECORDED_META, None)
+        call = request.meta.pop(BATCH_CALL_META, None)
         if marker is None or store_failed(self.crawler):
             return False
         try:
-            if marker == "doubt":  # maybe recorded by its own lost call: fetch it in any case
-                self._add(request, self.request_key(request))
-                return False
+            if marker == "doubt":
+                # a link batch cut off: Redis knows what it did, if it ran (stores/redis.py)
+                added = self.store.batch_answer(call) if call and hasattr(self.store, "batch_answer") else True
+                if added is not None:  # (a lone request: maybe recorded by its own lost call)
+                    if added:
+                        self._add(request, self.request_key(request))  # fetch it in any case
+                    return not added
             return self._request_seen(request)
         except STORE_FAULTS as e:
             self._fail(e)
@@ -445,6 +459,8 @@ class DupeFilter(BaseDupeFilter):
                 self._fail(e)
 
     def close(self, reason: str) -> None:
+        if self.link_batch:
+            self.link_batch.close()
         # the scheduler saved its queue before closing us: a clean stop, whatever the reason,
         # unless the store failed (the next run then resumes as after a kill)
         if self.resume_log is not None:

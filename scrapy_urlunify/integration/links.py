@@ -61,9 +61,13 @@ from ..core.rules import fragment_is_route
 from ..core.url import host_of
 from .context import ItemOrigin, UnifyContext
 from .fingerprinter import VERBATIM_META
+from .redis_batch import link_batch
 from .signatures import DUPLICATE_OF_META
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable
+
+    from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
@@ -199,6 +203,29 @@ class LinkMiddleware(BaseSpiderMiddleware):
                         "to let LinkMiddleware drop them first.", ", ".join(after.unknown))
         self._after = after
         return after
+
+    # With a shared store (Redis), a response's links are checked in one round trip, not one
+    # per link at the scheduler (integration/redis_batch.py); otherwise BaseSpiderMiddleware's.
+    # Not when another middleware after this one would see the duplicates the batch drops.
+    def process_spider_output(self, response: Response | None, result: Iterable[Any],
+                              spider: Spider | None = None) -> Iterable[Any]:
+        batch = link_batch(self)
+        if batch is not None and (after := self._after or self._chain_after()).early_drop:
+            return batch.output(self, after, response, result)
+        return super().process_spider_output(response, result)
+
+    async def process_spider_output_async(self, response: Response | None,
+                                          result: AsyncIterator[Any], spider: Spider | None = None,
+                                          ) -> AsyncIterator[Any]:
+        batch = link_batch(self)
+        if batch is not None and (after := self._after or self._chain_after()).early_drop:
+            async for o in batch.output_async(self, after, response, result):
+                yield o
+            return
+        get_processed = self._get_processed
+        async for o in result:
+            if (o := get_processed(o, response)) is not None:
+                yield o
 
     def _crawled_before(self, request: Request) -> bool:
         """A start request of a resumed JOBDIR crawl that an earlier run already scheduled:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = [
+    "BATCH_CALL_META",
     "CLOSE_REASON",
     "ERROR_REASON",
     "STORE_FAULTS",
@@ -59,6 +60,9 @@ ERROR_REASON = "urlunify_store_error"
 #: meta of a request queued while the store was unavailable: True, or "doubt" when its own store call
 #: was cut off (Redis may have recorded it without answering)
 UNRECORDED_META = "urlunify_unrecorded"
+#: meta of such a request whose link batch was cut off: ``"<owner> <call id> <index>"``, to ask
+#: Redis what that call answered for it (``RedisSeenStore.batch_answer``)
+BATCH_CALL_META = "urlunify_batch_call"
 
 
 def uses_redis(settings: Any) -> bool:
