@@ -1,0 +1,425 @@
+"""Real crawls with a Redis store, the links of each response checked in one round trip
+(integration/redis_batch.py): round trips per page, the same counts as a memory store, order,
+requests dropped after the batch, two processes racing, a store error mid-batch, disk full.
+
+The site (``MeshSite``) is served by a thread of the test process: ``/p/<i>`` links to its three
+tree children (so every page is reachable) and to eight other pages of the mesh, some spelled
+differently (``?utm_source=``, ``www.``-less duplicates do not apply on an IP), so most links a
+crawl meets are duplicates, as on a real site. ``hits`` is what the server served.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request, Spider, signals
+from scrapy.crawler import CrawlerRunner
+
+from scrapy_urlunify.integration.dupefilter import seen_key
+from scrapy_urlunify.integration.fingerprinter import Fingerprinter
+
+pytestmark = pytest.mark.redis
+
+HERE = Path(__file__).parents[1]
+SIZE = 120
+MESH = 8
+
+
+def links_of(i: int, size: int = SIZE) -> list[str]:
+    tree = [f"/p/{c}" for c in (3 * i + 1, 3 * i + 2, 3 * i + 3) if c < size]
+    mesh = [f"/p/{(i * 37 + k * 13) % size}" for k in range(1, MESH + 1)]
+    return [*tree, *mesh, f"/p/{(i + 1) % size}?utm_source=mesh", "/files/report.pdf", "/p/0"]
+
+
+class MeshSite:
+    """``with MeshSite() as site``: a started server. ``gate``: hold the first ``gate`` requests
+    until that many arrived (both racing crawlers have scheduled their start page)."""
+
+    def __init__(self, size: int = SIZE, gate: int = 0) -> None:
+        self.size = size
+        self.hits: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._arrived = 0
+        self._open = threading.Event()
+        if not gate:
+            self._open.set()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                with site._lock:
+                    site._arrived += 1
+                    if site._arrived >= gate:
+                        site._open.set()
+                site._open.wait(30)
+                path = self.path.partition("?")[0]
+                parts = path.split("/")
+                if len(parts) != 3 or parts[1] != "p" or not parts[2].isdigit() or int(parts[2]) >= site.size:
+                    self.send_error(404)
+                    return
+                i = int(parts[2])
+                with site._lock:
+                    site.hits[path] += 1
+                links = "".join(f"<li><a href='{href}'>{href}</a></li>" for href in links_of(i, site.size))
+                body = (f"<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
+                        f"<h1>Page {i}</h1><p>The text of page number {i}, found nowhere else.</p>"
+                        f"<ul>{links}</ul></body></html>").encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def url(self, i: int) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/p/{i}"
+
+    def pages(self) -> set[str]:
+        return {f"/p/{i}" for i in range(self.size)}
+
+    def lost(self) -> set[str]:
+        return self.pages() - set(self.hits)
+
+    def fetched_twice(self) -> dict[str, int]:
+        return {p: n for p, n in self.hits.items() if n > 1}
+
+    def __enter__(self) -> MeshSite:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._open.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def seen_calls(server: Any) -> int:
+    """Round trips to the seen set: the scripts of add() and add_batch(), plain SADD/SISMEMBER."""
+    stats = server.client().info("commandstats")
+    return sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval", "sismember", "smismember"))
+
+
+def store_key(url: str) -> bytes:
+    """The member a page's URL has in the seen set (the default policy: plain IP URLs)."""
+    from scrapy_urlunify import identify
+
+    return seen_key(Fingerprinter.compute("GET", identify(url))).to_bytes(8, "big")
+
+
+# --- in-process crawls ---------------------------------------------------------------------------------
+
+SETTINGS = {
+    "ADDONS": {"scrapy_urlunify.Addon": 0},
+    "ROBOTSTXT_OBEY": False,
+    "RETRY_ENABLED": False,
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "INFO",
+    "CONCURRENT_REQUESTS": 4,
+    "CLOSESPIDER_TIMEOUT": 60,
+}
+
+
+class MeshSpider(Spider):
+    name = "mesh"
+
+    def parse(self, response):  # type: ignore[no-untyped-def]
+        yield {"page": response.url}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+
+
+class OrderSpider(Spider):
+    """Interleaves items, links, a duplicate, a ``dont_filter`` request and an opt-out one."""
+
+    name = "order"
+    asynchronous = False
+
+    def outputs(self, response):  # type: ignore[no-untyped-def]
+        """Page i's output; each carries its position (``seq``) in it."""
+        i = int(response.url.rsplit("/", 1)[1].partition("?")[0])
+        out: list[Any] = [{"item": f"{i}-first"}]
+        for n, href in enumerate(response.css("a::attr(href)").getall()):
+            out.append(response.follow(href))
+            if n % 3 == 0:
+                out.append({"item": f"{i}-{n}"})
+        out.append(response.follow("/p/0", dont_filter=True, callback=self.ignore))
+        out.append(response.follow("/p/1", meta={"urlunify": False}, callback=self.ignore))
+        out.append({"item": f"{i}-last"})
+        for seq, o in enumerate(out):
+            if isinstance(o, Request):
+                o.meta["seq"] = seq
+            else:
+                o["seq"] = seq
+        return out
+
+    def parse(self, response):  # type: ignore[no-untyped-def]
+        if response.meta.get("depth", 0) >= 1:
+            return []
+        return self.outputs(response)
+
+    def ignore(self, response):  # type: ignore[no-untyped-def]
+        return []
+
+
+class AsyncOrderSpider(OrderSpider):
+    name = "order"
+
+    async def parse(self, response):  # type: ignore[no-untyped-def]
+        if response.meta.get("depth", 0) >= 1:
+            return
+        for o in self.outputs(response):
+            yield o
+
+
+class Recorder:
+    """A spider middleware below LinkMiddleware (closer to the engine): what it lets through, in order."""
+
+    seen: list[tuple[str, Any]] = []
+
+    def process_spider_output(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        for o in result:
+            Recorder.seen.append(_describe(o))
+            yield o
+
+    async def process_spider_output_async(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        async for o in result:
+            Recorder.seen.append(_describe(o))
+            yield o
+
+
+def _describe(o: Any) -> tuple[str, Any]:
+    if isinstance(o, Request):
+        return ("request", (o.url.partition("//")[2].partition("/")[2], o.dont_filter, o.meta.get("seq"),
+                            o.meta.get("urlunify") is False))
+    return ("item", o.get("item") or o.get("page"), o.get("seq"))
+
+
+class DropSeven:
+    """A spider middleware below LinkMiddleware that drops every request for /p/7: after the
+    batch recorded it, before the scheduler."""
+
+    def process_spider_output(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        for o in result:
+            if not (isinstance(o, Request) and o.url.endswith("/p/7")):
+                yield o
+
+    async def process_spider_output_async(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        async for o in result:
+            if not (isinstance(o, Request) and o.url.endswith("/p/7")):
+                yield o
+
+
+@pytest_twisted.inlineCallbacks
+def crawl(spider: type[Spider], start: str, settings: dict[str, Any]):  # type: ignore[no-untyped-def]
+    runner = CrawlerRunner({**SETTINGS, **settings})
+    crawler = runner.create_crawler(spider)
+    dropped: list[str] = []
+
+    def on_dropped(request, **kw):  # type: ignore[no-untyped-def]
+        dropped.append(request.url)
+
+    crawler.signals.connect(on_dropped, signal=signals.request_dropped)  # (a weak reference)
+    yield runner.crawl(crawler, start_urls=[start])
+    return crawler.stats.get_stats(), dropped
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_costs_one_round_trip_and_counts_what_a_memory_store_counts(redis_server):  # type: ignore[no-untyped-def]
+    """The same crawl with the memory store and with Redis: every page once, the same links,
+    duplicates and filtered counts; with Redis one round trip to the seen set per response
+    (plus one for the start request, recorded outside the batch), where checking each link at
+    the scheduler would cost one per link that reaches it."""
+    with MeshSite() as site:
+        memory, _ = yield crawl(MeshSpider, site.url(0), {})
+        assert site.lost() == set() and site.fetched_twice() == {}
+    redis_server.client().config_resetstat()
+    with MeshSite() as site:
+        shared, dropped = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url})
+        assert site.lost() == set() and site.fetched_twice() == {}
+    calls = seen_calls(redis_server)
+    for key in ("urlunify/links", "urlunify/duplicates", "dupefilter/filtered", "urlunify/filtered/extension:pdf",
+                "urlunify/rewritten", "item_scraped_count", "response_received_count"):
+        assert shared.get(key) == memory.get(key), key
+    responses = shared["response_received_count"]
+    assert responses == SIZE
+    assert shared["urlunify/redis/link_batches"] == responses
+    # + the start request (recorded outside a batch) and Redis learning the two scripts (NOSCRIPT)
+    assert calls <= responses + 3, f"{calls} round trips to the seen set for {responses} pages"
+    assert shared["urlunify/links"] / responses > 10  # per link, it would have been 10x as many
+    assert len(dropped) == shared["dupefilter/filtered"]  # request_dropped, as the scheduler sends it
+    assert redis_server.client().scard("urlunify:mesh:seen") == SIZE
+
+
+@pytest.mark.parametrize("spider", [OrderSpider, AsyncOrderSpider], ids=["sync", "async-generator"])
+@pytest_twisted.inlineCallbacks
+def test_items_and_requests_keep_their_order(redis_server, spider):  # type: ignore[no-untyped-def]
+    """Downstream of LinkMiddleware, a response's output is the spider's, in the spider's order,
+    minus the duplicates: items wait with the links before them, never overtake or lag them;
+    ``dont_filter`` and opt-out requests are not checked (they pass, in their place)."""
+    middlewares = {f"{__name__}.Recorder": 550}
+    with MeshSite() as site:
+        Recorder.seen = []
+        stats, _ = yield crawl(spider, site.url(0), {"URLUNIFY_STORE": redis_server.url,
+                                               "SPIDER_MIDDLEWARES": middlewares, "CONCURRENT_REQUESTS": 1})
+        redis_seen = list(Recorder.seen)
+        Recorder.seen = []
+        yield crawl(spider, site.url(0), {"SPIDER_MIDDLEWARES": middlewares, "CONCURRENT_REQUESTS": 1})
+        memory_seen = list(Recorder.seen)
+    assert stats["urlunify/redis/link_batches"] >= 1
+    # the memory store drops at the scheduler what is not recorded yet (a link repeated on one
+    # page): compare what both let through, in order, after the scheduler's part
+    items = [o for o in redis_seen if o[0] == "item"]
+    assert items == [o for o in memory_seen if o[0] == "item"]
+    assert items[0] == ("item", "0-first", 0)
+    first_page = redis_seen[: redis_seen.index(("item", "0-last", len(items) - 1 + _requests_of_page_0())) + 1]
+    order = [o[-1] if o[0] == "item" else o[1][2] for o in first_page]
+    assert order == sorted(order), f"the output of the page was reordered: {order}"
+    assert len(items) == len(order) - len([o for o in first_page if o[0] == "request"])
+    requests = [o[1] for o in first_page if o[0] == "request"]
+    assert ("p/0", True, False) in [(r[0], r[1], r[3]) for r in requests]  # dont_filter
+    assert ("p/1", False, True) in [(r[0], r[1], r[3]) for r in requests]  # opt-out
+    links = [r[0] for r in requests if not r[1] and not r[3]]
+    assert len(links) == len(set(links)), f"a link repeated on the page went on twice: {links}"
+    # the page's links the crawl had not met yet, each once (the rest were duplicates)
+    assert set(links) == {h.lstrip("/").partition("?")[0] for h in links_of(0)} - {"files/report.pdf", "p/0"}
+
+
+def _requests_of_page_0() -> int:
+    return len(links_of(0)) + 2
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_request_dropped_after_its_batch_is_taken_out_of_redis(redis_server):  # type: ignore[no-untyped-def]
+    """A spider middleware closer to the engine drops /p/7 after the batch recorded it as new.
+    Its key must not stay in the seen set (the page was never scheduled): it is removed again,
+    so another link, process or run can still fetch the page."""
+    with MeshSite() as site:
+        stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url,
+                                                         "SPIDER_MIDDLEWARES": {f"{__name__}.DropSeven": 500}})
+        assert site.lost() == {"/p/7"} and site.fetched_twice() == {}
+        seven = store_key(site.url(7))
+    r = redis_server.client()
+    assert stats.get("urlunify/redis/released", 0) >= 1, stats
+    assert not r.sismember("urlunify:mesh:seen", seven), "a page never scheduled stays 'seen' in Redis"
+    assert r.scard("urlunify:mesh:seen") == SIZE - 1
+
+
+# --- crawls in their own processes (tests/tree_job.py) -----------------------------------------------
+
+JOB = {"ADDONS": {"scrapy_urlunify.Addon": 0}}
+
+
+def start_job(directory: Path, start: str, settings: dict[str, Any],
+              **config: Any) -> tuple[subprocess.Popen[str], Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    result = directory / "result.json"
+    result.unlink(missing_ok=True)
+    conf = {"start": start, "jobdir": str(directory / "job"), "result": str(result),
+            "marks": str(directory / "marks"), "settings": settings, **config}
+    (directory / "config.json").write_text(json.dumps(conf))
+    proc = subprocess.Popen([sys.executable, str(HERE / "tree_job.py"), str(directory / "config.json")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return proc, result
+
+
+def finish(proc: subprocess.Popen[str], result: Path) -> tuple[int, str, dict[str, Any]]:
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    stats = json.loads(result.read_text())["stats"] if result.exists() else {}
+    return proc.returncode, err, stats
+
+
+def store(server: Any, **extra: Any) -> dict[str, Any]:
+    return {"URLUNIFY_STORE": server.url, "URLUNIFY_REDIS_TIMEOUT": 2, "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 3,
+            "URLUNIFY_SCOPE": "mesh", **extra}
+
+
+def test_two_processes_racing_on_one_site_fetch_each_page_once(redis_server, tmp_path) -> None:
+    """Two crawler processes (each its own Scrapy queue and JOBDIR), one Redis seen set, started
+    on two pages of the mesh that link to each other, released together: both race for the
+    links of the whole site. Each page is new for exactly one of them, so the site serves every
+    page exactly once, none missed."""
+    redis_server.client().config_resetstat()
+    with MeshSite(gate=2) as site:
+        jobs = [start_job(tmp_path / f"w{i}", site.url(i), store(redis_server, DOWNLOAD_DELAY=0.01))
+                for i in (0, 1)]
+        runs = [finish(*job) for job in jobs]
+        lost, twice = site.lost(), site.fetched_twice()
+    for code, err, stats in runs:
+        assert code == 0 and stats.get("finish_reason") == "finished", err[-3000:]
+    assert lost == set() and twice == {}, (lost, twice)
+    fetched = [stats["response_received_count"] for _, _, stats in runs]
+    assert min(fetched) > 5, f"no race: one process fetched almost everything {fetched}"
+    assert all(stats["urlunify/duplicates"] > 0 for _, _, stats in runs)
+    responses = sum(fetched)
+    calls = seen_calls(redis_server)
+    # + per process: its start request (recorded outside a batch), Redis learning two scripts
+    assert calls <= responses + 2 * 3, f"{calls} round trips to the seen set for {responses} pages"
+
+
+def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server, tmp_path) -> None:
+    """The seen set turns into a string mid-crawl (WRONGTYPE): the next batch fails. The crawl
+    closes with urlunify_store_error naming the error, counts nothing of that batch as seen, and
+    the resume (the set restored) fetches every page the first run did not, none twice beyond
+    the pages in flight."""
+    r = redis_server.client()
+    slow = {"DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": 2}
+    with MeshSite() as site:
+        proc, result = start_job(tmp_path, site.url(0), store(redis_server, **slow))
+        _wait_for(site, proc, 10)
+        r.rename("urlunify:mesh:seen", "saved")
+        r.set("urlunify:mesh:seen", "another program's value")
+        code, err, stats = finish(proc, result)
+        assert code == 0 and stats["finish_reason"] == "urlunify_store_error", err[-3000:]
+        errors = [line for line in err.splitlines() if "ERROR" in line]
+        assert any("WRONGTYPE" in line and "SADD (batch)" in line for line in errors), errors
+        first = sum(site.hits.values())
+        assert 0 < first < SIZE
+        r.delete("urlunify:mesh:seen")
+        r.rename("saved", "urlunify:mesh:seen")
+        code, err, resumed = finish(*start_job(tmp_path, site.url(0), store(redis_server)))
+        assert code == 0 and resumed["finish_reason"] == "finished", err[-3000:]
+        assert site.lost() == set()
+        extra = {p: n for p, n in site.fetched_twice().items() if p != "/p/0"}  # start page: dont_filter
+        assert len(extra) <= slow["CONCURRENT_REQUESTS"], extra
+
+
+def test_disk_full_under_jobdir_mid_batch_takes_the_unlogged_keys_back(redis_server, tmp_path) -> None:
+    """JOBDIR on a disk that fills up (RLIMIT_FSIZE 24 KiB: a write past it fails with EFBIG as
+    on a full disk): the S record of a new link cannot be written after its batch recorded it in
+    Redis. Its key is taken out of Redis again (else the page would be 'seen' with no request to
+    fetch it), the crawl closes with urlunify_store_error, and the resume fetches every page."""
+    with MeshSite() as site:
+        code, err, stats = finish(*start_job(tmp_path, site.url(0), store(redis_server), fsize=24 * 1024))
+        assert stats.get("finish_reason") == "urlunify_store_error", err[-3000:]
+        assert 0 < len(site.hits) < SIZE, "the disk filled up after the whole site was crawled"
+        code, err, resumed = finish(*start_job(tmp_path, site.url(0), store(redis_server)))
+        assert code == 0 and resumed["finish_reason"] == "finished", err[-3000:]
+        assert site.lost() == set()
+
+
+def _wait_for(site: MeshSite, proc: subprocess.Popen[str], n: int) -> None:
+    import time
+
+    deadline = time.monotonic() + 60
+    while sum(site.hits.values()) < n:
+        assert proc.poll() is None, "the crawl ended too early"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
