@@ -12,8 +12,22 @@ Starts a throw-away ``redis-server`` on loopback (tests/redis_server.py; no pers
    ``MEMORY USAGE key SAMPLES 0`` (exact), for our 8-byte members and scrapy-redis's
    40-character hex SHA-1 members; and per page signature for ``RedisSignatureStore``
    (16-byte MD5 -> the page's identifier).
+5. The link path of a crawl, page by page (``--pages``): the links of each page of python3-doc
+   (``benchmarks/corpus.py``, in document order: ~84% of them seen before), or without that
+   corpus synthetic pages of 100 links, each link a fresh ``Request``:
 
-Usage: python benchmarks/bench_redis.py [--n 100000] [--json results.json]
+   * scrapy-redis: ``RFPDupeFilter.request_seen`` per link (what its scheduler does), one round
+     trip each;
+   * ours, per link: ``LinkMiddleware`` then ``DupeFilter.request_seen`` per link, as before the
+     link batch (one round trip per link the middleware lets through);
+   * ours, page batch: ``LinkMiddleware.process_spider_output`` on the page's requests (one
+     round trip for the page, integration/redis_batch.py), then ``request_seen`` for what it lets
+     through (pre-recorded: no round trip).
+
+   Links per second, and round trips to the seen set per page (``INFO commandstats``: the
+   scripts' ``EVALSHA`` and scrapy-redis's ``SADD``), in real unstarted Scrapy crawlers.
+
+Usage: python benchmarks/bench_redis.py [--n 100000] [--pages 200] [--json results.json]
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from redis_server import NOT_FOUND, RedisServer, find_redis_server  # noqa: E402
 from scrapy import Request  # noqa: E402
@@ -110,7 +125,105 @@ def bench_filter(
     return best
 
 
-def run(n: int, repeat: int = 3) -> dict[str, Any]:
+def link_pages(limit: int) -> tuple[str, list[tuple[str, list[str]]]]:
+    """(where the links come from, [(page URL, its http(s) links in document order)])."""
+    try:
+        from corpus import DEFAULT_ROOT, load
+
+        if not DEFAULT_ROOT.is_dir():
+            raise FileNotFoundError(DEFAULT_ROOT)
+        pages: dict[str, list[str]] = {}
+        for link in load():
+            if link["abs"].startswith(("http://", "https://")):
+                pages.setdefault(link["page"], []).append(link["abs"])
+        return "python3-doc", list(pages.items())[:limit]
+    except (ImportError, OSError, SystemExit):
+        # 100 links per page: 16 to pages of the crawl seen before, the rest new
+        out = []
+        for p in range(limit):
+            links = [f"https://docs.example.test/section/{p}/topic-{k}.html" for k in range(84)]
+            links += [f"https://docs.example.test/section/{max(p - 1, 0)}/topic-{k}.html" for k in range(16)]
+            out.append((f"https://docs.example.test/section/{p}/", links))
+        return "synthetic", out
+
+
+def seen_round_trips(admin: Any) -> int:
+    stats = admin.info("commandstats")
+    # EVALSHA: our scripts (one SADD each, or a page's batch); SADD: scrapy-redis's, as sent by
+    # the client (a script's own SADDs are counted too, so ours are left out of "sadd")
+    sadd = 0 if "cmdstat_evalsha" in stats else stats.get("cmdstat_sadd", {}).get("calls", 0)
+    return stats.get("cmdstat_evalsha", {}).get("calls", 0) + sadd
+
+
+def bench_pages(server: Any, admin: Any, limit: int, repeat: int) -> dict[str, Any]:
+    """Item 5 of the module docstring: links/s and round trips per page of three link paths."""
+    from scrapy import Spider
+    from scrapy.http import HtmlResponse
+    from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_urlunify.integration.dupefilter import DupeFilter
+    from scrapy_urlunify.integration.links import LinkMiddleware
+
+    source, pages = link_pages(limit)
+    n = sum(len(links) for _, links in pages)
+    responses = {page: HtmlResponse(page, body=b"<html></html>") for page, _ in pages}
+
+    class BenchSpider(Spider):
+        name = "bench"
+
+    def theirs() -> tuple[float, int]:
+        df = RFPDupeFilter(get_redis_from_settings(Settings({"REDIS_URL": server.url})), "bench:dupefilter")
+        spider = BenchSpider()
+        kept = 0
+        t0 = time.perf_counter()
+        for _page, links in pages:
+            for url in links:
+                r = Request(url)
+                if df.request_seen(r):
+                    df.log(r, spider)
+                else:
+                    kept += 1
+        return time.perf_counter() - t0, kept
+
+    def ours(batch: bool) -> tuple[float, int]:
+        crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}, "URLUNIFY_STORE": server.url,
+                                            "URLUNIFY_LEARN": False})
+        crawler._apply_settings()
+        crawler.spider = spider = BenchSpider.from_crawler(crawler)
+        df = DupeFilter.from_crawler(crawler)
+        mw = LinkMiddleware.from_crawler(crawler)
+        # without the batch: BaseSpiderMiddleware's output loop, one request at a time
+        output = mw.process_spider_output if batch else BaseSpiderMiddleware.process_spider_output.__get__(mw)
+        kept = 0
+        t0 = time.perf_counter()
+        for page, links in pages:
+            for r in output(responses[page], [Request(url) for url in links]):
+                if not r.dont_filter and df.request_seen(r):
+                    df.log(r, spider)
+                else:
+                    kept += 1
+        elapsed = time.perf_counter() - t0
+        df.close("finished")
+        return elapsed, kept
+
+    results: dict[str, Any] = {"source": source, "pages": len(pages), "links": n}
+    for name, run_once in (("scrapy_redis", theirs), ("ours_per_link", lambda: ours(False)),
+                           ("ours_batch", lambda: ours(True))):
+        best = float("inf")
+        for _ in range(repeat):
+            admin.flushall()
+            admin.script_flush()
+            cold()
+            admin.config_resetstat()
+            seconds, kept = run_once()
+            best = min(best, seconds)
+            trips = seen_round_trips(admin)
+        results[name] = {"links_per_s": n / best, "round_trips_per_page": trips / len(pages), "kept": kept}
+    return results
+
+
+def run(n: int, repeat: int = 3, pages: int = 200) -> dict[str, Any]:
     results: dict[str, Any] = {"n": n, "repeat": repeat}
     url_list = urls(n)
     with RedisServer() as server:
@@ -160,6 +273,8 @@ def run(n: int, repeat: int = 3) -> dict[str, Any]:
         results["signatures"]["bytes_memory_usage"] = memory_usage(admin, "bench:signatures") / n
         assert len(sigs) == n
         sigs.close()
+
+        results["pages"] = bench_pages(server, admin, pages, repeat)
     return results
 
 
@@ -177,9 +292,19 @@ def table(r: dict[str, Any]) -> str:
         ("Redis bytes/signature, used_memory delta", sigs["bytes_used_memory"], None),
         ("Redis bytes/signature, MEMORY USAGE", sigs["bytes_memory_usage"], None),
     ]
+    pages = r.get("pages")
+    if pages:
+        theirs_p = pages["scrapy_redis"]
+        for key, label in (("ours_per_link", "link path per link"), ("ours_batch", "link path, page batch")):
+            rows.append((f"{label} (links/s)", pages[key]["links_per_s"], theirs_p["links_per_s"]))
+            rows.append((f"{label} (round trips/page)", pages[key]["round_trips_per_page"],
+                         theirs_p["round_trips_per_page"]))
     width = max(len(label) for label, *_ in rows)
     out = [f"N = {r['n']:,} URLs, best of {r['repeat']}, redis-server {r['redis_version']} on loopback TCP; "
            f"signature identifiers average {sigs['identifier_chars']:.0f} chars",
+           *([f"link path: {pages['links']:,} links of {pages['pages']} pages ({pages['source']}); "
+              f"requests kept: scrapy-redis {pages['scrapy_redis']['kept']:,}, "
+              f"ours {pages['ours_batch']['kept']:,}"] if pages else []),
            f"{'':{width}}  {'ours':>12}  {'scrapy-redis':>12}  {'ours/theirs':>11}"]
     for label, a, b in rows:
         ratio = f"{a / b:10.2f}x" if b else ""
@@ -192,12 +317,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="distinct URLs (default 100000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes, best kept (default 3)")
+    parser.add_argument("--pages", type=int, default=200, help="pages of the link-path benchmark (default 200)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     if find_redis_server() is None:
         print(NOT_FOUND, file=sys.stderr)
         return 2
-    results = run(args.n, args.repeat)
+    results = run(args.n, args.repeat, args.pages)
     print(table(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

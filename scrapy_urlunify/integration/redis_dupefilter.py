@@ -28,7 +28,9 @@ With scrapy-redis's scheduler, ``SCHEDULER_PERSIST = False`` (its default) delet
 when the crawl closes, and ``SCHEDULER_FLUSH_ON_START`` when it opens: both call
 :meth:`~RedisDupeFilter.clear`. :meth:`close` never deletes it (Scrapy's scheduler calls
 ``close`` at the end of every crawl, and the set is shared). Stats: ``urlunify/redis/retries``
-and ``urlunify/redis/outages``.
+and ``urlunify/redis/outages``. With ``LinkMiddleware`` (the add-on), the links of a response are
+checked in one round trip before they reach the scheduler (:mod:`.redis_batch`; stat
+``urlunify/redis/link_batches``).
 
 scrapy-redis's API works too: ``RedisDupeFilter(server, key, debug=False)`` and
 ``from_settings(settings)`` (a one-time ``dupefilter:<timestamp>`` key, deleted by :meth:`close`

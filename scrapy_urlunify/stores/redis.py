@@ -5,7 +5,8 @@ Three stores over one ``redis.Redis`` client, each on its own key (see :func:`re
 * :class:`RedisSeenStore` -- a :class:`~scrapy_urlunify.stores.SeenStore`: a Redis SET whose
   members are the 64-bit fingerprints as 8-byte big-endian binary strings. ``SADD`` answers 1
   when the member is new, so "seen?" and "record" are one atomic step *in Redis*: two
-  processes racing on one URL get exactly one "new".
+  processes racing on one URL get exactly one "new". ``add_batch`` checks and records many
+  keys (a response's links) in one round trip, each as atomically (one Lua script).
 * :class:`RedisSignatureStore` -- a :class:`~scrapy_urlunify.stores.SignatureStore`: a HASH
   signature -> identifier; ``HSETNX`` + ``HGET`` in one ``MULTI``/``EXEC`` transaction (one
   round trip, no other client's command runs in between).
