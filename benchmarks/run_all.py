@@ -110,6 +110,12 @@ def print_table(r: dict[str, Any]) -> None:
         row("Redis request_seen, duplicate", 1e6 / ours["dup_per_s"], 1e6 / theirs["dup_per_s"], "µs")
         row("Redis memory per seen URL (MEMORY USAGE)", ours["bytes_memory_usage"],
             theirs["bytes_memory_usage"], "B")
+        pages = red.get("pages")
+        if pages:
+            row("Redis link path, page batch (python3-doc pages)", 1e6 / pages["ours_batch"]["links_per_s"],
+                1e6 / pages["scrapy_redis"]["links_per_s"], "µs")
+            row("Redis round trips per page", pages["ours_batch"]["round_trips_per_page"],
+                pages["scrapy_redis"]["round_trips_per_page"], "")
     big = r.get("bigpage")
     if big:
         for mib, v in big.items():
