@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 from scrapy import Request, Spider, signals
+from scrapy.exceptions import IgnoreRequest
 from scrapy.crawler import CrawlerRunner
 
 from scrapy_urlunify.integration.dupefilter import seen_key
@@ -185,22 +186,6 @@ class AsyncOrderSpider(OrderSpider):
             yield o
 
 
-class Recorder:
-    """A spider middleware below LinkMiddleware (closer to the engine): what it lets through, in order."""
-
-    seen: list[tuple[str, Any]] = []
-
-    def process_spider_output(self, response, result, spider=None):  # type: ignore[no-untyped-def]
-        for o in result:
-            Recorder.seen.append(_describe(o))
-            yield o
-
-    async def process_spider_output_async(self, response, result, spider=None):  # type: ignore[no-untyped-def]
-        async for o in result:
-            Recorder.seen.append(_describe(o))
-            yield o
-
-
 def _describe(o: Any) -> tuple[str, Any]:
     if isinstance(o, Request):
         return ("request", (o.url.partition("//")[2].partition("/")[2], o.dont_filter, o.meta.get("seq"),
@@ -208,23 +193,14 @@ def _describe(o: Any) -> tuple[str, Any]:
     return ("item", o.get("item") or o.get("page"), o.get("seq"))
 
 
-class DropSeven:
-    """A spider middleware below LinkMiddleware that drops every request for /p/7: after the
-    batch recorded it, before the scheduler."""
-
-    def process_spider_output(self, response, result, spider=None):  # type: ignore[no-untyped-def]
-        for o in result:
-            if not (isinstance(o, Request) and o.url.endswith("/p/7")):
-                yield o
-
-    async def process_spider_output_async(self, response, result, spider=None):  # type: ignore[no-untyped-def]
-        async for o in result:
-            if not (isinstance(o, Request) and o.url.endswith("/p/7")):
-                yield o
-
-
 @pytest_twisted.inlineCallbacks
-def crawl(spider: type[Spider], start: str, settings: dict[str, Any]):  # type: ignore[no-untyped-def]
+def crawl(spider: type[Spider], start: str, settings: dict[str, Any],  # type: ignore[no-untyped-def]
+          record: list[Any] | None = None, refuse: str | None = None):
+    """A crawl in this process: (stats, URLs of request_dropped). ``record``: what reaches the
+    engine, in order (each request as the engine schedules it, each item as it leaves the
+    pipelines: with CONCURRENT_ITEMS = 1 the engine takes a response's output in its order).
+    ``refuse``: a ``request_scheduled`` handler refuses (IgnoreRequest) requests ending so, after
+    the link batch recorded them."""
     runner = CrawlerRunner({**SETTINGS, **settings})
     crawler = runner.create_crawler(spider)
     dropped: list[str] = []
@@ -232,7 +208,20 @@ def crawl(spider: type[Spider], start: str, settings: dict[str, Any]):  # type: 
     def on_dropped(request, **kw):  # type: ignore[no-untyped-def]
         dropped.append(request.url)
 
-    crawler.signals.connect(on_dropped, signal=signals.request_dropped)  # (a weak reference)
+    def on_scheduled(request, **kw):  # type: ignore[no-untyped-def]
+        if record is not None:
+            record.append(_describe(request))
+        if refuse and request.url.endswith(refuse):
+            raise IgnoreRequest(f"refused by the test: {request.url}")
+
+    def on_scraped(item, **kw):  # type: ignore[no-untyped-def]
+        if record is not None:
+            record.append(_describe(item))
+
+    # (signal handlers are weak references: these locals live as long as the crawl)
+    crawler.signals.connect(on_dropped, signal=signals.request_dropped)
+    crawler.signals.connect(on_scheduled, signal=signals.request_scheduled)
+    crawler.signals.connect(on_scraped, signal=signals.item_scraped)
     yield runner.crawl(crawler, start_urls=[start])
     return crawler.stats.get_stats(), dropped
 
@@ -267,28 +256,27 @@ def test_a_page_costs_one_round_trip_and_counts_what_a_memory_store_counts(redis
 @pytest.mark.parametrize("spider", [OrderSpider, AsyncOrderSpider], ids=["sync", "async-generator"])
 @pytest_twisted.inlineCallbacks
 def test_items_and_requests_keep_their_order(redis_server, spider):  # type: ignore[no-untyped-def]
-    """Downstream of LinkMiddleware, a response's output is the spider's, in the spider's order,
+    """What reaches the engine from a response is the spider's output, in the spider's order,
     minus the duplicates: items wait with the links before them, never overtake or lag them;
     ``dont_filter`` and opt-out requests are not checked (they pass, in their place)."""
-    middlewares = {f"{__name__}.Recorder": 550}
+    one_at_a_time = {"CONCURRENT_REQUESTS": 1, "CONCURRENT_ITEMS": 1}
     with MeshSite() as site:
-        Recorder.seen = []
-        stats, _ = yield crawl(spider, site.url(0), {"URLUNIFY_STORE": redis_server.url,
-                                               "SPIDER_MIDDLEWARES": middlewares, "CONCURRENT_REQUESTS": 1})
-        redis_seen = list(Recorder.seen)
-        Recorder.seen = []
-        yield crawl(spider, site.url(0), {"SPIDER_MIDDLEWARES": middlewares, "CONCURRENT_REQUESTS": 1})
-        memory_seen = list(Recorder.seen)
+        redis_seen: list[Any] = []
+        stats, _ = yield crawl(spider, site.url(0), {"URLUNIFY_STORE": redis_server.url, **one_at_a_time},
+                               record=redis_seen)
+        memory_seen: list[Any] = []
+        yield crawl(spider, site.url(0), one_at_a_time, record=memory_seen)
     assert stats["urlunify/redis/link_batches"] >= 1
     # the memory store drops at the scheduler what is not recorded yet (a link repeated on one
     # page): compare what both let through, in order, after the scheduler's part
     items = [o for o in redis_seen if o[0] == "item"]
     assert items == [o for o in memory_seen if o[0] == "item"]
     assert items[0] == ("item", "0-first", 0)
-    first_page = redis_seen[: redis_seen.index(("item", "0-last", len(items) - 1 + _requests_of_page_0())) + 1]
+    last = next(i for i, o in enumerate(redis_seen) if o[:2] == ("item", "0-last"))
+    # page 0's output (the start request before it has no place in it)
+    first_page = [o for o in redis_seen[: last + 1] if (o[-1] if o[0] == "item" else o[1][2]) is not None]
     order = [o[-1] if o[0] == "item" else o[1][2] for o in first_page]
     assert order == sorted(order), f"the output of the page was reordered: {order}"
-    assert len(items) == len(order) - len([o for o in first_page if o[0] == "request"])
     requests = [o[1] for o in first_page if o[0] == "request"]
     assert ("p/0", True, False) in [(r[0], r[1], r[3]) for r in requests]  # dont_filter
     assert ("p/1", False, True) in [(r[0], r[1], r[3]) for r in requests]  # opt-out
@@ -298,24 +286,42 @@ def test_items_and_requests_keep_their_order(redis_server, spider):  # type: ign
     assert set(links) == {h.lstrip("/").partition("?")[0] for h in links_of(0)} - {"files/report.pdf", "p/0"}
 
 
-def _requests_of_page_0() -> int:
-    return len(links_of(0)) + 2
-
-
 @pytest_twisted.inlineCallbacks
 def test_a_request_dropped_after_its_batch_is_taken_out_of_redis(redis_server):  # type: ignore[no-untyped-def]
-    """A spider middleware closer to the engine drops /p/7 after the batch recorded it as new.
-    Its key must not stay in the seen set (the page was never scheduled): it is removed again,
-    so another link, process or run can still fetch the page."""
+    """A ``request_scheduled`` handler refuses /p/7 after the batch recorded it as new. Its key
+    must not stay in the seen set (the page was never scheduled): it is removed again, so
+    another link, process or run can still fetch the page."""
     with MeshSite() as site:
-        stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url,
-                                                         "SPIDER_MIDDLEWARES": {f"{__name__}.DropSeven": 500}})
-        assert site.lost() == {"/p/7"} and site.fetched_twice() == {}
+        stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url}, refuse="/p/7")
+        assert site.lost() == {"/p/7"}
+        assert site.fetched_twice() == {}
         seven = store_key(site.url(7))
     r = redis_server.client()
     assert stats.get("urlunify/redis/released", 0) >= 1, stats
     assert not r.sismember("urlunify:mesh:seen", seven), "a page never scheduled stays 'seen' in Redis"
     assert r.scard("urlunify:mesh:seen") == SIZE - 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_another_middleware_after_the_link_middleware_turns_batches_off(redis_server):  # type: ignore[no-untyped-def]
+    """A spider middleware below LinkMiddleware sees every link the scheduler would (it would miss
+    the duplicates a batch drops): the links are then checked one by one, at the scheduler."""
+    with MeshSite() as site:
+        stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url,
+                                                         "SPIDER_MIDDLEWARES": {f"{__name__}.PassThrough": 500}})
+        assert site.lost() == set()
+        assert site.fetched_twice() == {}
+    assert stats.get("urlunify/redis/link_batches", 0) == 0
+    assert stats["urlunify/duplicates"] > 0
+
+
+class PassThrough:
+    def process_spider_output(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        yield from result
+
+    async def process_spider_output_async(self, response, result, spider=None):  # type: ignore[no-untyped-def]
+        async for o in result:
+            yield o
 
 
 # --- crawls in their own processes (tests/tree_job.py) -----------------------------------------------
