@@ -429,3 +429,23 @@ def _wait_for(site: MeshSite, proc: subprocess.Popen[str], n: int) -> None:
         assert proc.poll() is None, "the crawl ended too early"
         assert time.monotonic() < deadline
         time.sleep(0.01)
+
+
+@pytest.mark.parametrize("kills", [[0], [1, 5], [2, 8, 26]], ids=["root", "two", "three"])
+def test_a_kill_after_a_batch_before_the_scheduler_loses_no_page(redis_server, tmp_path, kills) -> None:
+    """JOBDIR and a Redis store, the tree site (each page linked from one page only: a lost link
+    loses a subtree). Killed while a page's item is in the pipelines: its links were checked and
+    recorded in Redis by their batch, and are not scheduled yet (Scrapy schedules them in worker
+    tasks). Their ``S`` records, written with the batch, make the resume schedule them: nothing
+    lost, at most the pages in flight fetched twice."""
+    from _treesite import TreeSite, resume_until_finished
+
+    settings = {"URLUNIFY_STORE": redis_server.url}
+    with TreeSite() as site:
+        runs = resume_until_finished(tmp_path, site, len(kills) + 1, kill_on_item=kills, settings=settings)
+    assert [r.killed for r in runs] == [True] * len(kills) + [False], [r.stderr[-2000:] for r in runs]
+    assert runs[-1].returncode == 0, runs[-1].stderr[-3000:]
+    assert runs[-1].stats["finish_reason"] == "finished"
+    assert sorted(site.lost()) == []
+    assert len(site.fetched_twice()) <= 8 * len(kills), site.fetched_twice()
+    assert runs[-1].stats.get("urlunify/redis/link_batches", 0) > 0
