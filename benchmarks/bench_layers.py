@@ -4,12 +4,17 @@ Real crawls of the demo site (``scrapy_urlunify.demo``), one per configuration, 
 server; the site's ground truth counts what each crawl fetched:
 
 * **plain Scrapy**;
-* **URL rules, defaults**: the add-on line alone, signatures off;
+* **URL rules, defaults**: the add-on line, signatures (and so learning) off;
 * **URL rules, configured**: plus the per-host settings of the demo's configured spider
   (key and removed parameters of the news site, sister suffixes), signatures off;
-* **+ signatures**: page signatures on (duplicate pages stop before the callback);
-* **defaults + signatures + learning**: no per-host settings at all, ``URLUNIFY_LEARN`` on;
+* **+ signatures**: page signatures on (duplicate pages stop before the callback), learning off;
+* **defaults + signatures + learning**: no per-host settings at all, learning on: the add-on
+  line alone, as its defaults are;
 * **configured + signatures + learning**.
+
+The demo site has the traps a learner must survive (defaults spelled out, a 3 MB index with
+session ids, clocks, tokens, soft 404s: ``scrapy_urlunify.demo.layout``); ``--no-traps`` crawls
+the site without them.
 
 Columns: requests; *redundant*: fetches of a page already fetched under another URL; *copies*:
 items from more than one member of a content-duplicate group (print views, mirrors: distinct
@@ -41,15 +46,17 @@ class DefaultsSpider(c.ConfiguredSpider):
 
 CONFIGS: list[tuple[str, type, dict[str, Any]]] = [
     ("plain Scrapy", c.PlainSpider, {}),
-    ("URL rules, defaults", DefaultsSpider, {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False}),
-    ("URL rules, configured", c.ConfiguredSpider, {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False}),
-    ("configured + signatures", c.ConfiguredSpider, dict(c.ADDON_SETTINGS)),
+    ("URL rules, defaults", DefaultsSpider,
+     {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False, "URLUNIFY_LEARN": False}),
+    ("URL rules, configured", c.ConfiguredSpider,
+     {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False, "URLUNIFY_LEARN": False}),
+    ("configured + signatures", c.ConfiguredSpider, {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": False}),
     ("defaults + signatures + learning", DefaultsSpider, {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": True}),
     ("configured + signatures + learning", c.ConfiguredSpider, {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": True}),
 ]
 
 
-def run_all(size: int) -> list[dict[str, Any]]:
+def run_all(size: int, traps: bool = True) -> list[dict[str, Any]]:
     from scrapy.utils.reactor import install_reactor
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
@@ -58,7 +65,7 @@ def run_all(size: int) -> list[dict[str, Any]]:
     from scrapy_urlunify.demo.server import DemoServer
     from scrapy_urlunify.demo.site import DemoSite
 
-    site = DemoSite(size=size)
+    site = DemoSite(size=size, traps=traps)
     rows: list[dict[str, Any]] = []
 
     @defer.inlineCallbacks
@@ -85,6 +92,7 @@ def run_all(size: int) -> list[dict[str, Any]]:
                              "learned": len(learned), "rules": sorted(learned), "missed": m["pages_missed"],
                              "content_missed": len(content_missed),
                              "false_merges": m["false_merges"], "items": m["items"],
+                             "duplicate_items": m["duplicate_items"], "soft_404s": m["soft_404s"],
                              "seconds": m["seconds"]})
         finally:
             yield server.stop()
@@ -101,12 +109,14 @@ def run_all(size: int) -> list[dict[str, Any]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=300)
+    ap.add_argument("--no-traps", action="store_true", help="the demo site without the learner's traps")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    rows = run_all(args.size)
+    rows = run_all(args.size, traps=not args.no_traps)
     cols = ("requests", "redundant", "copies", "sig_dup", "learned", "missed", "content_missed",
-            "false_merges", "items", "seconds")
-    print(f"\ndemo site, size {args.size}\n{'':36s}" + "".join(f"{c:>15s}" for c in cols))
+            "false_merges", "items", "duplicate_items", "soft_404s", "seconds")
+    print(f"\ndemo site, size {args.size}{'' if not args.no_traps else ', no traps'}\n{'':36s}"
+          + "".join(f"{c:>15s}" for c in cols))
     for r in rows:
         print(f"{r['name']:36s}" + "".join(f"{r[c]:>15}" for c in cols))
     for r in rows:

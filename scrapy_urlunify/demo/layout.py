@@ -6,6 +6,13 @@
                article (item) pages and ``?print=1`` print views, three
                session areas (``;jsessionid=`` / ``PHPSESSID=`` / ``sid=``),
                an https-only ``/secure/`` area and the ``/moved`` redirect;
+               and the traps a URL learner must survive: default values spelled
+               out (``/blog/?page=1``, ``?lang=en`` on the guide's chapters, which
+               also exist in German, ``/search/?q=..&page=1&sort=relevance`` on a
+               paginated, sortable site search), a ~3 MB index of every section
+               whose links carry a per-view ``;jsessionid=``, a clock in some
+               bodies and a per-view form token in others, and soft 404s
+               (removed docs and posts answered 200 with one "not found" page);
 ``news``       a ContentServer news section (``cid`` matters, ``inifile`` and
                ``arglink`` do not);
 ``termomont``  a product catalogue served identically on ``termomont.rs``
@@ -47,6 +54,21 @@ SESSION_AREAS = (
     ("/support/", "faq", "sid", False),
 )
 
+GERMAN = ("Anfrage", "Antwort", "Seite", "Verzeichnis", "Kapitel", "Sitzung", "Kennung", "Abschnitt",
+          "Zeichen", "Vorlage", "Spiegel", "Suche", "Ergebnis", "Sprache", "Adresse", "Pfad", "Parameter",
+          "Wert", "Standard", "Schnittstelle", "Speicher", "Warteschlange", "Umleitung", "Inhalt")
+
+#: Site search: its terms, result pages per sort order and results per page.
+SEARCH_PATH = "/search/"
+SEARCH_TERMS = ("crawler", "proxy", "sitemap", "cookie")
+SEARCH_SORTS = ("relevance", "date")  # the first is the default
+SEARCH_PER_PAGE = 4
+#: The index of every section (~3 MB, like a documentation site's genindex).
+TOC_PATH = "/docs/genindex.html"
+TOC_BYTES = 3_000_000
+#: Paths whose missing pages are answered 200 with one "not found" page (soft 404s).
+SOFT_404_PREFIXES = ("/docs/", "/blog/")
+
 NEWS_PATH = "/servlet/ContentServer"
 NEWS_INIFILE = "futuretense.ini"
 NEWS_FIRST_CID = 1166000000000
@@ -72,24 +94,34 @@ class Plan:
     products: int
     mirrors: int
     pdfs: int
+    terms: int
+    search_pages: int
+
+    @property
+    def searches(self) -> int:
+        """Distinct search result pages: terms x pages x sort orders."""
+        return self.terms * self.search_pages * len(SEARCH_SORTS)
 
     @property
     def listings(self) -> int:
         return math.ceil(self.articles / self.per_listing)
 
     @classmethod
-    def for_size(cls, size: int) -> Plan:
+    def for_size(cls, size: int, traps: bool = True) -> Plan:
         """Split roughly ``size`` distinct pages over the sections (minimums keep
         every variant present even for tiny sites)."""
-        rest = max(size - 16, 24)
+        terms, search_pages = ((2, 2) if size < 150 else (len(SEARCH_TERMS), 2)) if traps else (0, 0)
+        # the fixed pages: home, contact, indexes, areas' entries ... the search and the index
+        rest = max(size - 16 - (1 if traps else 0) - terms * search_pages * len(SEARCH_SORTS), 24)
 
         def share(frac: float, minimum: int) -> int:
             return max(minimum, round(rest * frac))
 
         articles = share(0.21, 5)
+        chapters = share(0.05, 2) if traps else share(0.08, 2)  # with traps, each also in German
         return cls(
-            docs=share(0.17, 4),
-            chapters=share(0.08, 2),
+            docs=share(0.15 if traps else 0.17, 4),
+            chapters=chapters,
             articles=articles,
             per_listing=4,
             prints=max(1, articles // 3),
@@ -98,6 +130,8 @@ class Plan:
             products=share(0.08, 3),
             mirrors=share(0.05, 2),
             pdfs=max(1, round(rest * 0.04)),
+            terms=terms,
+            search_pages=search_pages,
         )
 
 
@@ -116,11 +150,12 @@ class Layout:
 class SiteBuilder:
     """Builds a :class:`Layout` for ``size`` (approximate page count) and ``seed``."""
 
-    def __init__(self, size: int = 300, seed: int = 20240601) -> None:
+    def __init__(self, size: int = 300, seed: int = 20240601, traps: bool = True) -> None:
         self.size = size
         self.rng = random.Random(seed)
         self.hrefs = Hrefs(self.rng)
-        self.plan = Plan.for_size(size)
+        self.traps = traps
+        self.plan = Plan.for_size(size, traps)
         self.pages: dict[str, Page] = {}
         self.documents: dict[str, Document] = {}
         self.redirects: dict[tuple[str, str], Redirect] = {}
@@ -128,14 +163,14 @@ class SiteBuilder:
         self._serial = 0
 
     # -- text --------------------------------------------------------------
-    def words(self, n: int) -> str:
-        return " ".join(self.rng.choice(WORDS) for _ in range(n))
+    def words(self, n: int, vocabulary: tuple[str, ...] = WORDS) -> str:
+        return " ".join(self.rng.choice(vocabulary) for _ in range(n))
 
-    def paragraphs(self, label: str, count: int = 2) -> tuple[str, ...]:
+    def paragraphs(self, label: str, count: int = 2, vocabulary: tuple[str, ...] = WORDS) -> tuple[str, ...]:
         """Body paragraphs; the serial number makes every page's text unique."""
         self._serial += 1
-        first = f"{label} (reference {self._serial:05d}): {self.words(14).capitalize()}."
-        return (first, *(self.words(18).capitalize() + "." for _ in range(count - 1)))
+        first = f"{label} (reference {self._serial:05d}): {self.words(14, vocabulary).capitalize()}."
+        return (first, *(self.words(18, vocabulary).capitalize() + "." for _ in range(count - 1)))
 
     # -- pages -------------------------------------------------------------
     def add(
@@ -148,6 +183,7 @@ class SiteBuilder:
         *,
         is_item: bool = False,
         session_style: str | None = None,
+        vocabulary: tuple[str, ...] = WORDS,
     ) -> Page:
         page = Page(
             id=page_id_for(site_key, path, query),
@@ -157,7 +193,7 @@ class SiteBuilder:
             kind=kind,
             title=heading,
             heading=heading,
-            paragraphs=self.paragraphs(heading, 3 if is_item else 2),
+            paragraphs=self.paragraphs(heading, 3 if is_item else 2, vocabulary),
             is_item=is_item,
             session_style=session_style,
         )
@@ -378,7 +414,93 @@ class SiteBuilder:
         self.build_blog(listings, articles, public)
         for entry, members, style in areas:
             self.build_session_area(entry, members, style, home)
+        if self.traps:
+            home.clock = True
+            contact.token = True
+            for listing in listings:
+                listing.clock = True
+            self.build_languages(guide, chapters)
+            self.build_search(home, [*docs, *chapters, *articles])
+            self.build_index(docs_index, guide, docs, chapters)
+            self.build_soft_404s(docs, listings, articles)
         return home
+
+    # -- the traps -----------------------------------------------------------
+    def build_languages(self, guide: Page, chapters: list[Page]) -> None:
+        """Every guide chapter also in German (``?lang=de``, other text); ``?lang=en`` is the
+        default, and the language switcher spells it out."""
+        germans = []
+        for n, ch in enumerate(chapters, start=1):
+            self.param_defaults[(SITE, ch.path)] = {"lang": "en"}
+            germans.append(self.add(SITE, ch.path, "chapter-de", f"Kapitel {n}: {self.words(2, GERMAN)}",
+                                    (("lang", "de"),), vocabulary=GERMAN))
+        for i, (ch, de) in enumerate(zip(chapters, germans, strict=True)):
+            name = ch.path.rsplit("/", 1)[1]
+            nxt = germans[(i + 1) % len(germans)]
+            ch.links += [Link(f"{name}?lang=en", "English", ch.id), Link(f"{name}?lang=de", "Deutsch", de.id)]
+            de.links += [
+                Link(f"{name}?lang=en", "English", ch.id),
+                Link(f"{nxt.path.rsplit('/', 1)[1]}?lang=de", "Nächstes Kapitel", nxt.id),
+                self.link(de, guide, "Inhaltsverzeichnis", "relative"),
+            ]
+
+    def build_search(self, home: Page, pool: list[Page]) -> None:
+        """``/search/?q=T``: paginated (``page``, default 1) and sortable (``sort``, default
+        ``relevance``); every page and order is other content, and the pager and the sort
+        switch spell the defaults out."""
+        plan, per = self.plan, SEARCH_PER_PAGE
+        self.param_defaults[(SITE, SEARCH_PATH)] = {"page": "1", "sort": SEARCH_SORTS[0]}
+        for term in SEARCH_TERMS[: plan.terms]:
+            hits = self.rng.sample(pool, min(len(pool), per * plan.search_pages))
+            orders = (hits, sorted(hits, key=lambda p: p.id))  # by date: another order, other pages
+            found: dict[tuple[str, int], Page] = {}
+            for sort, order in zip(SEARCH_SORTS, orders, strict=True):
+                for n in range(1, plan.search_pages + 1):
+                    query = [("q", term)]
+                    if n > 1:
+                        query.append(("page", str(n)))
+                    if sort != SEARCH_SORTS[0]:
+                        query.append(("sort", sort))
+                    page = self.add(SITE, SEARCH_PATH, "search", f"Search: {term}, page {n}, by {sort}",
+                                    tuple(sorted(query)))
+                    page.links += [self.link(page, hit, hit.heading) for hit in order[(n - 1) * per : n * per]]
+                    found[(sort, n)] = page
+            for (sort, n), page in found.items():
+                page.links += [Link(f"?q={term}&page={m}&sort={sort}", str(m), found[(sort, m)].id)
+                               for m in range(1, plan.search_pages + 1) if m != n]
+                page.links += [Link(f"?q={term}&sort={other}", f"Sort by {other}", found[(other, 1)].id)
+                               for other in SEARCH_SORTS if other != sort]
+            home.links.append(Link(f"{SEARCH_PATH}?q={term}", f"Search: {term}", found[(SEARCH_SORTS[0], 1)].id))
+
+    def build_index(self, docs_index: Page, guide: Page, docs: list[Page], chapters: list[Page]) -> None:
+        """The index of every section of the docs (~3 MB): each link carries the session id of
+        the view (``;jsessionid=``), so its bytes differ on every view while its text does not."""
+        toc = self.add(SITE, TOC_PATH, "index", "Index of all sections", session_style="jsessionid")
+        targets = [*docs, *chapters]
+        # a summary of ~110 words per section: 3 MB in a few thousand links, as in a real index
+        per_target = max(1, TOC_BYTES // (1000 * len(targets)))
+        n = len(WORDS)
+        for a, target in enumerate(targets):
+            href = f"{relative_path(toc.base, target.path)};jsessionid={SID_PLACEHOLDER}"
+            toc.links.append(Link(href, target.heading, target.id))
+            for b in range(1, per_target + 1):
+                summary = " ".join(WORDS[(a * 31 + b * 17 + j * 7) % n] for j in range(110))
+                toc.links.append(Link(f"{href}#s-{b}", f"{a + 1}.{b} {WORDS[(a + b) % n]}", target.id,
+                                      note=f": {summary}."))
+        # absolute, as a site's header spells it: even a plain crawler fetches the 3 MB once
+        docs_index.links.append(Link(canonical_url(SITE, TOC_PATH), "Index of all sections", toc.id))
+        guide.links.append(Link(canonical_url(SITE, TOC_PATH), "Full index", toc.id))
+
+    def build_soft_404s(self, docs: list[Page], listings: list[Page], articles: list[Page]) -> None:
+        """Links to removed docs and posts, and past the blog's last page: the site answers them
+        200 with one "not found" page (see :data:`SOFT_404_PREFIXES`)."""
+        for i, doc in enumerate(docs[::5]):
+            doc.links.append(Link(f"/docs/page-{len(docs) + 1 + i}.html", "Previous edition (removed)",
+                                  None, "missing"))
+        for i, article in enumerate(articles[::7]):
+            article.links.append(Link(f"/blog/post-{len(articles) + 1 + i}.html", "An older post (removed)",
+                                      None, "missing"))
+        listings[-1].links.append(Link(f"/blog/?page={len(listings) + 1}", "Next page", None, "missing"))
 
     def build_blog(self, listings: list[Page], articles: list[Page], public: list[Page]) -> None:
         """Paginated listing: every ``?page=N`` is a distinct page, each listing
@@ -392,7 +514,10 @@ class SiteBuilder:
             if n > 0:
                 listing.links.append(self.link(listing, listings[n - 1], "Previous page"))
             for m in self.rng.sample(range(len(listings)), min(3, len(listings))):
-                listing.links.append(self.link(listing, listings[m], f"{m + 1}"))
+                if m == 0 and self.traps:  # the pager spells the default out: /blog/?page=1 is /blog/
+                    listing.links.append(Link("?page=1", "1", listings[0].id))
+                else:
+                    listing.links.append(self.link(listing, listings[m], f"{m + 1}"))
             for a in chunk:
                 a.links.append(self.link(a, listing, "Back to the listing"))
                 a.links += [
@@ -437,12 +562,14 @@ class SiteBuilder:
 
     def build_news(self, home: Page) -> None:
         index = self.add(NEWS, "/", "news-index", "ACME News")
+        index.clock = self.traps
         articles: list[tuple[int, Page]] = []
         for i in range(self.plan.news):
             cid = NEWS_FIRST_CID + 37 * i + 5
             page = self.add(
                 NEWS, NEWS_PATH, "news", f"News {i + 1}: {self.words(3)}", (("cid", str(cid)),), is_item=True
             )
+            page.token = self.traps
             articles.append((cid, page))
         index.links += [
             Link(href=self.news_href(index.base, cid, "index"), text=p.heading, target=p.id) for cid, p in articles
@@ -535,6 +662,8 @@ class SiteBuilder:
                         href = canonical_url(t.site, t.path, t.query)
                     elif link.target in self.documents:
                         href = canonical_url(SITE, self.documents[link.target].path)
+                    elif link.kind == "missing":
+                        href = canonical_origin(SITE) + href
                     dst.append(Link(href, link.text, link.target, link.kind))
             self._mirror_index.links.append(self.link(self._mirror_index, twin, twin.heading, "relative"))
         self._mirror_index.links.append(
@@ -572,7 +701,7 @@ class SiteBuilder:
         for page in self.pages.values():
             base = canonical_origin(page.site) + page.base
             for link in page.all_links:
-                if link.kind == "external" or SID_PLACEHOLDER in link.href:
+                if link.kind in ("external", "missing") or SID_PLACEHOLDER in link.href:
                     continue
                 target = self.pages.get(link.target) or self.documents.get(link.target)  # type: ignore[arg-type]
                 if target is None:

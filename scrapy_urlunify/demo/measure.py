@@ -35,7 +35,8 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
     redirects = sum(n for s, n in statuses.items() if 300 <= s < 400)
     not_found = sum(n for s, n in statuses.items() if s >= 400)
     pages_fetched = sum(page_fetches.values())
-    other_200 = statuses.get(200, 0) - pages_fetched  # PDFs, robots.txt
+    soft_404s = sum(1 for r in gets if r.status == 200 and not r.page_id and site.resolve(r.url).soft_404)
+    other_200 = statuses.get(200, 0) - pages_fetched - soft_404s  # PDFs, robots.txt
 
     redundant_by_section = dict.fromkeys(SECTIONS, 0)
     for pid, n in page_fetches.items():
@@ -62,8 +63,10 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
         "distinct_pages": len(fetched),
         "redundant_fetches": pages_fetched - len(fetched),
         "redundant_by_section": redundant_by_section,
+        "redundant_pages": sorted(p for p, n in page_fetches.items() if n > 1),
         "redirects": redirects,
         "not_found": not_found,
+        "soft_404s": soft_404s,
         "documents": other_200,
         "items": len(raw["items"]),
         "duplicate_items": sum(n - 1 for n in item_pages.values()),

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 #: Placeholder in an href that the server replaces with the current session id.
 SID_PLACEHOLDER = "{sid}"
+#: Placeholders the server fills per view on pages with a clock or a form token.
+CLOCK_PLACEHOLDER = "{clock}"
+TOKEN_PLACEHOLDER = "{token}"
 
 
 @dataclass
@@ -14,9 +17,11 @@ class Link:
 
     ``href`` is written into the HTML verbatim (after ``{sid}`` substitution).
     ``target`` is the page id (``kind == "page"``), document id
-    (``kind == "document"``) or None (``kind == "external"``: mailto/tel/js).
+    (``kind == "document"``) or None (``kind == "external"``: mailto/tel/js;
+    ``kind == "missing"``: a broken link, answered by a soft 404).
     ``plain`` is True when the href, resolved WHATWG-style against the page's
     canonical base, is exactly the target's canonical URL (no variant at all).
+    ``note`` is text rendered after the anchor (the table of contents' summaries).
     """
 
     href: str
@@ -24,6 +29,7 @@ class Link:
     target: str | None
     kind: str = "page"
     plain: bool = False
+    note: str = ""
 
 
 @dataclass
@@ -49,6 +55,8 @@ class Page:
     links: list[Link] = field(default_factory=list)
     duplicate_of: str | None = None  # content duplicate of that page (print/mirror)
     session_style: str | None = None  # "jsessionid" | "PHPSESSID" | "sid"
+    clock: bool = False  # the body shows the server's time: its text changes on every view
+    token: bool = False  # a form with a per-view token: its bytes change on every view, not its text
 
     @property
     def base(self) -> str:
@@ -92,7 +100,8 @@ class Resolution:
 
     ``status`` is 200, 301/302 or 404.  ``known_host`` is False for hosts the
     demo does not serve (the proxy answers those with 502).  For a 200 exactly
-    one of ``page_id`` / ``document_id`` / ``text`` is set.
+    one of ``page_id`` / ``document_id`` / ``text`` is set, or ``soft_404``: a
+    missing page answered 200 with the one "not found" page many URLs share.
     """
 
     status: int
@@ -102,3 +111,4 @@ class Resolution:
     location: str | None = None
     text: bytes | None = None
     content_type: str = "text/html; charset=utf-8"
+    soft_404: bool = False

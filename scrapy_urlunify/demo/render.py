@@ -2,36 +2,46 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from html import escape
 from html.parser import HTMLParser
 
-from .model import SID_PLACEHOLDER, Document, Link, Page
+from .model import CLOCK_PLACEHOLDER, SID_PLACEHOLDER, TOKEN_PLACEHOLDER, Document, Link, Page
 
 NO_SESSION = "0" * 32  # used when rendering outside a request (ground truth)
+#: The view number used outside a request (ground truth): its clock and token.
+NO_VIEW = 0
 
 
-def _anchor(link: Link, session: str) -> str:
-    href = link.href.replace(SID_PLACEHOLDER, session)
-    return f'<a href="{escape(href, quote=True)}">{escape(link.text)}</a>'
+def _anchor(link: Link) -> str:
+    anchor = f'<a href="{escape(link.href, quote=True)}">{escape(link.text)}</a>'
+    return anchor + escape(link.note) if link.note else anchor
 
 
-def render_page(page: Page, session: str | None = None) -> bytes:
-    """The HTML of ``page``; ``session`` fills the ``{sid}`` of session links.
+def page_template(page: Page) -> str:
+    """The HTML of ``page`` with the per-view placeholders (``{sid}``, ``{clock}``, ``{token}``)
+    still in it; :func:`fill` makes one view of it.
 
-    The body depends only on heading, paragraphs and link *texts* (never on
-    hrefs), which is what makes print views and mirror copies have exactly
-    the body text of their originals.
+    The body text depends only on heading, paragraphs, link *texts* and notes (never on
+    hrefs), which is what makes print views and mirror copies have exactly the body text of
+    their originals; the clock is the only per-view part of a text.
     """
-    sid = session or NO_SESSION
-    nav = "".join(f"<li>{_anchor(link, sid)}</li>" for link in page.nav)
+    nav = "".join(f"<li>{_anchor(link)}</li>" for link in page.nav)
     paras = "".join(f"<p>{escape(p)}</p>" for p in page.paragraphs)
+    if page.clock:
+        paras += f'<p class="clock">Server time: {CLOCK_PLACEHOLDER}</p>'
     if page.is_item:
         main = f'<article><h1 class="title">{escape(page.heading)}</h1><div class="text">{paras}</div></article>'
     else:
         main = f"<h1>{escape(page.heading)}</h1>{paras}"
-    links = "".join(f"<li>{_anchor(link, sid)}</li>" for link in page.links)
-    html = (
+    links = "".join(f"<li>{_anchor(link)}</li>" for link in page.links)
+    form = ""
+    if page.token:  # a comment form: the token is an attribute, so only the bytes change
+        form = (f'<form class="comment" method="post" action="{escape(page.path, quote=True)}">'
+                f'<input type="hidden" name="token" value="{TOKEN_PLACEHOLDER}">'
+                '<textarea name="comment"></textarea><button type="submit">Comment</button></form>\n')
+    return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(page.title)}</title>"
@@ -39,9 +49,36 @@ def render_page(page: Page, session: str | None = None) -> bytes:
         "</head>\n<body>\n"
         f"<nav><ul>{nav}</ul></nav>\n"
         f'<main>{main}\n<ul class="links">{links}</ul></main>\n'
+        f"{form}"
         "</body></html>\n"
     )
+
+
+def fill(template: str, session: str | None = None, view: int = NO_VIEW) -> bytes:
+    """One view of a :func:`page_template`: ``session`` in session links, ``view`` numbers the
+    clock and the token (the same view, the same bytes)."""
+    html = template.replace(SID_PLACEHOLDER, session or NO_SESSION)
+    if CLOCK_PLACEHOLDER in html:
+        seconds = 8 * 3600 + view
+        html = html.replace(CLOCK_PLACEHOLDER, f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}")
+    if TOKEN_PLACEHOLDER in html:
+        html = html.replace(TOKEN_PLACEHOLDER, hashlib.sha256(f"token:{view}".encode()).hexdigest()[:32])
     return html.encode("utf-8")
+
+
+def render_page(page: Page, session: str | None = None, view: int = NO_VIEW) -> bytes:
+    """The HTML of ``page``; ``session`` fills the ``{sid}`` of session links, ``view`` the clock
+    and token."""
+    return fill(page_template(page), session, view)
+
+
+#: The one page every missing URL under a soft-404 prefix is answered with (status 200).
+SOFT_404 = (
+    b"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Site Test</title></head>\n"
+    b"<body><main><h1>Sorry, we could not find that page</h1>"
+    b"<p>The page you are looking for was moved, renamed or never existed.</p>"
+    b'<p><a href="/">Back to the home page</a></p></main></body></html>\n'
+)
 
 
 def render_not_found(url: str) -> bytes:

@@ -21,7 +21,7 @@ def _text(x: float, y: float, s: str, *, anchor: str = "start", size: int = 13, 
 
 
 def _stacked_chart(report: dict[str, Any]) -> str:
-    """One bar per crawl: first fetch of a page | the same page again | redirects, 404s, PDFs."""
+    """One bar per crawl: first fetch of a page | the same page again | redirects, 404s, soft 404s, PDFs."""
     label_w, bar_w, bar_h, gap, top = 190, 640, 34, 22, 10
     crawls = [(SHORT[key], report[key]) for key in ("plain", "addon")]
     scale = bar_w / max(max(c["requests"] for _, c in crawls), 1)
@@ -47,7 +47,7 @@ def _stacked_chart(report: dict[str, Any]) -> str:
         parts.append(_text(x + 8, y + bar_h / 2 + 5, f"{number(c['requests'])} requests", fill=MUTED))
         y += bar_h + gap
     legend = [(GREEN, "first fetch of a distinct page"), (RED, "a page fetched again (redundant)"),
-              (GREY, "redirects, 404s, PDFs")]
+              (GREY, "redirects, 404s, soft 404s, PDFs")]
     lx = float(label_w)
     for color, name in legend:
         parts.append(f'<rect x="{lx:.1f}" y="{y + 2}" width="12" height="12" rx="2" fill="{color}"/>')

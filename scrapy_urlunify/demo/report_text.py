@@ -39,6 +39,7 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, ...]]:
         row("distinct pages", lambda c: f"{c['distinct_pages']} / {site['pages']}"),
         row("redundant fetches", lambda c: number(c["redundant_fetches"])),
         row("redirects, 404s, PDFs", lambda c: number(c["redirects"] + c["not_found"] + c["documents"])),
+        row("soft 404s (200, \"not found\")", lambda c: number(c.get("soft_404s", 0))),
         row("items", lambda c: number(c["items"])),
         row("duplicate items (same page)", lambda c: number(c["duplicate_items"])),
         row("duplicate items (same text)", lambda c: number(c["duplicate_items_same_text"])),

@@ -37,7 +37,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.web import http, resource, server
 
 from .hosts import site_of_host
-from .render import render_not_found, render_redirect
+from .render import SOFT_404, render_not_found, render_redirect
 from .site import DemoSite
 from .tls import write_self_signed
 from .urls import parse_target
@@ -246,6 +246,7 @@ class DemoServer:
         self.https_port = https_port
         self.sessions = SessionMinter(site.seed, session_cap)
         self.log: list[RequestRecord] = []
+        self._views = itertools.count(1)  # numbers the clock and token of each page served
         self.cert_path: Path | None = None
         self._cert_dir: Path | None = None
         self._ports: list[Any] = []  # IListeningPort
@@ -340,11 +341,13 @@ class DemoServer:
             if style is not None:
                 target = parse_target(url)
                 session = (target.sessions.get(style) if target else None) or self.sessions.mint(style)
-            body = self.site.render(res.page_id, session=session)
+            body = self.site.render(res.page_id, session=session, view=next(self._views))
             return self._finish(request, method, url, via, conn, 200, body, res.content_type, res.page_id)
         if res.document_id is not None:
             body = self.site.render_document(res.document_id)
             return self._finish(request, method, url, via, conn, 200, body, res.content_type, None)
+        if res.soft_404:
+            return self._finish(request, method, url, via, conn, 200, SOFT_404, res.content_type, None)
         if res.text is not None:
             return self._finish(request, method, url, via, conn, 200, res.text, res.content_type, None)
         return self._finish(request, method, url, via, conn, 404, render_not_found(url), None, None)
@@ -400,6 +403,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m scrapy_urlunify.demo.server", description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=300, help="approximate number of distinct pages")
     parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument("--no-traps", action="store_true",
+                        help="leave out the traps for a URL learner (defaults spelled out, soft 404s ...)")
     parser.add_argument("--http-port", type=int, default=0, help="HTTP/proxy port (0: ephemeral)")
     parser.add_argument("--https-port", type=int, default=0, help="direct HTTPS port (0: ephemeral)")
     args = parser.parse_args(argv)
@@ -411,7 +416,7 @@ def main(argv: list[str] | None = None) -> None:
 
     reactor: Any = installed
 
-    site = DemoSite(size=args.size, seed=args.seed)
+    site = DemoSite(size=args.size, seed=args.seed, traps=not args.no_traps)
     demo = DemoServer(site, http_port=args.http_port, https_port=args.https_port).start()
     info = {
         "proxy_url": demo.proxy_url,
@@ -422,6 +427,7 @@ def main(argv: list[str] | None = None) -> None:
         "pages": len(site.pages),
         "size": args.size,
         "seed": args.seed,
+        "traps": site.traps,
     }
     print(json.dumps(info), flush=True)
     reactor.addSystemEventTrigger("before", "shutdown", demo.stop)

@@ -11,7 +11,12 @@ Vocabulary used by the report:
   sister domain, http/https, default ports, ``\\``, ``//``, dot segments,
   ``index.html``, fragments, session ids, tracking and other unknown query
   parameters are all ignored; the significant parameters are ``page`` on the
-  blog listing, ``print`` on articles and ``cid`` on the news ContentServer;
+  blog listing, ``print`` on articles, ``lang`` on the guide's chapters,
+  ``q``, ``page`` and ``sort`` on the site search and ``cid`` on the news
+  ContentServer; a parameter spelled with its default value (``page=1``,
+  ``lang=en``, ``sort=relevance``, ``print=0``) is the page without it;
+* a **soft 404** is a missing URL under ``/docs/`` or ``/blog/``, answered
+  200 with the one "not found" page they all share: not a page;
 * a **content duplicate** is a *different* page whose body text equals
   another page's (``?print=1`` views and the mirror host's copies).  A crawl
   that skips them is right to do so; only a body signature can spot them;
@@ -21,14 +26,15 @@ Vocabulary used by the report:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
+from urllib.parse import parse_qsl, urlsplit
 
-from .hosts import DEMO_HOSTS, canonical_origin
+from .hosts import DEMO_HOSTS, SITE, canonical_origin
 from .hrefs import canonical_url
-from .layout import SiteBuilder
+from .layout import SOFT_404_PREFIXES, SiteBuilder
 from .model import Document, Page, Redirect, Resolution
-from .render import body_text, render_page, render_pdf
+from .render import NO_VIEW, body_text, fill, page_template, render_pdf
 from .urls import Target, parse_target
 
 ROBOTS_TXT = b"User-agent: *\nDisallow:\n"
@@ -38,13 +44,17 @@ class DemoSite:
     """A generated, deterministic demo web site and its ground truth.
 
     ``size`` is the approximate number of distinct pages (the exact count is
-    ``len(site.pages)``); the same ``(size, seed)`` always yields the same site.
+    ``len(site.pages)``); the same ``(size, seed, traps)`` always yields the same site.
+    ``traps=False`` leaves out what a URL learner must survive (the defaults spelled out, the
+    search, the German chapters, the 3 MB index, clocks, tokens and soft 404s): a site where a
+    configured crawl fetches every page exactly once.
     """
 
-    def __init__(self, size: int = 300, seed: int = 20240601) -> None:
+    def __init__(self, size: int = 300, seed: int = 20240601, *, traps: bool = True) -> None:
         self.size = size
         self.seed = seed
-        layout = SiteBuilder(size, seed).build()
+        self.traps = traps
+        layout = SiteBuilder(size, seed, traps).build()
         self._pages: dict[str, Page] = layout.pages
         self._documents: dict[str, Document] = layout.documents
         self._redirects: dict[tuple[str, str], Redirect] = layout.redirects
@@ -66,6 +76,14 @@ class DemoSite:
         )
         self.variant_only: frozenset[str] = layout.variant_only
         self.session_pages: frozenset[str] = frozenset(p.id for p in self._pages.values() if p.session_style)
+        #: Pages whose body text changes on every view (a clock), and whose bytes do (a form token).
+        self.clock_pages: frozenset[str] = frozenset(p.id for p in self._pages.values() if p.clock)
+        self.token_pages: frozenset[str] = frozenset(p.id for p in self._pages.values() if p.token)
+        self._templates: dict[str, str] = {}
+        #: Pages some link reaches with a parameter spelled at its default value (``?page=1``):
+        #: no URL rule can tell those spellings are the page, so even a configured crawl
+        #: fetches these pages once per spelling.
+        self.default_spelled: frozenset[str] = frozenset(self._default_spelled())
         self.hosts: tuple[str, ...] = DEMO_HOSTS
         self.start_urls: tuple[str, ...] = (self.canonical_url(layout.start_page),)
 
@@ -108,12 +126,14 @@ class DemoSite:
             return Resolution(status=200, document_id=doc_id, content_type="application/pdf")
         page_id = self._route(target)
         if page_id is None:
+            if self.traps and target.site == SITE and target.path.startswith(SOFT_404_PREFIXES):
+                return Resolution(status=200, soft_404=True)
             return Resolution(status=404)
         return Resolution(status=200, page_id=page_id)
 
     def page_id(self, url: str, *, follow_redirects: bool = False) -> str | None:
-        """The distinct page ``url`` serves; None for 404s, documents, robots.txt
-        and (unless ``follow_redirects``) redirects."""
+        """The distinct page ``url`` serves; None for 404s, soft 404s, documents,
+        robots.txt and (unless ``follow_redirects``) redirects."""
         for _ in range(10):
             res = self.resolve(url)
             if res.location is not None and follow_redirects:
@@ -123,9 +143,13 @@ class DemoSite:
         raise RuntimeError(f"redirect loop at {url}")
 
     # -- serving ----------------------------------------------------------
-    def render(self, page_id: str, *, session: str | None = None) -> bytes:
-        """HTML bytes of a page; ``session`` is put into session-area links."""
-        return render_page(self._pages[page_id], session)
+    def render(self, page_id: str, *, session: str | None = None, view: int = NO_VIEW) -> bytes:
+        """HTML bytes of a page; ``session`` is put into session-area links, ``view`` (the
+        server counts its responses) sets the clock and the form token of the pages with one."""
+        template = self._templates.get(page_id)
+        if template is None:  # the 3 MB index is rendered once, then only filled in
+            template = self._templates[page_id] = page_template(self._pages[page_id])
+        return fill(template, session, view)
 
     def render_document(self, document_id: str) -> bytes:
         return render_pdf(self._documents[document_id])
@@ -139,6 +163,16 @@ class DemoSite:
         return self._pages[page_id].session_style
 
     # -- internals --------------------------------------------------------
+    def _default_spelled(self) -> Iterator[str]:
+        for page in self._pages.values():
+            for link in page.all_links:
+                target = self._pages.get(link.target or "")
+                defaults = self._defaults.get((target.site, target.path)) if target else None
+                if target and defaults and any(
+                    defaults.get(k) == v for k, v in parse_qsl(urlsplit(link.href).query)
+                ):
+                    yield target.id
+
     def _route(self, target: Target) -> str | None:
         key = (target.site, target.path)
         variants = self._routes.get(key)  # type: ignore[arg-type]
@@ -169,7 +203,7 @@ class DemoSite:
         return None
 
     def __repr__(self) -> str:
-        return f"DemoSite(size={self.size}, seed={self.seed}, pages={len(self.pages)})"
+        return f"DemoSite(size={self.size}, seed={self.seed}, traps={self.traps}, pages={len(self.pages)})"
 
 
 __all__ = ["DemoSite", "canonical_origin"]

@@ -183,9 +183,10 @@ class _Evidence:
             self.examples.append(example)
         return True
 
-    def count(self, catch_all: set[str]) -> tuple[int, int]:
-        """Independent pieces and distinct paths, catch-all signatures left out."""
-        kept = [i for i in self.items if i[1] not in catch_all]
+    def count(self, *left_out: set[str]) -> tuple[int, int]:
+        """Independent pieces and distinct paths, the signatures of ``left_out`` (catch-all,
+        shared) left out."""
+        kept = [i for i in self.items if not any(i[1] in s for s in left_out)]
         return len(kept), len({i[2] for i in kept})
 
     def _json(self) -> dict[str, Any]:
@@ -274,6 +275,8 @@ class Learner:
         self._blocked_paths: dict[str, set[str]] = {}  # leading segment -> hosts
         self._counter_log: list[CounterExample] = []
         self._catch_all: set[str] = set()
+        # signatures seen on two paths of a host: a soft 404, a login page (see _note_signature)
+        self._shared: set[str] = set()
         self._version = 0
         self._stats = {"pages": 0, "repeats": 0, "skipped": 0, "equal_pairs": 0, "counter_pairs": 0,
                        "presence_pairs": 0, "unstable": 0, "evicted": 0}
@@ -313,7 +316,7 @@ class Learner:
                  candidates=len(self._candidates),
                  blocked=sum(map(len, self._blocked_params.values())) + len(self._blocked_aliases)
                  + sum(map(len, self._blocked_paths.values())),
-                 catch_all=len(self._catch_all))
+                 catch_all=len(self._catch_all), shared=len(self._shared))
         return s
 
     @property
@@ -548,20 +551,26 @@ class Learner:
         return adopted
 
     def _mark_unstable(self, url: str, earlier: str) -> None:
-        """One URL gave two signatures (a clock, a token in the body): its pairs count as
+        """One page gave two signatures (a clock, a token in the body): its pairs count as
         neither evidence nor counter-example from now on, and a candidate its first
-        counter-example blocked is unblocked (a later, stable counter-example blocks it again)."""
-        if url in self._unstable:
+        counter-example blocked is unblocked (a later, stable counter-example blocks it again).
+        Both spellings are marked: the page's records in the index, and the counter-examples
+        it gave, carry the URL of its first view (``earlier``), which may be spelled otherwise
+        than this one (another scheme, parameter order, or host once an alias is learned)."""
+        spellings = [u for u in dict.fromkeys((url, earlier)) if u not in self._unstable]
+        if not spellings:
             return
-        self._unstable[url] = None
-        if len(self._unstable) > _MAX_UNSTABLE:
+        for u in spellings:
+            self._unstable[u] = None
+        while len(self._unstable) > _MAX_UNSTABLE:
             self._unstable.popitem(last=False)
-        self._stats["unstable"] += 1
-        if len(self._unstable_log) < _MAX_COUNTER_LOG:
-            self._unstable_log.append(url)
+        if url in spellings:
+            self._stats["unstable"] += 1
+            if len(self._unstable_log) < _MAX_COUNTER_LOG:
+                self._unstable_log.append(url)
         kept = []
         for c in self._counter_log:
-            if url in (c.url_a, c.url_b):
+            if c.url_a in spellings or c.url_b in spellings:
                 self._unblock(c)
             else:
                 kept.append(c)
@@ -604,6 +613,13 @@ class Learner:
         entry = self._index.get(key, ())
         if path in entry:
             return
+        if entry:
+            # one text on two paths: a soft 404 ("not found" served with 200), a login wall,
+            # an empty result, not one page; a parameter or an alias pair of it tests nothing
+            # (every missing URL gives the same text whatever its parameters or host), so it is
+            # no evidence for those rules from now on, even before it is a catch-all. (A path
+            # rule's own evidence is such a text: /print/x = /x.)
+            self._shared.add(sig)
         if len(entry) + 1 >= CATCH_ALL_PATHS:
             self._catch_all.add(sig)
             if entry:
@@ -636,7 +652,7 @@ class Learner:
 
     def _support(self, kind: str, a: str, b: str, ctx: str, path: str, sig: str,
                  earlier: str, url: str) -> LearnedRule | None:
-        if sig in self._catch_all or self.is_blocked(kind, a, b):
+        if sig in self._catch_all or (kind != PATH and sig in self._shared) or self.is_blocked(kind, a, b):
             return None
         if kind in (PARAM, PATH) and self._covered(kind, a, b):
             return None
@@ -652,7 +668,7 @@ class Learner:
             self._candidates.move_to_end(key)
         if not ev.add(_digest(ctx), sig, _digest(path), (earlier, url), self._item_cap):
             return None
-        n, paths = ev.count(self._catch_all)
+        n, paths = ev.count(self._catch_all) if kind == PATH else ev.count(self._catch_all, self._shared)
         if n < self.min_pairs or (paths < 2 and n < 2 * self.min_pairs):
             return None
         if kind in (PARAM, PATH):
@@ -755,6 +771,7 @@ class Learner:
             "blocked_aliases": sorted(list(p) for p in self._blocked_aliases),
             "blocked_paths": {n: sorted(h) for n, h in sorted(self._blocked_paths.items())},
             "catch_all": sorted(self._catch_all),
+            "shared": sorted(self._shared),
             "candidates": [[k[0], k[1], k[2], ev._json()] for k, ev in self._candidates.items()],
             "counter_examples": [list(c) for c in self._counter_log],
             "stats": dict(self._stats),
@@ -787,6 +804,7 @@ class Learner:
             learner._blocked_aliases = {(str(a), str(b)) for a, b in data["blocked_aliases"]}
             learner._blocked_paths = {str(n): set(map(str, h)) for n, h in data.get("blocked_paths", {}).items()}
             learner._catch_all = set(map(str, data["catch_all"]))
+            learner._shared = set(map(str, data.get("shared", ())))
             for kind, a, b, ev in data["candidates"]:
                 if kind not in (PARAM, ALIAS, PATH):
                     raise ValueError(f"unknown rule kind {kind!r}")

@@ -21,7 +21,7 @@ SIZE = 50
 
 @pytest.fixture(scope="module")
 def site() -> DemoSite:
-    return DemoSite(size=SIZE)
+    return DemoSite(size=SIZE, traps=False)
 
 
 @pytest_twisted.inlineCallbacks

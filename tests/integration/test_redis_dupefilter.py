@@ -58,7 +58,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def proxy() -> str:
     """The demo site, served by a process of its own; its proxy URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE)],
+    proc = subprocess.Popen([sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE), "--no-traps"],
                             stdout=subprocess.PIPE, text=True)
     try:
         yield json.loads(proc.stdout.readline())["proxy_url"]
@@ -69,7 +69,7 @@ def proxy() -> str:
 
 @pytest.fixture(scope="module")
 def site() -> DemoSite:
-    return DemoSite(size=SIZE)
+    return DemoSite(size=SIZE, traps=False)
 
 
 class Job:

@@ -32,7 +32,7 @@ HERE = Path(__file__).parents[1]
 
 @pytest.fixture(scope="module")
 def server():
-    proc = subprocess.Popen([sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE)],
+    proc = subprocess.Popen([sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE), "--no-traps"],
                             stdout=subprocess.PIPE, text=True)
     try:
         info = json.loads(proc.stdout.readline())
@@ -94,7 +94,7 @@ def unfinished_pages(jobdir: Path, site: DemoSite) -> set[str]:
 def test_killed_crawl_resumes_without_loss_or_repeat(server, tmp_path, kills):
     """None missed; and a page is fetched a second time only when the kill caught it between
     its download and the end of its handling (at most the requests in flight)."""
-    site = DemoSite(size=SIZE)
+    site = DemoSite(size=SIZE, traps=False)
     jobdir, out = tmp_path / "job", tmp_path / "fetched.txt"
     in_flight: set[str] = set()
     for n in kills:
@@ -118,7 +118,7 @@ def test_killed_crawl_resumes_without_loss_or_repeat(server, tmp_path, kills):
 
 
 def test_graceful_stop_and_resume_uses_scrapys_queue(server, tmp_path):
-    site = DemoSite(size=SIZE)
+    site = DemoSite(size=SIZE, traps=False)
     jobdir, out = tmp_path / "job", tmp_path / "fetched.txt"
     proc = start(server, jobdir, out)
     deadline = time.monotonic() + 60

@@ -136,6 +136,58 @@ def test_an_unstable_page_is_neither_evidence_nor_counter_example():
     assert param_rules(learner) == [("site.com", "ref")]
 
 
+def test_a_clock_page_seen_again_under_another_spelling_is_unstable_under_both():
+    # /clock?ref=a shows the time, so ?ref=a and ?ref=b differ: a counter-example against ref.
+    # The page comes back spelled otherwise (https, parameters in another order: the same
+    # page to the learner) at another time: it is unstable, and so is its first spelling,
+    # whose counter-example is withdrawn. (Marking only the new spelling kept the clock's
+    # counter-example in force for the rest of the crawl.)
+    learner = Learner(min_pairs=3)
+    feed(learner, [("http://site.com/clock?ref=a&x=1", "10:00"), ("http://site.com/clock?ref=b&x=1", "10:01")])
+    assert learner.is_blocked("param", "site.com", "ref")
+    feed(learner, [("https://site.com/clock?x=1&ref=a", "10:02")])
+    assert learner.unstable == ("https://site.com/clock?x=1&ref=a",)
+    assert not learner.is_blocked("param", "site.com", "ref")
+    feed(learner, [("http://site.com/clock?ref=a&x=1", "10:03")])  # either spelling: ignored
+    assert learner.stats["unstable"] == 1 and learner.stats["repeats"] == 2
+    feed(learner, ref_pairs(["/b", "/c", "/d"], host="site.com"))
+    assert param_rules(learner) == [("site.com", "ref")]
+
+
+def test_a_soft_404_is_no_evidence_for_a_parameter():
+    # Missing pages are answered 200 with one "not found" text. Once that text was seen on
+    # two paths it is no page of its own: /docs/page-99.html?lang=de = ?lang=fr says nothing
+    # about lang, and with two untranslated chapters (English for any lang) it taught
+    # "lang does not matter", merging every real ?lang=de page
+    not_found = "Sorry, we could not find that page"
+    learner = Learner(min_pairs=3)
+    feed(learner, [("https://site.com/blog/post-99.html", not_found),
+                   ("https://site.com/docs/page-99.html?lang=de", not_found),
+                   ("https://site.com/docs/page-99.html?lang=fr", not_found)])
+    for ch in (1, 2):  # untranslated: the English text for every language
+        feed(learner, [(f"https://site.com/guide/ch-{ch}.html?lang={lang}", f"chapter {ch}") for lang in ("de", "fr")])
+    assert learner.rules == ()
+    assert learner.stats["shared"] == 1
+    # three real pages are real evidence, as without soft 404s
+    feed(learner, [(f"https://site.com/guide/ch-3.html?lang={lang}", "chapter 3") for lang in ("de", "fr")])
+    assert param_rules(learner) == [("site.com", "lang")]
+    # the saved learner keeps knowing the soft 404's text
+    again = Learner.from_json(learner.to_json())
+    assert again.stats["shared"] == 1
+
+
+def test_a_soft_404_is_no_evidence_for_an_alias():
+    # the mirror and the site answer every missing URL with the same "not found" page
+    not_found = "Page not found"
+    learner = Learner(min_pairs=3, sites=["site.test"])
+    feed(learner, [("https://site.test/gone-1", not_found), ("https://site.test/gone-2", not_found),
+                   ("https://mirror.site.test/gone-2", not_found)])
+    feed(learner, [(f"https://{h}/docs/{n}", f"doc {n}") for n in (1, 2) for h in ("site.test", "mirror.site.test")])
+    assert learner.rules == ()
+    feed(learner, [(f"https://{h}/docs/3", "doc 3") for h in ("site.test", "mirror.site.test")])
+    assert [r.kind for r in learner.rules] == ["alias"]
+
+
 def test_one_context_is_one_piece_of_evidence():
     # x?ref=a, x?ref=b, x?ref=c... are many pairs but all about one page: never enough
     learner = Learner(min_pairs=3)
