@@ -116,6 +116,7 @@ class SignatureMiddleware:
         self._recent: OrderedDict[str, bytes] = OrderedDict()  # identifier -> signature
         self._fetched: OrderedDict[str, bytes] = OrderedDict()  # recent URLs -> signature, re-identified when a rule is learned
         self._fetched_ids: OrderedDict[str, tuple[str, bytes]] = OrderedDict()  # their identifiers now -> (url, signature)
+        self._fetched_base: OrderedDict[str, None] = OrderedDict()  # their identifiers under the settings' policy
         self._probation: dict[tuple[str, str, str], _Probation] = {}  # rules adopted, not yet confirmed
         self._kept: list[tuple[Request, tuple[tuple[str, str, str], ...]]] = []  # merged while on probation
         self._claims: OrderedDict[str, tuple[bytes, str, str]] = OrderedDict()  # canonical id -> (sig, claimer, site)
@@ -171,6 +172,7 @@ class SignatureMiddleware:
             if probe is not None and evidence:
                 self._check_sample(probe, response.url, sig)
             self._fetched_now(response.url, identifier, sig)
+            self._remember(self._fetched_base, page, None)
             if evidence:  # the raw bytes of an HTML page change with any session id in a link
                 self._learn(response.url, identity_host, sig)
             else:
@@ -224,24 +226,47 @@ class SignatureMiddleware:
         rules = [p for p in self._probation.values() if p.covers(url, identity_host)]
         if not rules:
             return False
+        try:
+            page = base.identify(url)
+            identifier = self.context.unifier.identify(url)
+        except InvalidURL:
+            return False
+        if page in self._fetched_base or self._base_seen(page):
+            # the settings' policy merges it too (its page was fetched, sampled or scheduled
+            # under another spelling): not the rule's doing; fetched, it was that page twice
+            return False
         path = url.split("?", 1)[0].split("#", 1)[0]
-        for p in rules:
-            if p.sampled < RULE_PROBATION and path not in p.paths:
-                try:
-                    identifier = self.context.unifier.identify(url)
-                except InvalidURL:
-                    return False
-                p.paths.add(path)
-                p.sampled += 1
-                request.meta[PROBATION_META] = (p.key, identifier)
-                self.context.inc("learned/probation/samples")
-                return True
+        # a sample is compared with the page it was merged into: only once that page is fetched
+        if identifier in self._fetched_ids:
+            for p in rules:
+                if p.sampled < RULE_PROBATION and path not in p.paths:
+                    p.paths.add(path)
+                    p.sampled += 1
+                    request.meta[PROBATION_META] = (p.key, identifier)
+                    self._remember(self._fetched_base, page, None)
+                    self.context.inc("learned/probation/samples")
+                    return True
         if len(self._kept) < MERGED_KEPT:
             self._kept.append((request, tuple(p.key for p in rules)))
             self.context.inc("learned/probation/kept")
         else:  # beyond the bound: merged on the rule's word, as without probation
             self.context.inc("learned/probation/not_kept")
         return False
+
+    def _base_seen(self, identifier: str) -> bool:
+        """Whether the seen store holds ``identifier``'s key as the settings' policy computes it
+        (a request recorded before a rule was learned); False when our fingerprinter is not the
+        dupefilter's, or the store does not answer (the request is then judged as before)."""
+        df = self.context.dupefilter
+        if df is None or not getattr(df, "_fast", False):
+            return False
+        from .dupefilter import seen_key
+        from .fingerprinter import Fingerprinter
+
+        try:
+            return seen_key(Fingerprinter.compute("GET", identifier)) in df.store
+        except STORE_FAULTS:
+            return False
 
     def _check_sample(self, probe: tuple[tuple[str, str, str], str], url: str, sig: bytes) -> None:
         key, merged_into = probe
