@@ -116,9 +116,9 @@ def main() -> int:
     cols = ("requests", "redundant", "copies", "sig_dup", "learned", "missed", "content_missed",
             "false_merges", "items", "duplicate_items", "soft_404s", "seconds")
     print(f"\ndemo site, size {args.size}{'' if not args.no_traps else ', no traps'}\n{'':36s}"
-          + "".join(f"{c:>15s}" for c in cols))
+          + "".join(f"{c:>16s}" for c in cols))
     for r in rows:
-        print(f"{r['name']:36s}" + "".join(f"{r[c]:>15}" for c in cols))
+        print(f"{r['name']:36s}" + "".join(f"{r[c]:>16}" for c in cols))
     for r in rows:
         if r["rules"]:
             print(f"learned by {r['name']!r}: {', '.join(r['rules'])}")
