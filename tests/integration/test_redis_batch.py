@@ -449,3 +449,24 @@ def test_a_kill_after_a_batch_before_the_scheduler_loses_no_page(redis_server, t
     assert sorted(site.lost()) == []
     assert len(site.fetched_twice()) <= 8 * len(kills), site.fetched_twice()
     assert runs[-1].stats.get("urlunify/redis/link_batches", 0) > 0
+
+
+@pytest_twisted.inlineCallbacks
+def test_dupefilter_debug_lines_are_the_schedulers(redis_server, caplog):  # type: ignore[no-untyped-def]
+    """DUPEFILTER_DEBUG: a duplicate dropped by a batch is logged as the scheduler logs it, on
+    Scrapy's dupefilter logger, with the Referer the request would have had, once per duplicate:
+    as many lines as with the memory store."""
+    import logging
+
+    caplog.set_level(logging.DEBUG, logger="scrapy.dupefilters")
+    lines = {}
+    for name, extra in (("memory", {}), ("redis", {"URLUNIFY_STORE": redis_server.url})):
+        caplog.clear()
+        with MeshSite() as site:
+            stats, _ = yield crawl(MeshSpider, site.url(0), {"DUPEFILTER_DEBUG": True, **extra})
+        lines[name] = [r.getMessage() for r in caplog.records
+                       if r.name == "scrapy.dupefilters" and "Filtered duplicate request" in r.getMessage()]
+        assert len(lines[name]) == stats["dupefilter/filtered"], name
+    assert stats["urlunify/redis/link_batches"] == SIZE
+    assert len(lines["redis"]) == len(lines["memory"]) > SIZE
+    assert all("(referer: http://127.0.0.1:" in line for line in lines["redis"]), lines["redis"][:3]
