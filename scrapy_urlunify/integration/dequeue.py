@@ -9,7 +9,18 @@ with ``URLUNIFY_LEARN``) sees each request as it is about to be downloaded: when
 its identifier *under the current policy* was fetched already, the request is dropped (stats
 ``urlunify/dropped_at_dequeue``, one debug line). Memory, JOBDIR and Redis crawls alike: the
 check asks the signature middleware, which keeps the identifiers of recently fetched pages and
-recomputes them whenever a rule is adopted or revoked.
+recomputes them whenever a rule is adopted or revoked; with Redis it also asks the scope's set
+of pages fetched by every process (one round trip, see ``stores.redis.RedisFetchedStore``).
+
+What a check costs: as the scheduler takes a request, it is stamped with the learned rules in
+force (``POLICY_META``, a digest; nothing while there are none). The stamp travels with the
+request (a JOBDIR queue, scrapy-redis's shared queue), so it means the same in every process.
+Without learned rules, and for a request stamped with the rules in force, nothing is asked.
+The round trip to Redis is made for a request stamped with other rules, and for the
+``SHARED_WINDOW`` requests dequeued after one: a request judged new under the current rules
+may still be another spelling of a page some older request, judged under the older rules, was
+queued for and has fetched since (the local look-up, free, covers every request under learned
+rules). Requests a resume schedules again were judged by the run that queued them: checked too.
 """
 
 from __future__ import annotations
@@ -17,10 +28,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from ..core.url import InvalidURL
 from .context import UnifyContext
+from .resume import RESUMED_META
+from .signatures import POLICY_META
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -29,6 +43,9 @@ if TYPE_CHECKING:
 __all__ = ["DequeueMiddleware", "DroppedAtDequeue"]
 
 logger = logging.getLogger(__name__)
+
+#: requests dequeued after one judged under other rules that are still checked in the shared store
+SHARED_WINDOW = 1000
 
 
 class DroppedAtDequeue(IgnoreRequest):
@@ -40,28 +57,51 @@ class DequeueMiddleware:
 
     def __init__(self, context: UnifyContext) -> None:
         self.context = context
+        self._window = 0  # requests left to check in the shared store too
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DequeueMiddleware:
         context = UnifyContext.of(crawler)
         if not context.enabled or not context.settings["URLUNIFY_LEARN"]:
             raise NotConfigured
-        return cls(context)
+        mw = cls(context)
+        crawler.signals.connect(mw.stamp, signal=signals.request_scheduled)
+        return mw
+
+    def stamp(self, request: Request, spider: Spider | None = None) -> None:
+        """``request_scheduled`` (sent before the scheduler's dupefilter sees the request): the
+        policy it is judged under. Requests the dupefilter does not judge keep what they had."""
+        signatures = self.context.signatures
+        if request.dont_filter or signatures is None:
+            return
+        if signatures.policy_token:
+            request.meta[POLICY_META] = signatures.policy_token
+        elif POLICY_META in request.meta:
+            del request.meta[POLICY_META]
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         ctx = self.context
         signatures = ctx.signatures
-        # identifiers only change under learned rules; redirects and retries are the same fetch
-        if ctx.policy is ctx.base_policy or signatures is None or request.method != "GET":
-            return
         meta = request.meta
-        if meta.get("urlunify") is False or request.dont_filter or "redirect_urls" in meta or meta.get("retry_times"):
+        if signatures is None or request.method != "GET":
             return
+        token = signatures.policy_token
+        other_rules = meta.get(POLICY_META, "") != token
+        if not other_rules and not token:  # no learned rules, and none when it was queued
+            return
+        # redirects and retries are the same fetch; a resume's dont_filter is not the spider's
+        if (meta.get("urlunify") is False or (request.dont_filter and not meta.get(RESUMED_META))
+                or "redirect_urls" in meta or meta.get("retry_times")):
+            return
+        if other_rules:
+            self._window = SHARED_WINDOW
+        elif self._window:
+            self._window -= 1
         try:
             identifier = ctx.unifier.identify(request.url)
         except InvalidURL:
             return
-        if not signatures.fetched(identifier) or signatures.merged(request):
+        if not signatures.fetched(identifier, shared=other_rules or self._window > 0) or signatures.merged(request):
             return  # new, or a sample of a rule on probation
         ctx.inc("dropped_at_dequeue")
         logger.debug("Dropped at dequeue: %s (its page %s was fetched while it waited)", request.url, identifier)

@@ -54,6 +54,7 @@ from scrapy.utils.request import request_from_dict
 
 from ..stores import REQUESTS_FILENAME, FingerprintSet, VarRecordLog
 from .context import UnifyContext
+from .signatures import PROBATION_META
 from .store_faults import UNRECORDED_META, uses_redis
 
 if TYPE_CHECKING:
@@ -237,7 +238,8 @@ class ResumeMiddleware:
         if log is None or not log.crashed:
             return
         meta = request.meta
-        if meta.get("retry_times") or meta.get("redirect_urls"):
+        # a probation sample has the key of the page it checks, fetched on purpose a second time
+        if meta.get("retry_times") or meta.get("redirect_urls") or PROBATION_META in meta:
             return
         fp = df.request_key(request)
         if fp in log.pending_fps:

@@ -32,9 +32,12 @@ bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANUL
 
 from __future__ import annotations
 
+import json
 import logging
+import pickle
 import re
 from collections import OrderedDict
+from hashlib import blake2b
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +45,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
 from scrapy.selector import Selector
+from scrapy.utils.request import request_from_dict
 
 from ..core.domains import within
 from ..core.unify import unifier_for
@@ -49,6 +53,7 @@ from ..core.url import InvalidURL, host_of
 from ..learning.persist import LearnedRulesStore
 from ..learning.signatures import page_signature, site_key
 from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore, StoreError
+from ..stores.kept import KeptStore, MemoryKeptStore
 from .context import UnifyContext
 from .store_faults import (
     STORE_FAULTS,
@@ -64,8 +69,10 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from ..learning.learner import LearnedRule, Revocation
+    from ..learning.persist import LearnedState
+    from ..stores.redis import RedisFetchedStore
 
-__all__ = ["DUPLICATE_OF_META", "SIGNATURE_META", "DuplicatePage", "SignatureMiddleware"]
+__all__ = ["DUPLICATE_OF_META", "POLICY_META", "SIGNATURE_META", "DuplicatePage", "SignatureMiddleware"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +89,10 @@ RULE_PROBATION = 5
 #: requests merged by rules still on probation, kept to be scheduled again if one is revoked
 MERGED_KEPT = 10_000
 PROBATION_META = "urlunify_probation"
+#: the learned policy a request was judged under by the dupefilter (see ``policy_token``)
+POLICY_META = "urlunify_policy"
+#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
+_SAMPLE = "~"
 #: declared canonicals of a site verified (target fetched, same signature) before they are trusted
 CANONICAL_PROBATION = 5
 _PLURAL = {"param": "params", "alias": "aliases", "path": "paths"}
@@ -105,6 +116,20 @@ class SignatureMiddleware:
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         self.learner = None
+        #: the learned rules in force, as a short digest ("" for none): a request stamped with
+        #: another (``POLICY_META``) was judged under another policy, and is checked at dequeue
+        self.policy_token = ""
+        self._recent: OrderedDict[str, bytes] = OrderedDict()  # identifier -> signature
+        self._fetched: OrderedDict[str, bytes] = OrderedDict()  # recent URLs -> signature, re-identified when a rule is learned
+        self._fetched_ids: OrderedDict[str, tuple[str, bytes]] = OrderedDict()  # their identifiers now -> (url, signature)
+        self._fetched_base: OrderedDict[str, None] = OrderedDict()  # their identifiers under the settings' policy
+        self._probation: dict[tuple[str, str, str], _Probation] = {}  # rules adopted, not yet confirmed
+        self._kept: dict[bytes, _Kept] = {}  # entry id -> a request merged while rules were on probation
+        self._samples: dict[bytes, tuple[str, str, str]] = {}  # entry id -> rule of a sample awaiting its verdict
+        self._kept_store: KeptStore = MemoryKeptStore()
+        self._shared_fetched: RedisFetchedStore | None = None  # Redis: every process's fetches
+        self._restored_entries: list[tuple[bytes, tuple[str, ...], bytes]] = []
+        self._warned_unpicklable = False
         if s["URLUNIFY_LEARN"]:
             from ..learning.learner import Learner
 
@@ -112,13 +137,12 @@ class SignatureMiddleware:
                                    sites=context.policy.sites or _spider_sites(crawler),
                                    max_entries=LEARNING_INDEX_ENTRIES)
             self._rules_store = _rules_store(crawler)
+            stores = crawl_stores(crawler)
+            self._kept_store = stores.kept()
+            self._shared_fetched = stores.fetched()
             self._restore_learned()
-        self._recent: OrderedDict[str, bytes] = OrderedDict()  # identifier -> signature
-        self._fetched: OrderedDict[str, bytes] = OrderedDict()  # recent URLs -> signature, re-identified when a rule is learned
-        self._fetched_ids: OrderedDict[str, tuple[str, bytes]] = OrderedDict()  # their identifiers now -> (url, signature)
-        self._fetched_base: OrderedDict[str, None] = OrderedDict()  # their identifiers under the settings' policy
-        self._probation: dict[tuple[str, str, str], _Probation] = {}  # rules adopted, not yet confirmed
-        self._kept: list[tuple[Request, tuple[tuple[str, str, str], ...]]] = []  # merged while on probation
+            self._restored_entries = self._kept_store.entries()
+            crawler.signals.connect(self._resume_kept, signal=signals.spider_opened)
         self._claims: OrderedDict[str, tuple[bytes, str, str]] = OrderedDict()  # canonical id -> (sig, claimer, site)
         self._canonicals_verified: dict[str, int] = {}  # site -> declared canonicals found true
         self._canonicals_ignored: set[str] = set()  # sites with a declared canonical found false
@@ -211,7 +235,8 @@ class SignatureMiddleware:
         dupefilter, and at dequeue). True: fetch it anyway, a probation sample of a new rule
         that merged it (the next ``RULE_PROBATION`` of them, each on its own path). Otherwise,
         while a rule that merged it is on probation, the request is kept (at most
-        ``MERGED_KEPT``) and scheduled again if that rule is revoked: never lost."""
+        ``MERGED_KEPT``, in the crawl's store too) and scheduled again if that rule is revoked:
+        never lost, not even by a kill or in another process."""
         if PROBATION_META in request.meta:
             return True  # a sample already (let through by the dupefilter, now at dequeue)
         if not self._probation or request.method != "GET":
@@ -237,17 +262,24 @@ class SignatureMiddleware:
             return False
         path = url.split("?", 1)[0].split("#", 1)[0]
         # a sample is compared with the page it was merged into: only once that page is fetched
-        if identifier in self._fetched_ids:
+        earlier = self._fetched_ids.get(identifier)
+        if earlier is not None:
             for p in rules:
                 if p.sampled < RULE_PROBATION and path not in p.paths:
                     p.paths.add(path)
                     p.sampled += 1
-                    request.meta[PROBATION_META] = (p.key, identifier)
+                    # the page it was merged into goes with it: a resumed run no longer knows it
+                    entry_id = _entry_id(request)
+                    request.meta[PROBATION_META] = (p.key, identifier, entry_id.hex(), earlier[0], earlier[1].hex())
+                    self._keep(request, (_SAMPLE + _key_text(p.key),))
+                    self._samples[entry_id] = p.key
                     self._remember(self._fetched_base, page, None)
                     self.context.inc("learned/probation/samples")
                     return True
         if len(self._kept) < MERGED_KEPT:
-            self._kept.append((request, tuple(p.key for p in rules)))
+            keys = tuple(p.key for p in rules)
+            entry_id = self._keep(request, tuple(_key_text(k) for k in keys))
+            self._kept[entry_id] = _Kept(request, keys)
             self.context.inc("learned/probation/kept")
         else:  # beyond the bound: merged on the rule's word, as without probation
             self.context.inc("learned/probation/not_kept")
@@ -268,10 +300,41 @@ class SignatureMiddleware:
         except STORE_FAULTS:
             return False
 
-    def _check_sample(self, probe: tuple[tuple[str, str, str], str], url: str, sig: bytes) -> None:
-        key, merged_into = probe
-        p = self._probation.get(tuple(key))  # type: ignore[arg-type]
-        earlier = self._fetched_ids.get(merged_into)
+    def _keep(self, request: Request, rules: tuple[str, ...]) -> bytes:
+        """Write ``request`` to the crawl's kept store (if it can be pickled); its entry id."""
+        entry_id = _entry_id(request)
+        if isinstance(self._kept_store, MemoryKeptStore) or store_failed(self.crawler):
+            return entry_id
+        try:
+            data = pickle.dumps(request.to_dict(spider=self.crawler.spider), protocol=4)
+        except (ValueError, TypeError, AttributeError, pickle.PicklingError) as e:
+            if not self._warned_unpicklable:
+                logger.warning("Cannot keep %s in %s, only in memory (%s); further ones are not reported",
+                               request, self._kept_store, e)
+                self._warned_unpicklable = True
+            return entry_id
+        try:
+            self._kept_store.add(entry_id, rules, data)
+        except STORE_FAULTS as e:  # kept in memory; the crawl closes
+            store_unavailable(self.crawler, e)
+        return entry_id
+
+    def _forget(self, entry_ids: list[bytes]) -> None:
+        if entry_ids and not store_failed(self.crawler):
+            try:
+                self._kept_store.remove(entry_ids)
+            except STORE_FAULTS as e:
+                store_unavailable(self.crawler, e)
+
+    def _check_sample(self, probe: tuple[Any, ...], url: str, sig: bytes) -> None:
+        key, merged_into, entry_id = tuple(probe[0]), probe[1], bytes.fromhex(probe[2])
+        p = self._probation.get(key)  # type: ignore[arg-type]
+        if len(probe) >= 5:
+            earlier: tuple[str, bytes] | None = (probe[3], bytes.fromhex(probe[4]))
+        else:
+            earlier = self._fetched_ids.get(merged_into)
+        if self._samples.pop(entry_id, None) is not None:  # its verdict is in: nothing to fetch again
+            self._forget([entry_id])
         if p is None or earlier is None:  # confirmed or revoked meanwhile, or page not fetched yet
             return
         learner = self.learner
@@ -279,15 +342,25 @@ class SignatureMiddleware:
         if earlier[1] == sig:
             p.confirmed += 1
             if p.confirmed >= RULE_PROBATION:
-                del self._probation[p.key]
-                self._kept = [(r, keys) for r, keys in self._kept if any(k in self._probation for k in keys)]
-                self.context.inc("learned/confirmed")
-                logger.info("Confirmed by %d requests it merged, fetched anyway: %s", p.confirmed, p.rule)
+                self._confirm(p)
             return
         version, known_revoked = learner.version, len(learner.revoked)
         learner.contradict(p.rule, earlier[0], url)
         if learner.version != version:
             self._apply_learned([], list(learner.revoked[known_revoked:]))
+
+    def _confirm(self, p: _Probation) -> None:
+        del self._probation[p.key]
+        self._save_learned()  # confirmed first: a kill now forgets the kept requests at resume
+        done = [i for i, kept in self._kept.items() if not any(k in self._probation for k in kept.keys)]
+        for entry_id in done:
+            del self._kept[entry_id]
+        samples = [i for i, k in self._samples.items() if k not in self._probation]
+        for entry_id in samples:
+            del self._samples[entry_id]
+        self._forget(done + samples)
+        self.context.inc("learned/confirmed")
+        logger.info("Confirmed by %d requests it merged, fetched anyway: %s", p.confirmed, p.rule)
 
     def _apply_learned(self, adopted: list[LearnedRule], revoked: list[Revocation]) -> None:
         """Rebuild the crawl's policy with the learned rules; record the new identifiers of the
@@ -295,7 +368,7 @@ class SignatureMiddleware:
         ctx = self.context
         learner = self.learner
         assert learner is not None
-        ctx.set_learned(learner.remove_params(), learner.domain_aliases(), learner.path_prefixes())
+        self._set_policy()
         for rule in adopted:
             ctx.stats.set(f"learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
             ctx.inc(f"learned/{_PLURAL[rule.kind]}")
@@ -313,6 +386,7 @@ class SignatureMiddleware:
                 self._fetched_ids[unifier.identify(url)] = (url, sig)
             except InvalidURL:
                 continue
+        self._share_fetched(list(self._fetched_ids))
         for rule in adopted:
             p = _Probation(rule)
             self._probation[p.key] = p
@@ -321,42 +395,143 @@ class SignatureMiddleware:
             ctx.inc("learned/revoked")
             logger.warning("Unlearned, a counter-example showed it matters: %s (%s and %s have different content)",
                            revocation.rule, a, b)
+        for revocation in revoked:
+            self._probation.pop(_rule_key(revocation.rule), None)
+        # saved before the kept requests are scheduled and forgotten: a kill in between finds
+        # them still kept, and their rule revoked, and schedules them at resume
+        self._save_learned()
         if revoked:
             self._reschedule({_rule_key(r.rule) for r in revoked})
-        self._save_learned()
 
     def _reschedule(self, revoked: set[tuple[str, str, str]]) -> None:
         """Schedule again the requests merged by revoked rules (the dupefilter judges them
-        under the policy without those rules)."""
-        for key in revoked:
-            self._probation.pop(key, None)
+        under the policy without those rules): the ones this process kept, and with a shared
+        store the ones any process kept. Samples of this process are fetched already."""
+        again = [entry_id for entry_id, kept in self._kept.items() if revoked.intersection(kept.keys)]
+        requests = [self._kept.pop(entry_id).request for entry_id in again]
+        samples = [i for i, k in self._samples.items() if k in revoked]
+        for entry_id in samples:
+            del self._samples[entry_id]
+        if self._shared_fetched is not None and not store_failed(self.crawler):  # Redis: others' too
+            mine = set(again)
+            try:
+                entries = self._kept_store.entries()
+            except STORE_FAULTS as e:
+                store_unavailable(self.crawler, e)
+                entries = []
+            for entry_id, rules, data in entries:
+                if entry_id in mine or entry_id in samples or not revoked.intersection(map(_text_key, rules)):
+                    continue
+                request = self._unpickle(data)
+                if request is not None:
+                    requests.append(request)
+                again.append(entry_id)
+        self._schedule(requests)
+        self._forget(again + samples)
+
+    def _schedule(self, requests: list[Request]) -> None:
         engine = self.crawler.engine
-        kept: list[tuple[Request, tuple[tuple[str, str, str], ...]]] = []
-        again: list[Request] = []
-        for request, keys in self._kept:
-            if revoked.intersection(keys):
-                again.append(request)
-            else:
-                kept.append((request, keys))
-        self._kept = kept
-        for request in again:
+        for request in requests:
             if engine is not None:
                 engine.crawl(request)  # type: ignore[arg-type]
                 self.context.inc("learned/probation/rescheduled")
+
+    def _unpickle(self, data: bytes) -> Request | None:
+        try:
+            return request_from_dict(pickle.loads(data), spider=self.crawler.spider)
+        except Exception:  # one bad entry must not cost the others
+            logger.exception("Could not schedule again a request kept in %s", self._kept_store)
+            return None
+
+    def _resume_kept(self, spider: Any = None) -> None:
+        """``spider_opened``: the requests kept by an earlier run (or, in Redis, by any process)
+        go where their rules now are: scheduled again if one was revoked, or if they were samples
+        whose verdict never came; kept while their rules are on probation; forgotten once
+        confirmed. A rule the restored state does not know counts as revoked: never lost."""
+        entries, self._restored_entries = self._restored_entries, []
+        rules_now = {_rule_key(r) for r in self.learner.rules} if self.learner is not None else set()
+        again: list[Request] = []
+        forget: list[bytes] = []
+        kept = samples = 0
+        for entry_id, names, data in entries:
+            keys = tuple(_text_key(n) for n in names)
+            revoked = any(k not in rules_now for k in keys)
+            on_probation = [k for k in keys if k in self._probation]
+            if not revoked and not on_probation:
+                forget.append(entry_id)  # confirmed
+                continue
+            request = self._unpickle(data)
+            if request is None:
+                forget.append(entry_id)
+                continue
+            if names[0].startswith(_SAMPLE):
+                again.append(request)
+                if revoked:
+                    forget.append(entry_id)
+                else:  # fetched again as the sample it was: its verdict removes it
+                    self._samples[entry_id] = keys[0]
+                    samples += 1
+            elif revoked:
+                again.append(request)
+                forget.append(entry_id)
+            elif len(self._kept) < MERGED_KEPT:
+                self._kept[entry_id] = _Kept(request, keys)
+                kept += 1
+        if entries:
+            logger.info("Kept requests of rules on probation, from %s: %d kept, %d samples and %d others "
+                        "scheduled again, %d forgotten", self._kept_store, kept, samples, len(again) - samples,
+                        len(forget) - (len(again) - samples))
+        self._schedule(again)
+        self._forget(forget)
 
     def _fetched_now(self, url: str, identifier: str, sig: bytes) -> None:
         """Remember a fetched page; under learned rules, record its identifier under them too
         (it was queued, and recorded, under the policy of that moment)."""
         self._remember(self._fetched, url, sig)
         self._remember(self._fetched_ids, identifier, (url, sig))
+        shared = self._shared_fetched
+        if shared is not None and not store_failed(self.crawler):
+            try:
+                shared.add(_fetched_key(identifier))
+            except STORE_FAULTS as e:
+                store_unavailable(self.crawler, e)
         ctx = self.context
         if ctx.policy is not ctx.base_policy and ctx.dupefilter is not None:
             ctx.dupefilter.record_url(url)
 
-    def fetched(self, identifier: str) -> bool:
-        """Whether a page with this identifier (under the current policy) was fetched lately;
-        always False without learning (nothing changes identifiers while requests wait)."""
-        return identifier in self._fetched_ids
+    def _share_fetched(self, identifiers: list[str]) -> None:
+        """Redis: the fetched pages under a new policy, for the other processes' dequeue checks."""
+        if self._shared_fetched is not None and identifiers and not store_failed(self.crawler):
+            try:
+                self._shared_fetched.add_many([_fetched_key(i) for i in identifiers])
+            except STORE_FAULTS as e:
+                store_unavailable(self.crawler, e)
+
+    def fetched(self, identifier: str, shared: bool = True) -> bool:
+        """Whether a page with this identifier (under the current policy) was fetched: lately by
+        this process, or, with Redis and ``shared``, by any process of the scope (one round
+        trip, which also carries this process's fetches not sent yet)."""
+        if identifier in self._fetched_ids:
+            return True
+        store = self._shared_fetched
+        if store is None or not shared or store_failed(self.crawler):
+            return False
+        try:
+            return store.fetched(_fetched_key(identifier))
+        except STORE_FAULTS as e:  # not fetched, as far as we know; the crawl closes
+            store_unavailable(self.crawler, e)
+            return False
+
+    def _set_policy(self) -> None:
+        learner = self.learner
+        assert learner is not None
+        params, aliases, prefixes = learner.remove_params(), learner.domain_aliases(), learner.path_prefixes()
+        self.context.set_learned(params, aliases, prefixes)
+        if not learner.rules:
+            self.policy_token = ""
+            return
+        text = json.dumps([params, aliases, prefixes], sort_keys=True, separators=(",", ":"))
+        self.policy_token = blake2b(text.encode(), digest_size=8).hexdigest()
 
     def _restore_learned(self) -> None:
         from ..learning.learner import Learner
@@ -364,27 +539,49 @@ class SignatureMiddleware:
         fresh = self.learner
         assert fresh is not None  # restored only when learning is on
         try:
-            text = self._rules_store.load()
-            if not text:
+            state: LearnedState = self._rules_store.load_state()
+            if not state.learner:
                 return
-            self.learner = Learner.from_json(text, min_pairs=fresh.min_pairs, sites=fresh.sites)
+            self.learner = Learner.from_json(state.learner, min_pairs=fresh.min_pairs, sites=fresh.sites)
+            self._restore_probation(state.probation)
             if self.learner.rules:
-                self.context.set_learned(self.learner.remove_params(), self.learner.domain_aliases(),
-                                         self.learner.path_prefixes())
+                self._set_policy()
         except (ValueError, KeyError, TypeError, AttributeError, StoreError) as e:
             # valid JSON of another shape, rules the policy refuses, a key of another type:
             # learning starts afresh rather than every crawler of the scope failing at start
             logger.warning("Ignoring unreadable learned rules in %s: %s", self._rules_store, e)
             self.learner = fresh
-            self.context.set_learned({}, [], {})
+            self._probation.clear()
+            self._set_policy()
             return
         if self.learner.rules:
-            logger.info("Resumed with %d learned rules from %s", len(self.learner.rules), self._rules_store)
+            logger.info("Resumed with %d learned rules from %s (%d on probation), %d revoked",
+                        len(self.learner.rules), self._rules_store, len(self._probation), len(self.learner.revoked))
+            self.context.stats.set("learned/probation/resumed", len(self._probation))
+
+    def _restore_probation(self, saved: dict[str, Any] | None) -> None:
+        """Rules go back on probation as they were at the save; a state saved before probation
+        was kept has none (its rules were confirmed, or from before probation existed)."""
+        assert self.learner is not None
+        if not saved:
+            return
+        rules = {_rule_key(r): r for r in self.learner.rules}
+        for text, progress in saved.items():
+            rule = rules.get(_text_key(text))
+            if rule is None:
+                continue  # revoked since
+            p = _Probation(rule)
+            p.sampled = int(progress.get("sampled", 0))
+            p.confirmed = int(progress.get("confirmed", 0))
+            p.paths = {str(x) for x in progress.get("paths", ())}
+            self._probation[p.key] = p
 
     def _save_learned(self) -> None:
-        if self.learner is not None:
+        if self.learner is not None and not store_failed(self.crawler):
+            probation = {_key_text(k): {"sampled": p.sampled, "confirmed": p.confirmed, "paths": sorted(p.paths)}
+                         for k, p in self._probation.items()}
             try:
-                self._rules_store.save(self.learner.to_json())
+                self._rules_store.save(self.learner.to_json(), probation)
             except STORE_FAULTS as e:  # kept in memory; the crawl closes
                 store_unavailable(self.crawler, e)
 
@@ -464,11 +661,52 @@ class SignatureMiddleware:
         count_outages(self.crawler, self.store)
         if self.learner is not None:
             count_outages(self.crawler, self._rules_store.redis)
+            if self._shared_fetched is not None:
+                if not store_failed(self.crawler):
+                    try:
+                        self._shared_fetched.flush()
+                    except STORE_FAULTS as e:
+                        store_unavailable(self.crawler, e)
+                count_outages(self.crawler, self._shared_fetched)
+            count_outages(self.crawler, self._kept_store)
+            self._kept_store.close()
         self.store.close()
 
 
 def _rule_key(rule: LearnedRule) -> tuple[str, str, str]:
     return (rule.kind, rule.host, rule.name)
+
+
+def _key_text(key: tuple[str, str, str]) -> str:
+    return "|".join(key)
+
+
+def _text_key(text: str) -> tuple[str, str, str]:
+    kind, _, rest = text.removeprefix(_SAMPLE).partition("|")
+    host, _, name = rest.partition("|")
+    return (kind, host, name)
+
+
+def _entry_id(request: Request) -> bytes:
+    """The id of a kept request: the same request kept twice (by two processes) is one entry."""
+    h = blake2b(digest_size=8)
+    h.update(f"{request.method} {request.url}\0".encode("utf-8", "surrogatepass"))
+    h.update(request.body)
+    return h.digest()
+
+
+def _fetched_key(identifier: str) -> bytes:
+    """The member of the shared fetched set for an identifier."""
+    return blake2b(identifier.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+class _Kept:
+    """A request merged while rules were on probation, and those rules."""
+
+    __slots__ = ("keys", "request")
+
+    def __init__(self, request: Request, keys: tuple[tuple[str, str, str], ...]) -> None:
+        self.request, self.keys = request, keys
 
 
 class _Probation:

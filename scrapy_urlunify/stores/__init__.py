@@ -34,6 +34,7 @@ from .log import RecordLog, VarRecordLog
 __all__ = [
     "ITEMS_FILENAME",
     "JOBDIR_FILENAMES",
+    "KEPT_FILENAME",
     "LEARNED_FILENAME",
     "REQUESTS_FILENAME",
     "SEEN_FILENAME",
@@ -58,7 +59,9 @@ SIGNATURES_FILENAME = "urlunify-signatures.log"
 REQUESTS_FILENAME = "urlunify-requests.log"
 ITEMS_FILENAME = "urlunify-items.log"
 LEARNED_FILENAME = "urlunify-learned.json"
-JOBDIR_FILENAMES = (SEEN_FILENAME, REQUESTS_FILENAME, SIGNATURES_FILENAME, LEARNED_FILENAME, ITEMS_FILENAME)
+KEPT_FILENAME = "urlunify-kept.log"
+JOBDIR_FILENAMES = (SEEN_FILENAME, REQUESTS_FILENAME, SIGNATURES_FILENAME, LEARNED_FILENAME, ITEMS_FILENAME,
+                    KEPT_FILENAME)
 
 @runtime_checkable
 class SeenStore(Protocol):

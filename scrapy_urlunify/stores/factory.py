@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from . import (
     ITEMS_FILENAME,
+    KEPT_FILENAME,
     LEARNED_FILENAME,
     SEEN_FILENAME,
     SIGNATURES_FILENAME,
@@ -26,11 +27,12 @@ from . import (
     SeenStore,
     SignatureStore,
 )
+from .kept import JobdirKeptStore, KeptStore, MemoryKeptStore
 
 if TYPE_CHECKING:
     import redis
 
-    from .redis import RedisRulesStore
+    from .redis import RedisFetchedStore, RedisRulesStore
 
 __all__ = [
     "DEFAULT_KEY_TEMPLATE",
@@ -52,7 +54,8 @@ REDIS_SCHEMES = ("redis", "rediss", "unix")
 DEFAULT_KEY_TEMPLATE = "urlunify:%(scope)s"
 #: The stores of one scope, as suffixes of its namespace. None is a suffix of another, so
 #: two (scope, store) pairs never share a key as long as the template holds the scope.
-KEY_SUFFIXES = {"seen": ":seen", "signatures": ":signatures", "rules": ":rules"}
+KEY_SUFFIXES = {"seen": ":seen", "signatures": ":signatures", "rules": ":rules", "kept": ":kept",
+                "fetched": ":fetched"}
 
 
 def is_redis_url(value: object) -> bool:
@@ -130,7 +133,8 @@ def without_secret(text: str, url: object) -> str:
 
 
 def redis_keys(template: str, scope: str) -> dict[str, str]:
-    """The keys of one scope's stores: ``{"seen": ..., "signatures": ..., "rules": ...}``.
+    """The keys of one scope's stores: ``{"seen": ..., "signatures": ..., "rules": ..., "kept": ...,
+    "fetched": ...}``.
 
     ``template`` must contain ``%(scope)s`` (the default, :data:`DEFAULT_KEY_TEMPLATE`, gives
     ``urlunify:<scope>:seen``): every process of a scope then shares its keys, and two scopes
@@ -232,6 +236,26 @@ class Stores:
 
             return RedisRulesStore(self.client(), self.keys()["rules"], **self._redis_kwargs())
         return self.jobdir / LEARNED_FILENAME if self.jobdir is not None else None
+
+    def kept(self) -> KeptStore:
+        """Requests merged by learned rules on probation, kept until the rules are confirmed or
+        revoked: a Redis hash of the scope, a JOBDIR log, or nowhere (the crawl's memory)."""
+        if self.in_redis:
+            from .redis import RedisKeptStore
+
+            return RedisKeptStore(self.client(), self.keys()["kept"], **self._redis_kwargs())
+        if self.jobdir is not None:
+            return JobdirKeptStore(self.jobdir / KEPT_FILENAME)
+        return MemoryKeptStore()
+
+    def fetched(self) -> RedisFetchedStore | None:
+        """The identifiers fetched under the learned policy, shared by the processes of a scope
+        (Redis only: in one process the signature middleware knows its own fetches)."""
+        if not self.in_redis:
+            return None
+        from .redis import RedisFetchedStore
+
+        return RedisFetchedStore(self.client(), self.keys()["fetched"], **self._redis_kwargs())
 
     def items(self) -> SignatureStore:
         """Item identifier -> the page it first came from (the unicity filter); never shared."""

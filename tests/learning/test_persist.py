@@ -33,3 +33,33 @@ def test_without_jobdir_nor_redis_nothing_is_kept():
     store = LearnedRulesStore()
     store.save("{}")
     assert store.load() is None
+
+
+def test_the_probation_of_rules_is_saved_with_the_learner(tmp_path):
+    store = LearnedRulesStore(path=tmp_path / "urlunify-learned.json")
+    assert store.load_state().probation is None
+    probation = {"param|site.com|ref": {"sampled": 2, "confirmed": 1, "paths": ["/a", "/b"]}}
+    store.save(_learned_ref().to_json(), probation)
+    state = store.load_state()
+    assert state.probation == probation
+    assert [r.name for r in Learner.from_json(state.learner or "").rules] == ["ref"]
+    store.save(_learned_ref().to_json(), {})  # confirmed
+    assert store.load_state().probation == {}
+    store.save(_learned_ref().to_json())  # saved as before probation was kept
+    assert store.load_state().probation is None
+
+
+def test_the_probation_in_redis_is_one_write_with_the_learner(redis_server):
+    from scrapy_urlunify.stores.redis import RedisRulesStore
+
+    client = redis_server.client()
+    store = LearnedRulesStore(redis=RedisRulesStore(client, "urlunify:shop:rules"))
+    store.save(_learned_ref().to_json(), {"param|site.com|ref": {"sampled": 0, "confirmed": 0, "paths": []}})
+    state = store.load_state()
+    assert list(state.probation or {}) == ["param|site.com|ref"]
+    assert sorted(client.hkeys("urlunify:shop:rules")) == [b"learner", b"probation"]
+    client.hset("urlunify:shop:rules", "probation", "[1, 2]")
+    import pytest
+
+    with pytest.raises(ValueError, match="probation"):
+        store.load_state()

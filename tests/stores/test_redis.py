@@ -65,12 +65,14 @@ def test_redis_keys_default_template() -> None:
         "seen": "urlunify:shop:seen",
         "signatures": "urlunify:shop:signatures",
         "rules": "urlunify:shop:rules",
+        "kept": "urlunify:shop:kept",
+        "fetched": "urlunify:shop:fetched",
     }
 
 
 def test_redis_keys_never_collide_across_scopes() -> None:
     # scopes built to look like another scope's key
-    scopes = ["a", "b", "a:seen", "a:rules", "a:signatures", "seen", "a:b", "%s", "a%(scope)s"]
+    scopes = ["a", "b", "a:seen", "a:rules", "a:signatures", "a:kept", "a:fetched", "seen", "a:b", "%s", "a%(scope)s"]
     keys = [k for s in scopes for k in redis_keys(DEFAULT_KEY_TEMPLATE, s).values()]
     assert len(keys) == len(set(keys))
 

@@ -1,0 +1,103 @@
+"""A site for probation across kills and processes, served in its own process so a test can kill
+the crawler and keep the server (``python _probation_site.py GATE LOG [--hold TEXT]...``).
+
+* ``/``: ``/a/N?v=a`` and ``?v=b`` for N in 0..3 (``v`` changes nothing there: the learner
+  adopts it) and ``/next``;
+* ``/next``: ``/b/N?v=x`` for N in 0..3 and ``/last``; on ``/b/`` pages ``v`` matters (unless
+  ``--same-b``: then it does not, and the rule is confirmed);
+* ``/last``: ``/b/N?v=y`` and ``?v=z``: merged by the rule, on probation: ``v=y`` are its samples
+  (one per path), ``v=z`` are kept;
+* ``/sa`` and ``/sb``: ``/c/N?v=a`` (resp. ``?v=b``) for N in 0..7: one page each, two spellings.
+
+Requests whose URI holds one of the ``--hold`` texts are answered only once the file ``GATE``
+exists (a sample held while the crawler is killed). Every request is written to ``LOG`` as
+``received <uri>`` and, once its response is written to an open connection, ``answered <uri>``:
+the ground truth of what the crawls fetched. The first line on stdout is ``{"base": URL}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from twisted.internet import reactor
+from twisted.web import resource, server
+
+A_PAGES, B_PAGES, C_PAGES = 4, 4, 8
+
+
+def html(page_id: str, links: list[str] = ()) -> bytes:  # type: ignore[assignment]
+    hrefs = "".join(f"<a href='{h}'>{h}</a>" for h in links)
+    return (f"<!DOCTYPE html><html><head><title>{page_id}</title></head><body><article><h1>{page_id}</h1>"
+            f"<p class='text'>The text of {page_id}.</p></article>{hrefs}</body></html>").encode()
+
+
+class ProbationSite(resource.Resource):
+    isLeaf = True
+
+    def __init__(self, gate: str, log: str, hold: list[str], same_b: bool) -> None:
+        super().__init__()
+        self.gate, self.hold, self.same_b = gate, hold, same_b
+        self.log = open(log, "a", buffering=1)  # noqa: SIM115
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        uri = request.uri.decode()
+        self.log.write(f"received {uri}\n")
+        body = self.page(uri)
+        if body is None:
+            request.setResponseCode(404)
+            return b"not found"
+        request.setHeader(b"Content-Type", b"text/html; charset=utf-8")
+        gone: list[bool] = []
+        request.notifyFinish().addErrback(lambda _: gone.append(True))
+
+        def answer() -> None:
+            if gone:
+                return  # the crawler was killed while it waited
+            if any(h in uri for h in self.hold) and not os.path.exists(self.gate):
+                reactor.callLater(0.05, answer)
+                return
+            request.write(body)
+            request.finish()
+            self.log.write(f"answered {uri}\n")
+
+        answer()
+        return server.NOT_DONE_YET
+
+    def page(self, uri: str) -> bytes | None:
+        path, _, query = uri.partition("?")
+        v = dict(p.partition("=")[::2] for p in query.split("&") if p).get("v", "")
+        parts = path.strip("/").split("/")
+        if path == "/":
+            return html("home", [f"/a/{i}?v={x}" for i in range(A_PAGES) for x in "ab"] + ["/next"])
+        if path == "/next":
+            return html("next", [f"/b/{i}?v=x" for i in range(B_PAGES)] + ["/last"])
+        if path == "/last":
+            return html("last", [f"/b/{i}?v={x}" for i in range(B_PAGES) for x in "yz"])
+        if path in ("/sa", "/sb"):
+            return html(path[1:], [f"/c/{i}?v={path[2]}" for i in range(C_PAGES)])
+        if len(parts) == 2 and parts[0] in "abc" and parts[1].isdigit():
+            if parts[0] == "b" and not self.same_b:
+                return html(f"b-{parts[1]}-{v}")
+            return html(f"{parts[0]}-{parts[1]}")
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("gate")
+    parser.add_argument("log")
+    parser.add_argument("--hold", action="append", default=[])
+    parser.add_argument("--same-b", action="store_true")
+    args = parser.parse_args()
+    site = ProbationSite(args.gate, args.log, args.hold, args.same_b)
+    port = reactor.listenTCP(0, server.Site(site), interface="127.0.0.1")
+    sys.stdout.write(json.dumps({"base": f"http://127.0.0.1:{port.getHost().port}"}) + "\n")
+    sys.stdout.flush()
+    reactor.run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""Probation of learned rules across a SIGKILL, a restart and another process (issue 13).
+
+Real processes: the probation site (tests/_probation_site.py) runs in its own process and logs
+every response it writes (the ground truth); each crawl (tests/probation_job.py) runs in its own
+process and is killed with a real SIGKILL while a rule learned from ``/a/`` is on probation:
+its samples (``/b/N?v=y``) are held by the server, and the requests it merged (``/b/N?v=z``)
+are kept in the crawl's store. The resumed run (same JOBDIR, or a new process on the same
+redis-server) lets the samples through, finds ``v`` matters, revokes the rule, and fetches the
+kept requests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from scrapy_urlunify.learning.learner import Learner
+from scrapy_urlunify.learning.persist import LearnedRulesStore
+from scrapy_urlunify.stores import KEPT_FILENAME, LEARNED_FILENAME, VarRecordLog
+
+HERE = Path(__file__).parents[1]
+B_PAGES, C_PAGES = 4, 8
+
+
+class Site:
+    """The probation site in its own process; ``answered`` counts the responses it wrote."""
+
+    def __init__(self, tmp: Path, *hold: str, same_b: bool = False) -> None:
+        self.gate, self.log = tmp / "gate", tmp / "site.log"
+        args = [sys.executable, str(HERE / "_probation_site.py"), str(self.gate), str(self.log)]
+        args += [a for h in hold for a in ("--hold", h)] + (["--same-b"] if same_b else [])
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        self.base = json.loads(self.proc.stdout.readline())["base"]  # type: ignore[union-attr]
+
+    def lines(self, kind: str) -> list[str]:
+        text = self.log.read_text() if self.log.exists() else ""
+        return [line.split(" ", 1)[1] for line in text.splitlines() if line.startswith(kind + " ")]
+
+    @property
+    def answered(self) -> Counter[str]:
+        return Counter(self.lines("answered"))
+
+    def open_gate(self) -> None:
+        self.gate.touch()
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def site_factory(tmp_path):
+    sites: list[Site] = []
+
+    def make(*hold: str, same_b: bool = False) -> Site:
+        sites.append(Site(tmp_path, *hold, same_b=same_b))
+        return sites[-1]
+
+    yield make
+    for s in sites:
+        s.close()
+
+
+def start(tmp: Path, name: str, url: str, settings: dict) -> tuple[subprocess.Popen, Path]:
+    result = tmp / f"{name}.json"
+    config = tmp / f"{name}.config.json"
+    config.write_text(json.dumps({"start": url, "result": str(result), "settings": settings}))
+    log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - the child writes it
+    proc = subprocess.Popen([sys.executable, str(HERE / "probation_job.py"), str(config)],
+                            stdout=log, stderr=subprocess.STDOUT)
+    return proc, result
+
+
+def finish(proc: subprocess.Popen, result: Path, tmp: Path, name: str) -> dict:
+    assert proc.wait(90) == 0, (tmp / f"{name}.log").read_text()[-3000:]
+    return json.loads(result.read_text())
+
+
+def wait_for(condition, proc: subprocess.Popen, what: str, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert proc.poll() is None, f"the crawl ended before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def kill(proc: subprocess.Popen) -> None:
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+
+
+def kept_records(jobdir: Path) -> int:
+    path = jobdir / KEPT_FILENAME
+    return sum(1 for p in VarRecordLog.read(path) if p[:1] == b"K") if path.exists() else 0
+
+
+def all_samples_and_kept_held(site: Site) -> bool:
+    # the first sample is held; /last's links have all gone through the dupefilter once its
+    # response was answered and the held sample was asked for
+    return "/b/0?v=y" in site.lines("received")
+
+
+def assert_kept_pages_fetched(site: Site) -> None:
+    answered = site.answered
+    for i in range(B_PAGES):
+        assert answered[f"/b/{i}?v=z"] == 1, (i, sorted(answered))
+        assert answered[f"/b/{i}?v=y"] == 1, (i, sorted(answered))
+
+
+def test_jobdir_kill_during_probation_then_the_rule_fails_it(site_factory, tmp_path):
+    site = site_factory("v=y")
+    jobdir = tmp_path / "job"
+    settings = {"JOBDIR": str(jobdir)}
+    proc, _ = start(tmp_path, "killed", site.base + "/", settings)
+    wait_for(lambda: all_samples_and_kept_held(site) and kept_records(jobdir) >= 2 * B_PAGES, proc,
+             "the samples and kept requests of the rule")
+    kill(proc)
+    assert not any("v=z" in uri for uri in site.lines("received"))  # kept, not fetched
+    # the rule was on probation at the kill, and is saved so
+    state = LearnedRulesStore(path=jobdir / LEARNED_FILENAME).load_state()
+    assert [r.name for r in Learner.from_json(state.learner).rules] == ["v"]  # type: ignore[arg-type]
+    assert list(state.probation or {}) == ["param|127.0.0.1|v"]
+
+    site.open_gate()
+    proc, result = start(tmp_path, "resumed", site.base + "/", settings)
+    stats = finish(proc, result, tmp_path, "resumed")
+    assert stats["urlunify/learned/probation/resumed"] == 1
+    assert stats["urlunify/learned/revoked"] == 1
+    assert stats["urlunify/learned/probation/rescheduled"] >= B_PAGES
+    assert_kept_pages_fetched(site)
+    # revoked stays revoked in the next run: nothing on probation, nothing merged by v
+    state = LearnedRulesStore(path=jobdir / LEARNED_FILENAME).load_state()
+    learner = Learner.from_json(state.learner)  # type: ignore[arg-type]
+    assert learner.rules == () and [r.rule.name for r in learner.revoked] == ["v"]
+    assert state.probation == {}
+    proc, result = start(tmp_path, "again", site.base + "/", settings)
+    stats = finish(proc, result, tmp_path, "again")
+    assert "urlunify/learned/probation/resumed" not in stats
+    assert "urlunify/learned/probation/samples" not in stats
+    assert_kept_pages_fetched(site)  # and not again
+
+
+def test_a_confirmed_rule_resumes_confirmed(site_factory, tmp_path):
+    site = site_factory(same_b=True)
+    jobdir = tmp_path / "job"
+    settings = {"JOBDIR": str(jobdir)}
+    proc, result = start(tmp_path, "first", site.base + "/", settings)
+    stats = finish(proc, result, tmp_path, "first")
+    assert stats["urlunify/learned/confirmed"] == 1
+    assert stats["urlunify/learned/probation/kept"] >= 1
+    state = LearnedRulesStore(path=jobdir / LEARNED_FILENAME).load_state()
+    assert state.probation == {}
+    assert [e for e in VarRecordLog.read(jobdir / KEPT_FILENAME)
+            if e[:1] == b"K"] != []  # they were kept, and forgotten
+    proc, result = start(tmp_path, "second", site.base + "/", settings)
+    stats = finish(proc, result, tmp_path, "second")
+    assert stats["urlunify/learned/probation/resumed"] == 0
+    assert "urlunify/learned/probation/samples" not in stats
+    assert "urlunify/learned/probation/rescheduled" not in stats
+    # confirmed: the kept spellings were never fetched, by either run
+    assert not any("v=z" in uri for uri in site.lines("received"))
+
+
+def test_redis_restart_during_probation_then_the_rule_fails_it(site_factory, tmp_path, redis_server):
+    site = site_factory("v=y")
+    settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "probe"}
+    client = redis_server.client()
+    proc, _ = start(tmp_path, "killed", site.base + "/", settings)
+    wait_for(lambda: all_samples_and_kept_held(site) and client.hlen("urlunify:probe:kept") >= 2 * B_PAGES,
+             proc, "the samples and kept requests of the rule")
+    kill(proc)
+    assert not any("v=z" in uri for uri in site.lines("received"))
+    # another process (a restart, or another worker of the scope) finds the rule on probation
+    # and the requests it kept, lets the samples through and fetches the kept ones
+    site.open_gate()
+    proc, result = start(tmp_path, "other", site.base + "/", settings)
+    stats = finish(proc, result, tmp_path, "other")
+    assert stats["urlunify/learned/probation/resumed"] == 1
+    assert stats["urlunify/learned/revoked"] == 1
+    assert_kept_pages_fetched(site)
+    assert client.hlen("urlunify:probe:kept") == 0
+    fields = {k.decode(): v for k, v in client.hgetall("urlunify:probe:rules").items()}
+    assert json.loads(fields["probation"]) == {}
+    assert Learner.from_json(fields["learner"].decode()).rules == ()
+
+
+def _seed_rule(client, scope: str) -> None:  # type: ignore[no-untyped-def]
+    """A confirmed rule ``v`` on 127.0.0.1 in the scope's learned state, as a crawl saves it."""
+    from scrapy_urlunify.stores.redis import RedisRulesStore
+
+    data = json.loads(Learner().to_json())
+    data["rules"] = [{"kind": "param", "host": "127.0.0.1", "name": "v", "pairs": 3,
+                      "examples": [["http://127.0.0.1/c/0?v=a", "http://127.0.0.1/c/0?v=b"]]}]
+    LearnedRulesStore(redis=RedisRulesStore(client, f"urlunify:{scope}:rules")).save(json.dumps(data), {})
+
+
+def test_two_workers_share_what_they_fetched_for_the_dequeue_check(site_factory, tmp_path, redis_server):
+    """Two workers on one redis-server each queued one spelling of the same 8 pages before the
+    rule that merges them (``/c/N?v=a`` and ``?v=b``); both were killed. With the rule, the first
+    worker resumes and fetches its 8; the second resumes and drops all 8 of its own at dequeue:
+    pages the other process fetched."""
+    site = site_factory("/c/")
+    client = redis_server.client()
+    settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "pair"}
+    a = {**settings, "JOBDIR": str(tmp_path / "a")}
+    b = {**settings, "JOBDIR": str(tmp_path / "b")}
+    proc_a, _ = start(tmp_path, "a0", site.base + "/sa", a)
+    proc_b, _ = start(tmp_path, "b0", site.base + "/sb", b)
+    for proc, v in ((proc_a, "a"), (proc_b, "b")):
+        wait_for(lambda v=v: any(u.startswith("/c/") and u.endswith(f"v={v}") for u in site.lines("received")),
+                 proc, f"worker {v} to ask for its first /c/ page")
+    kill(proc_a)
+    kill(proc_b)
+    assert not any(u.startswith("/c/") for u in site.lines("answered"))
+    _seed_rule(client, "pair")
+    site.open_gate()
+    proc, result = start(tmp_path, "a1", site.base + "/sa", a)
+    stats_a = finish(proc, result, tmp_path, "a1")
+    assert sum(n for u, n in site.answered.items() if u.startswith("/c/")) == C_PAGES
+    proc, result = start(tmp_path, "b1", site.base + "/sb", b)
+    stats_b = finish(proc, result, tmp_path, "b1")
+    answered = site.answered
+    assert all(answered[f"/c/{i}?v=a"] == 1 for i in range(C_PAGES)), sorted(answered)
+    assert not any(answered[f"/c/{i}?v=b"] for i in range(C_PAGES)), sorted(answered)
+    assert stats_b["urlunify/dropped_at_dequeue"] == C_PAGES
+    assert "urlunify/dropped_at_dequeue" not in stats_a
