@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scrapy.utils.reactor import install_reactor  # noqa: E402
+from scrapy.utils.reactor import install_reactor
 
 # before _minicrawl, whose site module imports (and so installs) Twisted's default reactor
 install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")

@@ -139,7 +139,8 @@ def test_jobdir_kill_during_probation_then_the_rule_fails_it(site_factory, tmp_p
     # revoked stays revoked in the next run: nothing on probation, nothing merged by v
     state = LearnedRulesStore(path=jobdir / LEARNED_FILENAME).load_state()
     learner = Learner.from_json(state.learner)  # type: ignore[arg-type]
-    assert learner.rules == () and [r.rule.name for r in learner.revoked] == ["v"]
+    assert learner.rules == ()
+    assert [r.rule.name for r in learner.revoked] == ["v"]
     assert state.probation == {}
     proc, result = start(tmp_path, "again", site.base + "/", settings)
     stats = finish(proc, result, tmp_path, "again")

@@ -59,7 +59,7 @@ def test_jobdir_damage_amid_entries_is_an_error_naming_the_file(tmp_path: Path) 
     with open(path, "r+b") as f:
         f.seek(40)
         f.write(b"\xff" * 8)
-    with pytest.raises(StoreError, match="urlunify-kept.log"):
+    with pytest.raises(StoreError, match=r"urlunify-kept\.log"):
         JobdirKeptStore(path)
 
 
@@ -117,9 +117,11 @@ def test_memory_keeps_nothing_and_the_factory_picks_the_store(tmp_path: Path) ->
     store.add(_id(1), RULE, b"x")
     assert store.entries() == []
     jobdir = Stores(jobdir=tmp_path).kept()
-    assert isinstance(jobdir, JobdirKeptStore) and Path(jobdir.path).name == "urlunify-kept.log"
+    assert isinstance(jobdir, JobdirKeptStore)
+    assert Path(jobdir.path).name == "urlunify-kept.log"
     jobdir.close()
-    assert Stores().fetched() is None and Stores(jobdir=tmp_path).fetched() is None
+    assert Stores().fetched() is None
+    assert Stores(jobdir=tmp_path).fetched() is None
 
 
 # --- Redis ------------------------------------------------------------------------------------------
@@ -149,7 +151,8 @@ def test_redis_a_foreign_value_at_the_kept_key_is_a_store_error(redis_server) ->
 def test_redis_fetched_members_go_with_the_next_question(redis_server) -> None:
     one = Stores(redis_server.url, scope="shop").fetched()
     two = Stores(redis_server.url, scope="shop").fetched()
-    assert one is not None and two is not None
+    assert one is not None
+    assert two is not None
     one.add(b"page-one")
     assert not two.fetched(b"page-one")  # not sent yet
     assert one.fetched(b"page-two") is False  # the question carries the waiting member
