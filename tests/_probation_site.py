@@ -3,7 +3,7 @@ the crawler and keep the server (``python _probation_site.py GATE LOG [--hold TE
 
 * ``/``: ``/a/N?v=a`` and ``?v=b`` for N in 0..3 (``v`` changes nothing there: the learner
   adopts it) and ``/next``;
-* ``/next``: ``/b/N?v=x`` for N in 0..3 and ``/last``; on ``/b/`` pages ``v`` matters (unless
+* ``/next``: ``/b/N?v=x`` for N in 0..4 and ``/last``; on ``/b/`` pages ``v`` matters (unless
   ``--same-b``: then it does not, and the rule is confirmed);
 * ``/last``: ``/b/N?v=y`` and ``?v=z``: merged by the rule, on probation: ``v=y`` are its samples
   (one per path), ``v=z`` are kept;
@@ -25,7 +25,7 @@ import sys
 from twisted.internet import reactor
 from twisted.web import resource, server
 
-A_PAGES, B_PAGES, C_PAGES = 4, 4, 8
+A_PAGES, B_PAGES, C_PAGES = 4, 5, 8
 
 
 def html(page_id: str, links: list[str] = ()) -> bytes:  # type: ignore[assignment]
