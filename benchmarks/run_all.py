@@ -49,6 +49,7 @@ def main() -> int:
                                                    "--rounds", "2" if quick else "3"])
         results["linkpath"] = run("linkpath", [str(HERE / "bench_linkpath.py"), "--rounds", "2" if quick else "3"])
         results["crawl"] = run("crawl", [str(HERE / "bench_crawl.py"), "--rounds", "1" if quick else "3"])
+        results["pageparse"] = run("pageparse", [str(HERE / "bench_pageparse.py"), "--rounds", "2" if quick else "3"])
     else:
         print("no python3-doc corpus: install it (apt-get install python3-doc) for the URL benchmarks")
     results["memory"] = run("memory", [str(HERE / "bench_seen_memory.py"),
@@ -89,7 +90,13 @@ def print_table(r: dict[str, Any]) -> None:
             row(f"request_seen, {phase} URL, in a crawl", d[f"ours-crawl|{phase}"], d[f"scrapy|{phase}"], "µs")
     lp = r.get("linkpath")
     if lp:
-        row("link path (Request + middleware + dupefilter)", lp["addon_us"], lp["plain_us"], "µs")
+        row("link path, whole (spider's Request + spider middlewares + scheduler)", lp["whole"]["addon_us"],
+            lp["whole"]["plain_us"], "µs")
+        row("link path, narrow (Request + dupefilter step)", lp["narrow"]["addon_us"], lp["narrow"]["plain_us"], "µs")
+    pp = r.get("pageparse")
+    if pp:
+        row("page signature + spider's parse (from the selector's tree)", pp["signature, from the tree"]["ms_per_page"],
+            pp["spider alone"]["ms_per_page"], "ms")
     c = r.get("crawl")
     if c:
         row("python3-doc crawl, CPU of the crawl process", c["addon"]["cpu"], c["plain"]["cpu"], "s")

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import TextResponse
+from scrapy.http import HtmlResponse, TextResponse
 from scrapy.selector import Selector
 from scrapy.utils.request import request_from_dict
 
@@ -168,7 +168,10 @@ class SignatureMiddleware:
         # a body above max_bytes is hashed raw: decoding it would only cost memory
         decoded = (response.text if isinstance(response, TextResponse) and len(response.body) <= self.max_bytes
                    else None)
-        sig, evidence = page_signature(response.body, _content_type(response), decoded, self.max_bytes)
+        # the text is read from the tree of Scrapy's selector, built here if the spider has not:
+        # the spider's response.css() reuses it, so the page is parsed once
+        sig, evidence = page_signature(response.body, _content_type(response), decoded, self.max_bytes,
+                                       (lambda: response.selector.root) if isinstance(response, HtmlResponse) else None)
         request.meta[SIGNATURE_META] = sig.hex()  # response.meta is this dict once the response reaches the spider
         unifier = self.context.unifier
         try:

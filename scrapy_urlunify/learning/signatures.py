@@ -8,7 +8,9 @@ attributes, scripts -- does not break the equality of two copies of one page:
 * HTML (``text/html``, ``application/xhtml+xml``, or a body that starts like HTML): the text of
   ``<body>`` (the whole document when there is none) without ``script``, ``style``, ``noscript``
   and ``template`` elements and without comments, white space collapsed to single spaces; MD5 of
-  its UTF-8 bytes.
+  its UTF-8 bytes. The caller may hand over the document already parsed (``tree``: in a crawl,
+  the tree of Scrapy's ``response.selector``, which the spider uses too), so a page is parsed
+  once; it is read, never modified.
 * anything else, an HTML body larger than ``max_bytes`` (default 32 MiB, a memory cap: lxml
   reads a 3 MB table of contents in a few tens of ms), or an HTML page with no text at all (an
   image gallery: equal empty texts would make every such page a duplicate of the first): MD5 of
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from lxml import etree, html
@@ -61,7 +64,28 @@ def is_html(content_type: str | None, body: bytes) -> bool:
     return _HTML_START.match(body[:512]) is not None
 
 
-_PARSER = html.HTMLParser(remove_comments=True)
+# huge_tree as parsel's parser (Scrapy's selectors): without it libxml2 cuts the text of a page
+# nested deeper than 256 elements, and drops a text node over 10 MB
+_PARSER = html.HTMLParser(remove_comments=True, huge_tree=True)
+
+# The body text of a parsed document, without the _DROPPED elements (their tails kept), comments
+# and processing instructions, in one pass of libxslt over the tree (a third of the time of the
+# same walk in Python): the first <body>, or the whole document without one.
+_BODY_TEXT = etree.XSLT(etree.XML(b"""\
+<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+  <xsl:output method="text" encoding="utf-8"/>
+  <xsl:template match="/">
+    <xsl:choose>
+      <xsl:when test="//body"><xsl:apply-templates select="(//body)[1]"/></xsl:when>
+      <xsl:otherwise><xsl:apply-templates/></xsl:otherwise>
+    </xsl:choose>
+  </xsl:template>
+  <xsl:template match="script|style|noscript|template"/>
+</xsl:stylesheet>"""))
+#: above this many bytes of body, the text of a parsed tree is read one text node at a time (the
+#: transform holds the whole text, three times over, until it is hashed)
+_WHOLE_TEXT_MAX = 4 << 20
+_DROPPED_TAGS = frozenset(_DROPPED)
 
 
 def _body(document: bytes | str) -> html.HtmlElement | None:
@@ -97,17 +121,60 @@ def body_text(document: bytes | str) -> str:
 
 
 def _body_text_md5(document: bytes | str) -> bytes | None:
-    """MD5 of ``body_text(document)`` in UTF-8, or None when that text is empty.
-
-    Hashed piece by piece (one text node at a time), never holding the whole text: on a page of
-    30 MB, ``_SPACE.sub`` over the joined text alone peaked at +450 MB (a list of a string per
-    run of spaces). Runs of white space are collapsed across pieces, as in the joined text."""
+    """MD5 of ``body_text(document)`` in UTF-8, or None when that text is empty."""
     node = _body(document)
-    if node is None:
-        return None
+    return None if node is None else _md5_of_text(_batched(node.itertext()))
+
+
+def _tree_text_md5(root: etree._Element, size: int) -> bytes | None:
+    """:func:`_body_text_md5` of a document already parsed (``root``: its root element, as
+    ``lxml.html`` or parsel parse it, comments kept), read without modifying it. ``size``: the
+    document's size in bytes."""
+    if size <= _WHOLE_TEXT_MAX:
+        return _md5_of_text((str(_BODY_TEXT(root)),))
+    bodies = root.xpath("//body")
+    return _md5_of_text(_batched(_text_nodes(bodies[0] if bodies else root)))
+
+
+def _text_nodes(node: etree._Element) -> Iterator[str]:
+    """``node.itertext()`` as if the :data:`_DROPPED` elements, comments and processing
+    instructions had been removed from the tree, their tails kept."""
+    walker = etree.iterwalk(node, events=("start", "end", "comment", "pi"))
+    for event, element in walker:
+        if event == "start":
+            if element.tag in _DROPPED_TAGS:
+                walker.skip_subtree()  # its "end" still comes, with its tail
+            elif element.text:
+                yield element.text
+        elif element.tail and element is not node:
+            yield element.tail
+
+
+def _batched(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` joined into strings of about :data:`_SLICE` characters: the same text, hashed
+    with one regular-expression call per slice rather than one per text node."""
+    batch: list[str] = []
+    size = 0
+    for piece in pieces:
+        batch.append(piece)
+        size += len(piece)
+        if size >= _SLICE:
+            yield "".join(batch)
+            batch, size = [], 0
+    if batch:
+        yield "".join(batch)
+
+
+def _md5_of_text(pieces: Iterable[str]) -> bytes | None:
+    """MD5 of the concatenated ``pieces`` with white space collapsed and stripped, in UTF-8, or
+    None when that text is empty.
+
+    Hashed piece by piece, never holding the whole text: on a page of 30 MB, ``_SPACE.sub`` over
+    the joined text alone peaked at +450 MB (a list of a string per run of spaces). Runs of white
+    space are collapsed across pieces, as in the joined text."""
     md5 = hashlib.md5()
     started = space = False  # some text hashed; white space after it, not hashed yet
-    for piece in node.itertext():
+    for piece in pieces:
         for at in range(0, len(piece), _SLICE):  # a slice may cut a word or a run of spaces
             text = _SPACE.sub(" ", piece[at : at + _SLICE])
             core = text.strip(" ")
@@ -135,13 +202,26 @@ class PageSignature(NamedTuple):
 
 
 def page_signature(body: bytes, content_type: str | None = None, decoded: str | None = None,
-                   max_bytes: int = DEFAULT_MAX_BYTES) -> PageSignature:
+                   max_bytes: int = DEFAULT_MAX_BYTES,
+                   tree: Callable[[], etree._Element | None] | None = None) -> PageSignature:
     """The signature of a response body (see the module docstring); ``decoded`` is the body as
-    text when the caller knows its encoding."""
+    text when the caller knows its encoding. ``tree`` gives the root element of the document
+    parsed from ``decoded`` (Scrapy's ``response.selector.root``), called only when the body's
+    text is hashed; a NUL character (which that parse drops, and this module's own parse reads
+    as U+FFFD) leaves the text to this module's own parse, as before the tree was used."""
     if not is_html(content_type, body):
         return PageSignature(hashlib.md5(body).digest(), True)
     if len(body) <= max_bytes:
-        digest = _body_text_md5(decoded if decoded is not None else body)
+        root = None
+        if tree is not None and (decoded is None or "\x00" not in decoded):
+            try:
+                root = tree()
+            except (ValueError, etree.LxmlError):  # the own parse below says what it can
+                root = None
+        if root is not None:
+            digest = _tree_text_md5(root, len(body))
+        else:
+            digest = _body_text_md5(decoded if decoded is not None else body)
         if digest is not None:
             return PageSignature(digest, True)
     return PageSignature(hashlib.md5(body).digest(), False)
