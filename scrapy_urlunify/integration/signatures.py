@@ -330,7 +330,8 @@ class SignatureMiddleware:
                 store_unavailable(self.crawler, e)
 
     def _check_sample(self, probe: tuple[Any, ...], url: str, sig: bytes) -> None:
-        key, merged_into, entry_id = tuple(probe[0]), probe[1], bytes.fromhex(probe[2])
+        key, merged_into = tuple(probe[0]), probe[1]
+        entry_id = bytes.fromhex(probe[2]) if len(probe) >= 3 else b""  # (key, identifier): an older run's
         p = self._probation.get(key)  # type: ignore[arg-type]
         if len(probe) >= 5:
             earlier: tuple[str, bytes] | None = (probe[3], bytes.fromhex(probe[4]))
