@@ -7,7 +7,8 @@ the crawler and keep the server (``python _probation_site.py GATE LOG [--hold TE
   ``--same-b``: then it does not, and the rule is confirmed);
 * ``/last``: ``/b/N?v=y`` and ``?v=z``: merged by the rule, on probation: ``v=y`` are its samples
   (one per path), ``v=z`` are kept;
-* ``/sa`` and ``/sb``: ``/c/N?v=a`` (resp. ``?v=b``) for N in 0..7: one page each, two spellings.
+* ``/sa`` and ``/sb``: ``/c/N?v=a`` (resp. ``?v=b``) for N in 0..7: one page each, two spellings;
+  ``/sab``: both, ``?v=a`` first.
 
 Requests whose URI holds one of the ``--hold`` texts are answered only once the file ``GATE``
 exists (a sample held while the crawler is killed). Every request is written to ``LOG`` as
@@ -78,6 +79,8 @@ class ProbationSite(resource.Resource):
             return html("last", [f"/b/{i}?v={x}" for i in range(B_PAGES) for x in "yz"])
         if path in ("/sa", "/sb"):
             return html(path[1:], [f"/c/{i}?v={path[2]}" for i in range(C_PAGES)])
+        if path == "/sab":
+            return html("sab", [f"/c/{i}?v={x}" for x in "ab" for i in range(C_PAGES)])
         if len(parts) == 2 and parts[0] in "abc" and parts[1].isdigit():
             if parts[0] == "b" and not self.same_b:
                 return html(f"b-{parts[1]}-{v}")

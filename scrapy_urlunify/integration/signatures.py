@@ -52,7 +52,14 @@ from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
 from ..learning.persist import LearnedRulesStore
 from ..learning.signatures import page_signature, site_key
-from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore, StoreError
+from ..stores import (
+    SEEN_FILENAME,
+    JobdirSignatureStore,
+    RecordLog,
+    SignatureStore,
+    StoreError,
+    VarRecordLog,
+)
 from ..stores.kept import KeptStore, MemoryKeptStore
 from .context import UnifyContext
 from .store_faults import (
@@ -143,6 +150,7 @@ class SignatureMiddleware:
             self._restore_learned()
             self._restored_entries = self._kept_store.entries()
             crawler.signals.connect(self._resume_kept, signal=signals.spider_opened)
+            crawler.signals.connect(self._resume_fetched, signal=signals.spider_opened)
         self._claims: OrderedDict[str, tuple[bytes, str, str]] = OrderedDict()  # canonical id -> (sig, claimer, site)
         self._canonicals_verified: dict[str, int] = {}  # site -> declared canonicals found true
         self._canonicals_ignored: set[str] = set()  # sites with a declared canonical found false
@@ -446,6 +454,47 @@ class SignatureMiddleware:
         except Exception:  # one bad entry must not cost the others
             logger.exception("Could not schedule again a request kept in %s", self._kept_store)
             return None
+
+    def _resume_fetched(self, spider: Any = None) -> None:
+        """``spider_opened`` of a resumed JOBDIR job: the pages the earlier runs fetched (the
+        last ``_RECENT`` requests its resume log says were handled, with their signatures from
+        the signature log) count as fetched for the dequeue re-check and the probation samples,
+        as the pages this run fetches do: a request queued before a kill, under other rules, is
+        dropped at dequeue when the killed run fetched its page."""
+        df = self.context.dupefilter
+        log = getattr(df, "resume_log", None)
+        if log is None or not log.resumed or not isinstance(self.store, JobdirSignatureStore):
+            return
+        try:
+            done = log.replay_done()
+            urls: list[str] = []
+            for payload in VarRecordLog.read(log.path):
+                if payload[:1] == b"S" and len(payload) > 9 and int.from_bytes(payload[1:9], "big") in done:
+                    urls.append(pickle.loads(payload[9:])["url"])
+        except (StoreError, OSError, pickle.UnpicklingError, KeyError, TypeError, ValueError, EOFError) as e:
+            logger.warning("Could not read the pages fetched before this run from %s (%s): requests queued "
+                           "before it are checked against this run's fetches only", log.path, e)
+            return
+        prefix = f"{self.context.scope or ''}|".encode()
+        signature_of = {page: key.split(b"\0", 1)[1] for key, page in self.store.items() if key.startswith(prefix)}
+        base = unifier_for(self.context.base_policy)
+        for url in urls[-_RECENT:]:
+            try:
+                page = base.identify(url)
+            except InvalidURL:
+                continue
+            sig = signature_of.get(page)
+            if sig is not None:  # (a duplicate page's identifier is not in the log: left out)
+                self._remember(self._fetched, url, sig)
+                self._remember(self._fetched_base, page, None)
+        unifier = self.context.unifier
+        for url, sig in self._fetched.items():
+            try:
+                self._fetched_ids[unifier.identify(url)] = (url, sig)
+            except InvalidURL:
+                continue
+        if self._fetched:
+            logger.info("Resumed with %d pages fetched before, from %s", len(self._fetched), log.path)
 
     def _resume_kept(self, spider: Any = None) -> None:
         """``spider_opened``: the requests kept by an earlier run (or, in Redis, by any process)

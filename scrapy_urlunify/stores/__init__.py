@@ -193,6 +193,10 @@ class _DictSignatures(_ClosingContext):
     def __len__(self) -> int:
         return len(self._ids)
 
+    def items(self) -> Iterator[tuple[bytes, str]]:
+        """Every ``(signature, identifier)`` pair (a resumed crawl rebuilds what it fetched)."""
+        return iter(self._ids.items())
+
 
 class MemorySignatureStore(_DictSignatures):
     """A :class:`SignatureStore` in memory only: a dict."""

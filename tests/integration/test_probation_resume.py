@@ -193,14 +193,40 @@ def test_redis_restart_during_probation_then_the_rule_fails_it(site_factory, tmp
     assert Learner.from_json(fields["learner"].decode()).rules == ()
 
 
-def _seed_rule(client, scope: str) -> None:  # type: ignore[no-untyped-def]
-    """A confirmed rule ``v`` on 127.0.0.1 in the scope's learned state, as a crawl saves it."""
-    from scrapy_urlunify.stores.redis import RedisRulesStore
-
+def _rule_v() -> str:
+    """A learned state with the rule ``v`` on 127.0.0.1, as a crawl saves it."""
     data = json.loads(Learner().to_json())
     data["rules"] = [{"kind": "param", "host": "127.0.0.1", "name": "v", "pairs": 3,
                       "examples": [["http://127.0.0.1/c/0?v=a", "http://127.0.0.1/c/0?v=b"]]}]
-    LearnedRulesStore(redis=RedisRulesStore(client, f"urlunify:{scope}:rules")).save(json.dumps(data), {})
+    return json.dumps(data)
+
+
+def _seed_rule(client, scope: str) -> None:  # type: ignore[no-untyped-def]
+    """A confirmed rule ``v`` on 127.0.0.1 in the scope's learned state."""
+    from scrapy_urlunify.stores.redis import RedisRulesStore
+
+    LearnedRulesStore(redis=RedisRulesStore(client, f"urlunify:{scope}:rules")).save(_rule_v(), {})
+
+
+def test_a_resumed_job_drops_at_dequeue_the_pages_the_killed_run_fetched(site_factory, tmp_path):
+    """JOBDIR: the killed run fetched ``/c/N?v=a`` and had queued ``/c/N?v=b`` (held); with a
+    rule merging them in force at the resume, the spellings it had queued are dropped at dequeue:
+    their pages were fetched, by the run before the kill."""
+    site = site_factory("v=b")
+    jobdir = tmp_path / "job"
+    settings = {"JOBDIR": str(jobdir)}
+    proc, _ = start(tmp_path, "killed", site.base + "/sab", settings)
+    wait_for(lambda: "/c/0?v=b" in site.lines("received"), proc, "the first ?v=b request")
+    kill(proc)
+    assert all(site.answered[f"/c/{i}?v=a"] == 1 for i in range(C_PAGES))
+    LearnedRulesStore(path=jobdir / LEARNED_FILENAME).save(_rule_v(), {})
+    site.open_gate()
+    proc, result = start(tmp_path, "resumed", site.base + "/sab", settings)
+    stats = finish(proc, result, tmp_path, "resumed")
+    answered = site.answered
+    assert not any(answered[f"/c/{i}?v=b"] for i in range(C_PAGES)), sorted(answered)
+    assert all(answered[f"/c/{i}?v=a"] == 1 for i in range(C_PAGES))
+    assert stats["urlunify/dropped_at_dequeue"] == C_PAGES
 
 
 def test_two_workers_share_what_they_fetched_for_the_dequeue_check(site_factory, tmp_path, redis_server):
