@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from warnings import warn
 
+from pydispatch import dispatcher  # type: ignore[import-untyped]
 from scrapy import Request, signals
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.exceptions import ScrapyDeprecationWarning
@@ -516,8 +517,6 @@ def _dropped_receivers(crawler: Crawler) -> bool:
     """Whether anybody listens to ``request_dropped`` (the engine sends it for a request the
     scheduler refused): sending a signal costs more than the rest of the drop, and nothing in
     Scrapy itself listens."""
-    from pydispatch import dispatcher  # type: ignore[import-untyped]
-
     for sender in (crawler.signals.sender, dispatcher.Any):
         receivers = dispatcher.connections.get(id(sender))
         if receivers and receivers.get(signals.request_dropped):

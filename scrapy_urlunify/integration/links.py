@@ -126,8 +126,10 @@ class LinkMiddleware(BaseSpiderMiddleware):
         if meta and meta.get(OPT_OUT_META) is False:
             return request
         after = self._after or self._chain_after()
-        if after.drops_itself(request, response):
-            return request  # beyond DEPTH_LIMIT or URLLENGTH_LIMIT: theirs to drop and count
+        url = request.url
+        if ((after.maxlength and len(url) > after.maxlength)
+                or (after.maxdepth and response is not None and _depth(request, response) > after.maxdepth)):
+            return request  # beyond URLLENGTH_LIMIT or DEPTH_LIMIT: theirs to drop and count
         ctx = self.context
         if response is None and request.dont_filter and self._crawled_before(request):
             ctx.inc("resume/start_skipped")
@@ -135,7 +137,6 @@ class LinkMiddleware(BaseSpiderMiddleware):
             return None
         unifier = ctx.unifier
         stats = ctx.stats
-        url = request.url
         stats.inc("links")
         reason = unifier.filter_reason(url)
         if reason is not None:
@@ -348,8 +349,11 @@ class _After:
 def _offsite_here(crawler: Crawler, engine: Any) -> OffsiteMiddleware | None:
     """The crawl's ``OffsiteMiddleware`` (Scrapy's own class), when an offsite link may be
         dropped by the link middleware rather than when the engine schedules it: nothing else
-        listens to ``request_scheduled`` but components that ignore a request they never saw
-    (the add-on's dupefilter and DoneMiddleware)."""
+        listens to ``request_scheduled`` but the add-on's components with nothing to do for a request
+    the offsite filter drops: the dupefilter (records ``dont_filter`` requests, which are never
+    offsite), DoneMiddleware (tracks the requests that reached it, after this one) and
+    DequeueMiddleware (stamps a request for the queue it never reaches)."""
+    from .dequeue import DequeueMiddleware
     from .dupefilter import DupeFilter
     from .resume import DoneMiddleware
 
@@ -364,7 +368,7 @@ def _offsite_here(crawler: Crawler, engine: Any) -> OffsiteMiddleware | None:
         if isinstance(receiver, BoundMethodWeakref):  # how pydispatch keeps bound methods
             receiver = receiver()
         owner = getattr(receiver, "__self__", None)
-        if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware)):
+        if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware, DequeueMiddleware)):
             return None
     return offsite
 

@@ -13,7 +13,7 @@ from w3lib.url import safe_url_string
 
 from scrapy_urlunify import standardize
 from scrapy_urlunify.integration.dupefilter import DupeFilter, dupes_logger
-from scrapy_urlunify.integration.links import _SAFE_URL, ORIGINAL_URL_META, _rewritten
+from scrapy_urlunify.integration.links import _SAFE_URL, ORIGINAL_URL_META, LinkMiddleware, _rewritten
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
 
@@ -176,6 +176,8 @@ def test_links_dropped_first_in_the_chain_leave_the_crawl_as_the_scheduler_would
     assert early_lines == late_lines
     assert early.page_fetches() == late.page_fetches()
     assert early_stats["dupefilter/filtered"] > 100 and early_stats["offsite/filtered"] > 0
+    # the offsite links were dropped by the link middleware (through Scrapy's OffsiteMiddleware)
+    assert early.crawler.get_spider_middleware(LinkMiddleware)._after.offsite is not None
     assert early_stats["urllength/request_ignored_count"] > 0
     assert any("referer: http" in line for line in early_lines)
     if depth_limit:
