@@ -17,14 +17,14 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from . import rules
-from .rules import GUARD_NAMES, Step
+from .rules import CHAR_TESTS, GUARD_NAMES, Step
 from .url import Parts
 
 if TYPE_CHECKING:
     from .policy import Policy
     from .unify import HostRules, Unifier
 
-__all__ = ["HostTests", "compile_layer", "guard_of"]
+__all__ = ["HostTests", "compile_layer", "fold_absent", "guard_of", "trigger_chars"]
 
 _READ_PARTS = "path, query, fragment, userinfo, host = p.path, p.query, p.fragment, p.userinfo, p.host"
 _ARGS = ", ".join(GUARD_NAMES)
@@ -78,13 +78,16 @@ class HostTests:
     first seen, and one test is compiled for each combination of their values (a handful).
     """
 
-    def __init__(self, policy: Policy, others: tuple[Step, ...], last: Step) -> None:
+    def __init__(self, policy: Policy, others: tuple[Step, ...], last: Step,
+                 absent: dict[str, frozenset[str]] | None = None) -> None:
         self.policy = policy
         expr = " or ".join(f"({s.guard})" for s in others) or "False"  # type: ignore[attr-defined]
         self._tree = ast.parse(f"TAKE_STEPS if ({expr}) else ({last.guard})", mode="eval")  # type: ignore[attr-defined]
         self._static = _maximal(self._tree, _is_per_host)
         self._values = [_lambda(n) for n in self._static]
+        self._absent = absent
         self._tests: dict[tuple[object, ...], Callable[..., object]] = {}
+        self._fast_tests: dict[tuple[object, ...], Callable[..., object]] = {}
 
     def for_host(self, hr: HostRules) -> Callable[..., object]:
         values = tuple(f(self.policy, hr) for f in self._values)
@@ -93,13 +96,76 @@ class HostTests:
             test = self._tests[values] = self._compile(values)
         return test
 
-    def _compile(self, values: tuple[object, ...]) -> Callable[..., object]:
+    def fast_for_host(self, hr: HostRules) -> Callable[..., object]:
+        """:meth:`for_host` for a URL known to hold none of the characters ``absent`` named
+        (per part): the tests of those characters are folded away (:func:`fold_absent`)."""
+        values = tuple(f(self.policy, hr) for f in self._values)
+        test = self._fast_tests.get(values)
+        if test is None:
+            test = self._fast_tests[values] = self._compile(values, self._absent)
+        return test
+
+    def _compile(self, values: tuple[object, ...],
+                 absent: dict[str, frozenset[str]] | None = None) -> Callable[..., object]:
         memo: dict[int, Any] = {}
         tree = copy.deepcopy(self._tree, memo)
         known = {id(memo[id(n)]): v for n, v in zip(self._static, values, strict=True)}
+        if absent:
+            tree = fold_absent(tree, absent)
         tree = _Fold(known).visit(tree)
         source = ast.unparse(ast.fix_missing_locations(tree))
         return eval(f"lambda {_PART_ARGS}: {source}", {**_namespace(), "TAKE_STEPS": TAKE_STEPS})  # type: ignore[no-any-return]
+
+
+_PARTS = ("path", "query", "fragment")
+
+
+def _char_test(node: ast.AST) -> tuple[str, frozenset[str], bool] | None:
+    """``(part, chars, any_of)`` when ``node`` tests a part for characters: ``'ab' in path``
+    (true only if all of ``chars`` are there: ``any_of`` False) or ``has_unsafe_chars(query)``
+    (true if any is: ``any_of`` True, see :data:`~scrapy_urlunify.core.rules.CHAR_TESTS`)."""
+    if (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In)
+            and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) and node.left.value
+            and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id in _PARTS):
+        return node.comparators[0].id, frozenset(node.left.value), False
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CHAR_TESTS
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in _PARTS):
+        return node.args[0].id, CHAR_TESTS[node.func.id], True
+    return None
+
+
+def trigger_chars(steps: tuple[Step, ...]) -> dict[str, frozenset[str]]:
+    """Per part, the characters whose presence some guard of ``steps`` tests on its own
+    (``'%' in path``): a URL without them makes those tests false. (Longer literals, like
+    ``'//'``, are left to the guards.)"""
+    found: dict[str, set[str]] = {}
+    for step in steps:
+        for node in ast.walk(ast.parse(step.guard, mode="eval")):  # type: ignore[attr-defined]
+            test = _char_test(node)
+            # a literal of one character: a longer one ("//") is false without one of its characters
+            # only where that character is absent, which it may not be ("/")
+            if test is not None and (test[2] or len(node.left.value) == 1):  # type: ignore[attr-defined]
+                found.setdefault(test[0], set()).update(test[1])
+    return {part: frozenset(chars) for part, chars in found.items()}
+
+
+def fold_absent(tree: ast.AST, absent: dict[str, frozenset[str]]) -> Any:
+    """``tree`` with every test for characters that ``absent`` says a part lacks made false
+    (``'%' in path``, ``'%20' in query`` as soon as ``%`` is absent, ``has_unsafe_chars(path)``
+    when all its characters are); :class:`_Fold` then simplifies around the constants."""
+
+    class FoldAbsent(ast.NodeTransformer):
+        def visit(self, node: ast.AST) -> Any:
+            test = _char_test(node)
+            if test is not None:
+                part, chars, any_of = test
+                lacks = absent.get(part, frozenset())
+                if (chars <= lacks) if any_of else bool(chars & lacks):
+                    return ast.Constant(False)
+                return node
+            return self.generic_visit(node)
+
+    return FoldAbsent().visit(tree)
 
 
 def _is_per_host(node: ast.AST) -> bool:

@@ -127,7 +127,10 @@ def _set_path(p: Parts, new: str) -> bool:
     return True
 
 
-@rule(REWRITE, guard="fragment is not None and not (policy.route_fragments and fragment_is_route(fragment))")
+# (fragment[:1] first: a route starts with "!" or "/", and most fragments are anchors, which
+# this tells apart without calling the pattern)
+@rule(REWRITE, guard="fragment is not None and not (policy.route_fragments and fragment[:1] in '!/' and "
+                     "fragment_is_route(fragment))")
 def drop_fragment(p: Parts, ctx: Unifier) -> bool:
     """Drop the fragment (never sent to the server), except routes of single-page apps:
     ``#!...`` (hashbang) and ``#/...``, which name different content (policy
@@ -328,6 +331,11 @@ def keep_key_params(p: Parts, ctx: Unifier) -> bool:
 #: nowhere in a path or query: neither reserved nor unreserved (``"`` ``<`` ``>`` ``\\`` ``^``
 #: `````` ``{`` ``|`` ``}``), or reserved for the host alone (``[`` ``]``).
 has_unsafe_chars = re.compile(r'["<>\\^`{|}\[\]]').search
+
+#: The functions a guard may call that test whether a part holds one of a set of characters,
+#: with that set: the guard compiler folds such a call to false where the characters are known
+#: to be absent (:func:`scrapy_urlunify.core.guards.fold_absent`).
+CHAR_TESTS: dict[str, frozenset[str]] = {"has_unsafe_chars": frozenset('"<>\\^`{|}[]')}
 
 
 def _escape_unsafe(s: str) -> str:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from . import filters
 from .domains import Domain, is_ip, prefix_matcher, split_domain, strip_prefixes, within
-from .guards import TAKE_STEPS, HostTests, compile_layer, guard_of
+from .guards import TAKE_STEPS, HostTests, compile_layer, guard_of, trigger_chars
 from .params import NameMatcher
 from .policy import ParamRules, Policy
 from .rules import (
@@ -35,7 +35,15 @@ from .rules import (
     unify_host,
     without_empty_items,
 )
-from .url import InvalidURL, Parts, ada_join, ada_normalize, resolve
+from .url import (
+    CANONICAL_CHARS,
+    InvalidURL,
+    Parts,
+    ada_join,
+    ada_normalize,
+    canonical_splitter,
+    resolve,
+)
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -52,7 +60,20 @@ __all__ = [
     "unifier_for",
 ]
 
-_CACHE_SIZE = 1 << 17
+#: per-host tables kept at most (a crawl sees a few hundred hosts; a broad crawl's table is
+#: cleared when full, ~0.5 KiB a host)
+_CACHE_SIZE = 1 << 14
+#: The result cache (see Unifier.result) is two generations of dicts: new results and hits go
+#: to the young one; when it holds ``limit`` entries it becomes the old one and the previous
+#: old one is dropped, so the URLs a crawl keeps seeing (navigation links) stay while the rest
+#: go. ``limit`` follows the crawl: ``_CACHE_MIN`` entries for a small crawl (about 1.6 MiB a
+#: generation), then one entry for every ``_CACHE_PER_ENTRY`` distinct URLs computed, up to
+#: ``_CACHE_MAX``. At about 400 bytes an entry (the URL, its Result and identifier), that is
+#: at most ~40 bytes per distinct URL of the crawl across both generations, well under the
+#: ~90 bytes a URL costs in Scrapy's own seen set.
+_CACHE_MIN = 4096
+_CACHE_PER_ENTRY = 20
+_CACHE_MAX = 1 << 16
 # rewrite passes before the URL to fetch must have settled (two always do so far)
 _MAX_PASSES = 4
 
@@ -100,6 +121,10 @@ class HostRules(NamedTuple):
     path_prefixes: frozenset[str] | None
     # the test Unifier._run_plain makes on a URL of this host (guards.HostTests)
     plain_test: Callable[..., object] | None = None
+    # the same test for a URL that the unifier's canonical splitter matched
+    fast_test: Callable[..., object] | None = None
+    # whether "http://<host>/" is what the WHATWG parser makes of itself
+    canonical: bool = False
 
 
 class Unifier:
@@ -120,7 +145,15 @@ class Unifier:
         # the steps; otherwise a URL takes them when the guard of any other step holds
         active = self.rewrite_steps + self.identity_steps
         self._plain = PLAIN_STEPS.issubset(active)
-        self._plain_tests = HostTests(policy, tuple(s for s in active if s not in PLAIN_STEPS), drop_fragment)
+        others = tuple(s for s in active if s not in PLAIN_STEPS)
+        # The fast path: a URL already written as the WHATWG parser writes it is not parsed
+        # again, and it is split by one pattern that leaves out the characters the other steps'
+        # guards test for (escapes, ";", "(", unsafe characters): a URL it matches makes those
+        # tests false, so its host's test is compiled without them.
+        triggers = trigger_chars(others)
+        absent = {part: _ASCII - (chars - triggers.get(part, frozenset())) for part, chars in CANONICAL_CHARS.items()}
+        self._fast_split = canonical_splitter(absent)
+        self._plain_tests = HostTests(policy, others, drop_fragment, absent)
         self.index_pages = frozenset(policy.index_pages)
         self._prefix = prefix_matcher(policy.strip_host_prefixes)
         self._aliases = {h: group[0] for group in policy.domain_aliases for h in group}
@@ -133,7 +166,13 @@ class Unifier:
         self._extensions = filters.compile_extensions(policy.deny_extensions)
         self._prefix_text = f"{policy.scope}|" if policy.scope else ""
         self._hosts: dict[str, HostRules] = {}
+        self._matchers: dict[tuple[str, ...], NameMatcher | None] = {}
+        # the result cache's young and old generations, and the young one's size limit
         self._cache: dict[str, Result] = {}
+        self._old: dict[str, Result] = {}
+        self._cache_limit = _CACHE_MIN
+        # results computed (not found in the cache): the crawl's distinct URLs, about
+        self._computed = 0
 
     # -- per host ------------------------------------------------------------------------------
 
@@ -170,12 +209,21 @@ class Unifier:
         hr = HostRules(
             identity_host=ident,
             host_rules_fired=",".join(fired),
-            remove=NameMatcher(_names_for(policy.remove_params, host, ident)) or None,
-            ignore=NameMatcher(_names_for(policy.ignore_params, host, ident)) or None,
-            key=NameMatcher(_names_for(policy.key_params, host, ident)) or None,
+            remove=self._matcher(_names_for(policy.remove_params, host, ident)),
+            ignore=self._matcher(_names_for(policy.ignore_params, host, ident)),
+            key=self._matcher(_names_for(policy.key_params, host, ident)),
             path_prefixes=frozenset(_names_for(policy.ignore_path_prefixes, host, ident)) or None,
         )
-        return hr._replace(plain_test=self._plain_tests.for_host(hr))
+        return hr._replace(plain_test=self._plain_tests.for_host(hr), fast_test=self._plain_tests.fast_for_host(hr),
+                           canonical=_is_canonical_host(host))
+
+    def _matcher(self, names: list[str]) -> NameMatcher | None:
+        """One NameMatcher per list of names (hosts share them; compiling globs is not cheap)."""
+        key = tuple(names)
+        m = self._matchers.get(key, False)
+        if m is False:
+            m = self._matchers[key] = NameMatcher(names) or None
+        return m  # type: ignore[return-value]
 
     def _alias(self, host: str) -> str:
         if not self._aliases or is_ip(host):
@@ -209,30 +257,65 @@ class Unifier:
         """Fetch URL, identifier and filter reason of ``url`` (resolved against ``base``)."""
         if base is None:
             r = self._cache.get(url)
-            if r is not None:
-                return r
+            if r is None:
+                r = self._old.get(url)
+                if r is None:
+                    return self._compute(url)
+                self._keep(url, r)
+            return r
         try:
             # ada directly rather than resolve(): this is the hot path of every link
-            resolved = ada_normalize(url) if base is None else ada_join(base, url)
+            resolved = ada_join(base, url)
         except ValueError:
-            r = Result(None, None, filters.INVALID)
-        else:
-            if self._plain and resolved.startswith(("https://", "http://")):
-                r = self._run_plain(resolved)
+            return Result(None, None, filters.INVALID)
+        return self._run(resolved)
+
+    def _compute(self, url: str) -> Result:
+        """The result of ``url`` (no base), computed and cached."""
+        m = self._fast_split(url) if self._plain else None
+        if m is not None:
+            scheme, host, path, query, fragment = m.groups()
+            hr = self._hosts.get(host)
+            if hr is None or not hr.canonical or "/." in path:
+                m = None  # a host not seen yet, or not canonical; or a dot segment
+            else:
+                # already as the WHATWG parser writes it: no parse, and the parts are the match's
+                r = self._plain_parts(url, scheme, hr, "", path, query, fragment,
+                                      hr.fast_test(path, query, fragment, "", host))  # type: ignore[misc]
+        if m is None:
+            try:
+                resolved = ada_normalize(url)
+            except ValueError:
+                r = Result(None, None, filters.INVALID)
             else:
                 r = self._run(resolved)
-        if base is None:
-            cache = self._cache
-            if len(cache) >= _CACHE_SIZE:
-                cache.clear()
-            cache[url] = r
-            # the URL to fetch has the same result (it is a fixed point of the rewrite layer, see
-            # _settle): a request the middleware rewrote finds its identifier here when the
-            # dupefilter asks for it
-            fetch = r.fetch_url
-            if fetch is not None and fetch != url:
-                cache[fetch] = r
+        self._computed += 1
+        # _keep, inline: this is every new URL's path
+        cache = self._cache
+        cache[url] = r
+        # the URL to fetch has the same result (it is a fixed point of the rewrite layer, see
+        # _settle): a request the middleware rewrote finds its identifier here when the
+        # dupefilter asks for it
+        fetch = r[0]
+        if fetch is not None and fetch != url:
+            cache[fetch] = r
+        if len(cache) >= self._cache_limit:
+            self._rotate()
         return r
+
+    def _keep(self, url: str, r: Result) -> None:
+        """Cache ``r`` under ``url`` in the young generation."""
+        cache = self._cache
+        cache[url] = r
+        if len(cache) >= self._cache_limit:
+            self._rotate()
+
+    def _rotate(self) -> None:
+        """The full young generation becomes the old one (the old one goes), and the limit
+        follows the number of distinct URLs computed."""
+        self._old = self._cache
+        self._cache = {}
+        self._cache_limit = min(_CACHE_MAX, max(_CACHE_MIN, self._computed // _CACHE_PER_ENTRY))
 
     def _run(self, resolved: str) -> Result:
         reason = filters.scheme_reason(resolved)
@@ -310,16 +393,23 @@ class Unifier:
             return self._run_steps(resolved)
         scheme, host, port, path, query, fragment = m.groups()
         hr = self._hosts.get(host) or self.host_rules(host)
-        test = hr.plain_test(path, query, fragment, "", host)  # type: ignore[misc]
+        return self._plain_parts(resolved, scheme, hr, port or "", path, query, fragment,
+                                 hr.plain_test(path, query, fragment, "", host))  # type: ignore[misc]
+
+    def _plain_parts(self, resolved: str, scheme: str, hr: HostRules, port: str, path: str, query: str | None,
+                     fragment: str | None, test: object) -> Result:
+        """:meth:`_run_plain` on the parts of ``resolved`` (a URL without user info), given the
+        value of its host's test."""
         if test is TAKE_STEPS:
             return self._run_steps(resolved)
         fetch = resolved
         if test:  # drop_fragment applies
-            fetch = resolved[: len(resolved) - len(fragment) - 1]
+            fetch = resolved[: len(resolved) - len(fragment) - 1]  # type: ignore[arg-type]
             fragment = None
         if path[-1] == "/":
             path = strip_trailing_slash(path)
-        if "." in path:
+        # strip_index_pages' own first test, inline: most paths end in a page that is no index
+        if "." in path and path[path.rfind("/") + 1:].lower() in self.index_pages:
             path = strip_index_pages(path, self.index_pages)
         head = self._prefix_text if self.policy.ignore_scheme else f"{self._prefix_text}{scheme}://"
         if port:
@@ -341,10 +431,21 @@ class Unifier:
         return r.fetch_url
 
     def identify(self, url: str, base: str | None = None) -> str:
-        r = self.result(url, base)
-        if r.identifier is None:
+        # result() inline: the dupefilter asks for every scheduled request
+        if base is None:
+            r = self._cache.get(url)
+            if r is None:
+                r = self._old.get(url)
+                if r is None:
+                    r = self._compute(url)
+                else:
+                    self._keep(url, r)
+        else:
+            r = self.result(url, base)
+        identifier = r[1]
+        if identifier is None:
             raise InvalidURL(f"invalid URL {url[:200]!r}")
-        return r.identifier
+        return identifier
 
     def explain(self, url: str, base: str | None = None) -> Explanation:
         """Like :meth:`result`, recording every step that changed something."""
@@ -400,8 +501,25 @@ class Unifier:
 
     def cache_clear(self) -> None:
         """Forget cached results (the Scrapy integration calls it when learned rules change)."""
-        self._cache.clear()
+        self._cache = {}
+        self._old = {}
+        self._cache_limit = _CACHE_MIN
+        self._computed = 0
         self._hosts.clear()
+
+
+_ASCII = frozenset(map(chr, range(128)))
+
+
+def _is_canonical_host(host: str) -> bool:
+    """Whether ``host`` (no port, no user info) is what the WHATWG parser makes of itself."""
+    if not host or ":" in host or "@" in host:
+        return False
+    url = f"http://{host}/"
+    try:
+        return ada_normalize(url) == url
+    except ValueError:
+        return False
 
 
 def _identity_text(p: Parts) -> str:
@@ -510,7 +628,9 @@ def identify(url: str, policy: Policy | None = None, base: str | None = None) ->
     >>> identify("http://example.com/docs/?a=1&b=2", Policy(scope="job1"))
     'job1|example.com/docs?a=1&b=2'
     """
-    return _unifier(policy).identify(url, base)
+    # _unifier() inline
+    return ((policy or DEFAULT_POLICY).__dict__.get(_COMPILED) or unifier_for(policy or DEFAULT_POLICY)).identify(
+        url, base)
 
 
 def filter_reason(url: str, policy: Policy | None = None, base: str | None = None) -> str | None:

@@ -8,9 +8,13 @@ need nothing else).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 import ada_url
 
-__all__ = ["InvalidURL", "Parts", "ada_join", "ada_normalize", "host_of", "resolve"]
+__all__ = ["CANONICAL_CHARS", "InvalidURL", "Parts", "ada_join", "ada_normalize", "canonical_splitter", "host_of",
+           "resolve"]
 
 
 class InvalidURL(ValueError):
@@ -29,19 +33,22 @@ def _bind_ada():  # type: ignore[no-untyped-def]
     try:
         from ada_url.ada_adapter import ffi, lib
 
-        parse, parse_with_base, is_valid = lib.ada_parse, lib.ada_parse_with_base, lib.ada_is_valid
+        parse, parse_with_base = lib.ada_parse, lib.ada_parse_with_base
         get_href, free, unpack = lib.ada_get_href, lib.ada_free, ffi.unpack
     except (ImportError, AttributeError):  # pragma: no cover - depends on the installed ada-url
         return ada_url.normalize_url, ada_url.join_url
 
     def href(obj) -> str:  # type: ignore[no-untyped-def]
-        try:
-            if not is_valid(obj):
-                raise ValueError("Invalid URL")
-            h = get_href(obj)
-            return unpack(h.data, h.length).decode()
-        finally:
+        # ada's getters give an empty string for a failed parse (ada_c.h), and a URL the
+        # parser accepts never serializes empty: one C call less than asking ada_is_valid
+        h = get_href(obj)
+        n = h.length
+        if not n:
             free(obj)
+            raise ValueError("Invalid URL")
+        s = unpack(h.data, n).decode()
+        free(obj)
+        return s
 
     def normalize(s: str) -> str:
         b = s.encode()  # UnicodeEncodeError (a ValueError) on lone surrogates
@@ -57,6 +64,37 @@ def _bind_ada():  # type: ignore[no-untyped-def]
 #: ``ada_normalize(url)`` and ``ada_join(base, href)``: WHATWG parse and serialize; ValueError
 #: on failure.
 ada_normalize, ada_join = _bind_ada()
+
+
+#: Per part of an http(s) URL, characters the WHATWG parser keeps as they are (no percent-encode
+#: set of the standard holds them, they are no delimiter there and no ``\\``): a URL written
+#: with these alone, with a host the parser gives back unchanged, no user info and no port, no
+#: dot segment (no ``/.`` in the path; ``%`` is left out by the callers), parses to itself.
+#: Conservative: ``'`` is left out of the query, ``^`` ``|`` ``[`` ``]`` ``{`` ``}`` `````` everywhere.
+CANONICAL_CHARS: dict[str, frozenset[str]] = {
+    "path": frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%/"),
+    "query": frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&()*+,;=:@%/?"),
+    "fragment": frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%/?#"),
+}
+
+
+def canonical_splitter(absent: dict[str, frozenset[str]]) -> Callable[[str], re.Match[str] | None]:
+    """``match(url)``: for an http(s) URL written only with :data:`CANONICAL_CHARS` less the
+    characters ``absent`` names per part, a match of groups scheme, host, path, query and
+    fragment (``None`` when absent); else ``None``.
+
+    The caller still checks that the host is one the parser gives back unchanged (a lower-case
+    name without ``xn--``, no port or user info: see ``HostRules.canonical``) and that the path
+    has no ``/.``; then the URL is what ``ada_normalize`` would return, and parsing it can be
+    skipped. One pattern of single-character repeats only, the fastest kind for ``re``.
+    """
+    def cls(part: str) -> str:
+        chars = CANONICAL_CHARS[part] - absent.get(part, frozenset())
+        return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]*"
+
+    return re.compile(
+        rf"(https?)://([a-z0-9.\-]+)(/{cls('path')})(?:\?({cls('query')}))?(?:#({cls('fragment')}))?\Z"
+    ).match
 
 
 def resolve(href: str, base: str | None = None) -> str:

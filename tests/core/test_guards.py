@@ -105,3 +105,44 @@ def test_short_paths_agree_with_the_steps_on_the_corpus(policy):
         r, e = u.result(url), u.explain(url).result
         assert (r.fetch_url, r.identifier) == (e.fetch_url, e.identifier), url
         assert u.filter_reason(url) == e.filter_reason, url
+
+
+def test_char_tests_name_the_characters_their_functions_test():
+    from scrapy_urlunify.core import rules
+
+    for name, chars in rules.CHAR_TESTS.items():
+        fn = getattr(rules, name)
+        assert {c for c in map(chr, range(256)) if fn(c)} == chars
+
+
+def test_a_url_without_the_triggering_characters_skips_their_tests():
+    # the fast test of a host: escapes, ";", "(" and unsafe characters are not tested for, a
+    # double slash and the query's rules still are
+    u = Unifier(Policy())
+    hr = u.host_rules("b.test")
+    assert hr.canonical
+    assert hr.fast_test("/a%7e", None, None, "", "b.test") is False  # "%" is never given to it
+    assert hr.plain_test("/a%7e", None, None, "", "b.test") == TAKE_STEPS
+    assert hr.fast_test("/a//b", None, None, "", "b.test") == TAKE_STEPS
+    assert hr.fast_test("/p", "utm_source=x", None, "", "b.test") == TAKE_STEPS
+    assert hr.fast_test("/p", None, "top", "", "b.test") is True
+    assert not hr.fast_test("/p", None, "!/inbox", "", "b.test")
+
+
+def test_the_fast_splitter_leaves_out_what_the_guards_test_for():
+    u = Unifier(Policy())
+    for url in ("http://b.test/a%7e", "http://b.test/a;jsessionid=1", "http://b.test/(S(x))/a",
+                "http://b.test/a?q=%20", "http://b.test/a#%41", "http://b.test/a|b", "http://u@b.test/",
+                "http://b.test:8080/", "HTTP://b.test/", "http://B.test/", " http://b.test/"):
+        assert u._fast_split(url) is None, url
+    assert u._fast_split("https://b.test/a/b.html?x=1&y=2#top").groups() == (
+        "https", "b.test", "/a/b.html", "x=1&y=2", "top")
+
+
+def test_hosts_that_do_not_parse_to_themselves_are_not_canonical():
+    u = Unifier(Policy())
+    for host in ("b.test", "127.0.0.1", "xn--bcher-kva.example"):
+        assert u.host_rules(host).canonical, host
+    # (an IPv6 address is left to the parser: its ":" could be a port's)
+    for host in ("B.test", "1.2.3", "0x7f.1", "[::1]"):
+        assert not u.host_rules(host).canonical, host

@@ -5,11 +5,11 @@ from __future__ import annotations
 import ada_url
 import pytest
 from _urls import corpus
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_urlunify.core.domains import within
-from scrapy_urlunify.core.url import ada_join, ada_normalize, host_of
+from scrapy_urlunify.core.url import ada_join, ada_normalize, canonical_splitter, host_of
 
 
 @pytest.mark.parametrize(("url", "host"), [
@@ -61,3 +61,13 @@ def test_direct_ada_binding_matches_the_public_functions_on_the_corpus():
 def test_direct_ada_binding_matches_the_public_functions_on_any_text(text, base):
     _same_as_ada_url(text, base)
     _same_as_ada_url("http://example.com/" + text, base)
+
+
+@settings(max_examples=3000, suppress_health_check=list(HealthCheck), deadline=None)
+@given(st.from_regex(canonical_splitter({}).__self__.pattern, fullmatch=True))
+def test_what_the_canonical_splitter_matches_on_a_canonical_host_parses_to_itself(url):
+    from scrapy_urlunify.core.unify import _is_canonical_host
+
+    host, path = canonical_splitter({})(url).group(2, 3)
+    if _is_canonical_host(host) and "/." not in path:
+        assert ada_normalize(url) == url
