@@ -49,6 +49,8 @@ def main() -> int:
                                                    "--rounds", "2" if quick else "3"])
         results["linkpath"] = run("linkpath", [str(HERE / "bench_linkpath.py"), "--rounds", "2" if quick else "3"])
         results["crawl"] = run("crawl", [str(HERE / "bench_crawl.py"), "--rounds", "1" if quick else "3"])
+        results["procmem"] = run("procmem", [str(HERE / "bench_process_memory.py"),
+                                             "-n", "50000" if quick else "200000"])
         results["pageparse"] = run("pageparse", [str(HERE / "bench_pageparse.py"), "--rounds", "2" if quick else "3"])
     else:
         print("no python3-doc corpus: install it (apt-get install python3-doc) for the URL benchmarks")
@@ -101,6 +103,10 @@ def print_table(r: dict[str, Any]) -> None:
     if c:
         row("python3-doc crawl, CPU of the crawl process", c["addon"]["cpu"], c["plain"]["cpu"], "s")
         row("python3-doc crawl, max RSS", c["addon"]["maxrss_mib"], c["plain"]["maxrss_mib"], "MiB")
+    pm = r.get("procmem")
+    if pm:
+        for key, label in (("traced_MiB", "traced retained"), ("max_rss_MiB", "max RSS")):
+            row(f"link path's process memory, {label}", pm["addon"][key], pm["plain"][key], "MiB")
     m = r.get("memory")
     if m:
         for n, v in m.items():

@@ -67,12 +67,13 @@ _CACHE_SIZE = 1 << 14
 #: to the young one; when it holds ``limit`` entries it becomes the old one and the previous
 #: old one is dropped, so the URLs a crawl keeps seeing (navigation links) stay while the rest
 #: go. ``limit`` follows the crawl: ``_CACHE_MIN`` entries for a small crawl (about 1.6 MiB a
-#: generation), then one entry for every ``_CACHE_PER_ENTRY`` distinct URLs computed, up to
-#: ``_CACHE_MAX``. At about 400 bytes an entry (the URL, its Result and identifier), that is
-#: at most ~40 bytes per distinct URL of the crawl across both generations, well under the
-#: ~90 bytes a URL costs in Scrapy's own seen set.
+#: generation), then one entry for every ``_CACHE_PER_ENTRY`` entries it has held, up to
+#: ``_CACHE_MAX``. A distinct URL makes about 1.5 entries (its URL to fetch too, when it had a
+#: fragment); at about 400 bytes an entry (the URL, its Result and identifier), the two
+#: generations hold at most ~40 bytes per distinct URL of the crawl, well under the ~90 bytes a
+#: URL costs in Scrapy's own seen set (benchmarks/bench_process_memory.py).
 _CACHE_MIN = 4096
-_CACHE_PER_ENTRY = 20
+_CACHE_PER_ENTRY = 30
 _CACHE_MAX = 1 << 16
 # rewrite passes before the URL to fetch must have settled (two always do so far)
 _MAX_PASSES = 4
@@ -165,14 +166,17 @@ class Unifier:
             )
         self._extensions = filters.compile_extensions(policy.deny_extensions)
         self._prefix_text = f"{policy.scope}|" if policy.scope else ""
+        # what an identifier starts with when the scheme is not part of it (None: it is)
+        self._ident_head = self._prefix_text if policy.ignore_scheme else None
         self._hosts: dict[str, HostRules] = {}
         self._matchers: dict[tuple[str, ...], NameMatcher | None] = {}
         # the result cache's young and old generations, and the young one's size limit
         self._cache: dict[str, Result] = {}
         self._old: dict[str, Result] = {}
         self._cache_limit = _CACHE_MIN
-        # results computed (not found in the cache): the crawl's distinct URLs, about
-        self._computed = 0
+        # entries the young generations held before they were dropped: the crawl's distinct
+        # URLs, about (a result is kept under its URL, its URL to fetch, and again when found old)
+        self._held = 0
 
     # -- per host ------------------------------------------------------------------------------
 
@@ -289,7 +293,6 @@ class Unifier:
                 r = Result(None, None, filters.INVALID)
             else:
                 r = self._run(resolved)
-        self._computed += 1
         # _keep, inline: this is every new URL's path
         cache = self._cache
         cache[url] = r
@@ -313,9 +316,10 @@ class Unifier:
     def _rotate(self) -> None:
         """The full young generation becomes the old one (the old one goes), and the limit
         follows the number of distinct URLs computed."""
+        self._held += len(self._cache)
         self._old = self._cache
         self._cache = {}
-        self._cache_limit = min(_CACHE_MAX, max(_CACHE_MIN, self._computed // _CACHE_PER_ENTRY))
+        self._cache_limit = min(_CACHE_MAX, max(_CACHE_MIN, self._held // _CACHE_PER_ENTRY))
 
     def _run(self, resolved: str) -> Result:
         reason = filters.scheme_reason(resolved)
@@ -411,7 +415,9 @@ class Unifier:
         # strip_index_pages' own first test, inline: most paths end in a page that is no index
         if "." in path and path[path.rfind("/") + 1:].lower() in self.index_pages:
             path = strip_index_pages(path, self.index_pages)
-        head = self._prefix_text if self.policy.ignore_scheme else f"{self._prefix_text}{scheme}://"
+        head = self._ident_head
+        if head is None:
+            head = f"{self._prefix_text}{scheme}://"
         if port:
             ident = f"{head}{hr.identity_host}:{port}{path}"
         else:
@@ -504,7 +510,7 @@ class Unifier:
         self._cache = {}
         self._old = {}
         self._cache_limit = _CACHE_MIN
-        self._computed = 0
+        self._held = 0
         self._hosts.clear()
 
 

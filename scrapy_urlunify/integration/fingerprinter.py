@@ -52,6 +52,9 @@ class Fingerprinter:
         scope = context.scope if context is not None else None
         self._verbatim_prefix = f"{scope}|" if scope else ""
         self._cache: WeakKeyDictionary[Request, bytes] = WeakKeyDictionary()
+        # identifier() calls identifier_of() only where a subclass changed it: the dupefilter
+        # asks for every scheduled request, and the call is a tenth of a new URL's cost
+        self._own_identifier_of = type(self).identifier_of is Fingerprinter.identifier_of
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -67,7 +70,13 @@ class Fingerprinter:
             meta = request.meta
         if meta and meta.get(VERBATIM_META):
             return self._verbatim_prefix + request.url
-        return self.identifier_of(request.url)
+        if not self._own_identifier_of:
+            return self.identifier_of(request.url)
+        url = request.url
+        try:  # identifier_of, inline
+            return (self.context.unifier if self.context is not None else self._unifier).identify(url)
+        except InvalidURL:
+            return url
 
     def identifier_of(self, url: str) -> str:
         unifier = self.context.unifier if self.context is not None else self._unifier

@@ -391,3 +391,35 @@ def test_empty_routes_are_the_page_itself(fragment):
     assert identify("http://a.test/app" + fragment) == identify("http://a.test/app")
     # a route with something after it stays a route
     assert identify(f"http://a.test/app{fragment}x") != identify("http://a.test/app")
+
+
+def test_the_result_cache_is_bounded_and_grows_with_the_crawl():
+    from scrapy_urlunify import Unifier
+
+    from scrapy_urlunify.core import unify
+
+    u = Unifier(Policy())
+    held = []
+    for i in range(400_000):
+        u.identify(f"https://a.test/p{i}")
+        held.append(len(u._cache) + len(u._old))
+    # never more than two generations of the limit reached, which grew past the minimum
+    assert u._cache_limit > unify._CACHE_MIN
+    assert max(held) <= 2 * u._cache_limit
+    assert max(held[:unify._CACHE_MIN * 4]) <= 2 * unify._CACHE_MIN
+    # an URL seen again is found in the old generation and kept
+    u.identify("https://a.test/p399999")
+    recent = "https://a.test/p399998"
+    assert recent in u._cache or recent in u._old
+
+
+def test_a_link_seen_over_and_over_stays_cached():
+    from scrapy_urlunify import Unifier
+
+    u = Unifier(Policy())
+    nav = "https://a.test/index.html"
+    first = u.result(nav)
+    for i in range(50_000):
+        u.result(f"https://a.test/p{i}")
+        if i % 1000 == 0:
+            assert u.result(nav) is first
