@@ -252,6 +252,11 @@ class DupeFilter(BaseDupeFilter):
             return seen_key(fp.compute(request.method, fp.identifier(request), request.body))
         return foreign_key(self.request_fingerprinter.fingerprint(request))
 
+    def holds_identifier(self, identifier: str) -> bool:
+        """Whether the seen store holds the key of a GET of ``identifier``. False when the keys
+        come from another fingerprinter: they cannot be computed from an identifier."""
+        return self._fast and seen_key(self.fingerprinter.compute("GET", identifier)) in self.store
+
     def request_fingerprint(self, request: Request) -> str:
         """The key ``request`` is filtered on, as 16 hex digits (``RFPDupeFilter``'s API)."""
         return f"{self._own_key(request):016x}"

@@ -300,14 +300,11 @@ class SignatureMiddleware:
         """Whether the seen store holds ``identifier``'s key as the settings' policy computes it
         (a request recorded before a rule was learned); False when our fingerprinter is not the
         dupefilter's, or the store does not answer (the request is then judged as before)."""
-        df = self.context.dupefilter
-        if df is None or not getattr(df, "_fast", False):
+        holds = getattr(self.context.dupefilter, "holds_identifier", None)
+        if holds is None:
             return False
-        from .dupefilter import seen_key
-        from .fingerprinter import Fingerprinter
-
         try:
-            return seen_key(Fingerprinter.compute("GET", identifier)) in df.store
+            return bool(holds(identifier))
         except STORE_FAULTS:
             return False
 
