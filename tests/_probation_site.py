@@ -9,6 +9,12 @@ the crawler and keep the server (``python _probation_site.py GATE LOG [--hold TE
   (one per path), ``v=z`` are kept;
 * ``/sa`` and ``/sb``: ``/c/N?v=a`` (resp. ``?v=b``) for N in 0..7: one page each, two spellings;
   ``/sab``: both, ``?v=a`` first.
+* ``/few/K`` (a rule that gets few samples): ``/a/N?v=a`` and ``?v=b`` as on ``/``, then
+  ``/few/K/next``: ``/few/K/last`` first, then ``/d/N?v=x`` for N < K and ``/few/K/end`` (a
+  page to hold once the ``/d/`` pages are fetched); ``/few/K/last``:
+  ``/d/N?v=y``, linked before the pages they are merged into are fetched, so the rule ``v``
+  keeps them and samples none. On ``/d/`` pages ``v`` matters (unless
+  ``--same-d``).
 
 Requests whose URI holds one of the ``--hold`` texts are answered only once the file ``GATE``
 exists (a sample held while the crawler is killed). Every request is written to ``LOG`` as
@@ -38,9 +44,9 @@ def html(page_id: str, links: list[str] = ()) -> bytes:  # type: ignore[assignme
 class ProbationSite(resource.Resource):
     isLeaf = True
 
-    def __init__(self, gate: str, log: str, hold: list[str], same_b: bool) -> None:
+    def __init__(self, gate: str, log: str, hold: list[str], same_b: bool, same_d: bool = False) -> None:
         super().__init__()
-        self.gate, self.hold, self.same_b = gate, hold, same_b
+        self.gate, self.hold, self.same_b, self.same_d = gate, hold, same_b, same_d
         self.log = open(log, "a", buffering=1)  # noqa: SIM115
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
@@ -81,9 +87,19 @@ class ProbationSite(resource.Resource):
             return html(path[1:], [f"/c/{i}?v={path[2]}" for i in range(C_PAGES)])
         if path == "/sab":
             return html("sab", [f"/c/{i}?v={x}" for x in "ab" for i in range(C_PAGES)])
-        if len(parts) == 2 and parts[0] in "abc" and parts[1].isdigit():
-            if parts[0] == "b" and not self.same_b:
-                return html(f"b-{parts[1]}-{v}")
+        if parts[0] == "few" and len(parts) >= 2 and parts[1].isdigit():
+            k, leaf = int(parts[1]), parts[2] if len(parts) == 3 else ""
+            if not leaf:
+                return html("few", [f"/a/{i}?v={x}" for i in range(A_PAGES) for x in "ab"] + [f"/few/{k}/next"])
+            if leaf == "next":
+                return html("few-next", [f"/few/{k}/last"] + [f"/d/{i}?v=x" for i in range(k)] + [f"/few/{k}/end"])
+            if leaf == "last":
+                return html("few-last", [f"/d/{i}?v=y" for i in range(k)])
+            if leaf == "end":
+                return html("few-end")
+        if len(parts) == 2 and parts[0] in "abcd" and parts[1].isdigit():
+            if (parts[0] == "b" and not self.same_b) or (parts[0] == "d" and not self.same_d):
+                return html(f"{parts[0]}-{parts[1]}-{v}")
             return html(f"{parts[0]}-{parts[1]}")
         return None
 
@@ -94,8 +110,9 @@ def main() -> None:
     parser.add_argument("log")
     parser.add_argument("--hold", action="append", default=[])
     parser.add_argument("--same-b", action="store_true")
+    parser.add_argument("--same-d", action="store_true")
     args = parser.parse_args()
-    site = ProbationSite(args.gate, args.log, args.hold, args.same_b)
+    site = ProbationSite(args.gate, args.log, args.hold, args.same_b, args.same_d)
     port = reactor.listenTCP(0, server.Site(site), interface="127.0.0.1")
     sys.stdout.write(json.dumps({"base": f"http://127.0.0.1:{port.getHost().port}"}) + "\n")
     sys.stdout.flush()

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse, TextResponse
 from scrapy.selector import Selector
 from scrapy.utils.request import request_from_dict
@@ -151,6 +151,7 @@ class SignatureMiddleware:
             self._restored_entries = self._kept_store.entries()
             crawler.signals.connect(self._resume_kept, signal=signals.spider_opened)
             crawler.signals.connect(self._resume_fetched, signal=signals.spider_opened)
+            crawler.signals.connect(self._verify_at_idle, signal=signals.spider_idle)
         self._claims: OrderedDict[str, tuple[bytes, str, str]] = OrderedDict()  # canonical id -> (sig, claimer, site)
         self._canonicals_verified: dict[str, int] = {}  # site -> declared canonicals found true
         self._canonicals_ignored: set[str] = set()  # sites with a declared canonical found false
@@ -271,7 +272,7 @@ class SignatureMiddleware:
             # the settings' policy merges it too (its page was fetched, sampled or scheduled
             # under another spelling): not the rule's doing; fetched, it was that page twice
             return False
-        path = url.split("?", 1)[0].split("#", 1)[0]
+        path = _path(url)
         # a sample is compared with the page it was merged into: only once that page is fetched
         earlier = self._fetched_ids.get(identifier)
         if earlier is not None:
@@ -342,7 +343,9 @@ class SignatureMiddleware:
             earlier: tuple[str, bytes] | None = (probe[3], bytes.fromhex(probe[4]))
         else:
             earlier = self._fetched_ids.get(merged_into)
-        if self._samples.pop(entry_id, None) is not None:  # its verdict is in: nothing to fetch again
+        # fetched: nothing to fetch again, whatever the verdict (a resumed run may hold it as kept)
+        sampled = self._samples.pop(entry_id, None) is not None
+        if self._kept.pop(entry_id, None) is not None or sampled:
             self._forget([entry_id])
         if p is None or earlier is None:  # confirmed or revoked meanwhile, or page not fetched yet
             return
@@ -357,6 +360,78 @@ class SignatureMiddleware:
         learner.contradict(p.rule, earlier[0], url)
         if learner.version != version:
             self._apply_learned([], list(learner.revoked[known_revoked:]))
+
+    def _verify_at_idle(self, spider: Any = None) -> None:
+        """``spider_idle``: nothing is left to fetch, and a rule still on probation would end the
+        crawl trusted, the requests it kept never fetched. They are verified instead: fetched as
+        samples, as many as the rule lacks (``RULE_PROBATION`` agreeing verdicts), on paths not
+        sampled yet first, each compared with the page it was merged into; one that differs
+        revokes the rule (and everything it kept is scheduled again), enough that agree confirm
+        it (and the rest are forgotten). A rule all of whose kept requests were verified, and
+        agreed, is confirmed. With Redis, the requests other processes kept for the rules on
+        probation here are verified too (a killed process's would be fetched by nobody)."""
+        if self.learner is None or not self._probation or store_failed(self.crawler):
+            return
+        # nothing is in flight: a sample still awaiting its verdict was answered otherwise (an
+        # error, a redirect elsewhere, a page without text): fetched, nothing to keep it for
+        stale = list(self._samples)
+        self._samples.clear()
+        self._forget(stale)
+        if self._shared_fetched is not None:
+            self._adopt_shared_kept()
+        requests: list[Request] = []
+        for p in list(self._probation.values()):
+            kept = [(i, k) for i, k in self._kept.items() if p.key in k.keys]
+            if not kept:
+                if p.verified_at_idle and p.confirmed:  # everything it merged was fetched, and agreed
+                    self._confirm(p)
+                continue
+            chosen = _fresh_paths_first(kept, p.paths)[: max(1, RULE_PROBATION - p.confirmed)]
+            for entry_id, k in chosen:
+                del self._kept[entry_id]
+                requests.append(self._idle_sample(p, entry_id, k.request))
+            p.verified_at_idle += len(chosen)
+            self.context.inc("learned/probation/verified_at_idle", len(chosen))
+            logger.info("Verifying at idle a rule still on probation (%d agreeing samples of %d): %d of the "
+                        "%d requests it kept fetched as samples before the crawl ends: %s",
+                        p.confirmed, RULE_PROBATION, len(chosen), len(kept), p.rule)
+        if requests:
+            self._schedule(requests, stat=None)
+            raise DontCloseSpider
+
+    def _idle_sample(self, p: _Probation, entry_id: bytes, request: Request) -> Request:
+        """``request``, kept for ``p``, as one of its samples (it names the page it was merged
+        into if this process fetched it; otherwise that page is looked up at its verdict)."""
+        try:
+            identifier = self.context.unifier.identify(request.url)
+        except InvalidURL:
+            identifier = ""
+        earlier = self._fetched_ids.get(identifier)
+        probe: tuple[Any, ...] = (p.key, identifier, entry_id.hex())
+        request.meta[PROBATION_META] = probe + ((earlier[0], earlier[1].hex()) if earlier is not None else ())
+        p.paths.add(_path(request.url))
+        self._samples[entry_id] = p.key
+        return request
+
+    def _adopt_shared_kept(self) -> None:
+        """Redis: the requests other processes kept for rules on probation here, to verify them
+        here too (a process still running verifies its own as well: a request fetched twice,
+        never one lost). Requests of rules this process does not have on probation are left to
+        the processes that have them, and to the runs that resume them."""
+        try:
+            entries = self._kept_store.entries()
+        except STORE_FAULTS as e:
+            store_unavailable(self.crawler, e)
+            return
+        for entry_id, names, data in entries:
+            if entry_id in self._kept or len(self._kept) >= MERGED_KEPT:
+                continue
+            keys = tuple(_text_key(n) for n in names)
+            if not any(k in self._probation for k in keys):
+                continue
+            request = self._unpickle(data)
+            if request is not None:
+                self._kept[entry_id] = _Kept(request, keys)
 
     def _confirm(self, p: _Probation) -> None:
         del self._probation[p.key]
@@ -438,12 +513,13 @@ class SignatureMiddleware:
         self._schedule(requests)
         self._forget(again + samples)
 
-    def _schedule(self, requests: list[Request]) -> None:
+    def _schedule(self, requests: list[Request], stat: str | None = "learned/probation/rescheduled") -> None:
         engine = self.crawler.engine
         for request in requests:
             if engine is not None:
                 engine.crawl(request)  # type: ignore[arg-type]
-                self.context.inc("learned/probation/rescheduled")
+                if stat:
+                    self.context.inc(stat)
 
     def _unpickle(self, data: bytes) -> Request | None:
         try:
@@ -745,6 +821,22 @@ def _entry_id(request: Request) -> bytes:
     return h.digest()
 
 
+def _path(url: str) -> str:
+    return url.split("?", 1)[0].split("#", 1)[0]
+
+
+def _fresh_paths_first(kept: list[tuple[bytes, _Kept]], sampled: set[str]) -> list[tuple[bytes, _Kept]]:
+    """Kept requests in the order they are verified: one per path not sampled yet first."""
+    fresh: list[tuple[bytes, _Kept]] = []
+    rest: list[tuple[bytes, _Kept]] = []
+    paths = set(sampled)
+    for item in kept:
+        path = _path(item[1].request.url)
+        (rest if path in paths else fresh).append(item)
+        paths.add(path)
+    return fresh + rest
+
+
 def _fetched_key(identifier: str) -> bytes:
     """The member of the shared fetched set for an identifier."""
     return blake2b(identifier.encode("utf-8", "surrogatepass"), digest_size=8).digest()
@@ -762,7 +854,7 @@ class _Kept:
 class _Probation:
     """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
 
-    __slots__ = ("confirmed", "key", "paths", "rule", "sampled")
+    __slots__ = ("confirmed", "key", "paths", "rule", "sampled", "verified_at_idle")
 
     def __init__(self, rule: LearnedRule) -> None:
         self.rule = rule
@@ -770,6 +862,7 @@ class _Probation:
         self.paths: set[str] = set()
         self.sampled = 0
         self.confirmed = 0
+        self.verified_at_idle = 0  # kept requests fetched as samples when the crawl went idle
 
     def covers(self, url: str, identity_host: str) -> bool:
         """Whether the rule takes part in merging ``url`` (its identity host under the

@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from scrapy_urlunify.integration.signatures import RULE_PROBATION
 from scrapy_urlunify.learning.learner import Learner
 from scrapy_urlunify.learning.persist import LearnedRulesStore
 from scrapy_urlunify.stores import KEPT_FILENAME, LEARNED_FILENAME, VarRecordLog
+from scrapy_urlunify.stores.kept import JobdirKeptStore
 
 HERE = Path(__file__).parents[1]
 B_PAGES, C_PAGES = 5, 8  # as tests/_probation_site.py: five samples confirm a rule
@@ -33,10 +35,11 @@ B_PAGES, C_PAGES = 5, 8  # as tests/_probation_site.py: five samples confirm a r
 class Site:
     """The probation site in its own process; ``answered`` counts the responses it wrote."""
 
-    def __init__(self, tmp: Path, *hold: str, same_b: bool = False) -> None:
+    def __init__(self, tmp: Path, *hold: str, same_b: bool = False, same_d: bool = False) -> None:
         self.gate, self.log = tmp / "gate", tmp / "site.log"
         args = [sys.executable, str(HERE / "_probation_site.py"), str(self.gate), str(self.log)]
         args += [a for h in hold for a in ("--hold", h)] + (["--same-b"] if same_b else [])
+        args += ["--same-d"] if same_d else []
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
         self.base = json.loads(self.proc.stdout.readline())["base"]  # type: ignore[union-attr]
 
@@ -60,8 +63,8 @@ class Site:
 def site_factory(tmp_path):
     sites: list[Site] = []
 
-    def make(*hold: str, same_b: bool = False) -> Site:
-        sites.append(Site(tmp_path, *hold, same_b=same_b))
+    def make(*hold: str, same_b: bool = False, same_d: bool = False) -> Site:
+        sites.append(Site(tmp_path, *hold, same_b=same_b, same_d=same_d))
         return sites[-1]
 
     yield make
@@ -259,3 +262,106 @@ def test_two_workers_share_what_they_fetched_for_the_dequeue_check(site_factory,
     assert not any(answered[f"/c/{i}?v=b"] for i in range(C_PAGES)), sorted(answered)
     assert stats_b["urlunify/dropped_at_dequeue"] == C_PAGES
     assert "urlunify/dropped_at_dequeue" not in stats_a
+
+
+# -- a rule that gets few samples is verified before the crawl ends ---------------------------
+# On /few/K the rule v (learned on /a/) gets one sample (/a/3?v=b) and keeps /d/N?v=y, linked
+# before the pages it merges them into are fetched: without a check when the crawl goes idle it
+# ends on probation and "finished" with those pages never fetched.
+
+D_PAGES = 4
+
+
+def assert_few_pages_fetched(site: Site, k: int = D_PAGES) -> None:
+    answered = site.answered
+    for i in range(k):
+        assert answered[f"/d/{i}?v=x"] == 1, (i, sorted(answered))
+        assert answered[f"/d/{i}?v=y"] == 1, (i, sorted(answered))
+
+
+def test_a_wrong_rule_with_few_samples_is_verified_when_the_crawl_goes_idle(site_factory, tmp_path):
+    site = site_factory()
+    proc, result = start(tmp_path, "few", f"{site.base}/few/{D_PAGES}", {})
+    stats = finish(proc, result, tmp_path, "few")
+    assert stats["finish_reason"] == "finished"
+    assert_few_pages_fetched(site)
+    assert stats.get("urlunify/learned/probation/samples", 0) < RULE_PROBATION  # probation alone never ended
+    assert stats["urlunify/learned/probation/kept"] == D_PAGES
+    # the kept requests were fetched as samples once nothing else was left: the first revoked v
+    assert stats["urlunify/learned/probation/verified_at_idle"] >= 1
+    assert stats["urlunify/learned/revoked"] == 1
+    assert "urlunify/learned/confirmed" not in stats
+    lines = [line for line in (tmp_path / "few.log").read_text().splitlines() if "INFO: Verifying at idle" in line]
+    assert len(lines) == 1 and "parameter 'v' does not matter on 127.0.0.1" in lines[0], lines
+
+
+@pytest.mark.parametrize("k", [2, 6])
+def test_a_right_rule_with_few_samples_is_confirmed_when_the_crawl_goes_idle(site_factory, tmp_path, k):
+    site = site_factory(same_d=True)
+    proc, result = start(tmp_path, "few", f"{site.base}/few/{k}", {})
+    stats = finish(proc, result, tmp_path, "few")
+    sampled = stats.get("urlunify/learned/probation/samples", 0)
+    assert sampled < RULE_PROBATION
+    assert stats["urlunify/learned/probation/kept"] == k
+    # as many kept requests verified as the rule lacked samples (all of them when it kept fewer),
+    # each the page it was merged into: confirmed, the rest forgotten, never fetched
+    verified = min(k, RULE_PROBATION - sampled)
+    assert stats["urlunify/learned/probation/verified_at_idle"] == verified
+    assert stats["urlunify/learned/confirmed"] == 1
+    assert "urlunify/learned/revoked" not in stats
+    answered = site.answered
+    assert sum(answered[f"/d/{i}?v=y"] for i in range(k)) == verified, sorted(answered)
+    assert all(answered[f"/d/{i}?v=x"] == 1 for i in range(k)), sorted(answered)
+    assert all(n == 1 for n in answered.values()), sorted(answered.items())  # nothing fetched twice
+    # a verified rule resumes confirmed: nothing on probation is left in the job
+    assert stats["finish_reason"] == "finished"
+
+
+def test_a_jobdir_resume_verifies_the_kept_requests_of_a_rule_with_few_samples(site_factory, tmp_path):
+    site = site_factory("/end")
+    jobdir = tmp_path / "job"
+    settings = {"JOBDIR": str(jobdir)}
+    url = f"{site.base}/few/{D_PAGES}"
+    proc, _ = start(tmp_path, "killed", url, settings)
+    wait_for(lambda: f"/few/{D_PAGES}/end" in site.lines("received") and kept_records(jobdir) >= D_PAGES, proc,
+             "the kept requests of the rule")
+    kill(proc)
+    assert not any("v=y" in uri for uri in site.lines("received"))  # kept, not fetched
+    site.open_gate()
+    proc, result = start(tmp_path, "resumed", url, settings)
+    stats = finish(proc, result, tmp_path, "resumed")
+    assert stats["finish_reason"] == "finished"
+    assert_few_pages_fetched(site)
+    assert stats["urlunify/learned/probation/resumed"] == 1
+    # the resumed run knows the /d/N?v=x pages the killed run fetched: the first kept request
+    # fetched at idle differs from its page, and revokes v
+    assert stats["urlunify/learned/probation/verified_at_idle"] >= 1
+    assert stats["urlunify/learned/revoked"] == 1
+    assert LearnedRulesStore(path=jobdir / LEARNED_FILENAME).load_state().probation == {}
+    kept = JobdirKeptStore(jobdir / KEPT_FILENAME)
+    try:
+        assert len(kept) == 0
+    finally:
+        kept.close()
+
+
+def test_redis_another_process_fetches_what_a_killed_one_kept_for_a_rule_with_few_samples(
+        site_factory, tmp_path, redis_server):
+    site = site_factory("/end")
+    settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "few"}
+    client = redis_server.client()
+    url = f"{site.base}/few/{D_PAGES}"
+    proc, _ = start(tmp_path, "killed", url, settings)
+    wait_for(lambda: f"/few/{D_PAGES}/end" in site.lines("received") and client.hlen("urlunify:few:kept") >= D_PAGES,
+             proc, "the kept requests of the rule")
+    kill(proc)
+    assert not any("v=y" in uri for uri in site.lines("received"))
+    site.open_gate()
+    # another process of the scope: everything is seen, only the kept requests are left to it
+    proc, result = start(tmp_path, "other", url, settings)
+    stats = finish(proc, result, tmp_path, "other")
+    assert stats["finish_reason"] == "finished"
+    assert_few_pages_fetched(site)
+    assert stats["urlunify/learned/probation/resumed"] == 1
+    assert stats["urlunify/learned/probation/verified_at_idle"] == D_PAGES
+    assert client.hlen("urlunify:few:kept") == 0
