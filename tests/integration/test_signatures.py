@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest_twisted
 from _minicrawl import crawl, crawl_from
 
+from scrapy_urlunify.integration.signatures import RULE_PROBATION
+
 
 @pytest_twisted.inlineCallbacks
 def test_duplicate_pages_never_reach_the_callback():
@@ -65,13 +67,16 @@ def test_learning_an_irrelevant_parameter_stops_later_fetches(tmp_path):
     assert stats[f"urlunify/learned/param/{host}/ref"] >= 3
     # before the rule: /b, /e, /f were each fetched with ?ref=1 and ?ref=2 (their signatures
     # taught the rule); after it, of the ?ref=3..5 links on /later (deeper, so crawled later with
-    # DEPTH_PRIORITY) only the rule's probation samples are fetched, one per path at most, and
-    # found the same pages; /g, new, is fetched once
+    # DEPTH_PRIORITY) only the rule's probation samples are fetched, and found the same pages:
+    # one per path while the crawl runs, then (the crawl gone idle with the rule still on
+    # probation) as many of the kept ones as it lacked to be confirmed; /g, new, is fetched once
     for x in "bef":
         assert site.hits[f"/{x}?ref=1"] == site.hits[f"/{x}?ref=2"] == 1
-        assert sum(site.hits[f"/{x}?ref={i}"] for i in (3, 4, 5)) <= 1
-    assert sum(site.hits[f"/g?ref={i}"] for i in (3, 4, 5)) == 1
-    assert stats["urlunify/learned/probation/samples"] <= 5
+    samples = stats["urlunify/learned/probation/samples"]
+    verified = stats.get("urlunify/learned/probation/verified_at_idle", 0)
+    assert sum(site.hits[f"/{x}?ref={i}"] for x in "befg" for i in (3, 4, 5)) == 1 + samples + verified
+    assert samples + verified <= RULE_PROBATION
+    assert stats["urlunify/learned/confirmed"] == 1
     assert "urlunify/learned/revoked" not in stats
     # ?page= changes the text: never learned, every listing page fetched
     assert all(site.hits[f"/p?page={i}"] == 1 for i in (1, 2, 3, 4))
