@@ -247,8 +247,9 @@ class SignatureMiddleware:
         dupefilter, and at dequeue). True: fetch it anyway, a probation sample of a new rule
         that merged it (the next ``RULE_PROBATION`` of them, each on its own path). Otherwise,
         while a rule that merged it is on probation, the request is kept (at most
-        ``MERGED_KEPT``, in the crawl's store too) and scheduled again if that rule is revoked:
-        never lost, not even by a kill or in another process."""
+        ``MERGED_KEPT``, in the crawl's store too), scheduled again if that rule is revoked, and
+        fetched as a sample if the crawl goes idle with the rule still on probation
+        (:meth:`_verify_at_idle`): never lost, not even by a kill or in another process."""
         if PROBATION_META in request.meta:
             return True  # a sample already (let through by the dupefilter, now at dequeue)
         if not self._probation or request.method != "GET":
@@ -392,8 +393,8 @@ class SignatureMiddleware:
                 requests.append(self._idle_sample(p, entry_id, k.request))
             p.verified_at_idle += len(chosen)
             self.context.inc("learned/probation/verified_at_idle", len(chosen))
-            logger.info("Verifying at idle a rule still on probation (%d agreeing samples of %d): %d of the "
-                        "%d requests it kept fetched as samples before the crawl ends: %s",
+            logger.info("Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d of "
+                        "the %d requests it kept as its samples before the crawl ends: %s",
                         p.confirmed, RULE_PROBATION, len(chosen), len(kept), p.rule)
         if requests:
             self._schedule(requests, stat=None)

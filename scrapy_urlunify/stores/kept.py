@@ -3,7 +3,8 @@
 A rule just learned merges requests the settings' policy would have fetched. Until its probation
 ends, each such request is *kept* (its pickled form, and the rules that merged it): if one of
 those rules is revoked, the request is scheduled again; once they are all confirmed, it is
-forgotten. This module only keeps the entries; what they mean is
+forgotten; once fetched (a sample, as when the crawl goes idle with its rule still on
+probation), it is forgotten too. This module only keeps the entries; what they mean is
 :mod:`scrapy_urlunify.integration.signatures`'s business.
 
 * :class:`MemoryKeptStore`: nowhere (a crawl without JOBDIR nor Redis: the middleware's own list

@@ -509,8 +509,9 @@ class RedisRulesStore(_RedisStore):
 
 class RedisKeptStore(_RedisStore):
     """Requests merged by rules on probation (``stores.kept``), shared by the processes of a
-    scope: a HASH entry id -> rules and pickled request. Read whole only when a rule is revoked
-    or a crawl opens; one ``HSET`` per kept request, one ``HDEL`` per batch forgotten."""
+    scope: a HASH entry id -> rules and pickled request. Read whole only when a rule is revoked,
+    a crawl opens, or a crawl goes idle with a rule on probation; one ``HSET`` per kept request,
+    one ``HDEL`` per batch forgotten."""
 
     def entries(self) -> list[KeptEntry]:
         raw = self._run("HGETALL", lambda: self.client.hgetall(self.key))
