@@ -44,10 +44,12 @@ def spider_class(kind: str, name: str, log) -> type:  # type: ignore[no-untyped-
             # import, reset only when the start-URL list is non-empty: count it from this
             # process's last download instead, so a worker never closes while it has work
             self.spider_idle_start_time = int(time.time())
+            self.downloaded = True
 
     if kind == "plain":
         return type("JobSpider", (Recording, ConfiguredSpider), {"name": name})
     if kind == "redis":
+        from scrapy.exceptions import DontCloseSpider
         from scrapy_redis.spiders import RedisMixin
 
         class RedisJobSpider(Recording, RedisMixin, ConfiguredSpider):
@@ -67,8 +69,17 @@ def spider_class(kind: str, name: str, log) -> type:  # type: ignore[no-untyped-
             def from_crawler(cls, crawler, *args, **kwargs):  # type: ignore[no-untyped-def]
                 spider = super().from_crawler(crawler, *args, **kwargs)
                 spider.setup_redis(crawler)
-                spider.spider_idle_start_time = int(time.time())
+                spider.downloaded = False
                 return spider
+
+            def spider_idle(self):  # type: ignore[no-untyped-def]
+                # The idle clock starts at this worker's first download, not at its start: a
+                # worker waiting for the fleet's first URL (the other worker still starting up,
+                # or fetching the start page on a loaded machine) is not idle, it has not begun
+                if not self.downloaded:
+                    self.schedule_next_requests()
+                    raise DontCloseSpider
+                super().spider_idle()
 
         RedisJobSpider.name = name
         return RedisJobSpider

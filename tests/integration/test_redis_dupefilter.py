@@ -360,7 +360,12 @@ def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(redi
     RedisCrawlSpider that reads its start URL from the Redis list ``fleet:start_urls`` (pushed
     by the test, as a user would), and MAX_IDLE_TIME_BEFORE_CLOSE to end each worker once the
     shared queue stays empty. SCHEDULER_PERSIST is on: without it the first worker to close
-    deletes the shared queue and seen set under the other one."""
+    deletes the shared queue and seen set under the other one.
+
+    A worker's idle time counts from its own first download (tests/redis_crawl_job.py): counted
+    from its start, a worker waiting for the other to start up, or for it to fetch the start
+    page, closed on a loaded machine before it had any work (the work then all done by one
+    worker, or by none)."""
     settings = store_settings(
         redis_server,
         SCHEDULER="scrapy_redis.scheduler.Scheduler",
