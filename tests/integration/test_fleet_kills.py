@@ -6,14 +6,12 @@ subtree)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from _treesite import HERE, TreeSite, run_job
+from _treesite import TreeSite, finish, start_job
 from redis_server import RedisServer
 
 pytestmark = [
@@ -33,28 +31,20 @@ def test_independent_crawls_sharing_a_store_with_a_jobdir_each_lose_nothing(redi
     Worker i starts at page i; whoever handles the item of page 2, then of page 13, kills itself
     there (its links not yet scheduled); each killed worker is restarted on its JOBDIR until it
     finishes."""
-    marks = tmp_path / "marks"
+    marks = str(tmp_path / "marks")
     settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "fleet"}
     with TreeSite() as site:
-        procs, configs = [], []
-        for i in range(WORKERS):
-            directory = tmp_path / f"worker{i}"
-            directory.mkdir()
-            config = {"start": site.url(i), "jobdir": str(directory / "job"), "result": str(directory / "result.json"),
-                      "marks": str(marks), "kill_on_item": [2, 13], "settings": settings}
-            (directory / "config.json").write_text(json.dumps(config))
-            configs.append(directory)
-            procs.append(subprocess.Popen([sys.executable, str(HERE / "tree_job.py"), str(directory / "config.json")],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
-        codes = [proc.wait(120) for proc in procs]
-        for proc in procs:
-            proc.stderr.close()
-        killed = [i for i, code in enumerate(codes) if code == -9]
-        assert killed and all(codes[i] == 0 for i in range(WORKERS) if i not in killed), codes
+        jobs = [start_job(tmp_path / f"worker{i}", site.url(i), marks=marks, kill_on_item=[2, 13], settings=settings)
+                for i in range(WORKERS)]
+        runs = [finish(*job) for job in jobs]
+        killed = [i for i, run in enumerate(runs) if run.killed]
+        assert killed, [run.returncode for run in runs]
+        assert all(runs[i].returncode == 0 for i in range(WORKERS) if i not in killed), [r.returncode for r in runs]
         assert site.lost(), "the kills cost no page before the restarts: kill earlier"
         for i in killed:  # as the README says: restart the killed worker on its JOBDIR
             for _ in range(3):
-                run = run_job(configs[i], site, **json.loads((configs[i] / "config.json").read_text()))
+                run = finish(*start_job(tmp_path / f"worker{i}", site.url(i), marks=marks, kill_on_item=[2, 13],
+                                        settings=settings))
                 if not run.killed:
                     break
             assert run.returncode == 0 and run.stats["finish_reason"] == "finished", run.stderr[-3000:]
@@ -74,35 +64,26 @@ def test_scrapy_redis_workers_sharing_one_queue_lose_the_requests_of_a_killed_on
     those the killed worker had taken from it (in flight, or their links not yet scheduled) are
     in the seen set and nowhere else. Measured: 64-99 of 100 pages lost. Strict: if this passes,
     the setup became safe and the docs must say so."""
-    marks = tmp_path / "marks"
+    marks = str(tmp_path / "marks")
     with TreeSite() as site:
-        procs, configs = [], []
-        for i in range(WORKERS):
-            directory = tmp_path / f"worker{i}"
-            directory.mkdir()
-            config = {"redis": redis_server.url, "name": "fleet", "result": str(directory / "result.json"),
-                      "ready": str(directory / "ready"), "marks": str(marks), "kill_on_item": [4]}
-            (directory / "config.json").write_text(json.dumps(config))
-            configs.append(directory / "config.json")
-            procs.append(_fleet_worker(directory / "config.json"))
-        _wait_ready(procs, [tmp_path / f"worker{i}" / "ready" for i in range(WORKERS)])
+        def worker(i: int) -> tuple[subprocess.Popen[str], Path]:
+            return start_job(tmp_path / f"worker{i}", None, fleet=redis_server.url, name="fleet", marks=marks,
+                             ready=str(tmp_path / f"worker{i}" / "ready"), kill_on_item=[4])
+
+        workers = [worker(i) for i in range(WORKERS)]
+        _wait_ready([proc for proc, _ in workers], [tmp_path / f"worker{i}" / "ready" for i in range(WORKERS)])
         redis_server.client().lpush("fleet:start_urls", site.url(0))
-        codes = [proc.wait(120) for proc in procs]
+        codes = [finish(*job).returncode for job in workers]
         # the harness's checks raise RuntimeError: only the last assertion may fail as expected
         if -9 not in codes:
             raise RuntimeError(f"no worker was killed: {codes}")
         for i, code in enumerate(codes):
-            if code == -9 and _fleet_worker(configs[i]).wait(120) != 0:  # restarted: finds nothing it had taken
+            if code == -9 and finish(*worker(i)).returncode != 0:  # restarted: finds nothing it had taken
                 raise RuntimeError("the restarted worker failed")
     assert sorted(site.lost()) == []
 
 
-def _fleet_worker(config: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, str(HERE / "tree_fleet_job.py"), str(config)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait_ready(procs: list[subprocess.Popen[bytes]], ready: list[Path]) -> None:
+def _wait_ready(procs: list[subprocess.Popen[str]], ready: list[Path]) -> None:
     # the start URL is pushed once every worker listens: on a loaded machine a late worker would
     # find the crawl done
     deadline = time.monotonic() + 60

@@ -2,35 +2,29 @@
 (integration/redis_batch.py): round trips per page, the same counts as a memory store, order,
 requests dropped after the batch, two processes racing, a store error mid-batch, disk full.
 
-The site (``MeshSite``) is served by a thread of the test process: ``/p/<i>`` links to its three
-tree children (so every page is reachable) and to eight other pages of the mesh, some spelled
-differently (``?utm_source=``, ``www.``-less duplicates do not apply on an IP), so most links a
-crawl meets are duplicates, as on a real site. ``hits`` is what the server served.
+The site (``mesh_site``: tests/_treesite.py's server with ``links_of``) is served by a thread of
+the test process: ``/p/<i>`` links to its three tree children (so every page is reachable) and to
+eight other pages of the mesh, some spelled differently (``?utm_source=``, ``www.``-less
+duplicates do not apply on an IP), so most links a crawl meets are duplicates, as on a real site.
+``hits`` is what the server served.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import threading
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_twisted
+from _treesite import TreeSite, finish, resume_until_finished, start_job, wait_for_pages
 from scrapy import Request, Spider, signals
-from scrapy.exceptions import IgnoreRequest
 from scrapy.crawler import CrawlerRunner
+from scrapy.exceptions import IgnoreRequest
 
 from scrapy_urlunify.integration.dupefilter import seen_key
 from scrapy_urlunify.integration.fingerprinter import Fingerprinter
 
 pytestmark = pytest.mark.redis
 
-HERE = Path(__file__).parents[1]
 SIZE = 120
 MESH = 8
 
@@ -41,71 +35,9 @@ def links_of(i: int, size: int = SIZE) -> list[str]:
     return [*tree, *mesh, f"/p/{(i + 1) % size}?utm_source=mesh", "/files/report.pdf", "/p/0"]
 
 
-class MeshSite:
-    """``with MeshSite() as site``: a started server. ``gate``: hold the first ``gate`` requests
-    until that many arrived (both racing crawlers have scheduled their start page)."""
-
-    def __init__(self, size: int = SIZE, gate: int = 0) -> None:
-        self.size = size
-        self.hits: Counter[str] = Counter()
-        self._lock = threading.Lock()
-        self._arrived = 0
-        self._open = threading.Event()
-        if not gate:
-            self._open.set()
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                with site._lock:
-                    site._arrived += 1
-                    if site._arrived >= gate:
-                        site._open.set()
-                site._open.wait(30)
-                path = self.path.partition("?")[0]
-                parts = path.split("/")
-                if len(parts) != 3 or parts[1] != "p" or not parts[2].isdigit() or int(parts[2]) >= site.size:
-                    self.send_error(404)
-                    return
-                i = int(parts[2])
-                with site._lock:
-                    site.hits[path] += 1
-                links = "".join(f"<li><a href='{href}'>{href}</a></li>" for href in links_of(i, site.size))
-                body = (f"<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
-                        f"<h1>Page {i}</h1><p>The text of page number {i}, found nowhere else.</p>"
-                        f"<ul>{links}</ul></body></html>").encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def url(self, i: int) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/p/{i}"
-
-    def pages(self) -> set[str]:
-        return {f"/p/{i}" for i in range(self.size)}
-
-    def lost(self) -> set[str]:
-        return self.pages() - set(self.hits)
-
-    def fetched_twice(self) -> dict[str, int]:
-        return {p: n for p, n in self.hits.items() if n > 1}
-
-    def __enter__(self) -> MeshSite:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._open.set()
-        self._server.shutdown()
-        self._server.server_close()
+def mesh_site(gate: int = 0) -> TreeSite:
+    """The mesh: the tree site of ``SIZE`` pages, each page with ``links_of`` its own."""
+    return TreeSite(SIZE, gate=gate, links=links_of)
 
 
 def seen_calls(server: Any) -> int:
@@ -232,11 +164,11 @@ def test_a_page_costs_one_round_trip_and_counts_what_a_memory_store_counts(redis
     duplicates and filtered counts; with Redis one round trip to the seen set per response
     (plus one for the start request, recorded outside the batch), where checking each link at
     the scheduler would cost one per link that reaches it."""
-    with MeshSite() as site:
+    with mesh_site() as site:
         memory, _ = yield crawl(MeshSpider, site.url(0), {})
         assert site.lost() == set() and site.fetched_twice() == {}
     redis_server.client().config_resetstat()
-    with MeshSite() as site:
+    with mesh_site() as site:
         shared, dropped = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url})
         assert site.lost() == set() and site.fetched_twice() == {}
     calls = seen_calls(redis_server)
@@ -260,7 +192,7 @@ def test_items_and_requests_keep_their_order(redis_server, spider):  # type: ign
     minus the duplicates: items wait with the links before them, never overtake or lag them;
     ``dont_filter`` and opt-out requests are not checked (they pass, in their place)."""
     one_at_a_time = {"CONCURRENT_REQUESTS": 1, "CONCURRENT_ITEMS": 1}
-    with MeshSite() as site:
+    with mesh_site() as site:
         redis_seen: list[Any] = []
         stats, _ = yield crawl(spider, site.url(0), {"URLUNIFY_STORE": redis_server.url, **one_at_a_time},
                                record=redis_seen)
@@ -291,7 +223,7 @@ def test_a_request_dropped_after_its_batch_is_taken_out_of_redis(redis_server): 
     """A ``request_scheduled`` handler refuses /p/7 after the batch recorded it as new. Its key
     must not stay in the seen set (the page was never scheduled): it is removed again, so
     another link, process or run can still fetch the page."""
-    with MeshSite() as site:
+    with mesh_site() as site:
         stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url}, refuse="/p/7")
         assert site.lost() == {"/p/7"}
         assert site.fetched_twice() == {}
@@ -306,7 +238,7 @@ def test_a_request_dropped_after_its_batch_is_taken_out_of_redis(redis_server): 
 def test_another_middleware_after_the_link_middleware_turns_batches_off(redis_server):  # type: ignore[no-untyped-def]
     """A spider middleware below LinkMiddleware sees every link the scheduler would (it would miss
     the duplicates a batch drops): the links are then checked one by one, at the scheduler."""
-    with MeshSite() as site:
+    with mesh_site() as site:
         stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url,
                                                          "SPIDER_MIDDLEWARES": {f"{__name__}.PassThrough": 500}})
         assert site.lost() == set()
@@ -326,32 +258,6 @@ class PassThrough:
 
 # --- crawls in their own processes (tests/tree_job.py) -----------------------------------------------
 
-JOB = {"ADDONS": {"scrapy_urlunify.Addon": 0}}
-
-
-def start_job(directory: Path, start: str, settings: dict[str, Any],
-              **config: Any) -> tuple[subprocess.Popen[str], Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    result = directory / "result.json"
-    result.unlink(missing_ok=True)
-    conf = {"start": start, "jobdir": str(directory / "job"), "result": str(result),
-            "marks": str(directory / "marks"), "settings": settings, **config}
-    (directory / "config.json").write_text(json.dumps(conf))
-    proc = subprocess.Popen([sys.executable, str(HERE / "tree_job.py"), str(directory / "config.json")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    return proc, result
-
-
-def finish(proc: subprocess.Popen[str], result: Path) -> tuple[int, str, dict[str, Any]]:
-    try:
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    stats = json.loads(result.read_text())["stats"] if result.exists() else {}
-    return proc.returncode, err, stats
-
-
 def store(server: Any, **extra: Any) -> dict[str, Any]:
     return {"URLUNIFY_STORE": server.url, "URLUNIFY_REDIS_TIMEOUT": 2, "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 3,
             "URLUNIFY_SCOPE": "mesh", **extra}
@@ -363,17 +269,17 @@ def test_two_processes_racing_on_one_site_fetch_each_page_once(redis_server, tmp
     links of the whole site. Each page is new for exactly one of them, so the site serves every
     page exactly once, none missed."""
     redis_server.client().config_resetstat()
-    with MeshSite(gate=2) as site:
-        jobs = [start_job(tmp_path / f"w{i}", site.url(i), store(redis_server, DOWNLOAD_DELAY=0.01))
+    with mesh_site(gate=2) as site:
+        jobs = [start_job(tmp_path / f"w{i}", site.url(i), settings=store(redis_server, DOWNLOAD_DELAY=0.01))
                 for i in (0, 1)]
         runs = [finish(*job) for job in jobs]
         lost, twice = site.lost(), site.fetched_twice()
-    for code, err, stats in runs:
-        assert code == 0 and stats.get("finish_reason") == "finished", err[-3000:]
+    for run in runs:
+        assert run.returncode == 0 and run.stats.get("finish_reason") == "finished", run.stderr[-3000:]
     assert lost == set() and twice == {}, (lost, twice)
-    fetched = [stats["response_received_count"] for _, _, stats in runs]
+    fetched = [run.stats["response_received_count"] for run in runs]
     assert min(fetched) > 5, f"no race: one process fetched almost everything {fetched}"
-    assert all(stats["urlunify/duplicates"] > 0 for _, _, stats in runs)
+    assert all(run.stats["urlunify/duplicates"] > 0 for run in runs)
     responses = sum(fetched)
     calls = seen_calls(redis_server)
     # + per process: its start request (recorded outside a batch), Redis learning two scripts
@@ -387,21 +293,21 @@ def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server
     the pages in flight."""
     r = redis_server.client()
     slow = {"DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": 2}
-    with MeshSite() as site:
-        proc, result = start_job(tmp_path, site.url(0), store(redis_server, **slow))
-        _wait_for(site, proc, 10)
+    with mesh_site() as site:
+        proc, result = start_job(tmp_path, site.url(0), settings=store(redis_server, **slow))
+        wait_for_pages(site, proc, 10)
         r.rename("urlunify:mesh:seen", "saved")
         r.set("urlunify:mesh:seen", "another program's value")
-        code, err, stats = finish(proc, result)
-        assert code == 0 and stats["finish_reason"] == "urlunify_store_error", err[-3000:]
-        errors = [line for line in err.splitlines() if "ERROR" in line]
+        failed = finish(proc, result)
+        assert failed.returncode == 0 and failed.stats["finish_reason"] == "urlunify_store_error", failed.stderr[-3000:]
+        errors = [line for line in failed.stderr.splitlines() if "ERROR" in line]
         assert any("WRONGTYPE" in line and "SADD (batch)" in line for line in errors), errors
         first = sum(site.hits.values())
         assert 0 < first < SIZE
         r.delete("urlunify:mesh:seen")
         r.rename("saved", "urlunify:mesh:seen")
-        code, err, resumed = finish(*start_job(tmp_path, site.url(0), store(redis_server)))
-        assert code == 0 and resumed["finish_reason"] == "finished", err[-3000:]
+        resumed = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server)))
+        assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", resumed.stderr[-3000:]
         assert site.lost() == set()
         extra = {p: n for p, n in site.fetched_twice().items() if p != "/p/0"}  # start page: dont_filter
         assert len(extra) <= slow["CONCURRENT_REQUESTS"], extra
@@ -412,23 +318,13 @@ def test_disk_full_under_jobdir_mid_batch_takes_the_unlogged_keys_back(redis_ser
     on a full disk): the S record of a new link cannot be written after its batch recorded it in
     Redis. Its key is taken out of Redis again (else the page would be 'seen' with no request to
     fetch it), the crawl closes with urlunify_store_error, and the resume fetches every page."""
-    with MeshSite() as site:
-        code, err, stats = finish(*start_job(tmp_path, site.url(0), store(redis_server), fsize=24 * 1024))
-        assert stats.get("finish_reason") == "urlunify_store_error", err[-3000:]
+    with mesh_site() as site:
+        full = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server), fsize=24 * 1024))
+        assert full.stats.get("finish_reason") == "urlunify_store_error", full.stderr[-3000:]
         assert 0 < len(site.hits) < SIZE, "the disk filled up after the whole site was crawled"
-        code, err, resumed = finish(*start_job(tmp_path, site.url(0), store(redis_server)))
-        assert code == 0 and resumed["finish_reason"] == "finished", err[-3000:]
+        resumed = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server)))
+        assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", resumed.stderr[-3000:]
         assert site.lost() == set()
-
-
-def _wait_for(site: MeshSite, proc: subprocess.Popen[str], n: int) -> None:
-    import time
-
-    deadline = time.monotonic() + 60
-    while sum(site.hits.values()) < n:
-        assert proc.poll() is None, "the crawl ended too early"
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
 
 
 @pytest.mark.parametrize("kills", [[0], [1, 5], [2, 8, 26]], ids=["root", "two", "three"])
@@ -438,8 +334,6 @@ def test_a_kill_after_a_batch_before_the_scheduler_loses_no_page(redis_server, t
     recorded in Redis by their batch, and are not scheduled yet (Scrapy schedules them in worker
     tasks). Their ``S`` records, written with the batch, make the resume schedule them: nothing
     lost, at most the pages in flight fetched twice."""
-    from _treesite import TreeSite, resume_until_finished
-
     settings = {"URLUNIFY_STORE": redis_server.url}
     with TreeSite() as site:
         runs = resume_until_finished(tmp_path, site, len(kills) + 1, kill_on_item=kills, settings=settings)
@@ -462,7 +356,7 @@ def test_dupefilter_debug_lines_are_the_schedulers(redis_server, caplog):  # typ
     lines = {}
     for name, extra in (("memory", {}), ("redis", {"URLUNIFY_STORE": redis_server.url})):
         caplog.clear()
-        with MeshSite() as site:
+        with mesh_site() as site:
             stats, _ = yield crawl(MeshSpider, site.url(0), {"DUPEFILTER_DEBUG": True, **extra})
         lines[name] = [r.getMessage() for r in caplog.records
                        if r.name == "scrapy.dupefilters" and "Filtered duplicate request" in r.getMessage()]

@@ -5,15 +5,10 @@ with ``/ # ?``, a unix socket, learned rules of the wrong shape. Real crawls of 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-from _treesite import HERE, Run, TreeSite, run_job
+from _treesite import TreeSite, finish, run_job, start_job, wait_for_pages
 
 pytestmark = pytest.mark.redis
 
@@ -27,36 +22,11 @@ def store(server: Any, **extra: Any) -> dict[str, Any]:
             "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 3, **extra}
 
 
-def start_job(tmp_path: Path, site: TreeSite, **config: Any) -> tuple[subprocess.Popen[str], Path]:
-    result = tmp_path / "result.json"
-    result.unlink(missing_ok=True)
-    conf = {"start": site.url(0), "jobdir": str(tmp_path / "job"), "result": str(result),
-            "marks": str(tmp_path / "marks"), **config}
-    (tmp_path / "config.json").write_text(json.dumps(conf))
-    proc = subprocess.Popen([sys.executable, str(HERE / "tree_job.py"), str(tmp_path / "config.json")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    return proc, result
-
-
-def finish(proc: subprocess.Popen[str], result: Path) -> Run:
-    _, err = proc.communicate(timeout=120)
-    stats = json.loads(result.read_text())["stats"] if result.exists() else {}
-    return Run(proc.returncode, err, stats)
-
-
-def wait_for_pages(site: TreeSite, proc: subprocess.Popen[str], n: int) -> None:
-    deadline = time.monotonic() + 60
-    while sum(site.hits.values()) < n:
-        assert proc.poll() is None, "the crawl ended too early"
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-
-
 def test_redis_out_of_memory_mid_crawl_closes_it_and_the_resume_fetches_everything(tmp_path, redis_server):
     """``maxmemory`` reached with ``noeviction``: every write answers OOM. That is a store error,
     not an outage: the crawl closes with ``urlunify_store_error``, counting nothing as seen."""
     with TreeSite() as site:
-        proc, result = start_job(tmp_path, site, settings=store(redis_server, **SLOW))
+        proc, result = start_job(tmp_path, site.url(0), settings=store(redis_server, **SLOW))
         wait_for_pages(site, proc, 10)
         redis_server.client().config_set("maxmemory", 1)
         full = finish(proc, result)
@@ -88,7 +58,7 @@ def test_redis_restarted_empty_is_a_warning(tmp_path, redis_server):
     """A Redis without persistence restarted mid-crawl has forgotten what the fleet has seen:
     the crawl goes on (pages fetched before may be fetched again), but says so."""
     with TreeSite() as site:
-        proc, result = start_job(tmp_path, site, settings=store(redis_server, JOBDIR=None, **SLOW))
+        proc, result = start_job(tmp_path, site.url(0), settings=store(redis_server, JOBDIR=None, **SLOW))
         wait_for_pages(site, proc, 10)
         redis_server.restart(down_for=0.3)
         run = finish(proc, result)
@@ -123,7 +93,7 @@ def test_a_unix_socket_store(tmp_path, redis_server_factory):
     with TreeSite() as site:
         run = run_job(tmp_path, site, settings={"URLUNIFY_STORE": f"unix://{socket}?db=0"})
     assert run.returncode == 0 and run.stats["finish_reason"] == "finished", run.stderr[-3000:]
-    assert sorted(site.lost()) == [] and site.fetched_twice() == set()
+    assert sorted(site.lost()) == [] and site.fetched_twice() == {}
 
 
 def test_learned_rules_of_the_wrong_shape_are_ignored_with_a_warning(tmp_path, redis_server):
