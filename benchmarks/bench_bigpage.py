@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _common import child_json, write_json
 from bench_crawl import serve
 
 SMALL = 20
@@ -107,11 +107,7 @@ def crawl(mode: str, port: int) -> dict[str, float]:
 
 
 def run(mode: str, port: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--child", mode, "--port", str(port)],
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise SystemExit(f"{mode} crawl failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_json(__file__, "--child", mode, "--port", str(port))  # type: ignore[no-any-return]
 
 
 def measure(rounds: int, mib: int, verbose: bool = True) -> dict[str, dict[str, float]]:
@@ -158,8 +154,7 @@ def main() -> int:
         plain, addon = r["plain"], r["addon"]
         print(f"{mib + ' MiB':>8s} {plain['maxrss_mib']:10.1f} {addon['maxrss_mib']:11.1f} {r['ratio']:14.2f}x")
     print("\nrequirement: add-on / plain at most 1.10x")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
+    write_json(args.json, results)
     return 0
 
 

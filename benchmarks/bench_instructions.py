@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import re
 import shutil
 import subprocess
@@ -35,6 +34,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+from _common import write_json
 
 CONTENDERS = ("identify", "w3lib", "ada", "dupefilter", "rfpdupefilter")
 
@@ -72,7 +73,7 @@ def worker(what: str, stream: bool) -> None:
 
             identify("https://warm.example.com/up?x=1#f", FULL_POLICY)
             unifier_for(FULL_POLICY).cache_clear()
-            fn: Any = lambda u: identify(u, FULL_POLICY)  # noqa: E731
+            fn: Any = lambda u: identify(u, FULL_POLICY)
         elif what == "w3lib":
             from w3lib.url import canonicalize_url as fn
         else:
@@ -120,8 +121,7 @@ def main() -> int:
     if "dupefilter" in results and "rfpdupefilter" in results:
         ratio = results["rfpdupefilter"]["instructions_per_url"] / results["dupefilter"]["instructions_per_url"]
         print(f"RFPDupeFilter / DupeFilter (cold): {ratio:.2f}×")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
+    write_json(args.json, results)
     return 0
 
 

@@ -28,13 +28,17 @@ dropped as already seen and never fetched. The goal: zero content missed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import write_json
+
 from scrapy_urlunify.demo import crawl as c
 from scrapy_urlunify.demo.measure import measure
+
 
 class DefaultsSpider(c.ConfiguredSpider):
     """The add-on's defaults: no per-host settings; every host listed, as for plain Scrapy."""
@@ -122,8 +126,7 @@ def main() -> int:
     for r in rows:
         if r["rules"]:
             print(f"learned by {r['name']!r}: {', '.join(r['rules'])}")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+    write_json(args.json, rows)
     return 0
 
 

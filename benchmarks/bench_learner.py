@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
-import json
 import sys
 import time
 import tracemalloc
@@ -31,9 +30,12 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).parent))
 
-from scrapy_urlunify.integration.signatures import LEARNING_INDEX_ENTRIES  # noqa: E402
-from scrapy_urlunify.learning.learner import Learner  # noqa: E402
+from _common import write_json
+
+from scrapy_urlunify.integration.signatures import LEARNING_INDEX_ENTRIES
+from scrapy_urlunify.learning.learner import Learner
 
 
 def observations(n: int) -> list[tuple[str, str, bytes]]:
@@ -136,8 +138,7 @@ def main() -> None:
           f"after {args.pages:,} ({full['bytes'] / 2**20:.1f} MiB held, {full['index_records']:,} index records, "
           f"cap {LEARNING_INDEX_ENTRIES:,}); RFPDupeFilter's seen set: {scrapy_mem:.0f} B per URL")
     print("rules learned:", "; ".join(full["rules"]) or "none")
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+    write_json(args.json, result)
 
 
 if __name__ == "__main__":

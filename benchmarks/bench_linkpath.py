@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,7 +37,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import load  # noqa: E402
+from _common import child_json, write_json
+from corpus import load
 
 ALLOWED = ["docs.python.org"]
 # as in bench_crawl.py: what a crawl of a static site would set
@@ -163,12 +163,7 @@ def child(kind: str, mode: str) -> None:
 
 
 def run(kind: str, mode: str) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, "--child", kind, mode], capture_output=True, text=True,
-                         check=False)
-    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        raise SystemExit(f"{kind} {mode} failed:\n{out.stderr[-3000:]}")
-    return json.loads(lines[-1])  # type: ignore[no-any-return]
+    return child_json(__file__, "--child", kind, mode)  # type: ignore[no-any-return]
 
 
 def main() -> int:
@@ -202,8 +197,7 @@ def main() -> int:
               f"  add-on / plain: {a_us / p_us:.2f}×\n")
         out[kind] = {"plain_us": p_us, "addon_us": a_us, "ratio": a_us / p_us,
                      "kept": {"plain": plain["kept"], "addon": addon["kept"]}}
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1))
+    write_json(args.json, out)
     return 0
 
 

@@ -27,13 +27,14 @@ import gc
 import json
 import os
 import resource
-import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import child_json, write_json
 
 MiB = 1 << 20
 
@@ -141,17 +142,14 @@ def main() -> int:
     for kind in ("plain", "addon"):
         results[kind] = {}
         for mode in ("rss", "traced"):
-            out = subprocess.run([sys.executable, __file__, "--worker", kind, str(args.n), mode],
-                                 check=True, capture_output=True, text=True).stdout
-            results[kind].update(json.loads(out.strip().splitlines()[-1]))
+            results[kind].update(child_json(__file__, "--worker", kind, str(args.n), mode))
     p, a = results["plain"], results["addon"]
     print(f"process memory of the link path, {args.n} distinct URLs ({p['links']} links)\n")
     print(f"{'':28s} {'plain Scrapy':>13s} {'add-on':>9s} {'add-on/plain':>13s}")
     for key, label in (("rss_growth_MiB", "RSS growth, MiB"), ("max_rss_MiB", "max RSS, MiB"),
                        ("traced_MiB", "traced retained, MiB"), ("traced_peak_MiB", "traced peak, MiB")):
         print(f"{label:28s} {p[key]:13.1f} {a[key]:9.1f} {a[key] / p[key]:12.2f}×")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
+    write_json(args.json, results)
     return 0
 
 

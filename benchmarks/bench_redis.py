@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -46,18 +45,19 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from redis_server import NOT_FOUND, RedisServer, find_redis_server  # noqa: E402
-from scrapy import Request  # noqa: E402
-from scrapy.settings import Settings  # noqa: E402
-from scrapy_redis.connection import get_redis_from_settings  # noqa: E402
-from scrapy_redis.dupefilter import RFPDupeFilter  # noqa: E402
+from _common import write_json
+from redis_server import NOT_FOUND, RedisServer, find_redis_server
+from scrapy import Request
+from scrapy.settings import Settings
+from scrapy_redis.connection import get_redis_from_settings
+from scrapy_redis.dupefilter import RFPDupeFilter
 
-from scrapy_urlunify import identify  # noqa: E402
-from scrapy_urlunify.integration.dupefilter import seen_key  # noqa: E402
-from scrapy_urlunify.integration.fingerprinter import Fingerprinter  # noqa: E402
-from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter  # noqa: E402
-from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for  # noqa: E402
-from scrapy_urlunify.stores.redis import RedisSeenStore, RedisSignatureStore, connect  # noqa: E402
+from scrapy_urlunify import identify
+from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for
+from scrapy_urlunify.integration.dupefilter import seen_key
+from scrapy_urlunify.integration.fingerprinter import Fingerprinter
+from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+from scrapy_urlunify.stores.redis import RedisSeenStore, RedisSignatureStore, connect
 
 #: Redis finishes an incremental rehash in its cron (activerehashing): wait before reading
 #: used_memory, so it counts one table, not the old and the new one.
@@ -344,8 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     results = run(args.n, args.repeat, args.pages)
     print(table(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(args.json, results)
     return 0
 
 

@@ -32,13 +32,14 @@ import hashlib
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from _common import child_json, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 URL = "https://example.test/p?page={}"
@@ -161,10 +162,7 @@ def dupefilter_worker(n: int, lookups: int) -> dict[str, Any]:
 def run_worker(*args: str) -> dict[str, Any]:
     print(f"  measuring {' '.join(args[:2])} ...", file=sys.stderr, flush=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    out = subprocess.run(
-        [sys.executable, __file__, "--worker", *args], check=True, capture_output=True, text=True, env=env
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return child_json(__file__, "--worker", *args, env=env)  # type: ignore[no-any-return]
 
 
 def report(n: int, results: dict[str, dict[str, Any]]) -> None:
@@ -221,8 +219,7 @@ def main(argv: list[str] | None = None) -> None:
         for lo, hi in zip(sizes, sizes[1:]):
             for key, label in STRUCTURES.items():
                 print(f"  {lo:,} -> {hi:,}  {label}: {marginal(by_size, key, lo, hi):.2f} B")
-    if args.json:
-        args.json.write_text(json.dumps({str(n): v for n, v in by_size.items()}, indent=1))
+    write_json(args.json, {str(n): v for n, v in by_size.items()})
     if args.dupefilter_n:
         n = args.dupefilter_n
         r = run_worker("dupefilter", str(n), "--lookups", str(args.lookups))

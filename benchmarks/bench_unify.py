@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 import time
 import urllib.parse
@@ -27,10 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import load  # noqa: E402
+from _common import write_json
+from corpus import load
 
-from scrapy_urlunify import Policy, identify  # noqa: E402
-from scrapy_urlunify.core.unify import unifier_for  # noqa: E402
+from scrapy_urlunify import Policy, identify
+from scrapy_urlunify.core.unify import unifier_for
 
 FULL_POLICY = Policy(
     scope="bench",
@@ -107,8 +107,7 @@ def main() -> int:
         rd, rs = d / best[(ours, "distinct")], s / best[(ours, "stream")]
         print(f"{name:36s} {d:12.2f} {rd:6.1f}× {s:10.2f} {rs:6.1f}×  {errors[(name, 'distinct')]}/{errors[(name, 'stream')]}")
     print("\nratio = that row's µs per URL / identify's (higher: identify is that many times faster)")
-    if args.json:
-        args.json.write_text(json.dumps({f"{name}|{inputs}": us for (name, inputs), us in best.items()}, indent=1))
+    write_json(args.json, {f"{name}|{inputs}": us for (name, inputs), us in best.items()})
     return 0
 
 
