@@ -85,6 +85,10 @@ class HostTests:
         self._tree = ast.parse(f"TAKE_STEPS if ({expr}) else ({last.guard})", mode="eval")  # type: ignore[attr-defined]
         self._static = _maximal(self._tree, _is_per_host)
         self._values = [_lambda(n) for n in self._static]
+        # per-host values passed to a call (``may_name_param(hr.remove, query)``): bound to a
+        # name in the test, the others folded to literals
+        args = {id(a) for n in ast.walk(self._tree) if isinstance(n, ast.Call) for a in n.args}
+        self._passed = [id(n) in args for n in self._static]
         self._absent = absent
         self._tests: dict[tuple[object, ...], Callable[..., object]] = {}
         self._fast_tests: dict[tuple[object, ...], Callable[..., object]] = {}
@@ -110,11 +114,17 @@ class HostTests:
         memo: dict[int, Any] = {}
         tree = copy.deepcopy(self._tree, memo)
         known = {id(memo[id(n)]): v for n, v in zip(self._static, values, strict=True)}
+        namespace = {**_namespace(), "TAKE_STEPS": TAKE_STEPS}
+        passed: dict[int, str] = {}
+        for n, v, is_arg in zip(self._static, values, self._passed, strict=True):
+            if is_arg and not isinstance(v, _LITERALS):
+                passed[id(memo[id(n)])] = name = f"_host_value_{len(passed)}"
+                namespace[name] = v
         if absent:
             tree = fold_absent(tree, absent)
-        tree = _Fold(known).visit(tree)
+        tree = _Fold(known, passed).visit(tree)
         source = ast.unparse(ast.fix_missing_locations(tree))
-        return eval(f"lambda {_PART_ARGS}: {source}", {**_namespace(), "TAKE_STEPS": TAKE_STEPS})  # type: ignore[no-any-return]
+        return eval(f"lambda {_PART_ARGS}: {source}", namespace)  # type: ignore[no-any-return]
 
 
 _PARTS = ("path", "query", "fragment")
@@ -197,16 +207,23 @@ def _lambda(node: ast.AST) -> Callable[[Any, Any], object]:
     return eval(f"lambda policy, hr: {source}", {})  # type: ignore[no-any-return]
 
 
-class _Fold(ast.NodeTransformer):
-    """Put the known values in, then simplify ``and``/``or``/``not`` around them."""
+_LITERALS = (str, int, float, type(None))
 
-    def __init__(self, known: dict[int, object]) -> None:
+
+class _Fold(ast.NodeTransformer):
+    """Put the known values in (literals, or the names ``passed`` gives them), then simplify
+    ``and``/``or``/``not`` around them."""
+
+    def __init__(self, known: dict[int, object], passed: dict[int, str]) -> None:
         self.known = known
+        self.passed = passed
 
     def visit(self, node: ast.AST) -> Any:
+        if id(node) in self.passed:
+            return ast.Name(self.passed[id(node)], ast.Load())
         if id(node) in self.known:
             value = self.known[id(node)]
-            return ast.Constant(value if isinstance(value, (str, int, float, type(None))) else bool(value))
+            return ast.Constant(value if isinstance(value, _LITERALS) else bool(value))
         node = self.generic_visit(node)
         if isinstance(node, ast.BoolOp):
             is_and = isinstance(node.op, ast.And)

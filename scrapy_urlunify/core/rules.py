@@ -30,6 +30,7 @@ from .params import (
     cold_fusion_pair,
     is_session_param,
     is_tracking_param,
+    may_name_param,  # noqa: F401 - read by guards
     may_name_session_param,  # noqa: F401 - read by guards
     may_name_tracking_param,  # noqa: F401 - read by guards
 )
@@ -221,7 +222,7 @@ def remove_tracking_params(p: Parts, ctx: Unifier) -> bool:
     return _filter_query(p, lambda n, v: is_tracking_param(n))
 
 
-@rule(REWRITE, guard="query and hr.remove is not None")
+@rule(REWRITE, guard="query and hr.remove is not None and may_name_param(hr.remove, query)")
 def remove_policy_params(p: Parts, ctx: Unifier) -> bool:
     """The policy's ``remove_params`` for this host (names or globs)."""
     matcher: NameMatcher = ctx.host_rules(p.host).remove  # type: ignore[assignment]
@@ -307,7 +308,7 @@ def drop_index_page(p: Parts, ctx: Unifier) -> bool:
     return _set_path(p, strip_index_pages(p.path, ctx.index_pages))
 
 
-@rule(IDENTITY, guard="query and hr.ignore is not None")
+@rule(IDENTITY, guard="query and hr.ignore is not None and may_name_param(hr.ignore, query)")
 def drop_ignored_params(p: Parts, ctx: Unifier) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
     URL, left out of the identifier."""
@@ -315,7 +316,7 @@ def drop_ignored_params(p: Parts, ctx: Unifier) -> bool:
     return _filter_query(p, lambda n, v: matcher(n))
 
 
-@rule(IDENTITY, guard="query and hr.key is not None")
+@rule(IDENTITY, guard="query and hr.key is not None and may_name_param(hr.key, query)")
 def keep_key_params(p: Parts, ctx: Unifier) -> bool:
     """When a URL carries one of its host's ``key_params``, only key parameters identify it."""
     key: NameMatcher = ctx.host_rules(p.host).key  # type: ignore[assignment]

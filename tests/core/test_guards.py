@@ -32,9 +32,11 @@ def test_the_host_test_knows_what_the_host_rules_say():
     policy = Policy(remove_params={"a.test": ["x"]})
     u = Unifier(policy)
     on_a, on_b = u.host_rules("a.test").plain_test, u.host_rules("b.test").plain_test
-    # a query on a host with parameters to remove takes the steps; elsewhere, a plain query does not
-    assert on_a("/p", "y=1", None, "", "a.test") == TAKE_STEPS
-    assert on_b("/p", "y=1", None, "", "b.test") != TAKE_STEPS
+    # a query naming a parameter to remove takes the steps on that host; elsewhere, and a query
+    # without it, does not
+    assert on_a("/p", "y=1&X=2", None, "", "a.test") == TAKE_STEPS
+    assert on_a("/p", "y=1&xx=2&ax=3", None, "", "a.test") != TAKE_STEPS
+    assert on_b("/p", "y=1&x=2", None, "", "b.test") != TAKE_STEPS
     # escapes, session ids and trackers take the steps on any host
     for path, query in (("/a%7e", None), ("/a;jsessionid=1", None), ("/p", "utm_source=x"), ("/a//b", None)):
         assert on_b(path, query, None, "", "b.test") == TAKE_STEPS, (path, query)
