@@ -46,12 +46,17 @@ print(json.dumps({{"imported": names, "loaded": loaded}}))
     assert result["loaded"] == [], f"a pure layer loaded {result['loaded'][:10]}"
 
 
-def _modules() -> dict[str, Path]:
-    found = {PACKAGE: PACKAGE_DIR / "__init__.py"}
+def _modules() -> dict[str, Path | None]:
+    """module -> its Python source; None for a C extension (built or not), which imports none
+    of ours."""
+    found: dict[str, Path | None] = {PACKAGE: PACKAGE_DIR / "__init__.py"}
     for info in pkgutil.walk_packages([str(PACKAGE_DIR)], PACKAGE + "."):
         relative = info.name.split(".")[1:]
         path = PACKAGE_DIR.joinpath(*relative)
-        found[info.name] = path / "__init__.py" if info.ispkg else path.with_suffix(".py")
+        source = path / "__init__.py" if info.ispkg else path.with_suffix(".py")
+        found[info.name] = source if source.exists() else None
+    for c_source in PACKAGE_DIR.rglob("*.c"):
+        found[".".join((PACKAGE, *c_source.relative_to(PACKAGE_DIR).with_suffix("").parts))] = None
     return found
 
 
@@ -81,6 +86,8 @@ def import_graph() -> dict[str, set[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
+        if path is None:
+            continue
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node in _top_level_imports(tree):

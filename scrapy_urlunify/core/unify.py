@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..compiled import speedups
 from . import filters
 from .domains import Domain, is_ip, prefix_matcher, split_domain, strip_prefixes, within
 from .guards import TAKE_STEPS, HostTests, compile_layer, guard_of, trigger_chars
@@ -41,6 +42,7 @@ from .url import (
     Parts,
     ada_join,
     ada_normalize,
+    canonical_chars,
     canonical_splitter,
     resolve,
 )
@@ -134,7 +136,7 @@ class Unifier:
     Not thread-safe, like the rest of a Scrapy crawl (the caches are plain dicts).
     """
 
-    def __init__(self, policy: Policy, skip: Iterable[str] = ()) -> None:
+    def __init__(self, policy: Policy, skip: Iterable[str] = (), *, compiled: bool = True) -> None:
         self.policy = policy
         skip = frozenset(skip)
         self.rewrite_steps: tuple[Step, ...] = tuple(s for s in REWRITE_STEPS if s.__name__ not in skip)
@@ -170,6 +172,17 @@ class Unifier:
         self._ident_head = self._prefix_text if policy.ignore_scheme else None
         self._hosts: dict[str, HostRules] = {}
         self._matchers: dict[tuple[str, ...], NameMatcher | None] = {}
+        #: the short path of _compute: PlainPath of the C extension where it was built (and
+        #: ``compiled``), else its Python twin _plain_path; None where the short path is off
+        self.plain_path: Callable[[str], object] | None = None
+        if self._plain:
+            self.plain_path = self._plain_path
+            if compiled and speedups is not None:
+                self.plain_path = speedups.PlainPath(
+                    self._hosts, *(canonical_chars(part, absent) for part in ("path", "query", "fragment")),
+                    self.index_pages, self._ident_head, self._prefix_text, TAKE_STEPS, Result,
+                    tuple(HostRules._fields.index(f) for f in ("identity_host", "fast_test", "canonical")),
+                )
         # the result cache's young and old generations, and the young one's size limit
         self._cache: dict[str, Result] = {}
         self._old: dict[str, Result] = {}
@@ -276,23 +289,17 @@ class Unifier:
 
     def _compute(self, url: str) -> Result:
         """The result of ``url`` (no base), computed and cached."""
-        m = self._fast_split(url) if self._plain else None
-        if m is not None:
-            scheme, host, path, query, fragment = m.groups()
-            hr = self._hosts.get(host)
-            if hr is None or not hr.canonical or "/." in path:
-                m = None  # a host not seen yet, or not canonical; or a dot segment
-            else:
-                # already as the WHATWG parser writes it: no parse, and the parts are the match's
-                r = self._plain_parts(url, scheme, hr, "", path, query, fragment,
-                                      hr.fast_test(path, query, fragment, "", host))  # type: ignore[misc]
-        if m is None:
+        plain = self.plain_path
+        r: Result = plain(url) if plain is not None else None  # type: ignore[assignment]
+        if r is None:
             try:
                 resolved = ada_normalize(url)
             except ValueError:
                 r = Result(None, None, filters.INVALID)
             else:
                 r = self._run(resolved)
+        elif r is TAKE_STEPS:  # type: ignore[comparison-overlap]
+            r = self._run_steps(url)
         # _keep, inline: this is every new URL's path
         cache = self._cache
         cache[url] = r
@@ -305,6 +312,25 @@ class Unifier:
         if len(cache) >= self._cache_limit:
             self._rotate()
         return r
+
+    def _plain_path(self, url: str) -> Result | str | None:
+        """The short path of :meth:`_compute` for a URL already written as the WHATWG parser
+        writes it (so it is not parsed again, and its parts are the splitter's match): its
+        Result; :data:`~scrapy_urlunify.core.guards.TAKE_STEPS` when a step outside
+        :data:`PLAIN_STEPS` applies; None for any other URL (a host not seen yet or not
+        canonical, a dot segment, a character the splitter leaves out): parse it.
+        ``_speedups.PlainPath`` is the same function in C."""
+        m = self._fast_split(url)
+        if m is None:
+            return None
+        scheme, host, path, query, fragment = m.groups()
+        hr = self._hosts.get(host)
+        if hr is None or not hr.canonical or "/." in path:
+            return None
+        test = hr.fast_test(path, query, fragment, "", host)  # type: ignore[misc]
+        if test is TAKE_STEPS:
+            return TAKE_STEPS
+        return self._plain_parts(url, scheme, hr, "", path, query, fragment, test)
 
     def _keep(self, url: str, r: Result) -> None:
         """Cache ``r`` under ``url`` in the young generation."""

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import ada_url
 
-__all__ = ["CANONICAL_CHARS", "InvalidURL", "Parts", "ada_join", "ada_normalize", "canonical_splitter", "host_of",
-           "resolve"]
+__all__ = ["CANONICAL_CHARS", "InvalidURL", "Parts", "ada_join", "ada_normalize", "canonical_chars",
+           "canonical_splitter", "host_of", "resolve"]
 
 
 class InvalidURL(ValueError):
@@ -89,12 +89,16 @@ def canonical_splitter(absent: dict[str, frozenset[str]]) -> Callable[[str], re.
     skipped. One pattern of single-character repeats only, the fastest kind for ``re``.
     """
     def cls(part: str) -> str:
-        chars = CANONICAL_CHARS[part] - absent.get(part, frozenset())
-        return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]*"
+        return "[" + "".join(re.escape(c) for c in canonical_chars(part, absent)) + "]*"
 
     return re.compile(
         rf"(https?)://([a-z0-9.\-]+)(/{cls('path')})(?:\?({cls('query')}))?(?:#({cls('fragment')}))?\Z"
     ).match
+
+
+def canonical_chars(part: str, absent: dict[str, frozenset[str]]) -> str:
+    """The characters :func:`canonical_splitter` accepts in ``part``, in order."""
+    return "".join(sorted(CANONICAL_CHARS[part] - absent.get(part, frozenset())))
 
 
 def resolve(href: str, base: str | None = None) -> str:
