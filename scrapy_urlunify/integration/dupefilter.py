@@ -11,7 +11,11 @@ beyond Scrapy's ``RFPDupeFilter``:
   its own) is called for each request, and its fingerprint decides. Only Scrapy's default
   fingerprinter, left unchosen, is replaced by ours (``DUPEFILTER_CLASS`` alone unifies).
 * **Memory.** A seen URL costs 8 bytes of an ordered hash table (9.5-11.9 bytes with the
-  table's slack) instead of a Python set entry of ~90-100 bytes.
+  table's slack) instead of a Python set entry of ~90-100 bytes. With our fingerprinter, the
+  URLs this process scheduled are kept too, as str hashes in a table of the same kind (another
+  9.5-11.9 bytes a page, in memory only): a request for one of them again is a duplicate under
+  any rules, answered without unifying its URL. (Two URLs sharing a 64-bit hash would make the
+  second a duplicate: at 10 million pages a chance of about 3e-6, as for the seen keys.)
 * **JOBDIR.** Each new fingerprint is appended to ``<JOBDIR>/urlunify-seen.log`` with an
   unbuffered write before the request is scheduled; a crawl killed at any moment resumes
   with exactly the seen set it had (a torn last record is dropped).
@@ -51,9 +55,10 @@ from scrapy.utils.request import RequestFingerprinter, referer_str
 
 from ..core.rules import InvalidURL
 from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
+from ..stores.fingerprints import FingerprintSet
 from . import refusal
 from .context import UnifyContext, UnifyStats
-from .fingerprinter import Fingerprinter
+from .fingerprinter import VERBATIM_META, Fingerprinter
 from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
 from .signatures import PROBATION_META
 from .store_faults import (
@@ -88,6 +93,9 @@ SCRAPY_SEEN_FILENAME = "requests.seen"
 
 
 _FIRST_8 = struct.Struct(">Q").unpack_from
+_MASK_64 = (1 << 64) - 1
+#: meta keys under which a request's URL alone does not decide whether it is a duplicate
+_NOT_BY_URL = (VERBATIM_META, "redirect_urls", PROBATION_META, UNRECORDED_META)
 
 
 def _check_jobdir(store: SeenStore, resume_log: ResumeLog | None) -> None:
@@ -168,6 +176,12 @@ class DupeFilter(BaseDupeFilter):
         self._unrecorded: set[int] = set()
         # a JOBDIR file could not be written (see _fail)
         self._jobdir_failed = False
+        #: the URLs (their str hashes) of the GET requests this process recorded as new pages:
+        #: the same URL again is a duplicate under any rules, known without unifying it (a
+        #: crawl's duplicates are mostly links seen before, byte for byte). 9.5-11.9 bytes per
+        #: page, in this process only; with our fingerprinter only (another one may key more
+        #: than the URL)
+        self._scheduled_urls: FingerprintSet | None = FingerprintSet() if self._fast else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -428,18 +442,31 @@ class DupeFilter(BaseDupeFilter):
             return False
 
     def _request_seen(self, request: Request) -> bool:
+        meta = request._meta if type(request) is Request else request.meta  # no dict made for none
+        urls = self._scheduled_urls
+        url_hash = None
+        if (urls is not None and request.method == "GET" and not request.body
+                and not (meta and any(k in meta for k in _NOT_BY_URL))):
+            url_hash = hash(request.url) & _MASK_64
+            if url_hash in urls:
+                return True
         key = self.request_key(request)
-        if self.resume_log is not None and "redirect_urls" in request.meta:
+        if self.resume_log is not None and meta and "redirect_urls" in meta:
             self._redirected(request, key)
         if self._add(request, key):
+            if url_hash is not None:
+                urls.add(url_hash)  # type: ignore[union-attr]
             return False
-        redirect_urls = request.meta.get("redirect_urls")
+        redirect_urls = meta.get("redirect_urls") if meta else None
         if redirect_urls and self._same_page_as_chain(request, redirect_urls):
             self.stats.inc("redirects/same_page")
             return False
         ctx = self.fingerprinter.context
+        signatures = ctx.signatures if ctx is not None else None
+        if signatures is None or not (signatures._probation or (meta and PROBATION_META in meta)):
+            return True
         # merged under a learned rule on probation: a sample to check it, or kept in case it goes
-        return bool(ctx is None or ctx.signatures is None or not ctx.signatures.merged(request))
+        return not signatures.merged(request)
 
     def _same_page_as_chain(self, request: Request, chain: list[str]) -> bool:
         identifier = self.fingerprinter.identifier(request)

@@ -119,3 +119,38 @@ def test_dupefilter_debug_names_the_earlier_url(site, caplog):
         url = line.split("<GET ", 1)[1].split(">", 1)[0]
         earlier = line.split(" - same page as ", 1)[1].split(" (identifier ", 1)[0]
         assert url != earlier and earlier.startswith("http")
+
+
+def _dupefilter():  # type: ignore[no-untyped-def]
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_urlunify.integration.dupefilter import DupeFilter
+
+    class S(Spider):
+        name = "urls"
+
+    crawler = get_crawler(S, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
+    crawler._apply_settings()
+    crawler.spider = S()
+    return DupeFilter.from_crawler(crawler)
+
+
+def test_a_url_scheduled_before_is_a_duplicate_only_where_its_url_decides():
+    """The dupefilter knows the URLs it scheduled (byte for byte, without unifying them again);
+    a request whose key the URL alone does not give is keyed as usual."""
+    from scrapy import Request
+
+    df = _dupefilter()
+    url = "https://www.a.test/docs/index.html?utm_source=x&b=2&a=1#top"
+    assert df.request_seen(Request(url)) is False
+    assert df.request_seen(Request(url)) is True
+    assert df.request_seen(Request(url, meta={"depth": 3})) is True  # meta of other components
+    assert df.request_seen(Request("http://a.test/docs/?a=1&b=2")) is True  # unified: the same page
+    # the same URL, another page to the fingerprint: as written, another method, a body
+    assert df.request_seen(Request(url, meta={"verbatim_url": True})) is False
+    assert df.request_seen(Request(url, method="POST")) is False
+    assert df.request_seen(Request(url, body=b"q=1")) is False
+    # a redirect whose chain is the same page is let through (the chain decides, not the URL)
+    assert df.request_seen(Request(url, meta={"redirect_urls": ["http://a.test/docs/?b=2&a=1"]})) is False
+    df.close("finished")
