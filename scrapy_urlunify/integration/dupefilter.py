@@ -11,10 +11,10 @@ beyond Scrapy's ``RFPDupeFilter``:
   its own) is called for each request, and its fingerprint decides. Only Scrapy's default
   fingerprinter, left unchosen, is replaced by ours (``DUPEFILTER_CLASS`` alone unifies).
 * **Memory.** A seen URL costs 8 bytes of an ordered hash table (9.5-11.9 bytes with the
-  table's slack) instead of a Python set entry of ~90-100 bytes. With our fingerprinter, the
-  URLs this process scheduled are kept too, as str hashes in a table of the same kind (another
-  9.5-11.9 bytes a page, in memory only): a request for one of them again is a duplicate under
-  any rules, answered without unifying its URL. (Two URLs sharing a 64-bit hash would make the
+  table's slack) instead of a Python set entry of ~90-100 bytes. With our fingerprinter and a
+  store in this process (memory, JOBDIR), the URLs it scheduled are kept too, as str hashes in
+  a table of the same kind (another 9.5-11.9 bytes a page, in memory only): a request for one
+  of them again is a duplicate under any rules, answered without unifying its URL. (Two URLs sharing a 64-bit hash would make the
   second a duplicate: at 10 million pages a chance of about 3e-6, as for the seen keys.)
 * **JOBDIR.** Each new fingerprint is appended to ``<JOBDIR>/urlunify-seen.log`` with an
   unbuffered write before the request is scheduled; a crawl killed at any moment resumes
@@ -179,9 +179,11 @@ class DupeFilter(BaseDupeFilter):
         #: the URLs (their str hashes) of the GET requests this process recorded as new pages:
         #: the same URL again is a duplicate under any rules, known without unifying it (a
         #: crawl's duplicates are mostly links seen before, byte for byte). 9.5-11.9 bytes per
-        #: page, in this process only; with our fingerprinter only (another one may key more
-        #: than the URL)
-        self._scheduled_urls: FingerprintSet | None = FingerprintSet() if self._fast else None
+        #: page. With our fingerprinter only (another one may key more than the URL), and a
+        #: store of this process only: a shared one may be emptied by another (scrapy-redis's
+        #: clear() when SCHEDULER_PERSIST is off, `urlunify store clear`)
+        self._scheduled_urls: FingerprintSet | None = (FingerprintSet() if self._fast and self._local_store
+                                                       else None)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:

@@ -415,3 +415,23 @@ def test_two_scopes_on_one_redis_never_filter_each_other(redis_server, proxy, si
         assert job.stats.get("urlunify/signature/duplicates") == len(site.content_duplicates)
     r = redis_server.client()
     assert r.scard("urlunify:alpha:seen") == r.scard("urlunify:beta:seen") > 0
+
+
+def test_a_shared_store_emptied_by_another_process_makes_its_pages_new_again(redis_server) -> None:
+    """The URLs a process scheduled are known to its dupefilter only with a store of its own:
+    a shared one may be emptied under it (scrapy-redis's clear() when SCHEDULER_PERSIST is off,
+    ``urlunify store clear``), and then every page is new again, for this process too."""
+    from scrapy import Request
+
+    from scrapy_urlunify.integration.fingerprinter import Fingerprinter
+    from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+    from scrapy_urlunify.stores.redis import RedisSeenStore, connect
+
+    df = RedisDupeFilter(Fingerprinter(), RedisSeenStore(connect(redis_server.url), "urlunify:emptied:seen",
+                                                         owns_client=True))
+    url = "https://a.test/page?b=2&a=1"
+    assert df.request_seen(Request(url)) is False
+    assert df.request_seen(Request(url)) is True
+    connect(redis_server.url).delete("urlunify:emptied:seen")
+    assert df.request_seen(Request(url)) is False
+    df.close("finished")
