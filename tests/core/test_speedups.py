@@ -166,3 +166,15 @@ def test_compiled_seen_set_refuses_what_the_python_one_refuses() -> None:
     with pytest.raises(TypeError):
         s.add("1")  # type: ignore[arg-type]
     assert len(s) == 0
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.text(max_size=60), st.sampled_from(["https://b.test/", "http://b.test", "https://www.a.test/x?", ""]))
+def test_compiled_and_python_agree_on_any_text_after_a_known_host(text: str, head: str) -> None:
+    compiled, python = _pair(POLICIES[2])
+    for u in (compiled, python):
+        u.identify("https://b.test/")
+        u.identify("https://www.a.test/")
+    url = head + text
+    assert compiled.plain_path(url) == python.plain_path(url), url
+    _agree(compiled, python, url)
