@@ -25,6 +25,7 @@ typedef struct {
     PyObject_HEAD
     PyObject *hosts;          /* dict: host -> HostRules (the unifier's own table) */
     PyObject *index_pages;    /* frozenset of lower-case index file names */
+    Py_ssize_t index_max_len; /* the longest of them: a longer last segment is none */
     PyObject *ident_head;     /* str, or NULL when the scheme is part of identifiers */
     PyObject *prefix_text;    /* str: the scope's prefix */
     PyObject *take_steps;     /* the marker a host's test returns for "take the steps" */
@@ -229,7 +230,7 @@ plainpath_run(PlainPath *self, PyObject *url)
             k--;
         const unsigned char *last = p + k + 1;
         Py_ssize_t last_len = plen - k - 1;
-        if (memchr(last, '.', (size_t)last_len) == NULL)
+        if (last_len > self->index_max_len || memchr(last, '.', (size_t)last_len) == NULL)
             break;
         int found = lower_in(self->index_pages, last, last_len);
         if (found < 0)
@@ -374,6 +375,22 @@ plainpath_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     self->hosts = Py_NewRef(hosts);
     self->index_pages = Py_NewRef(index_pages);
+    self->index_max_len = 0;
+    PyObject *names = PyObject_GetIter(index_pages), *name;
+    if (names == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    while ((name = PyIter_Next(names)) != NULL) {
+        if (PyUnicode_Check(name) && PyUnicode_GET_LENGTH(name) > self->index_max_len)
+            self->index_max_len = PyUnicode_GET_LENGTH(name);
+        Py_DECREF(name);
+    }
+    Py_DECREF(names);
+    if (PyErr_Occurred()) {
+        Py_DECREF(self);
+        return NULL;
+    }
     self->ident_head = ident_head == Py_None ? NULL : Py_NewRef(ident_head);
     self->prefix_text = Py_NewRef(prefix_text);
     self->take_steps = Py_NewRef(take_steps);

@@ -14,8 +14,9 @@ beyond Scrapy's ``RFPDupeFilter``:
   table's slack) instead of a Python set entry of ~90-100 bytes. With our fingerprinter and a
   store in this process (memory, JOBDIR), the URLs it scheduled are kept too, as str hashes in
   a table of the same kind (another 9.5-11.9 bytes a page, in memory only): a request for one
-  of them again is a duplicate under any rules, answered without unifying its URL. (Two URLs sharing a 64-bit hash would make the
-  second a duplicate: at 10 million pages a chance of about 3e-6, as for the seen keys.)
+  of them again is a duplicate under any rules, answered without unifying its URL. (Two URLs
+  sharing a 64-bit hash would make the second a duplicate: at 10 million pages a chance of
+  about 3e-6, as for the seen keys.)
 * **JOBDIR.** Each new fingerprint is appended to ``<JOBDIR>/urlunify-seen.log`` with an
   unbuffered write before the request is scheduled; a crawl killed at any moment resumes
   with exactly the seen set it had (a torn last record is dropped).
