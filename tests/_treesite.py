@@ -50,7 +50,7 @@ class TreeSite:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 with site._lock:
                     site._arrived += 1
                     if site._arrived >= gate:

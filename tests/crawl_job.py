@@ -11,11 +11,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider  # noqa: E402
-from scrapy import signals  # noqa: E402
-from scrapy.crawler import CrawlerProcess  # noqa: E402
+from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider
+from scrapy import signals
+from scrapy.crawler import CrawlerProcess
 
-from scrapy_urlunify.demo.proxy import demo_settings  # noqa: E402
+from scrapy_urlunify.demo.proxy import demo_settings
 
 
 def recording(log):  # type: ignore[no-untyped-def]

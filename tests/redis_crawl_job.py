@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider  # noqa: E402
-from crawl_job import recording  # noqa: E402
-from scrapy.crawler import CrawlerProcess  # noqa: E402
+from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider
+from crawl_job import recording
+from scrapy.crawler import CrawlerProcess
 
-from scrapy_urlunify.demo.proxy import demo_settings  # noqa: E402
+from scrapy_urlunify.demo.proxy import demo_settings
 
 
 def spider_class(kind: str, name: str, log) -> type:  # type: ignore[no-untyped-def]

@@ -25,12 +25,12 @@ from pathlib import Path
 import pytest
 
 __all__ = [
+    "NOT_FOUND",
     "RedisServer",
     "find_redis_server",
-    "require_redis_server",
     "redis_server",
     "redis_server_factory",
-    "NOT_FOUND",
+    "require_redis_server",
 ]
 
 NOT_FOUND = "redis-server not found: apt-get install redis-server"

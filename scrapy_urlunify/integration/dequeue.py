@@ -33,8 +33,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from ..core.url import InvalidURL
 from .context import UnifyContext
-from .resume import RESUMED_META
-from .signatures import POLICY_META
+from .meta import POLICY_META, RESUMED_META
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider

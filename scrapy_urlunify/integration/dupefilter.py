@@ -59,13 +59,18 @@ from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore,
 from ..stores.fingerprints import FingerprintSet
 from . import refusal
 from .context import UnifyContext, UnifyStats
-from .fingerprinter import VERBATIM_META, Fingerprinter
-from .resume import RESUMED_META, ResumeLog, open_resume_log, reschedule
-from .signatures import PROBATION_META
-from .store_faults import (
+from .fingerprinter import Fingerprinter
+from .meta import (
     BATCH_CALL_META,
-    STORE_FAULTS,
+    NOT_BY_URL,
+    PROBATION_META,
+    RESUMED_META,
     UNRECORDED_META,
+    meta_of,
+)
+from .resume import ResumeLog, open_resume_log, reschedule
+from .store_faults import (
+    STORE_FAULTS,
     count_outages,
     crawl_stores,
     store_failed,
@@ -95,8 +100,6 @@ SCRAPY_SEEN_FILENAME = "requests.seen"
 
 _FIRST_8 = struct.Struct(">Q").unpack_from
 _MASK_64 = (1 << 64) - 1
-#: meta keys under which a request's URL alone does not decide whether it is a duplicate
-_NOT_BY_URL = (VERBATIM_META, "redirect_urls", PROBATION_META, UNRECORDED_META)
 
 
 def _check_jobdir(store: SeenStore, resume_log: ResumeLog | None) -> None:
@@ -326,7 +329,7 @@ class DupeFilter(BaseDupeFilter):
         ``request_dropped`` receivers. Requests the scheduler does not filter (``dont_filter``),
         redirects (which may be let through, see :meth:`_same_page_as_chain`) and a failed store
         are left to the scheduler."""
-        meta = request._meta if type(request) is Request else request.meta  # no dict made for none
+        meta = meta_of(request)
         if (not self.early_drop or request.dont_filter or (meta and "redirect_urls" in meta)
                 or store_failed(self.crawler)):
             return False
@@ -445,11 +448,11 @@ class DupeFilter(BaseDupeFilter):
             return False
 
     def _request_seen(self, request: Request) -> bool:
-        meta = request._meta if type(request) is Request else request.meta  # no dict made for none
+        meta = meta_of(request)
         urls = self._scheduled_urls
         url_hash = None
         if (urls is not None and request.method == "GET" and not request.body
-                and not (meta and any(k in meta for k in _NOT_BY_URL))):
+                and not (meta and any(k in meta for k in NOT_BY_URL))):
             url_hash = hash(request.url) & _MASK_64
             if url_hash in urls:
                 return True

@@ -24,6 +24,7 @@ from weakref import WeakKeyDictionary
 
 from ..core.rules import InvalidURL
 from .context import UnifyContext
+from .meta import VERBATIM_META, meta_of
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -32,10 +33,9 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from typing_extensions import Self
 
-__all__ = ["FINGERPRINT_SIZE", "VERBATIM_META", "Fingerprinter"]
+__all__ = ["FINGERPRINT_SIZE", "Fingerprinter"]
 
 FINGERPRINT_SIZE = 16
-VERBATIM_META = "verbatim_url"
 
 
 class Fingerprinter:
@@ -63,11 +63,7 @@ class Fingerprinter:
     def identifier(self, request: Request) -> str:
         """The unicity identifier of ``request.url`` in the crawl's scope (its URL as written
         when ``meta["verbatim_url"]`` is set)."""
-        try:
-            # Request.meta makes a dict for every request that has none: a fifth of the call
-            meta = request._meta
-        except AttributeError:  # not Scrapy's Request class
-            meta = request.meta
+        meta = meta_of(request)
         if meta and meta.get(VERBATIM_META):
             return self._verbatim_prefix + request.url
         if not self._own_identifier_of:

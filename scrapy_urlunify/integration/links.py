@@ -60,9 +60,8 @@ from ..core.domains import within
 from ..core.rules import fragment_is_route
 from ..core.url import host_of
 from .context import ItemOrigin, UnifyContext
-from .fingerprinter import VERBATIM_META
+from .meta import DUPLICATE_OF_META, OPT_OUT_META, ORIGINAL_URL_META, VERBATIM_META, meta_of
 from .redis_batch import link_batch
-from .signatures import DUPLICATE_OF_META
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -74,12 +73,10 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from typing_extensions import Self
 
-__all__ = ["OPT_OUT_META", "ORIGINAL_URL_META", "LinkMiddleware"]
+__all__ = ["LinkMiddleware"]
 
 logger = logging.getLogger(__name__)
 
-ORIGINAL_URL_META = "urlunify_original_url"
-OPT_OUT_META = "urlunify"
 ANCHOR = "anchor"
 
 
@@ -122,7 +119,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         return item
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
-        meta = _meta_of(request)  # None for most links: no dict made to look into
+        meta = meta_of(request)  # None for most links: no dict made to look into
         if meta and meta.get(OPT_OUT_META) is False:
             return request
         after = self._after or self._chain_after()
@@ -375,16 +372,8 @@ def _offsite_here(crawler: Crawler, engine: Any) -> OffsiteMiddleware | None:
 
 def _depth(request: Request, response: Response) -> int:
     """The depth ``DepthMiddleware`` gives a link of ``response``."""
-    meta = _meta_of(request)
+    meta = meta_of(request)
     return 0 if meta and meta.get("depth_reset") else response.meta.get("depth", 0) + 1
-
-
-def _meta_of(request: Request) -> dict[str, Any] | None:
-    """``request.meta``, or None when it has none (``Request.meta`` would make an empty dict)."""
-    try:
-        return request._meta  # type: ignore[no-any-return]
-    except AttributeError:  # not Scrapy's Request class
-        return request.meta
 
 
 def _rewritten(request: Request, fetch: str) -> Request:

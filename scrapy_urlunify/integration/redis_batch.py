@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 
 from .dupefilter import _dropped_receivers
-from .signatures import PROBATION_META
-from .store_faults import BATCH_CALL_META, STORE_FAULTS, UNRECORDED_META, store_failed
+from .meta import BATCH_CALL_META, OPT_OUT_META, PROBATION_META, UNRECORDED_META
+from .store_faults import STORE_FAULTS, store_failed
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -64,9 +64,6 @@ logger = logging.getLogger(__name__)
 #: Links checked per round trip at most: a page with more is checked in several batches. It
 #: also bounds what is held back: at most this many outputs (links and items) wait for a batch.
 BATCH_LINKS = 500
-
-#: the key of a request yielded with ``meta["urlunify"] = False`` (LinkMiddleware's OPT_OUT_META)
-_OPT_OUT_META = "urlunify"
 
 
 def link_batch(mw: LinkMiddleware) -> LinkBatch | None:
@@ -281,7 +278,7 @@ class _Held:
                 return []
             meta = o.meta
             # (a link beyond DEPTH_LIMIT or URLLENGTH_LIMIT is left to the middleware that drops it)
-            if (not o.dont_filter and "redirect_urls" not in meta and meta.get(_OPT_OUT_META) is not False
+            if (not o.dont_filter and "redirect_urls" not in meta and meta.get(OPT_OUT_META) is not False
                     and not self.after.drops_itself(o, response)):
                 try:
                     key = self.batch.df.request_key(o)

@@ -54,19 +54,18 @@ from scrapy.utils.request import request_from_dict
 
 from ..stores import REQUESTS_FILENAME, FingerprintSet, VarRecordLog
 from .context import UnifyContext
-from .signatures import PROBATION_META
-from .store_faults import UNRECORDED_META, uses_redis
+from .meta import PROBATION_META, RESUMED_META, UNRECORDED_META
+from .store_faults import uses_redis
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["RESUMED_META", "DoneMiddleware", "ResumeLog", "ResumeMiddleware"]
+__all__ = ["DoneMiddleware", "ResumeLog", "ResumeMiddleware"]
 
 logger = logging.getLogger(__name__)
 
-RESUMED_META = "urlunify_resumed"
 
 _SCHEDULED, _DONE, _CLEAN, _OPENED = b"S", b"D", b"C", b"O"
 

@@ -62,6 +62,7 @@ from ..stores import (
 )
 from ..stores.kept import KeptStore, MemoryKeptStore
 from .context import UnifyContext
+from .meta import DUPLICATE_OF_META, PROBATION_META, SIGNATURE_META
 from .store_faults import (
     STORE_FAULTS,
     count_outages,
@@ -79,12 +80,10 @@ if TYPE_CHECKING:
     from ..learning.persist import LearnedState
     from ..stores.redis import RedisFetchedStore
 
-__all__ = ["DUPLICATE_OF_META", "POLICY_META", "SIGNATURE_META", "DuplicatePage", "SignatureMiddleware"]
+__all__ = ["DuplicatePage", "SignatureMiddleware"]
 
 logger = logging.getLogger(__name__)
 
-SIGNATURE_META = "urlunify_signature"
-DUPLICATE_OF_META = "urlunify_duplicate_of"
 
 #: bytes of a page searched for its ``<head>``'s end (a declared canonical is in the head)
 HEAD_LIMIT = 256 * 1024
@@ -95,9 +94,6 @@ _RECENT = 100_000  # identifiers whose signature is remembered, to check canonic
 RULE_PROBATION = 5
 #: requests merged by rules still on probation, kept to be scheduled again if one is revoked
 MERGED_KEPT = 10_000
-PROBATION_META = "urlunify_probation"
-#: the learned policy a request was judged under by the dupefilter (see ``policy_token``)
-POLICY_META = "urlunify_policy"
 #: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
 _SAMPLE = "~"
 #: declared canonicals of a site verified (target fetched, same signature) before they are trusted

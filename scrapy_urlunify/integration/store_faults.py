@@ -20,7 +20,7 @@ seen or recorded from then on, so a later resume loses nothing:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy.utils.job import job_dir
 
@@ -31,20 +31,20 @@ from .context import UnifyContext, UnifyStats, spider_name
 from .settings import SettingsError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import redis
     from scrapy.crawler import Crawler
 
 __all__ = [
-    "BATCH_CALL_META",
     "CLOSE_REASON",
     "ERROR_REASON",
     "STORE_FAULTS",
-    "UNRECORDED_META",
     "StoreError",
     "StoreUnavailable",
     "count_outages",
     "crawl_stores",
-    "store_error",
+    "guarded",
     "store_failed",
     "store_unavailable",
     "uses_redis",
@@ -52,17 +52,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 #: what a store call may raise that must close the crawl (OSError: a JOBDIR write, disk full)
 STORE_FAULTS: tuple[type[Exception], ...] = (StoreError, OSError)
 
 CLOSE_REASON = "urlunify_store_unavailable"
 ERROR_REASON = "urlunify_store_error"
-#: meta of a request queued while the store was unavailable: True, or "doubt" when its own store call
-#: was cut off (Redis may have recorded it without answering)
-UNRECORDED_META = "urlunify_unrecorded"
-#: meta of such a request whose link batch was cut off: ``"<owner> <call id> <index>"``, to ask
-#: Redis what that call answered for it (``RedisSeenStore.batch_answer``)
-BATCH_CALL_META = "urlunify_batch_call"
 
 
 def uses_redis(settings: Any) -> bool:
@@ -169,8 +165,18 @@ def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
         deferred_from_coro(engine.close_spider_async(reason=reason))
 
 
-#: the same, under the name of the general case
-store_error = store_unavailable
+def guarded(crawler: Crawler | None, call: Callable[[], T], default: T) -> T:
+    """``call()``'s answer; ``default`` when the crawl's store has failed already (no call is
+    made: each would wait for a reply timeout again) or fails now, which closes the crawl with
+    a reason naming the cause (:func:`store_unavailable`). The one guard of every store call
+    whose failure the crawl survives until it closes."""
+    if store_failed(crawler):
+        return default
+    try:
+        return call()
+    except STORE_FAULTS as e:
+        store_unavailable(crawler, e)
+        return default
 
 
 def _stats(crawler: Crawler) -> UnifyStats:

@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from bench_bigpage import measure  # noqa: E402
+from bench_bigpage import measure
 
 
 @pytest.mark.parametrize(("mib", "limit"), [(50, 1.10), (30, 1.20)])

@@ -29,7 +29,7 @@ A = "http://news.acme.test/servlet/ContentServer?inifile=futuretense.ini&cid=11&
 B = "https://www.news.acme.test/servlet/ContentServer?cid=11&arglink=other"
 
 
-@pytest.fixture()
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
     pkg = tmp_path / "proj"

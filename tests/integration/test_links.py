@@ -12,10 +12,11 @@ from scrapy import FormRequest, Request
 from w3lib.url import safe_url_string
 
 from scrapy_urlunify import standardize
-from scrapy_urlunify.integration.dupefilter import DupeFilter, dupes_logger
-from scrapy_urlunify.integration.links import _SAFE_URL, ORIGINAL_URL_META, LinkMiddleware, _rewritten
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
+from scrapy_urlunify.integration.dupefilter import DupeFilter, dupes_logger
+from scrapy_urlunify.integration.links import _SAFE_URL, LinkMiddleware, _rewritten
+from scrapy_urlunify.integration.meta import ORIGINAL_URL_META
 
 SIZE = 50
 

@@ -48,8 +48,8 @@ import re  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from scrapy import Spider  # noqa: E402
-from scrapy.exceptions import ScrapyDeprecationWarning  # noqa: E402
 from scrapy.crawler import CrawlerRunner  # noqa: E402
+from scrapy.exceptions import ScrapyDeprecationWarning  # noqa: E402
 
 from scrapy_urlunify.core.policy import Policy  # noqa: E402
 from scrapy_urlunify.integration.settings import SETTINGS  # noqa: E402

@@ -1,0 +1,71 @@
+"""The ``Request.meta`` keys the add-on reads and writes, in one place, and one way to read a
+request's meta.
+
+Keys a user may set or read (documented in the README and ``docs/``):
+
+* ``urlunify`` (:data:`OPT_OUT_META`): ``False`` takes a request out of every step of the add-on;
+* ``verbatim_url`` (:data:`VERBATIM_META`): the identifier is the URL as written, not unified;
+* ``urlunify_original_url`` (:data:`ORIGINAL_URL_META`): the URL a link had before it was rewritten;
+* ``urlunify_signature`` (:data:`SIGNATURE_META`): the hex signature of the page's body text;
+* ``urlunify_duplicate_of`` (:data:`DUPLICATE_OF_META`): the identifier of the page a duplicate
+  page repeats.
+
+The others are the add-on's own bookkeeping, carried by a request through the scheduler (and
+through a JOBDIR queue or a Redis queue, so they are plain data).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy import Request
+
+__all__ = [
+    "BATCH_CALL_META",
+    "DUPLICATE_OF_META",
+    "NOT_BY_URL",
+    "OPT_OUT_META",
+    "ORIGINAL_URL_META",
+    "POLICY_META",
+    "PROBATION_META",
+    "RESUMED_META",
+    "SIGNATURE_META",
+    "UNRECORDED_META",
+    "VERBATIM_META",
+    "meta_of",
+]
+
+OPT_OUT_META = "urlunify"
+VERBATIM_META = "verbatim_url"
+ORIGINAL_URL_META = "urlunify_original_url"
+SIGNATURE_META = "urlunify_signature"
+DUPLICATE_OF_META = "urlunify_duplicate_of"
+#: a probation sample: (rule key, identifier it was merged into, entry id, earlier URL, earlier
+#: signature) -- fetched although the current policy merges it, to check the rule
+PROBATION_META = "urlunify_probation"
+#: the learned policy a request was judged under by the dupefilter (a short digest)
+POLICY_META = "urlunify_policy"
+#: a request scheduled again at resume (its seen key was recorded by the killed run)
+RESUMED_META = "urlunify_resumed"
+#: a request queued while the store was unavailable: True, or "doubt" when its own store call
+#: was cut off (Redis may have recorded it without answering)
+UNRECORDED_META = "urlunify_unrecorded"
+#: such a request whose link batch was cut off: ``"<owner> <call id> <index>"``, to ask Redis
+#: what that call answered for it
+BATCH_CALL_META = "urlunify_batch_call"
+#: keys under which a request's URL alone does not decide whether it is a duplicate
+NOT_BY_URL = (VERBATIM_META, "redirect_urls", PROBATION_META, UNRECORDED_META)
+
+
+def meta_of(request: Request) -> dict[str, Any] | None:
+    """``request.meta``, or None when the request has none.
+
+    ``Request.meta`` makes (and keeps) an empty dict for every request that has none: on the
+    hot paths (a link, a scheduled request) that is a fifth of the call. Scrapy's ``Request``
+    keeps the dict in its ``_meta`` slot (Scrapy 2.13 to 2.x, pinned by
+    ``tests/integration/test_meta.py``); another request class is asked the public way."""
+    try:
+        return request._meta  # type: ignore[no-any-return]
+    except AttributeError:  # not Scrapy's Request class
+        return request.meta
