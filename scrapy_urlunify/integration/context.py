@@ -3,7 +3,6 @@ its unifier, and the summary logged when the crawl closes."""
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -12,6 +11,7 @@ from scrapy import signals
 
 from ..core.unify import Unifier, unifier_for
 from . import settings as urlunify_settings
+from .internals import flush_before_reads
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -104,29 +104,10 @@ class UnifyStats:
         return stats
 
     def _hook(self, stats: Any) -> None:
-        """Make the collector write the pending counts before it is read or closed.
-
-        Instance attributes rather than a subclass: the collector is the project's
-        ``STATS_CLASS``, whatever it is. Scrapy 2.19's collector caches its wrapped methods in
-        ``_cached_<name>`` instance attributes: those are dropped so the lookup finds ours."""
+        """Make the collector write the pending counts before it is read or closed."""
         self._hooked = stats
-        for name in ("get_value", "get_stats", "close_spider"):
-            original = getattr(type(stats), name, None)
-            if original is None:
-                continue
-            vars(stats).pop("_cached_" + name, None)
-            setattr(stats, name, _flushing(self, original.__get__(stats)))
+        flush_before_reads(stats, self.flush)
         self.crawler.signals.connect(self.flush, signal=signals.spider_closed)  # type: ignore[union-attr]
-
-
-def _flushing(owner: UnifyStats, method: Any) -> Any:
-    # wraps: the engine inspects close_spider's signature (does it require ``spider``?)
-    @functools.wraps(method)
-    def flushed(*args: Any, **kwargs: Any) -> Any:
-        owner.flush()
-        return method(*args, **kwargs)
-
-    return flushed
 
 
 class UnifyContext:

@@ -45,7 +45,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from warnings import warn
 
-from pydispatch import dispatcher  # type: ignore[import-untyped]
 from scrapy import Request, signals
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.exceptions import ScrapyDeprecationWarning
@@ -60,6 +59,7 @@ from ..stores.fingerprints import FingerprintSet
 from . import refusal
 from .context import UnifyContext, UnifyStats
 from .fingerprinter import Fingerprinter
+from .internals import has_receivers
 from .meta import (
     BATCH_CALL_META,
     NOT_BY_URL,
@@ -347,7 +347,7 @@ class DupeFilter(BaseDupeFilter):
                 return False
         except STORE_FAULTS:
             return False  # the scheduler's own call handles the outage
-        receivers = _dropped_receivers(self.crawler) if self.crawler is not None else False
+        receivers = has_receivers(self.crawler, signals.request_dropped) if self.crawler is not None else False
         if scheduled is not None and (self.debug or self.logdupes or receivers):
             request = scheduled()
         self.log(request, spider if spider is not None else self.crawler.spider)  # type: ignore[union-attr,arg-type]
@@ -549,14 +549,3 @@ def warn_scrapy_jobdir(crawler: Crawler) -> None:
             "scrapy-urlunify's identities, so the requests it recorded will be fetched again",
             jobdir, SCRAPY_SEEN_FILENAME,
         )
-
-
-def _dropped_receivers(crawler: Crawler) -> bool:
-    """Whether anybody listens to ``request_dropped`` (the engine sends it for a request the
-    scheduler refused): sending a signal costs more than the rest of the drop, and nothing in
-    Scrapy itself listens."""
-    for sender in (crawler.signals.sender, dispatcher.Any):
-        receivers = dispatcher.connections.get(id(sender))
-        if receivers and receivers.get(signals.request_dropped):
-            return True
-    return False

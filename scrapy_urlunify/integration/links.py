@@ -43,12 +43,9 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from pydispatch import dispatcher  # type: ignore[import-untyped]
-from pydispatch.saferef import BoundMethodWeakref  # type: ignore[import-untyped]
 from scrapy import Request, signals
 from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.http import Headers
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.spidermiddlewares.depth import DepthMiddleware
 from scrapy.spidermiddlewares.httperror import HttpErrorMiddleware
@@ -60,6 +57,7 @@ from ..core.domains import within
 from ..core.rules import fragment_is_route
 from ..core.url import host_of
 from .context import ItemOrigin, UnifyContext
+from .internals import downloader_middlewares, receiver_owners, request_with_url, spider_middlewares
 from .meta import DUPLICATE_OF_META, OPT_OUT_META, ORIGINAL_URL_META, VERBATIM_META, meta_of
 from .redis_batch import link_batch
 
@@ -188,13 +186,9 @@ class LinkMiddleware(BaseSpiderMiddleware):
 
     def _chain_after(self) -> _After:
         """The spider middlewares after this one in the output chain, once the engine has them."""
-        try:
-            engine = self.crawler.engine
-            middlewares = engine.scraper.spidermw.middlewares
-        except (AttributeError, RuntimeError):  # called outside a crawl: nothing after us
-            engine, middlewares = None, ()
+        middlewares = spider_middlewares(self.crawler) or ()  # outside a crawl: nothing after us
         after = _After(self.crawler, middlewares[:middlewares.index(self)] if self in middlewares else (),
-                       _offsite_here(self.crawler, engine))
+                       _offsite_here(self.crawler))
         if after.unknown:
             logger.info("Known duplicate links are left to the scheduler: spider middleware %s comes after "
                         "LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's "
@@ -343,7 +337,7 @@ class _After:
         return request
 
 
-def _offsite_here(crawler: Crawler, engine: Any) -> OffsiteMiddleware | None:
+def _offsite_here(crawler: Crawler) -> OffsiteMiddleware | None:
     """The crawl's ``OffsiteMiddleware`` (Scrapy's own class), when an offsite link may be
         dropped by the link middleware rather than when the engine schedules it: nothing else
         listens to ``request_scheduled`` but the add-on's components with nothing to do for a request
@@ -354,17 +348,10 @@ def _offsite_here(crawler: Crawler, engine: Any) -> OffsiteMiddleware | None:
     from .dupefilter import DupeFilter
     from .resume import DoneMiddleware
 
-    try:
-        downloader_mws = engine.downloader.middleware.middlewares
-    except AttributeError:
-        return None
-    offsite = next((mw for mw in downloader_mws if type(mw) is OffsiteMiddleware), None)
+    offsite = next((mw for mw in downloader_middlewares(crawler) if type(mw) is OffsiteMiddleware), None)
     if offsite is None:
         return None
-    for receiver in dispatcher.getAllReceivers(crawler.signals.sender, signals.request_scheduled):
-        if isinstance(receiver, BoundMethodWeakref):  # how pydispatch keeps bound methods
-            receiver = receiver()
-        owner = getattr(receiver, "__self__", None)
+    for owner in receiver_owners(crawler, signals.request_scheduled):
         if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware, DequeueMiddleware)):
             return None
     return offsite
@@ -380,8 +367,8 @@ def _rewritten(request: Request, fetch: str) -> Request:
     """``request`` with the URL ``fetch``, and the URL it had in ``meta[ORIGINAL_URL_META]``."""
     meta = dict(request.meta)
     meta.setdefault(ORIGINAL_URL_META, request.url)
-    if _FAST_COPY and type(request) is Request and _SAFE_URL(fetch) is not None:
-        return _with_safe_url(request, fetch, meta)
+    if _SAFE_URL(fetch) is not None:
+        return request_with_url(request, fetch, meta)
     return request.replace(url=fetch, meta=meta)
 
 
@@ -392,32 +379,3 @@ _SAFE_URL = re.compile(
     r"https?://[a-z0-9.\-]+(?::[0-9]+)?/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*"
     r"(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*)?(?:#[A-Za-z0-9\-._~!$&'()*+,;=:@/%?]*)?\Z"
 ).match
-
-# The slots _with_safe_url fills: if Scrapy's Request has others, the fast path is off
-_REQUEST_SLOTS = frozenset({"__weakref__", "_body", "_cb_kwargs", "_cookies", "_encoding", "_flags", "_headers",
-                            "_meta", "_url", "callback", "dont_filter", "errback", "method", "priority"})
-_FAST_COPY = frozenset(getattr(Request, "__slots__", ())) == _REQUEST_SLOTS and Request.attributes == (
-    "url", "headers", "body", "cookies", "meta", "encoding", "flags", "cb_kwargs",
-    "callback", "dont_filter", "errback", "method", "priority")
-
-
-def _with_safe_url(request: Request, url: str, meta: dict[str, Any]) -> Request:
-    """What ``request.replace(url=url, meta=meta)`` returns, without ``Request.__init__``: its
-    ``safe_url_string`` (a third of a Request's cost) would return ``url`` unchanged, and the other attributes are
-    copied the way ``__init__`` copies them."""
-    new = Request.__new__(Request)  # object_ref.__new__: tracked by scrapy.utils.trackref too
-    new._encoding = encoding = request._encoding
-    new.method = request.method
-    new._meta = meta
-    new._url = url
-    new._body = request._body
-    new.priority = request.priority
-    new.callback = request.callback
-    new.errback = request.errback
-    new.dont_filter = request.dont_filter
-    new._cookies = request._cookies or None
-    headers = request._headers
-    new._headers = Headers(headers, encoding=encoding) if headers else None
-    new._cb_kwargs = dict(request._cb_kwargs) if request._cb_kwargs else None
-    new._flags = list(request._flags) if request._flags else None
-    return new

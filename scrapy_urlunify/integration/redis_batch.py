@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 
-from .dupefilter import _dropped_receivers
+from .internals import has_receivers
 from .meta import BATCH_CALL_META, OPT_OUT_META, PROBATION_META, UNRECORDED_META
 from .store_faults import STORE_FAULTS, store_failed
 
@@ -193,7 +193,7 @@ class LinkBatch:
         ctx = df.fingerprinter.context
         signatures = ctx.signatures if ctx is not None else None
         drop: set[int] = set()
-        receivers = self.crawler is not None and _dropped_receivers(self.crawler)
+        receivers = self.crawler is not None and has_receivers(self.crawler, signals.request_dropped)
         for (i, request, key), is_new in zip(checked, new, strict=True):
             if is_new:
                 if i in unlogged:

@@ -27,6 +27,7 @@ import threading
 from typing import Any
 
 from ..stores.errors import StoreError
+from .internals import twisted_stderr_printer
 
 __all__ = ["install", "refusal_in", "report"]
 
@@ -131,17 +132,7 @@ class _EventGate:
 
 
 def _gate_twisted_stderr() -> None:
-    try:
-        from twisted.logger import globalLogBeginner, globalLogPublisher
-    except ImportError:  # pragma: no cover - Scrapy requires Twisted
+    printer = twisted_stderr_printer()
+    if printer is None or isinstance(printer, _EventGate):  # logging begun, or gated already
         return
-    # A private attribute of Twisted's: when it is gone (logging begun, another Twisted), there is
-    # no stderr printer to gate.
-    temporary = getattr(globalLogBeginner, "_temporaryObserver", None)
-    if temporary is None or isinstance(temporary, _EventGate):
-        return
-    gate: Any = _EventGate(temporary)  # an ILogObserver: a callable taking the event
-    globalLogPublisher.removeObserver(temporary)
-    globalLogPublisher.addObserver(gate)
-    # beginLoggingTo() removes what this names: the gate, with the printer behind it
-    globalLogBeginner._temporaryObserver = gate
+    twisted_stderr_printer(replace=_EventGate)
