@@ -17,9 +17,8 @@ SEARCH_PER_PAGE = 4
 
 
 def build_search(builder: SiteBuilder, home: Page, pool: list[Page], terms: int, search_pages: int) -> None:
-    """``/search/?q=T``: paginated (``page``, default 1) and sortable (``sort``, default
-    ``relevance``); every page and order is other content, and the pager and the sort
-    switch spell the defaults out."""
+    """The result pages of the first ``terms`` search terms, ``search_pages`` per sort order
+    (every page and order is other content), each term linked from ``home``."""
     b, per = builder, SEARCH_PER_PAGE
     b.param_defaults[(SITE, SEARCH_PATH)] = {"page": "1", "sort": SEARCH_SORTS[0]}
     for term in SEARCH_TERMS[:terms]:
