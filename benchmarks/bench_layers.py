@@ -13,7 +13,7 @@ server; the site's ground truth counts what each crawl fetched:
 * **configured + signatures + learning**.
 
 The demo site has the traps a learner must survive (defaults spelled out, a 3 MB index with
-session ids, clocks, tokens, soft 404s: ``scrapy_urlunify.demo.layout``); ``--no-traps`` crawls
+session ids, clocks, tokens, soft 404s: ``scrapy_urlunify.demo.traps``); ``--no-traps`` crawls
 the site without them.
 
 Columns: requests; *redundant*: fetches of a page already fetched under another URL; *copies*:

@@ -13,7 +13,3 @@ runs the two crawls, :mod:`.measure` counts them against the site's ground truth
 :mod:`.report_text` and :mod:`.report_html` render the report. Run the server alone with
 ``python -m scrapy_urlunify.demo.server --size N``.
 """
-
-from .site import DemoSite
-
-__all__ = ["DemoSite"]

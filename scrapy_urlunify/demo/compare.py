@@ -5,7 +5,7 @@ on loopback), crawls it twice (:mod:`.crawl`), counts what each crawl did agains
 ground truth (:mod:`.measure`) and prints a side-by-side report (:mod:`.report_text`), also
 written as a self-contained HTML page (:mod:`.report_html`) and, with ``--json``, as numbers.
 
-This module is the command line; the names below stay importable from here.
+This module is the command line.
 """
 
 from __future__ import annotations
@@ -17,29 +17,11 @@ import os
 import sys
 from pathlib import Path
 
-from .crawl import (
-    ALLOWED_DOMAINS,
-    CONFIGURED_SETTINGS,
-    CRAWL_SETTINGS,
-    DEFAULT_SEED,
-    DEFAULT_SIZE,
-    compare,
-    run_comparison,
-)
+from .crawl import DEFAULT_SEED, DEFAULT_SIZE, run_comparison
 from .report_html import render_html
 from .report_text import format_text
 
-__all__ = [
-    "ALLOWED_DOMAINS",
-    "CONFIGURED_SETTINGS",
-    "CRAWL_SETTINGS",
-    "DEFAULT_SIZE",
-    "compare",
-    "format_text",
-    "main",
-    "render_html",
-    "run_comparison",
-]
+__all__ = ["main"]
 
 DEFAULT_HTML = "demo-report.html"
 

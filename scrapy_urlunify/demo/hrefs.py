@@ -13,7 +13,7 @@ import random
 import string
 from urllib.parse import urlencode
 
-from .hosts import CANONICAL_SCHEME, SITE_HOSTS, canonical_origin, mixed_case
+from .hosts import SITE_HOSTS, canonical_origin, mixed_case
 
 #: Styles usable for a link to a page of the same site, with weights.
 SAME_SITE_STYLES: tuple[tuple[str, int], ...] = (
@@ -175,7 +175,6 @@ def canonical_url(site_key: str, path: str, query: tuple[tuple[str, str], ...] =
 
 
 __all__ = [
-    "CANONICAL_SCHEME",
     "CROSS_SITE_STYLES",
     "SAME_SITE_STYLES",
     "Hrefs",

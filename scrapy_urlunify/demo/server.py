@@ -21,7 +21,6 @@ standalone with ``python -m scrapy_urlunify.demo.server --size N``.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import json
 import shutil
@@ -38,19 +37,15 @@ from twisted.web import http, resource, server
 
 from .hosts import site_of_host
 from .render import SOFT_404, render_not_found, render_redirect
+from .sessions import SessionMinter
 from .site import DemoSite
-from .tls import write_self_signed
+from .tls import tls_options, write_self_signed
 from .urls import parse_target
 
 # Twisted declares its interfaces' methods without ``self``; without the zope plugin mypy
 # misreads every call through them, so the reactor, ports and transports are typed ``Any`` here.
 
 MAX_HEAD = 16 * 1024
-SESSION_ALPHABETS = {
-    "jsessionid": "0123456789ABCDEF",  # Tomcat: 32 upper-case hex
-    "PHPSESSID": "0123456789abcdefghijklmnopqrstuv",  # PHP: 32 chars of [0-9a-v]
-    "sid": "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-}
 
 
 @dataclass(frozen=True)
@@ -71,27 +66,6 @@ class RequestRecord:
     via: str
     page_id: str | None
     connection: int
-
-
-class SessionMinter:
-    """Fresh session ids for views of session-area pages that arrive without one.
-
-    Every such view gets a new id - until ``cap`` ids per style were handed
-    out; after that the ids repeat cyclically.  The cap is what guarantees a
-    plain crawler (which sees every new id as a new URL) terminates.
-    """
-
-    def __init__(self, seed: int, cap: int = 10) -> None:
-        self.seed = seed
-        self.cap = cap
-        self.minted: Counter[str] = Counter()
-
-    def mint(self, style: str) -> str:
-        index = self.minted[style] % self.cap
-        self.minted[style] += 1
-        digest = hashlib.sha256(f"{self.seed}:{style}:{index}".encode()).digest()
-        alphabet = SESSION_ALPHABETS[style]
-        return "".join(alphabet[b % len(alphabet)] for b in digest[:32])
 
 
 class _DemoResource(resource.Resource):
@@ -263,7 +237,7 @@ class DemoServer:
         reactor: Any = installed
         self._cert_dir = Path(tempfile.mkdtemp(prefix="urlunify-demo-"))
         self.cert_path, key_path = write_self_signed(self._cert_dir, self.site.hosts)
-        self._tls_options = _tls_options(self.cert_path.read_bytes(), key_path.read_bytes())
+        self._tls_options = tls_options(self.cert_path.read_bytes(), key_path.read_bytes())
         self._http_site = _DemoHTTPSite(self)
 
         plain_port = reactor.listenTCP(
@@ -369,33 +343,6 @@ class DemoServer:
         request.setHeader("cache-control", "no-store")
         self._record(method, url, status, via, page_id, conn)
         return body
-
-
-def _tls_options(cert_pem: bytes, key_pem: bytes) -> Any:
-    """Twisted server TLS options for our certificate.
-
-    ALPN offers http/1.1: with no ALPN protocols at all, Twisted's select
-    callback answers b"", which current pyOpenSSL rejects, so clients that
-    offer ALPN (curl, browsers) got a TLS "internal error" alert.
-    """
-    from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-    from twisted.internet import ssl
-
-    try:
-        # pyOpenSSL >= 24.3 takes cryptography objects (and deprecates its own).
-        options = ssl.CertificateOptions(
-            privateKey=load_pem_private_key(key_pem, None),  # type: ignore[arg-type]
-            certificate=x509.load_pem_x509_certificate(cert_pem),  # type: ignore[arg-type]
-            acceptableProtocols=[b"http/1.1"],
-        )
-        options.getContext()
-    except TypeError:
-        cert = ssl.PrivateCertificate.loadPEM(cert_pem + key_pem)
-        options = ssl.CertificateOptions(
-            privateKey=cert.privateKey.original, certificate=cert.original, acceptableProtocols=[b"http/1.1"]
-        )
-    return options
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -30,11 +30,12 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from urllib.parse import parse_qsl, urlsplit
 
-from .hosts import DEMO_HOSTS, SITE, canonical_origin
+from .hosts import DEMO_HOSTS, SITE
 from .hrefs import canonical_url
-from .layout import SOFT_404_PREFIXES, SiteBuilder
+from .layout import build_layout
 from .model import Document, Page, Redirect, Resolution
 from .render import NO_VIEW, body_text, fill, page_template, render_pdf
+from .traps import SOFT_404_PREFIXES
 from .urls import Target, parse_target
 
 ROBOTS_TXT = b"User-agent: *\nDisallow:\n"
@@ -54,7 +55,7 @@ class DemoSite:
         self.size = size
         self.seed = seed
         self.traps = traps
-        layout = SiteBuilder(size, seed, traps).build()
+        layout = build_layout(size, seed, traps)
         self._pages: dict[str, Page] = layout.pages
         self._documents: dict[str, Document] = layout.documents
         self._redirects: dict[tuple[str, str], Redirect] = layout.redirects
@@ -205,5 +206,3 @@ class DemoSite:
     def __repr__(self) -> str:
         return f"DemoSite(size={self.size}, seed={self.seed}, traps={self.traps}, pages={len(self.pages)})"
 
-
-__all__ = ["DemoSite", "canonical_origin"]

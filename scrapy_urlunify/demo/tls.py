@@ -1,10 +1,12 @@
-"""A throw-away self-signed certificate for the demo hosts."""
+"""The demo server's TLS: a throw-away self-signed certificate for the demo hosts, and the
+server's TLS options for it."""
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -51,3 +53,28 @@ def write_self_signed(directory: Path, hosts: tuple[str, ...] | list[str]) -> tu
         )
     )
     return cert_path, key_path
+
+
+def tls_options(cert_pem: bytes, key_pem: bytes) -> Any:
+    """Twisted server TLS options for our certificate.
+
+    ALPN offers http/1.1: with no ALPN protocols at all, Twisted's select
+    callback answers b"", which current pyOpenSSL rejects, so clients that
+    offer ALPN (curl, browsers) got a TLS "internal error" alert.
+    """
+    from twisted.internet import ssl
+
+    try:
+        # pyOpenSSL >= 24.3 takes cryptography objects (and deprecates its own).
+        options = ssl.CertificateOptions(
+            privateKey=serialization.load_pem_private_key(key_pem, None),  # type: ignore[arg-type]
+            certificate=x509.load_pem_x509_certificate(cert_pem),  # type: ignore[arg-type]
+            acceptableProtocols=[b"http/1.1"],
+        )
+        options.getContext()
+    except TypeError:
+        cert = ssl.PrivateCertificate.loadPEM(cert_pem + key_pem)
+        options = ssl.CertificateOptions(
+            privateKey=cert.privateKey.original, certificate=cert.original, acceptableProtocols=[b"http/1.1"]
+        )
+    return options

@@ -115,7 +115,7 @@ def test_the_sample_project_configured_spider_is_the_one_the_demo_runs():
         from sample_project.spiders.configured import ConfiguredSpider
     finally:
         sys.path.remove(str(SAMPLE))
-    from scrapy_urlunify.demo.compare import ALLOWED_DOMAINS, CONFIGURED_SETTINGS
+    from scrapy_urlunify.demo.crawl import ALLOWED_DOMAINS, CONFIGURED_SETTINGS
 
     assert ConfiguredSpider.custom_settings == CONFIGURED_SETTINGS
     assert tuple(ConfiguredSpider.allowed_domains) == ALLOWED_DOMAINS

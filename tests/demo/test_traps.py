@@ -22,11 +22,12 @@ from scrapy_urlunify.demo.crawl import (
     UnconfiguredSpider,
     crawl_once,
 )
-from scrapy_urlunify.demo.layout import SEARCH_PATH, TOC_PATH
 from scrapy_urlunify.demo.measure import measure
 from scrapy_urlunify.demo.render import body_text
+from scrapy_urlunify.demo.search import SEARCH_PATH
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
+from scrapy_urlunify.demo.traps import TOC_PATH
 
 SITE = "https://www.site.test"
 
