@@ -397,7 +397,7 @@ class Learner:
         ``signature`` its page signature. Returns the rules adopted because of this
         observation (usually none); revocations show in :attr:`revoked` and :attr:`version`.
         A URL that is not an http(s) URL is ignored. Give only signatures that may be evidence
-        (the body text of an HTML page, not its raw bytes: see ``learning.signatures``)."""
+        (the body text of an HTML page, not its raw bytes: see ``learning.page_signature``)."""
         sig = _signature_text(signature)
         self._stats["pages"] += 1
         page = self._page(url, identity_host, sig)
