@@ -76,8 +76,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from ..learning.learner import LearnedRule, Revocation
     from ..learning.persist import LearnedState
+    from ..learning.rule_types import LearnedRule, Revocation
     from ..stores.redis import RedisFetchedStore
 
 __all__ = ["DuplicatePage", "SignatureMiddleware"]
