@@ -648,7 +648,7 @@ class SignatureMiddleware:
     def _set_policy(self) -> None:
         learner = self.learner
         assert learner is not None
-        params, aliases, prefixes = learner.remove_params(), learner.domain_aliases(), learner.path_prefixes()
+        params, aliases, prefixes = learner.ignore_params(), learner.domain_aliases(), learner.path_prefixes()
         self.context.set_learned(params, aliases, prefixes)
         if not learner.rules:
             self.policy_token = ""
@@ -711,7 +711,7 @@ class SignatureMiddleware:
     def learned_snippet(self) -> str | None:
         if self.learner is None or not self.learner.rules:
             return None
-        return self.learner.remove_params_snippet()
+        return self.learner.settings_snippet()
 
     # -- declared canonicals -------------------------------------------------------------------
 

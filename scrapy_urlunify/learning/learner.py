@@ -133,7 +133,7 @@ class Learner:
         subdomains (a rule would cover them)."""
         return self._candidates.is_blocked(kind, host, name)
 
-    def remove_params(self) -> dict[str, list[str]]:
+    def ignore_params(self) -> dict[str, list[str]]:
         """The parameter rules as an ``ignore_params`` dict ``{host: [names]}`` (names escaped
         so that ``fnmatch`` characters match literally): parameters ignored for identity."""
         return rule_settings.ignore_params(self._rules)
@@ -147,7 +147,7 @@ class Learner:
         ``c -> b -> a`` resolved into one group)."""
         return rule_settings.domain_aliases(self._rules)
 
-    def remove_params_snippet(self) -> str:
+    def settings_snippet(self) -> str:
         """The rules as Scrapy settings to paste into a project (see
         ``rule_settings.settings_snippet``)."""
         return rule_settings.settings_snippet(self._rules)
