@@ -20,7 +20,7 @@ MOVED = {
     "filters": "core.filters",
     "policy": "core.policy",
     "unify": "core.unify",
-    "signatures": "learning.signatures",
+    "signatures": "learning.page_signature",
     "learning": "learning.learner",
     "settings": "integration.settings",
     "context": "integration.context",

@@ -131,5 +131,5 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
         print(f"#   {rule}")
     for revocation in learner.revoked:
         print(f"# {revocation}", file=sys.stderr)
-    print(learner.remove_params_snippet(), end="")
+    print(learner.settings_snippet(), end="")
     return 0

@@ -32,7 +32,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
 from ..core.rules import InvalidURL
-from ..learning.signatures import text_signature
+from ..learning.page_signature import text_signature
 from ..stores import (
     MemorySignatureStore,
     SignatureStore,

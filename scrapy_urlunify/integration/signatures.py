@@ -3,7 +3,7 @@
 A downloader middleware (the add-on enables it at 20, on the engine side of Scrapy's redirect
 and retry middlewares, so it sees each final response once). For every 2xx response:
 
-1. its signature (:mod:`scrapy_urlunify.learning.signatures`: MD5 of the body text) goes to
+1. its signature (:mod:`scrapy_urlunify.learning.page_signature`: MD5 of the body text) goes to
    ``response.meta["urlunify_signature"]`` (hex), before the spider callback;
 2. the page-source hash index of its site (``URLUNIFY_SIGNATURE_GRANULARITY``: ``site``, the
    registrable domain after aliases, by default; or ``host``, or ``scope``) maps signature ->
@@ -50,8 +50,8 @@ from scrapy.utils.request import request_from_dict
 from ..core.domains import within
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
+from ..learning.page_signature import page_signature, site_key
 from ..learning.persist import LearnedRulesStore
-from ..learning.signatures import page_signature, site_key
 from ..stores import (
     SEEN_FILENAME,
     JobdirSignatureStore,
@@ -76,8 +76,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from ..learning.learner import LearnedRule, Revocation
     from ..learning.persist import LearnedState
+    from ..learning.rule_types import LearnedRule, Revocation
     from ..stores.redis import RedisFetchedStore
 
 __all__ = ["DuplicatePage", "SignatureMiddleware"]
@@ -648,7 +648,7 @@ class SignatureMiddleware:
     def _set_policy(self) -> None:
         learner = self.learner
         assert learner is not None
-        params, aliases, prefixes = learner.remove_params(), learner.domain_aliases(), learner.path_prefixes()
+        params, aliases, prefixes = learner.ignore_params(), learner.domain_aliases(), learner.path_prefixes()
         self.context.set_learned(params, aliases, prefixes)
         if not learner.rules:
             self.policy_token = ""
@@ -711,7 +711,7 @@ class SignatureMiddleware:
     def learned_snippet(self) -> str | None:
         if self.learner is None or not self.learner.rules:
             return None
-        return self.learner.remove_params_snippet()
+        return self.learner.settings_snippet()
 
     # -- declared canonicals -------------------------------------------------------------------
 

@@ -10,13 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_urlunify import Policy, identify
-from scrapy_urlunify.learning.learner import (
-    CATCH_ALL_PATHS,
-    CounterExample,
-    LearnedRule,
-    Learner,
-    Revocation,
-)
+from scrapy_urlunify.learning.learner import Learner
+from scrapy_urlunify.learning.page_index import CATCH_ALL_PATHS
+from scrapy_urlunify.learning.rule_types import CounterExample, LearnedRule, Revocation
 
 
 def sig(content: str) -> bytes:
@@ -257,7 +253,7 @@ def test_counter_example_after_adoption_revokes():
     # and it stays blocked
     feed(learner, ref_pairs(["/e", "/f", "/g"]))
     assert learner.rules == ()
-    assert "URLUNIFY_IGNORE_PARAMS" not in learner.remove_params_snippet()
+    assert "URLUNIFY_IGNORE_PARAMS" not in learner.settings_snippet()
 
 
 def test_page_parameter_is_never_learned():
@@ -476,7 +472,7 @@ def test_json_round_trip_keeps_rules_blocks_and_evidence():
     assert again.to_json() == text
     assert again.counter_examples() == learner.counter_examples()
     assert again.is_blocked("param", "site.com", "page")
-    assert again.remove_params_snippet() == learner.remove_params_snippet()
+    assert again.settings_snippet() == learner.settings_snippet()
     assert (again.min_pairs, again.sites, again.max_entries) == (3, ("site.com",), 1000)
     assert again.index_size == 0  # the per-page index is not kept
     # the evidence toward src is kept: one more pair after the restart adopts it
@@ -518,12 +514,12 @@ def _settings(snippet: str) -> dict[str, object]:
 
 def test_snippet_is_valid_python():
     learner = Learner()
-    assert _settings(learner.remove_params_snippet()) == {}
+    assert _settings(learner.settings_snippet()) == {}
     feed(learner, ref_pairs(["/a", "/b", "/c"]))
     feed(learner, ref_pairs(["/a", "/b", "/c"], param="tags[]"))
     feed(learner, ref_pairs(["/a", "/b", "/c"], host="shop.other.com", param="from"))
     feed(learner, mirror_pages(["site.com", "m.site.com"], ["/m1", "/m2", "/m3"]))
-    snippet = learner.remove_params_snippet()
+    snippet = learner.settings_snippet()
     assert _settings(snippet) == {
         # identity only, the layer the crawl applied them in: the fetched URLs keep them
         "URLUNIFY_IGNORE_PARAMS": {"site.com": ["ref", "tags[[]]"], "shop.other.com": ["from"]},
@@ -602,7 +598,7 @@ def test_random_observations(observations, min_pairs, max_entries):
         assert (rule.kind, rule.host, rule.name) not in {(c.kind, c.host, c.name) for c in learner.counter_examples()}
     again = Learner.from_json(learner.to_json())
     assert again.rules == learner.rules
-    _settings(learner.remove_params_snippet())
+    _settings(learner.settings_snippet())
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -642,7 +638,7 @@ def test_a_leading_path_segment_is_learned_and_a_language_prefix_is_not():
         learner.observe(f"https://s.test/print/docs/{x}.html", "s.test", f"doc {x}".encode())
     assert [(r.kind, r.host, r.name) for r in learner.rules] == [("path", "s.test", "print")]
     assert learner.path_prefixes() == {"s.test": ["print"]}
-    assert "URLUNIFY_IGNORE_PATH_PREFIXES = {'s.test': ['print']}" in learner.remove_params_snippet()
+    assert "URLUNIFY_IGNORE_PATH_PREFIXES = {'s.test': ['print']}" in learner.settings_snippet()
     again = Learner.from_json(learner.to_json())
     assert again.path_prefixes() == {"s.test": ["print"]}
     # /en/x differs from /x: a counter-example, never learned

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 from parsel import Selector
 
-from scrapy_urlunify.learning.signatures import (
+from scrapy_urlunify.learning.page_signature import (
     _WHOLE_TEXT_MAX,
     _tree_text_md5,
     body_text,

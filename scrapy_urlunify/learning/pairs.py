@@ -1,0 +1,217 @@
+"""The pair finders: which one URL difference an observed page and a page seen before show
+(a query parameter, the host, a leading path segment), and whether their signatures agree.
+
+:func:`read_page` reads an observed page's URL once; :class:`PairFinder` looks its
+neighbours up in the :class:`~.page_index.PageIndex` and records the page there for later
+ones. Each :class:`Pair` is a candidate rule with one piece of evidence (equal signatures) or
+one counter-example (different ones); weighing them is the learner's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ..core.domains import is_ip, split_domain, within
+from ..core.rules import Parts
+from .page_index import PageIndex, slot
+from .rule_types import ALIAS, PARAM, PATH
+
+__all__ = ["MAX_ITEMS", "MAX_PARAMS", "Page", "Pair", "PairFinder", "read_page"]
+
+#: Parameters considered per URL (the first ones in sorted order); more are part of the context.
+MAX_PARAMS = 20
+#: A query with more items than this is only recorded as a whole (no per-parameter analysis).
+MAX_ITEMS = 100
+#: Values of one parameter remembered per context, and records per index entry.
+_MAX_VALUES = 3
+_MAX_RECORDS = 32
+#: Hosts remembered per path+query for aliases.
+_MAX_HOSTS = 4
+#: Hosts whose first page is remembered (to tell which of two mirrors came first).
+_MAX_HOSTS_SEEN = 1 << 16
+
+
+class Page(NamedTuple):
+    """One observed page, as the three pair finders read it."""
+
+    url: str
+    sig: str
+    host: str  # identity host
+    port: str
+    hostkey: str  # host[:port]
+    path: str
+    frag: str  # "" or "#fragment"
+    items: list[str]  # query items, as the identity layer reads them, sorted
+    query: str
+    key: int  # index slot of this very page
+
+
+class Pair(NamedTuple):
+    """Two pages that differ in exactly one thing: the candidate rule ``(kind, a, b)``, whether
+    their signatures are equal, the context and path digests' sources, and whether an equal
+    pair is evidence (a present/absent parameter pair is only ever a counter-example)."""
+
+    kind: str
+    a: str
+    b: str
+    equal: bool
+    ctx: str
+    path: str
+    sig: str
+    earlier: str
+    evidence: bool
+
+
+def read_page(url: str, identity_host: str, sig: str) -> Page | None:
+    """The page of an http(s) URL; None for anything else."""
+    host = identity_host.strip().lower() if isinstance(identity_host, str) else ""
+    if not host or not isinstance(url, str):
+        return None
+    try:
+        p = Parts.split(url)
+    except ValueError:
+        return None
+    if p is None or not p.path.startswith("/") or p.scheme not in ("http", "https"):
+        return None
+    port = p.port
+    hostkey = f"{host}:{port}" if port else host
+    frag = "" if p.fragment is None else "#" + p.fragment
+    q = p.query
+    if q:
+        if "%20" in q:
+            q = q.replace("%20", "+")
+        items = sorted(i for i in q.split("&") if i and i[-1] != "=")
+    else:
+        items = []
+    query = "&".join(items)
+    return Page(url, sig, host, port, hostkey, p.path, frag, items, query,
+                slot(f"P{hostkey}{p.path}?{query}{frag}"))
+
+
+def _registrable(host: str) -> str:
+    """``shop.site.co.uk`` -> ``site.co.uk``; under no known public suffix, the last two labels
+    (``mirror.site.test`` -> ``site.test``); ``""`` for an IP address or a public suffix."""
+    if is_ip(host):
+        return ""
+    d = split_domain(host)
+    if d.suffix:
+        return f"{d.label}.{d.suffix}" if d.label else ""
+    return ".".join(host.split(".")[-2:])
+
+
+class PairFinder:
+    """Finds the pairs of each observed page in ``index``. ``sites``: the hosts of the crawl
+    (two hosts within them may be aliases, as may two hosts of one registrable domain)."""
+
+    def __init__(self, index: PageIndex, sites: Sequence[str]) -> None:
+        self.index = index
+        self.sites = sites
+        self._related_cache: dict[tuple[str, str], bool] = {}
+        self._first_seen: dict[str, int] = {}  # host -> order of its first page (aliases' direction)
+
+    def param_pairs(self, page: Page, e0: tuple[Any, ...]) -> list[Pair]:
+        """Pairs for parameter rules (``e0``: the index entry of this very page). Only two
+        different values of a parameter with one content are evidence (``ref=a`` =
+        ``ref=b``); a page with and without it (``page=1`` and no ``page``: a default value)
+        is only ever a counter-example, never evidence, since once learned from defaults the
+        rule would merge ``page=2`` and nothing fetched afterwards could contradict it."""
+        host, path, sig, frag, items = page.host, page.path, page.sig, page.frag, page.items
+        pairs: list[Pair] = []
+        ctx_q = f"{path}?{page.query}{frag}"
+        for name, _value, s, u in e0:  # pages with one more parameter than this one
+            pairs.append(Pair(PARAM, host, name, s == sig, ctx_q, path, sig, u, False))
+        index = self.index
+        index.add(page.key, e0, (None, None, sig, page.url))
+        if not items or len(items) > MAX_ITEMS:
+            return pairs
+        records = index.records
+        base = page.hostkey + path
+        lowered = [i.partition("=")[0].lower() for i in items]
+        for name in sorted(set(lowered))[:MAX_PARAMS]:
+            if not name:
+                continue
+            value = "&".join(i for i, n in zip(items, lowered, strict=True) if n == name)
+            rest = "&".join(i for i, n in zip(items, lowered, strict=True) if n != name)
+            key = slot(f"P{base}?{rest}{frag}")
+            entry = records.get(key, ())
+            ctx = f"{path}?{rest}{frag}"
+            if any(r[0] == name and r[1] == value for r in entry):
+                continue  # this page's record is there already (a repeat we had forgotten)
+            n_values = 0
+            for other, _v, s, u in entry:
+                if other is None:  # the page without the parameter
+                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, False))
+                elif other == name:  # the same parameter with another value
+                    n_values += 1
+                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, True))
+            if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
+                index.add(key, entry, (name, value, sig, page.url))
+        return pairs
+
+    def path_pairs(self, page: Page) -> list[Pair]:
+        """Pairs for path rules: ``/print/x`` and ``/x`` (same host, query and fragment). As the
+        longer URL: the page without its first segment, seen before; as the shorter one: pages
+        with one more leading segment, seen before. (Present/absent is evidence here: a path
+        rule names its segment, so ``/en/x`` = ``/x`` merges nothing but those two.)"""
+        host, path, sig, hostkey = page.host, page.path, page.sig, page.hostkey
+        tail_key = f"?{page.query}{page.frag}"
+        records = self.index.records
+        pairs: list[Pair] = []
+        first, sep, tail = path[1:].partition("/")
+        if sep and first and tail:
+            rest = "/" + tail
+            for r in records.get(slot(f"P{hostkey}{rest}{tail_key}"), ()):
+                if r[0] is None:
+                    pairs.append(Pair(PATH, host, first, r[2] == sig, rest, rest, sig, r[3], True))
+            key = slot(f"R{hostkey}{rest}{tail_key}")
+            entry = records.get(key, ())
+            if len(entry) < _MAX_RECORDS and not any(r[0] == first for r in entry):
+                self.index.add(key, entry, (first, sig, page.url))
+        for prefix, s, u in records.get(slot(f"R{hostkey}{path}{tail_key}"), ()):
+            pairs.append(Pair(PATH, host, prefix, s == sig, path, path, sig, u, True))
+        return pairs
+
+    def alias_pairs(self, page: Page) -> list[Pair]:
+        """Pairs for alias rules: the same path and query on two related hosts."""
+        host, port, sig = page.host, page.port, page.sig
+        if is_ip(host):
+            return []
+        if host not in self._first_seen and len(self._first_seen) < _MAX_HOSTS_SEEN:
+            self._first_seen[host] = len(self._first_seen)
+        key = slot(f"A{page.path}?{page.query}{page.frag}")
+        entry = self.index.records.get(key, ())
+        pairs: list[Pair] = []
+        seen_here = False
+        for h, pt, s, u in entry:
+            if h == host:
+                seen_here = pt == port or seen_here
+                continue
+            if pt == port and self._related(h, host):
+                pairs.append(Pair(ALIAS, h, host, s == sig, page.path, page.path, sig, u, True))
+        if not seen_here and len(entry) < _MAX_HOSTS:
+            self.index.add(key, entry, (host, port, sig, page.url))
+        return pairs
+
+    def seen_first(self, earlier: str, later: str) -> str:
+        """Of two hosts, the one whose first page came first (``earlier`` if unknown)."""
+        seen = self._first_seen
+        if earlier in seen and later in seen and seen[later] < seen[earlier]:
+            return later
+        return earlier
+
+    def _related(self, a: str, b: str) -> bool:
+        """Hosts whose pages may be compared for aliases: both within the crawl's sites, or of
+        one registrable domain."""
+        k = (a, b) if a < b else (b, a)
+        r = self._related_cache.get(k)
+        if r is None:
+            if len(self._related_cache) >= 4096:
+                self._related_cache.clear()
+            sites = self.sites
+            r = bool(
+                (any(within(a, s) for s in sites) and any(within(b, s) for s in sites))
+                or ((ra := _registrable(a)) and ra == _registrable(b))
+            )
+            self._related_cache[k] = r
+        return r

@@ -1,0 +1,70 @@
+"""Learned rules as the settings that apply them: ``ignore_params``, ``domain_aliases`` and
+``ignore_path_prefixes`` values, and the settings snippet a project pastes to start a later
+crawl with them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .rule_types import ALIAS, PARAM, PATH, LearnedRule, alias_root
+
+__all__ = ["domain_aliases", "ignore_params", "path_prefixes", "settings_snippet"]
+
+
+def _escape_glob(name: str) -> str:
+    """A parameter name as a literal ``fnmatch`` entry (``tags[]`` -> ``tags[[]]``)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def ignore_params(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
+    """The parameter rules as an ``ignore_params`` dict ``{host: [names]}`` (names escaped so
+    that ``fnmatch`` characters match literally)."""
+    out: dict[str, list[str]] = {}
+    for r in rules:
+        if r.kind == PARAM:
+            out.setdefault(r.host, []).append(_escape_glob(r.name))
+    return out
+
+
+def path_prefixes(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
+    """The path rules as an ``ignore_path_prefixes`` dict ``{host: [leading segments]}``."""
+    out: dict[str, list[str]] = {}
+    for r in rules:
+        if r.kind == PATH:
+            out.setdefault(r.host, []).append(r.name)
+    return out
+
+
+def domain_aliases(rules: Sequence[LearnedRule]) -> list[list[str]]:
+    """The alias rules as ``domain_aliases`` groups, canonical host first (chains
+    ``c -> b -> a`` resolved into one group)."""
+    groups: dict[str, list[str]] = {}
+    for r in rules:
+        if r.kind == ALIAS:
+            groups.setdefault(alias_root(rules, r.name), []).append(r.host)
+    return [[root, *hosts] for root, hosts in groups.items()]
+
+
+def settings_snippet(rules: Sequence[LearnedRule]) -> str:
+    """Settings to paste into a project so a later crawl starts with what this one learned,
+    in the layer the crawl applied them: ``URLUNIFY_IGNORE_PARAMS`` (identity only, the
+    fetched URLs keep the parameters), ``URLUNIFY_DOMAIN_ALIASES`` and
+    ``URLUNIFY_IGNORE_PATH_PREFIXES``; a line only when there is a rule of its kind (an
+    empty value would replace the project's own setting). Merge with the project's own
+    values, if it has some."""
+    lines = ["# learned by scrapy_urlunify (merge with your own values of these settings)"]
+    params = ignore_params(rules)
+    if params:
+        body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in params.items())
+        lines.append(f"URLUNIFY_IGNORE_PARAMS = {{{body}}}")
+    aliases = domain_aliases(rules)
+    if aliases:
+        body = ", ".join(f"[{', '.join(repr(h) for h in g)}]" for g in aliases)
+        lines.append(f"URLUNIFY_DOMAIN_ALIASES = [{body}]")
+    prefixes = path_prefixes(rules)
+    if prefixes:
+        body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in prefixes.items())
+        lines.append(f"URLUNIFY_IGNORE_PATH_PREFIXES = {{{body}}}")
+    if len(lines) == 1:
+        lines.append("# (no rules learned)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,121 @@
+"""The learned rules: their three kinds, an adopted rule, a revocation, a counter-example, and
+how alias rules chain.
+
+A rule is named by its **rule key** ``(kind, host, name)`` (:func:`rule_key`): ``"param"``
+(a query parameter that does not matter on a host), ``"alias"`` (a host that mirrors another),
+``"path"`` (a leading path segment that does not matter).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+__all__ = [
+    "ALIAS",
+    "PARAM",
+    "PATH",
+    "CounterExample",
+    "LearnedRule",
+    "Revocation",
+    "alias_of",
+    "alias_root",
+    "rule_key",
+]
+
+PARAM = "param"
+ALIAS = "alias"
+PATH = "path"
+
+
+@dataclass(frozen=True)
+class LearnedRule:
+    """One adopted rule.
+
+    * ``kind``: ``"param"`` (a query parameter that does not matter on a host), ``"alias"``
+      (two hosts serve the same pages) or ``"path"`` (a leading path segment does not matter).
+    * ``host``: for ``"param"``, the identity host the rule applies to (and its subdomains);
+      for ``"alias"``, the host that becomes an alias.
+    * ``name``: for ``"param"``, the parameter name (lower-case); for ``"alias"``, the
+      canonical host it maps to; for ``"path"``, the segment.
+    * ``pairs``: independent pieces of evidence when adopted (see ``docs/learning.md``).
+    * ``examples``: up to three URL pairs that taught it, for the log.
+    """
+
+    kind: str
+    host: str
+    name: str
+    pairs: int
+    examples: tuple[tuple[str, str], ...]
+
+    def __str__(self) -> str:
+        if self.kind == ALIAS:
+            what = f"host {self.host} is an alias of {self.name}"
+        elif self.kind == PATH:
+            what = f"a leading /{self.name}/ does not matter on {self.host}"
+        else:
+            what = f"parameter {self.name!r} does not matter on {self.host}"
+        shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
+        return f"{what} ({self.pairs} independent pairs, e.g. {shown})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule as a JSON object (:meth:`from_dict` reads it back)."""
+        return {"kind": self.kind, "host": self.host, "name": self.name, "pairs": self.pairs,
+                "examples": [list(e) for e in self.examples]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LearnedRule:
+        return cls(str(d["kind"]), str(d["host"]), str(d["name"]), int(d["pairs"]),
+                   tuple((str(a), str(b)) for a, b in d["examples"]))
+
+
+class Revocation(NamedTuple):
+    """A rule withdrawn after its adoption, and the two URLs (same but for the rule's
+    difference, different signatures) that contradicted it."""
+
+    rule: LearnedRule
+    counter_example: tuple[str, str]
+
+    def __str__(self) -> str:
+        a, b = self.counter_example
+        return f"revoked: {self.rule.kind} {self.rule.host} {self.rule.name}: {a} != {b}"
+
+
+class CounterExample(NamedTuple):
+    """The first counter-example that blocked a candidate: for ``"param"``, ``host`` and the
+    parameter ``name``; for ``"alias"``, the two hosts (sorted) in ``host`` and ``name``."""
+
+    kind: str
+    host: str
+    name: str
+    url_a: str
+    url_b: str
+
+
+def rule_key(kind: str, a: str, b: str) -> tuple[str, str, str]:
+    """The rule key of a candidate: ``(kind, host, name)``; an alias candidate's two hosts
+    sorted, since which one becomes the alias is decided only when it is adopted."""
+    if kind == ALIAS:
+        return (ALIAS, *sorted((a, b)))  # type: ignore[return-value]
+    return (kind, a, b)
+
+
+def alias_of(rules: Sequence[LearnedRule], host: str) -> str | None:
+    """The host an alias rule maps ``host`` to, or None."""
+    for r in rules:
+        if r.kind == ALIAS and r.host == host:
+            return r.name
+    return None
+
+
+def alias_root(rules: Sequence[LearnedRule], host: str) -> str:
+    """The end of ``host``'s chain of alias rules (``c -> b -> a``: ``a``); ``host`` itself
+    when it is no alias. A cycle stops where it closes."""
+    seen = {host}
+    while True:
+        nxt = alias_of(rules, host)
+        if nxt is None or nxt in seen:
+            return host
+        seen.add(nxt)
+        host = nxt
