@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
+from . import refusal
 from . import settings as urlunify_settings
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class Addon:
     """Scrapy add-on enabling scrapy-urlunify's middleware, fingerprinter, dupefilter and pipelines."""
 
     def update_settings(self, settings: Settings) -> None:
+        refusal.install()  # a bad setting, from here on, is one ERROR line
         # Scrapy hints set_in_component_priority_dict's component as a class; an import path
         # works too and keeps the components unimported until Scrapy loads them.
         if not urlunify_settings.get(settings, "URLUNIFY_ENABLED"):

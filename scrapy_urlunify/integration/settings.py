@@ -35,7 +35,6 @@ from ..stores.factory import (
     mask_url,
     redis_keys,
 )
-from . import refusal
 
 __all__ = [
     "POLICY_SETTINGS",
@@ -86,10 +85,6 @@ class SettingsError(ValueError):
     def __init__(self, setting: str, message: str) -> None:
         super().__init__(f"{setting}: {message}")
         self.setting = setting
-
-
-# a crawl that fails on one, or on a store that cannot be used, is one ERROR line, no traceback
-refusal.install(SettingsError)
 
 
 @dataclass(frozen=True)
