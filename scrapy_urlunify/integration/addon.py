@@ -23,8 +23,7 @@ still win):
                                     JOBDIR only: one download per request after a crash), and
                                     ``DequeueMiddleware`` at 15 (with ``URLUNIFY_LEARN``: drops
                                     a queued request whose page a learned rule says was fetched)
-``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210,
-                                    when those components are installed
+``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210
 ``URLUNIFY_LEARN``                  ``True``: learn the site's own URL noise from duplicate
                                     pages (new rules on probation, declared canonicals verified
                                     first, see ``docs/learning.md``); ``False`` in a spider's
@@ -52,7 +51,6 @@ unification.
 from __future__ import annotations
 
 import logging
-from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
@@ -124,9 +122,8 @@ class Addon:
         # on with the add-on (a test site full of learning traps and the demo site are crawled
         # with it, no page missed, no item twice); the components alone keep the table's False
         settings.set("URLUNIFY_LEARN", True, priority="addon")
-        if find_spec("scrapy_urlunify.integration.pipelines") is not None:
-            for path, priority in PIPELINE_PRIORITIES.items():
-                settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
+        for path, priority in PIPELINE_PRIORITIES.items():
+            settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
 
     @staticmethod
     def _set_unless_user_chose(settings: Settings, name: str, ours: str, plugins: set[str]) -> None:

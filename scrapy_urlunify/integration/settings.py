@@ -42,6 +42,7 @@ __all__ = [
     "SIGNATURE_GRANULARITIES",
     "Setting",
     "SettingsError",
+    "crawl_sites",
     "get",
     "policy_from_settings",
     "setting_name",
