@@ -82,7 +82,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         spider = getattr(crawler, "spider", None)
         allowed = getattr(spider, "allowed_domains", None) or ()
         self._allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
-        #: host of a URL to fetch -> _ALIAS, _OFFSITE or None (see _host_verdict)
+        #: host of a URL to fetch -> _ALIAS, _OFFSITE or _INSIDE (see _host_verdict)
         self._hosts: dict[str, object] = {}
         #: the "scheme:<name>" reasons of the schemes Scrapy has a download handler for
         self._downloadable = frozenset(
