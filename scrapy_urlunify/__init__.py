@@ -1,6 +1,7 @@
 """scrapy-urlunify: stop a Scrapy crawl from fetching, parsing and storing the same page twice.
 
-The core (this package's top level) is pure Python with no Scrapy import:
+The package root holds the version, the public functions of the core (pure Python, no Scrapy
+import):
 
 * :func:`resolve` -- browser-equivalent resolution of a link (WHATWG URL Standard);
 * :func:`standardize` -- the URL to fetch (only rewrites a server answers identically);
@@ -19,7 +20,6 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from . import _old_modules
 from .core.policy import Policy, PolicyError, PolicyTypeError, PolicyValueError
 from .core.rules import InvalidURL, resolve
 from .core.unify import (
@@ -65,24 +65,10 @@ _LAZY = {
     "UnicityPipeline": "scrapy_urlunify.integration.pipelines",
 }
 
-# The 0.1.0 names of the components: settings written for 0.1.0 keep working.
-_OLD_NAMES = {
-    "UrlUnifyMiddleware": "LinkMiddleware",
-    "UnifyFingerprinter": "Fingerprinter",
-    "UnifyDupeFilter": "DupeFilter",
-    "UnifyRedisDupeFilter": "RedisDupeFilter",
-    "PageSignatureMiddleware": "SignatureMiddleware",
-}
-
 
 def __getattr__(name: str) -> Any:
-    name = _OLD_NAMES.get(name, name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'scrapy_urlunify' has no attribute {name!r}")
     return getattr(import_module(module), name)
 
-
-# 0.1.0 module paths (``scrapy_urlunify.redis_dupefilter.UnifyRedisDupeFilter`` in a project's
-# settings) are served by the modules that replaced them.
-_old_modules.install(__name__)

@@ -1,6 +1,2 @@
 """The ``urlunify`` command line (no Scrapy): ``main`` (explain, same, identify, standardize)
 and ``store`` (``urlunify store info|clear``)."""
-
-from .main import main
-
-__all__ = ["main"]

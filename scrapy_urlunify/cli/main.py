@@ -216,6 +216,3 @@ def main(argv: Sequence[str] | None = None, policy: Policy | None = None, prog: 
         parser.error(f"bad policy option: {e}")
     return run(args, effective, sys.stdout, sys.stderr, sys.stdin)
 
-
-if __name__ == "__main__":  # python -m scrapy_urlunify.cli
-    sys.exit(main())

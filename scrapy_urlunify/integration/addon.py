@@ -23,8 +23,7 @@ still win):
                                     JOBDIR only: one download per request after a crash), and
                                     ``DequeueMiddleware`` at 15 (with ``URLUNIFY_LEARN``: drops
                                     a queued request whose page a learned rule says was fetched)
-``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210,
-                                    when those components are installed
+``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210
 ``URLUNIFY_LEARN``                  ``True``: learn the site's own URL noise from duplicate
                                     pages (new rules on probation, declared canonicals verified
                                     first, see ``docs/learning.md``); ``False`` in a spider's
@@ -52,12 +51,12 @@ unification.
 from __future__ import annotations
 
 import logging
-from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
+from . import refusal
 from . import settings as urlunify_settings
 
 if TYPE_CHECKING:
@@ -94,6 +93,7 @@ class Addon:
     """Scrapy add-on enabling scrapy-urlunify's middleware, fingerprinter, dupefilter and pipelines."""
 
     def update_settings(self, settings: Settings) -> None:
+        refusal.install()  # a bad setting, from here on, is one ERROR line
         # Scrapy hints set_in_component_priority_dict's component as a class; an import path
         # works too and keeps the components unimported until Scrapy loads them.
         if not urlunify_settings.get(settings, "URLUNIFY_ENABLED"):
@@ -122,9 +122,8 @@ class Addon:
         # on with the add-on (a test site full of learning traps and the demo site are crawled
         # with it, no page missed, no item twice); the components alone keep the table's False
         settings.set("URLUNIFY_LEARN", True, priority="addon")
-        if find_spec("scrapy_urlunify.integration.pipelines") is not None:
-            for path, priority in PIPELINE_PRIORITIES.items():
-                settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
+        for path, priority in PIPELINE_PRIORITIES.items():
+            settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
 
     @staticmethod
     def _set_unless_user_chose(settings: Settings, name: str, ours: str, plugins: set[str]) -> None:

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Command"]
 
+#: responses ``learn`` crawls by default
+LEARN_PAGES = 500
+
 
 class Command(ScrapyCommand):
     requires_project = False
@@ -90,10 +93,6 @@ class Command(ScrapyCommand):
         except SettingsError as e:
             raise UsageError(str(e)) from None
         self.exitcode = main(args, policy=policy, prog="scrapy urlunify")
-
-
-
-LEARN_PAGES = 500
 
 
 def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from scrapy import signals
 
 from ..core.unify import Unifier, unifier_for
+from . import refusal
 from . import settings as urlunify_settings
 from .internals import flush_before_reads
 
@@ -122,6 +123,7 @@ class UnifyContext:
     _ATTR = "_urlunify_context"
 
     def __init__(self, crawler: Crawler) -> None:
+        refusal.install()  # from here on, a crawl this context refuses is one ERROR line
         self.crawler = crawler
         settings = crawler.settings
         #: every integration setting, checked (a bad one stops the crawl here, named)

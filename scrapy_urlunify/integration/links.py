@@ -28,7 +28,7 @@ asked, exactly as the scheduler would drop it: same ``dupefilter/filtered`` and
 ``urlunify/duplicates`` counts, same ``DUPEFILTER_DEBUG`` lines
 (:meth:`~scrapy_urlunify.integration.dupefilter.DupeFilter.drop_known`). On a documentation
 site 80-90% of links are such repeats. What the middlewares after this one would have done with
-a link dropped here is done here (:class:`_After`): Scrapy's ``DepthMiddleware`` stats
+a link dropped here is done here (:class:`~.downstream.Downstream`): Scrapy's ``DepthMiddleware`` stats
 (``request_depth_max``, ``request_depth_count/<n>``), the ``Referer`` header
 ``RefererMiddleware`` sets (shown in ``DUPEFILTER_DEBUG`` lines); a link beyond ``DEPTH_LIMIT``
 or ``URLLENGTH_LIMIT`` is left untouched for those middlewares to drop and count. Another
@@ -43,21 +43,16 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, signals
-from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
-from scrapy.spidermiddlewares.depth import DepthMiddleware
-from scrapy.spidermiddlewares.httperror import HttpErrorMiddleware
-from scrapy.spidermiddlewares.referer import RefererMiddleware
-from scrapy.spidermiddlewares.start import StartSpiderMiddleware
-from scrapy.spidermiddlewares.urllength import UrlLengthMiddleware
 
 from ..core.domains import within
 from ..core.rules import fragment_is_route
 from ..core.url import host_of
 from .context import ItemOrigin, UnifyContext
-from .internals import downloader_middlewares, receiver_owners, request_with_url, spider_middlewares
+from .downstream import Downstream, link_depth
+from .internals import request_with_url
 from .meta import DUPLICATE_OF_META, OPT_OUT_META, ORIGINAL_URL_META, VERBATIM_META, meta_of
 from .redis_batch import link_batch
 
@@ -71,7 +66,7 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from typing_extensions import Self
 
-__all__ = ["LinkMiddleware"]
+__all__ = ["SAFE_URL", "LinkMiddleware", "rewritten"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +82,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         spider = getattr(crawler, "spider", None)
         allowed = getattr(spider, "allowed_domains", None) or ()
         self._allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
-        #: host of a URL to fetch -> _ALIAS, _OFFSITE or None (see _host_verdict)
+        #: host of a URL to fetch -> _ALIAS, _OFFSITE or _INSIDE (see _host_verdict)
         self._hosts: dict[str, object] = {}
         #: the "scheme:<name>" reasons of the schemes Scrapy has a download handler for
         self._downloadable = frozenset(
@@ -95,7 +90,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
             for scheme, handler in crawler.settings.getwithbase("DOWNLOAD_HANDLERS").items() if handler
         )
         #: the spider middlewares after this one in the output chain (known once the engine is)
-        self._after: _After | None = None
+        self.downstream: Downstream | None = None
         #: (response, unifier, its standardized URL): the last page whose links were processed
         self._page: tuple[Any, Any, str | None] = (None, None, None)
 
@@ -120,10 +115,10 @@ class LinkMiddleware(BaseSpiderMiddleware):
         meta = meta_of(request)  # None for most links: no dict made to look into
         if meta and meta.get(OPT_OUT_META) is False:
             return request
-        after = self._after or self._chain_after()
+        after = self.downstream or self._chain_downstream()
         url = request.url
         if ((after.maxlength and len(url) > after.maxlength)
-                or (after.maxdepth and response is not None and _depth(request, response) > after.maxdepth)):
+                or (after.maxdepth and response is not None and link_depth(request, response) > after.maxdepth)):
             return request  # beyond URLLENGTH_LIMIT or DEPTH_LIMIT: theirs to drop and count
         ctx = self.context
         if response is None and request.dont_filter and self._crawled_before(request):
@@ -154,23 +149,23 @@ class LinkMiddleware(BaseSpiderMiddleware):
             stats.inc("rewritten")
         if self._allowed:
             host = host_of(fetch)
-            verdict = self._hosts.get(host) or self._host_verdict(host, _rewritten(request, fetch) if rewrite else request,
+            verdict = self._hosts.get(host) or self._host_verdict(host, rewritten(request, fetch) if rewrite else request,
                                                                    after)
             if verdict is _ALIAS:
                 request.meta["allow_offsite"] = True
                 stats.inc("allowed_offsite")
-            elif verdict is _OFFSITE and after.drops_offsite(_rewritten(request, fetch) if rewrite else request):
+            elif verdict is _OFFSITE and after.drops_offsite(rewritten(request, fetch) if rewrite else request):
                 # dropped, counted and logged by Scrapy's OffsiteMiddleware, as when it is scheduled
                 after.dropped(request, response)
                 return None
         df = ctx.dupefilter
         if (df is not None and df.early_drop and after.early_drop and not request.dont_filter
                 and df.drop_known(request, self.crawler.spider,
-                                  lambda: after.as_scheduled(_rewritten(request, fetch) if rewrite else request,
+                                  lambda: after.as_scheduled(rewritten(request, fetch) if rewrite else request,
                                                              response))):
             after.dropped(request, response)
             return None
-        return _rewritten(request, fetch) if rewrite else request
+        return rewritten(request, fetch) if rewrite else request
 
     def _page_fetch_url(self, response: Response, unifier: Any) -> str | None:
         """The standardized URL of the page being parsed (its links ask in a row), or None."""
@@ -184,16 +179,14 @@ class LinkMiddleware(BaseSpiderMiddleware):
         self._page = (response, unifier, fetch)
         return fetch
 
-    def _chain_after(self) -> _After:
+    def _chain_downstream(self) -> Downstream:
         """The spider middlewares after this one in the output chain, once the engine has them."""
-        middlewares = spider_middlewares(self.crawler) or ()  # outside a crawl: nothing after us
-        after = _After(self.crawler, middlewares[:middlewares.index(self)] if self in middlewares else (),
-                       _offsite_here(self.crawler))
+        after = Downstream.of(self.crawler, self)
         if after.unknown:
             logger.info("Known duplicate links are left to the scheduler: spider middleware %s comes after "
                         "LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's "
                         "to let LinkMiddleware drop them first.", ", ".join(after.unknown))
-        self._after = after
+        self.downstream = after
         return after
 
     # With a shared store (Redis), a response's links are checked in one round trip, not one
@@ -202,7 +195,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
     def process_spider_output(self, response: Response | None, result: Iterable[Any],
                               spider: Spider | None = None) -> Iterable[Any]:
         batch = link_batch(self)
-        if batch is not None and (after := self._after or self._chain_after()).early_drop:
+        if batch is not None and (after := self.downstream or self._chain_downstream()).early_drop:
             return batch.output(self, after, response, result)
         return super().process_spider_output(response, result)
 
@@ -210,7 +203,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
                                           result: AsyncIterator[Any], spider: Spider | None = None,
                                           ) -> AsyncIterator[Any]:
         batch = link_batch(self)
-        if batch is not None and (after := self._after or self._chain_after()).early_drop:
+        if batch is not None and (after := self.downstream or self._chain_downstream()).early_drop:
             async for o in batch.output_async(self, after, response, result):
                 yield o
             return
@@ -229,7 +222,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         return df.request_key(request.replace(url=self.context.unifier.standardize(request.url))
                       if self.context.rewrite else request) in df.store
 
-    def _host_verdict(self, host: str, scheduled: Request, after: _After) -> object:
+    def _host_verdict(self, host: str, scheduled: Request, after: Downstream) -> object:
         """What ``host`` (of a URL to fetch, ``scheduled`` is a request to it) is to the crawl,
         computed once per host: :data:`_ALIAS` if it is outside ``allowed_domains`` while the host
         it is unified with (alias, sister suffix, ``www``) is inside; :data:`_OFFSITE` if it is
@@ -253,129 +246,22 @@ _ALIAS = object()
 _OFFSITE = object()
 _INSIDE = object()
 
-#: spider middlewares with nothing to do with a link from a page (start requests only, input only;
-#: resume.DoneMiddleware tracks what reaches the engine)
-_INERT_AFTER = frozenset({StartSpiderMiddleware, HttpErrorMiddleware})
 
-
-class _After:
-    """What the spider middlewares after LinkMiddleware in the output chain would have done with
-    a link it drops: Scrapy's ``DepthMiddleware``, ``UrlLengthMiddleware`` and
-    ``RefererMiddleware`` are accounted for here; any other middleware there (one that processes
-    spider output) turns the early drop off, as it would see duplicates the scheduler drops."""
-
-    def __init__(self, crawler: Crawler, middlewares: tuple[Any, ...], offsite: Any = None) -> None:
-        from .resume import DoneMiddleware
-
-        self.crawler = crawler
-        self.depth: DepthMiddleware | None = None
-        self.maxlength = 0
-        self.referer: RefererMiddleware | None = None
-        #: the other middlewares after this one that process spider output, by class name
-        self.unknown: list[str] = []
-        for mw in middlewares:
-            cls = type(mw)
-            if cls is DepthMiddleware:
-                self.depth = mw
-            elif cls is UrlLengthMiddleware:
-                self.maxlength = mw.maxlength
-            elif cls is RefererMiddleware:
-                self.referer = mw
-            elif cls in _INERT_AFTER or cls is DoneMiddleware:
-                continue
-            elif getattr(mw, "process_spider_output", None) or getattr(mw, "process_spider_output_async", None):
-                self.unknown.append(f"{cls.__module__}.{cls.__qualname__}")
-        self.maxdepth = self.depth.maxdepth if self.depth is not None else 0
-        self.early_drop = not self.unknown
-        #: Scrapy's OffsiteMiddleware, when it may drop offsite links here (see _offsite_here)
-        self.offsite = offsite if self.early_drop else None
-        #: the highest request_depth_max given to the stats collector from here
-        self._depth_max = -1
-        #: the page of the last link dropped (its depth is accounted for)
-        self._response: Any = None
-
-    def drops_itself(self, request: Request, response: Response | None) -> bool:
-        """A later middleware drops ``request`` (and counts it its own way): too long, too deep."""
-        if self.maxlength and len(request.url) > self.maxlength:
-            return True
-        return bool(self.maxdepth and response is not None and _depth(request, response) > self.maxdepth)
-
-    def dropped(self, request: Request, response: Response | None) -> None:
-        """``request`` was dropped here: ``DepthMiddleware``'s stats, as if it had seen it."""
-        depth_mw = self.depth
-        if depth_mw is None or response is None:
-            return
-        if depth_mw.verbose_stats:
-            depth = _depth(request, response)
-            UnifyContext.of(self.crawler).stats.inc_scrapy(f"request_depth_count/{depth}")
-        elif response is self._response:
-            return  # the links of one page have one depth, or 0 (depth_reset)
-        else:
-            depth = _depth(request, response)
-            if depth:  # not reset: the depth of all the page's links but the reset ones
-                self._response = response
-        if depth > self._depth_max:  # max_value is a costly call: only when it may change the stat
-            self._depth_max = depth
-            self.crawler.stats.max_value("request_depth_max", depth)
-
-    def drops_offsite(self, request: Request) -> bool:
-        """Scrapy's ``OffsiteMiddleware`` drops ``request`` (the request to schedule), counted and
-        logged by it, as when the engine schedules it (``request_scheduled``)."""
-        if self.offsite is None:
-            return False
-        try:
-            self.offsite.process_request(request)
-        except IgnoreRequest:
-            return True
-        return False
-
-    def as_scheduled(self, request: Request, response: Response | None) -> Request:
-        """``request`` with the ``Referer`` header ``RefererMiddleware`` would give it (for the
-        dupefilter's log line and ``request_dropped`` receivers)."""
-        if self.referer is not None and response is not None:
-            return self.referer.get_processed_request(request, response) or request
-        return request
-
-
-def _offsite_here(crawler: Crawler) -> OffsiteMiddleware | None:
-    """The crawl's ``OffsiteMiddleware`` (Scrapy's own class), when an offsite link may be
-        dropped by the link middleware rather than when the engine schedules it: nothing else
-        listens to ``request_scheduled`` but the add-on's components with nothing to do for a request
-    the offsite filter drops: the dupefilter (records ``dont_filter`` requests, which are never
-    offsite), DoneMiddleware (tracks the requests that reached it, after this one) and
-    DequeueMiddleware (stamps a request for the queue it never reaches)."""
-    from .dequeue import DequeueMiddleware
-    from .dupefilter import DupeFilter
-    from .resume import DoneMiddleware
-
-    offsite = next((mw for mw in downloader_middlewares(crawler) if type(mw) is OffsiteMiddleware), None)
-    if offsite is None:
-        return None
-    for owner in receiver_owners(crawler, signals.request_scheduled):
-        if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware, DequeueMiddleware)):
-            return None
-    return offsite
-
-
-def _depth(request: Request, response: Response) -> int:
-    """The depth ``DepthMiddleware`` gives a link of ``response``."""
-    meta = meta_of(request)
-    return 0 if meta and meta.get("depth_reset") else response.meta.get("depth", 0) + 1
-
-
-def _rewritten(request: Request, fetch: str) -> Request:
-    """``request`` with the URL ``fetch``, and the URL it had in ``meta[ORIGINAL_URL_META]``."""
+def rewritten(request: Request, fetch: str) -> Request:
+    """``request`` with the URL ``fetch``, and the URL it had in ``meta[ORIGINAL_URL_META]``;
+    built without ``Request.__init__`` where that would store ``fetch`` unchanged
+    (:data:`SAFE_URL`)."""
     meta = dict(request.meta)
     meta.setdefault(ORIGINAL_URL_META, request.url)
-    if _SAFE_URL(fetch) is not None:
+    if SAFE_URL(fetch) is not None:
         return request_with_url(request, fetch, meta)
     return request.replace(url=fetch, meta=meta)
 
 
-# A URL made only of characters w3lib's safe_url_string leaves alone, with an ASCII host name (no
-# IDNA, no IPv6): Request(url) would store it unchanged (tests/integration/test_links.py checks
-# this predicate against safe_url_string). Standardized URLs are WHATWG-serialized, so most are.
-_SAFE_URL = re.compile(
+#: Matches a URL made only of characters w3lib's safe_url_string leaves alone, with an ASCII host
+#: name (no IDNA, no IPv6): Request(url) would store it unchanged (tests/integration/test_links.py
+#: checks it against safe_url_string). Standardized URLs are WHATWG-serialized, so most are.
+SAFE_URL = re.compile(
     r"https?://[a-z0-9.\-]+(?::[0-9]+)?/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*"
     r"(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*)?(?:#[A-Za-z0-9\-._~!$&'()*+,;=:@/%?]*)?\Z"
 ).match

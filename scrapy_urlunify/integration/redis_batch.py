@@ -144,7 +144,7 @@ class LinkBatch:
     def output(self, mw: LinkMiddleware, after: Any, response: Response | None,
                result: Iterable[Any]) -> Iterator[Any]:
         """``LinkMiddleware.process_spider_output`` with the links checked in batches; ``after``:
-        what the known middlewares after it do to a request (links.py's ``_After``)."""
+        what the known middlewares after it do to a request (a :class:`~.downstream.Downstream`)."""
         held = _Held(self, mw, after, response)
         try:
             for o in result:

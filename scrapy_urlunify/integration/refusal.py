@@ -12,10 +12,11 @@ Nobody handles that failure (scrapy/scrapy#6047), so it is printed where unhandl
 Twisted writes "Unhandled error in Deferred:" and a traceback twice (straight to stderr, as it does
 for every critical event when no one began Twisted's logging, and through Scrapy's ``twisted``
 logger), asyncio logs "Task exception was never retrieved" and a traceback. For a refusal of ours
-the traceback only hides the message among Scrapy's frames. :func:`install` (done when
-``integration.settings`` is imported, so before anything of ours can refuse) replaces those
+the traceback only hides the message among Scrapy's frames. :func:`install` replaces those
 reports, when and only when the exception or one it was raised during is a refusal, by one ERROR
-line on the ``scrapy_urlunify`` logger; every other error is printed as before. A component that
+line on the ``scrapy_urlunify`` logger; every other error is printed as before. It is called where
+a crawl starts, before anything of ours can refuse: ``Addon.update_settings`` and
+``UnifyContext``, which every component's ``from_crawler`` goes through. A component that
 logs the refusal itself, with what it was doing, calls :func:`report` before raising, so the
 line is not repeated.
 """
@@ -28,8 +29,9 @@ from typing import Any
 
 from ..stores.errors import StoreError
 from .internals import twisted_stderr_printer
+from .settings import SettingsError
 
-__all__ = ["install", "refusal_in", "report"]
+__all__ = ["REFUSALS", "install", "refusal_in", "report"]
 
 logger = logging.getLogger("scrapy_urlunify")
 
@@ -37,7 +39,8 @@ logger = logging.getLogger("scrapy_urlunify")
 _HEADER = "Unhandled error in Deferred:"
 _REPORTED = "_urlunify_reported"
 
-_types: tuple[type[BaseException], ...] = (StoreError,)
+#: what a refusal is
+REFUSALS: tuple[type[BaseException], ...] = (SettingsError, StoreError)
 _lock = threading.Lock()
 _installed = False
 
@@ -48,7 +51,7 @@ def refusal_in(exc: BaseException | None) -> BaseException | None:
     ``RuntimeError: Engine slot not assigned``, with the refusal as its context.)"""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
-        if isinstance(exc, _types):
+        if isinstance(exc, REFUSALS):
             return exc
         seen.add(id(exc))
         exc = exc.__cause__ or exc.__context__
@@ -64,11 +67,10 @@ def report(exc: BaseException, doing: str = "scrapy-urlunify cannot start the cr
     log.error("%s: %s", doing, exc)
 
 
-def install(*types: type[BaseException]) -> None:
-    """Count ``types`` as refusals too, and put the filters in place (once)."""
-    global _types, _installed
+def install() -> None:
+    """Put the filters in place (once per process; any later call does nothing)."""
+    global _installed
     with _lock:
-        _types = tuple(dict.fromkeys((*_types, *types)))
         if _installed:
             return
         _installed = True

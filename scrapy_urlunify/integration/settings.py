@@ -22,11 +22,8 @@ from __future__ import annotations
 import json
 import logging
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
-
-from scrapy.exceptions import ScrapyDeprecationWarning
 
 from ..core.policy import Policy, PolicyError
 from ..core.url import InvalidURL, host_of, resolve
@@ -38,7 +35,6 @@ from ..stores.factory import (
     mask_url,
     redis_keys,
 )
-from . import refusal
 
 __all__ = [
     "POLICY_SETTINGS",
@@ -46,6 +42,7 @@ __all__ = [
     "SIGNATURE_GRANULARITIES",
     "Setting",
     "SettingsError",
+    "crawl_sites",
     "get",
     "policy_from_settings",
     "setting_name",
@@ -91,15 +88,10 @@ class SettingsError(ValueError):
         self.setting = setting
 
 
-# a crawl that fails on one, or on a store that cannot be used, is one ERROR line, no traceback
-refusal.install(SettingsError)
-
-
 @dataclass(frozen=True)
 class Setting:
     """One ``URLUNIFY_*`` setting. ``kind`` says how a value is checked (see :func:`get`);
-    ``minimum`` bounds a number; ``choices`` lists the values of a ``choice``; ``old_name`` is a
-    deprecated name still read (with a warning)."""
+    ``minimum`` bounds a number; ``choices`` lists the values of a ``choice``."""
 
     name: str
     default: Any
@@ -107,7 +99,6 @@ class Setting:
     doc: str
     minimum: float | None = None
     choices: tuple[str, ...] = ()
-    old_name: str | None = None
     #: the Policy field of a policy setting
     field: str | None = None
 
@@ -142,7 +133,7 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_SIGNATURE_GRANULARITY", "site", "choice",
             'Which pages share one page-source hash index: "site" (the registrable domain after '
             'aliases), "host", or "scope" (the whole crawl scope, URLUNIFY_SCOPE).',
-            choices=SIGNATURE_GRANULARITIES, old_name="URLUNIFY_SIGNATURE_SCOPE"),
+            choices=SIGNATURE_GRANULARITIES),
     Setting("URLUNIFY_DROP_DUPLICATE_RESPONSES", True, "bool",
             "A response with the body text of another page never reaches the callback."),
     Setting("URLUNIFY_CANONICALS", True, "bool",
@@ -305,12 +296,6 @@ def _check(setting: Setting, value: Any) -> Any:
 
 def _raw(settings: Any, setting: Setting) -> Any:
     value = settings.get(setting.name)
-    if value is None and setting.old_name is not None:
-        value = settings.get(setting.old_name)
-        if value is not None:
-            message = (f"{setting.old_name} is deprecated: its name is now {setting.name} "
-                       "(same values); the old name still works for now")
-            warnings.warn(message, ScrapyDeprecationWarning, stacklevel=3)
     if hasattr(value, "copy_to_dict"):  # a BaseSettings holding a dict setting
         value = value.copy_to_dict()
     return value

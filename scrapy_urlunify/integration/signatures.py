@@ -26,7 +26,7 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
    every article would otherwise hide the articles).
 
 Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (32 MiB: larger
-bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANULARITY`` (formerly ``URLUNIFY_SIGNATURE_SCOPE``), ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
+bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANULARITY``, ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
 ``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``.
 """
 

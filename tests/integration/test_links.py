@@ -15,7 +15,7 @@ from scrapy_urlunify import standardize
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
 from scrapy_urlunify.integration.dupefilter import DupeFilter, dupes_logger
-from scrapy_urlunify.integration.links import _SAFE_URL, LinkMiddleware, _rewritten
+from scrapy_urlunify.integration.links import SAFE_URL, LinkMiddleware, rewritten
 from scrapy_urlunify.integration.meta import ORIGINAL_URL_META
 
 SIZE = 50
@@ -107,7 +107,7 @@ SAFE_URL_SAMPLES = [
 def test_fast_request_copy_only_for_urls_request_keeps_unchanged(url):
     """The rewritten request skips Request.__init__ only where safe_url_string would return the
     URL as it is; either way it equals what replace() builds."""
-    if _SAFE_URL(url) is not None:
+    if SAFE_URL(url) is not None:
         assert safe_url_string(url) == url
     request = Request("http://other.test/", callback=print, errback=print, method="POST", body=b"x=1",
                       headers={"X-A": "1"}, cookies={"c": "1"}, meta={"m": 1}, priority=3,
@@ -116,7 +116,7 @@ def test_fast_request_copy_only_for_urls_request_keeps_unchanged(url):
         expected = request.replace(url=url, meta={**request.meta, ORIGINAL_URL_META: request.url})
     except ValueError:
         return
-    built = _rewritten(request, url)
+    built = rewritten(request, url)
     assert type(built) is Request
     for attr in Request.attributes:
         value, wanted = getattr(built, attr), getattr(expected, attr)
@@ -128,7 +128,7 @@ def test_fast_request_copy_only_for_urls_request_keeps_unchanged(url):
 
 def test_rewritten_subclass_goes_through_replace():
     request = FormRequest("http://a.test/", formdata={"a": "1"})
-    built = _rewritten(request, "http://a.test/x")
+    built = rewritten(request, "http://a.test/x")
     assert type(built) is FormRequest and built.url == "http://a.test/x" and built.body == b"a=1"
 
 
@@ -178,7 +178,7 @@ def test_links_dropped_first_in_the_chain_leave_the_crawl_as_the_scheduler_would
     assert early.page_fetches() == late.page_fetches()
     assert early_stats["dupefilter/filtered"] > 100 and early_stats["offsite/filtered"] > 0
     # the offsite links were dropped by the link middleware (through Scrapy's OffsiteMiddleware)
-    assert early.crawler.get_spider_middleware(LinkMiddleware)._after.offsite is not None
+    assert early.crawler.get_spider_middleware(LinkMiddleware).downstream.offsite is not None
     assert early_stats["urllength/request_ignored_count"] > 0
     assert any("referer: http" in line for line in early_lines)
     if depth_limit:

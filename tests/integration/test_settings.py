@@ -49,7 +49,6 @@ from pathlib import Path  # noqa: E402
 
 from scrapy import Spider  # noqa: E402
 from scrapy.crawler import CrawlerRunner  # noqa: E402
-from scrapy.exceptions import ScrapyDeprecationWarning  # noqa: E402
 
 from scrapy_urlunify.core.policy import Policy  # noqa: E402
 from scrapy_urlunify.integration.settings import SETTINGS  # noqa: E402
@@ -93,8 +92,7 @@ def test_the_table_holds_every_setting_the_package_reads():
     used = {m for path in package.rglob("*.py") for m in re.findall(r"URLUNIFY_[A-Z_]+[A-Z]", path.read_text())}
     used -= {"URLUNIFY_DEMO_PROXY", "URLUNIFY_DEMO_HOSTS"}  # the demo's own, not the plugin's
     used -= {"URLUNIFY_PURE_PYTHON"}  # an environment variable read at import (compiled.py)
-    deprecated = {s.old_name for s in SETTINGS.values() if s.old_name}
-    assert used - deprecated <= set(SETTINGS), (used - deprecated) - set(SETTINGS)
+    assert used <= set(SETTINGS), used - set(SETTINGS)
     # the policy settings are named after the Policy fields they set, all of them
     assert {s.field for s in SETTINGS.values() if s.field} == set(Policy.field_names()) - {"sites"}
     assert {n for n, s in SETTINGS.items() if not s.field} <= used
@@ -124,19 +122,3 @@ def test_every_wrong_setting_stops_the_crawl_at_startup_naming_it(name, value):
         yield runner.crawl(crawler)
     assert str(info.value).startswith(name)
     assert info.value.setting.startswith(name)  # URLUNIFY_KEY_PARAMS['HOST.TEST'] names a key too
-
-
-@pytest_twisted.inlineCallbacks
-def test_the_old_name_of_the_signature_granularity_still_works_with_a_warning(site):
-    from scrapy_urlunify.integration.settings import SettingsError
-
-    server = DemoServer(site).start()
-    try:
-        with pytest.warns(ScrapyDeprecationWarning, match="URLUNIFY_SIGNATURE_SCOPE is deprecated.*URLUNIFY_SIGNATURE_GRANULARITY"):
-            result = yield crawl(server, site, {**ADDON, "URLUNIFY_SIGNATURE_SCOPE": "host"})
-        assert result.crawler.stats.get_value("finish_reason") == "finished"
-        assert result.crawler._urlunify_context.signatures.granularity == "host"
-        with pytest.raises(SettingsError, match="URLUNIFY_SIGNATURE_GRANULARITY"):
-            yield crawl(server, site, {**ADDON, "URLUNIFY_SIGNATURE_SCOPE": "planet"})
-    finally:
-        yield server.stop()
