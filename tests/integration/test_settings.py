@@ -135,7 +135,7 @@ def test_the_old_name_of_the_signature_granularity_still_works_with_a_warning(si
         with pytest.warns(ScrapyDeprecationWarning, match="URLUNIFY_SIGNATURE_SCOPE is deprecated.*URLUNIFY_SIGNATURE_GRANULARITY"):
             result = yield crawl(server, site, {**ADDON, "URLUNIFY_SIGNATURE_SCOPE": "host"})
         assert result.crawler.stats.get_value("finish_reason") == "finished"
-        assert result.crawler._urlunify_context.signatures.granularity == "host"
+        assert result.crawler._urlunify_context.settings["URLUNIFY_SIGNATURE_GRANULARITY"] == "host"
         with pytest.raises(SettingsError, match="URLUNIFY_SIGNATURE_GRANULARITY"):
             yield crawl(server, site, {**ADDON, "URLUNIFY_SIGNATURE_SCOPE": "planet"})
     finally:
