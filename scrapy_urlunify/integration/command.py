@@ -118,8 +118,8 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
     crawler = process.create_crawler(spidercls)
     process.crawl(crawler)
     process.start()
-    signatures = UnifyContext.of(crawler).signatures
-    learner = signatures.learner if signatures is not None else None
+    learning = UnifyContext.of(crawler).learning
+    learner = learning.learner if learning is not None else None
     if learner is None:
         print("# scrapy-urlunify did not learn: page signatures are off (URLUNIFY_SIGNATURES)", file=sys.stderr)
         return 1

@@ -1,29 +1,43 @@
 """What the plugin's Scrapy components of one crawler share: settings read once, the policy and
-its unifier, and the summary logged when the crawl closes."""
+its unifier, the components others call on (typed by what they are asked), and the summary
+logged when the crawl closes."""
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from scrapy import signals
 
 from ..core.unify import Unifier, unifier_for
 from . import refusal
 from . import settings as urlunify_settings
-from .internals import flush_before_reads
+from .stats import STATS_PREFIX, UnifyStats
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
     from ..core.policy import Policy
+    from ..learning.learner import Learner
+    from ..stores import FingerprintSet, SeenStore
+    from ..stores.factory import Stores
 
-__all__ = ["STATS_PREFIX", "ItemOrigin", "ItemOrigins", "UnifyContext", "UnifyStats", "spider_name"]
+__all__ = [
+    "DupeFilterView",
+    "ItemOrigin",
+    "ItemOrigins",
+    "LearningView",
+    "ProbationView",
+    "ResumeLogView",
+    "UnifyContext",
+    "spider_name",
+]
 
 logger = logging.getLogger("scrapy_urlunify")
-
-STATS_PREFIX = "urlunify/"
 
 
 def spider_name(crawler: Crawler) -> str | None:
@@ -31,6 +45,60 @@ def spider_name(crawler: Crawler) -> str | None:
     name only to the instance), else the class's, else ``None`` (no spider created yet)."""
     name = getattr(getattr(crawler, "spider", None), "name", None)
     return name or getattr(crawler.spidercls, "name", None)
+
+
+class ResumeLogView(Protocol):
+    """What components read of the dupefilter's JOBDIR resume log (:class:`~.resume.ResumeLog`)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def resumed(self) -> bool: ...
+    @property
+    def crashed(self) -> bool: ...
+    @property
+    def done_before(self) -> FingerprintSet: ...
+    @property
+    def pending_fps(self) -> set[int]: ...
+    def replay_done(self) -> FingerprintSet: ...
+
+
+class DupeFilterView(Protocol):
+    """What components call on the crawl's dupefilter (:class:`~.dupefilter.DupeFilter`)."""
+
+    @property
+    def store(self) -> SeenStore: ...
+    @property
+    def resume_log(self) -> ResumeLogView | None: ...
+    @property
+    def early_drop(self) -> bool: ...
+    def record_url(self, url: str) -> bool: ...
+    def holds_identifier(self, identifier: str) -> bool: ...
+    def request_key(self, request: Request) -> int: ...
+    def mark_done(self, request: Request) -> None: ...
+    def recheck(self, request: Request) -> bool: ...
+    def drop_known(self, request: Request, spider: Spider | None = None,
+                   scheduled: Callable[[], Request] | None = None) -> bool: ...
+
+
+class ProbationView(Protocol):
+    """What the dupefilter and the dequeue check ask of rule probation
+    (:class:`~.probation.Probation`)."""
+
+    @property
+    def active(self) -> bool: ...
+    def fetch_anyway(self, request: Request) -> bool: ...
+
+
+class LearningView(Protocol):
+    """What components ask of the learning session (:class:`~.learning_session.LearningSession`)."""
+
+    @property
+    def learner(self) -> Learner: ...
+    @property
+    def policy_token(self) -> str: ...
+    def fetched(self, identifier: str, shared: bool = True) -> bool: ...
+    def settings_snippet(self) -> str | None: ...
 
 
 class ItemOrigin(NamedTuple):
@@ -50,65 +118,6 @@ class ItemOrigins(OrderedDict):  # type: ignore[type-arg]
         self[id(item)] = origin
         if len(self) > self.LIMIT:
             self.popitem(last=False)
-
-
-class UnifyStats:
-    """The plugin's stats: every ``urlunify/...`` key (and the Scrapy keys the plugin counts in
-    Scrapy's place, such as ``dupefilter/filtered``) is written through here.
-
-    Counters are kept in a local dict and added to the crawler's stats collector in batches:
-    a collector call is costly in Scrapy 2.19 (its ``__getattribute__`` hook), and the link
-    middleware counts two or three things per link. The batch is written whenever anybody
-    reads the stats (``get_value``, ``get_stats``: ``LOGSTATS`` ticks, the close summary, a
-    test), at ``spider_closed`` and before the collector closes, so every key still appears
-    wherever Scrapy's stats are looked at.
-    """
-
-    def __init__(self, crawler: Crawler | None) -> None:
-        self.crawler = crawler
-        self._pending: dict[str, int] = {}
-        self._hooked: Any = None
-
-    def inc(self, key: str, count: int = 1) -> None:
-        """Add ``count`` to ``urlunify/<key>``."""
-        key = STATS_PREFIX + key
-        pending = self._pending
-        pending[key] = pending.get(key, 0) + count
-
-    def inc_scrapy(self, key: str, count: int = 1) -> None:
-        """Add ``count`` to a key of Scrapy's own (``dupefilter/filtered``), counted here for a
-        component the plugin stands in for."""
-        pending = self._pending
-        pending[key] = pending.get(key, 0) + count
-
-    def set(self, key: str, value: Any) -> None:
-        """Set ``urlunify/<key>`` to ``value`` now."""
-        stats = self._collector()
-        if stats is not None:
-            stats.set_value(STATS_PREFIX + key, value)
-
-    def flush(self) -> None:
-        """Add the pending counts to the crawler's stats collector."""
-        stats = self._collector()
-        pending = self._pending
-        if not pending or stats is None:
-            return
-        self._pending = {}
-        for key, count in pending.items():
-            stats.inc_value(key, count)
-
-    def _collector(self) -> Any:
-        crawler = self.crawler
-        stats = crawler.stats if crawler is not None else None
-        if stats is not None and self._hooked is not stats:
-            self._hook(stats)
-        return stats
-
-    def _hook(self, stats: Any) -> None:
-        """Make the collector write the pending counts before it is read or closed."""
-        self._hooked = stats
-        flush_before_reads(stats, self.flush)
-        self.crawler.signals.connect(self.flush, signal=signals.spider_closed)  # type: ignore[union-attr]
 
 
 class UnifyContext:
@@ -136,15 +145,18 @@ class UnifyContext:
         #: the policy from the settings, before learned rules
         self.base_policy: Policy = self.policy
         self.unifier: Unifier = unifier_for(self.policy)
-        #: the crawl's SignatureMiddleware, when enabled
-        self.signatures: Any = None
+        #: the SignatureMiddleware runs: a response may be marked a duplicate page
+        self.marks_duplicates = False
+        #: the learning session (``URLUNIFY_LEARN``), and its rule probation
+        self.learning: LearningView | None = None
+        self.probation: ProbationView | None = None
         #: the crawl's stores (built on first use, see store_faults.crawl_stores)
-        self.stores: Any = None
+        self.stores: Stores | None = None
         #: id(item) -> ItemOrigin, from LinkMiddleware to SignaturePipeline (pipelines are
         #: not given the response an item came from)
         self.item_origins: ItemOrigins = ItemOrigins()
         #: the crawl's DupeFilter, once the scheduler has built it
-        self.dupefilter: Any = None
+        self.dupefilter: DupeFilterView | None = None
         #: LinkMiddleware marks responses done for resumes (else the dupefilter does, earlier)
         self.marks_done = False
         self._summary_connected = False
@@ -215,7 +227,7 @@ class UnifyContext:
         }
 
     def _log_summary(self, spider: Any = None, reason: str = "") -> None:
-        snippet = self.signatures.learned_snippet() if self.signatures is not None else None
+        snippet = self.learning.settings_snippet() if self.learning is not None else None
         if snippet:
             logger.info("scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s", snippet)
         s = self.summary()

@@ -8,7 +8,7 @@ last). A downloader middleware at the engine end of the chain (the add-on enable
 with ``URLUNIFY_LEARN``) sees each request as it is about to be downloaded: when a page with
 its identifier *under the current policy* was fetched already, the request is dropped (stats
 ``urlunify/dropped_at_dequeue``, one debug line). Memory, JOBDIR and Redis crawls alike: the
-check asks the signature middleware, which keeps the identifiers of recently fetched pages and
+check asks the learning session, which keeps the identifiers of recently fetched pages and
 recomputes them whenever a rule is adopted or revoked; with Redis it also asks the scope's set
 of pages fetched by every process (one round trip, see ``stores.redis.RedisFetchedStore``).
 
@@ -70,21 +70,21 @@ class DequeueMiddleware:
     def stamp(self, request: Request, spider: Spider | None = None) -> None:
         """``request_scheduled`` (sent before the scheduler's dupefilter sees the request): the
         policy it is judged under. Requests the dupefilter does not judge keep what they had."""
-        signatures = self.context.signatures
-        if request.dont_filter or signatures is None:
+        learning = self.context.learning
+        if request.dont_filter or learning is None:
             return
-        if signatures.policy_token:
-            request.meta[POLICY_META] = signatures.policy_token
+        if learning.policy_token:
+            request.meta[POLICY_META] = learning.policy_token
         elif POLICY_META in request.meta:
             del request.meta[POLICY_META]
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         ctx = self.context
-        signatures = ctx.signatures
+        learning, probation = ctx.learning, ctx.probation
         meta = request.meta
-        if signatures is None or request.method != "GET":
+        if learning is None or probation is None or request.method != "GET":
             return
-        token = signatures.policy_token
+        token = learning.policy_token
         other_rules = meta.get(POLICY_META, "") != token
         if not other_rules and not token:  # no learned rules, and none when it was queued
             return
@@ -100,7 +100,7 @@ class DequeueMiddleware:
             identifier = ctx.unifier.identify(request.url)
         except InvalidURL:
             return
-        if not signatures.fetched(identifier, shared=other_rules or self._window > 0) or signatures.merged(request):
+        if not learning.fetched(identifier, shared=other_rules or self._window > 0) or probation.fetch_anyway(request):
             return  # new, or a sample of a rule on probation
         ctx.inc("dropped_at_dequeue")
         logger.debug("Dropped at dequeue: %s (its page %s was fetched while it waited)", request.url, identifier)

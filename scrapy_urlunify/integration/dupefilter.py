@@ -57,7 +57,7 @@ from ..core.rules import InvalidURL
 from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
 from ..stores.fingerprints import FingerprintSet
 from . import refusal
-from .context import UnifyContext, UnifyStats
+from .context import UnifyContext
 from .fingerprinter import Fingerprinter
 from .internals import has_receivers
 from .meta import (
@@ -69,6 +69,7 @@ from .meta import (
     meta_of,
 )
 from .resume import ResumeLog, open_resume_log, reschedule
+from .stats import UnifyStats
 from .store_faults import (
     STORE_FAULTS,
     count_outages,
@@ -334,8 +335,8 @@ class DupeFilter(BaseDupeFilter):
                 or store_failed(self.crawler)):
             return False
         ctx = self.fingerprinter.context
-        signatures = ctx.signatures if ctx is not None else None
-        if signatures is not None and (signatures._probation or (meta and PROBATION_META in meta)):
+        probation = ctx.probation if ctx is not None else None
+        if probation is not None and (probation.active or (meta and PROBATION_META in meta)):
             return False  # a learned rule on probation may let it through: the scheduler asks
         if scheduled is not None and not self._fast:
             # another fingerprinter keys the URL as given: ask about the one the scheduler gets
@@ -468,11 +469,11 @@ class DupeFilter(BaseDupeFilter):
             self.stats.inc("redirects/same_page")
             return False
         ctx = self.fingerprinter.context
-        signatures = ctx.signatures if ctx is not None else None
-        if signatures is None or not (signatures._probation or (meta and PROBATION_META in meta)):
+        probation = ctx.probation if ctx is not None else None
+        if probation is None or not (probation.active or (meta and PROBATION_META in meta)):
             return True
         # merged under a learned rule on probation: a sample to check it, or kept in case it goes
-        return not signatures.merged(request)
+        return not probation.fetch_anyway(request)
 
     def _same_page_as_chain(self, request: Request, chain: list[str]) -> bool:
         identifier = self.fingerprinter.identifier(request)

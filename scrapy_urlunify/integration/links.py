@@ -103,7 +103,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         return cls(crawler, context)
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
-        if response is not None and self.context.signatures is not None:
+        if response is not None and self.context.marks_duplicates:
             try:
                 identifier = self.context.unifier.identify(response.url)
             except ValueError:

@@ -50,7 +50,6 @@ __all__ = ["SignaturePipeline", "UnicityPipeline"]
 logger = logging.getLogger(__name__)
 
 
-
 class SignaturePipeline:
     """Drop items of pages (or with texts) already seen on another page."""
 

@@ -43,7 +43,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import Request, signals
 
@@ -68,7 +68,7 @@ BATCH_LINKS = 500
 
 def link_batch(mw: LinkMiddleware) -> LinkBatch | None:
     """The crawl's :class:`LinkBatch` when its seen store is shared and can check a batch."""
-    df = mw.context.dupefilter
+    df = cast("DupeFilter | None", mw.context.dupefilter)
     if df is None:
         return None
     batch = df.link_batch
@@ -191,7 +191,7 @@ class LinkBatch:
         spider = self.crawler.spider if self.crawler is not None else None
         unlogged = self._log_scheduled(checked, new, spider, after, response)
         ctx = df.fingerprinter.context
-        signatures = ctx.signatures if ctx is not None else None
+        probation = ctx.probation if ctx is not None else None
         drop: set[int] = set()
         receivers = self.crawler is not None and has_receivers(self.crawler, signals.request_dropped)
         for (i, request, key), is_new in zip(checked, new, strict=True):
@@ -202,7 +202,7 @@ class LinkBatch:
                 self.pending[key] = weakref.KeyedRef(request, self._died, key)
                 if df._first_url is not None:
                     df._first_url[key] = request.url
-            elif signatures is not None and (signatures._probation or PROBATION_META in request.meta):
+            elif probation is not None and (probation.active or PROBATION_META in request.meta):
                 continue  # merged under a rule on probation: the scheduler's request_seen decides
             else:
                 # counted and logged as the scheduler would: the request as it would reach it

@@ -52,8 +52,9 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
-from ..stores import REQUESTS_FILENAME, FingerprintSet, VarRecordLog
-from .context import UnifyContext
+from ..core.url import InvalidURL
+from ..stores import REQUESTS_FILENAME, FingerprintSet, StoreError, VarRecordLog
+from .context import ResumeLogView, UnifyContext
 from .meta import PROBATION_META, RESUMED_META, UNRECORDED_META
 from .store_faults import uses_redis
 
@@ -62,7 +63,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["DoneMiddleware", "ResumeLog", "ResumeMiddleware"]
+    from ..core.unify import Unifier
+    from ..stores import JobdirSignatureStore
+
+__all__ = ["DoneMiddleware", "ResumeLog", "ResumeMiddleware", "fetched_before"]
 
 logger = logging.getLogger(__name__)
 
@@ -234,7 +238,7 @@ class ResumeMiddleware:
             self.context.inc("resume/skipped_unrecorded")
             raise IgnoreRequest(f"recorded while the store was unavailable: {request.url}")
         log = df.resume_log if df is not None else None
-        if log is None or not log.crashed:
+        if df is None or log is None or not log.crashed:
             return
         meta = request.meta
         # a probation sample has the key of the page it checks, fetched on purpose a second time
@@ -345,7 +349,7 @@ class DoneMiddleware:
         if self._handling.get(id(response)) is handling:
             del self._handling[id(response)]
         df = self.context.dupefilter
-        if df is not None:
+        if df is not None and response.request is not None:
             df.mark_done(response.request)
 
 
@@ -358,3 +362,34 @@ class _Handling:
         self.response = response
         self.pending = 0
         self.exhausted = False
+
+
+def fetched_before(log: ResumeLogView, store: JobdirSignatureStore, scope: str | None, base: Unifier,
+                   limit: int) -> list[tuple[str, str, bytes]]:
+    """The pages the earlier runs of a resumed JOBDIR job fetched: ``(URL, base identifier,
+    signature)`` of the last ``limit`` requests the resume log says were handled, with their
+    signatures from the signature log (``base``: the settings' unifier, that log's). A
+    duplicate page's identifier is not in that log: left out. Empty, with a warning, when the
+    log cannot be read."""
+    try:
+        done = log.replay_done()
+        urls: list[str] = []
+        for payload in VarRecordLog.read(log.path):
+            if payload[:1] == _SCHEDULED and len(payload) > 9 and int.from_bytes(payload[1:9], "big") in done:
+                urls.append(pickle.loads(payload[9:])["url"])
+    except (StoreError, OSError, pickle.UnpicklingError, KeyError, TypeError, ValueError, EOFError) as e:
+        logger.warning("Could not read the pages fetched before this run from %s (%s): requests queued "
+                       "before it are checked against this run's fetches only", log.path, e)
+        return []
+    prefix = f"{scope or ''}|".encode()
+    signature_of = {page: key.split(b"\0", 1)[1] for key, page in store.items() if key.startswith(prefix)}
+    pages = []
+    for url in urls[-limit:]:
+        try:
+            base_identifier = base.identify(url)
+        except InvalidURL:
+            continue
+        sig = signature_of.get(base_identifier)
+        if sig is not None:
+            pages.append((url, base_identifier, sig))
+    return pages

@@ -27,8 +27,9 @@ from scrapy.utils.job import job_dir
 from ..stores import StoreError, StoreUnavailable
 from ..stores.factory import Stores
 from . import settings as urlunify_settings
-from .context import UnifyContext, UnifyStats, spider_name
+from .context import UnifyContext, spider_name
 from .settings import SettingsError
+from .stats import UnifyStats
 
 if TYPE_CHECKING:
     from collections.abc import Callable

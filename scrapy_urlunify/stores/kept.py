@@ -5,7 +5,7 @@ ends, each such request is *kept* (its pickled form, and the rules that merged i
 those rules is revoked, the request is scheduled again; once they are all confirmed, it is
 forgotten; once fetched (a sample, as when the crawl goes idle with its rule still on
 probation), it is forgotten too. This module only keeps the entries; what they mean is
-:mod:`scrapy_urlunify.integration.signatures`'s business.
+:mod:`scrapy_urlunify.integration.probation`'s business.
 
 * :class:`MemoryKeptStore`: nowhere (a crawl without JOBDIR nor Redis: the middleware's own list
   is the only copy, and a kill loses it with everything else).

@@ -1,0 +1,214 @@
+"""The learning session of a crawl (``URLUNIFY_LEARN``): pages that share a signature teach which
+query parameters, hosts and leading path segments do not matter.
+
+The :class:`~scrapy_urlunify.learning.learner.Learner` sees every fetched page that may be
+evidence. An adopted rule applies to the identifiers of the rest of the crawl (the policy is
+rebuilt, the pages fetched so far are identified again), is on probation
+(:mod:`.probation`), is counted in stats ``urlunify/learned/...``, and is kept with its
+probation in the JOBDIR or Redis (a resumed or another process starts from it). The rules are
+logged at close as ready-to-paste settings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from hashlib import blake2b
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy import signals
+
+from ..learning.persist import LearnedRulesStore
+from ..stores import StoreError
+from .fetched import FetchedPages
+from .meta import PROBATION_META
+from .probation import Policies, Probation, rule_key
+from .store_faults import count_outages, guarded
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from ..core.policy import Policy
+    from ..learning.learner import Learner
+    from ..learning.persist import LearnedState
+    from ..learning.rule_types import LearnedRule, Revocation
+    from ..stores.factory import Stores
+    from .stats import UnifyStats
+
+__all__ = ["LEARNING_INDEX_ENTRIES", "LearnedPolicy", "LearningSession"]
+
+logger = logging.getLogger(__name__)
+
+LEARNING_INDEX_ENTRIES = 50_000  # ~450 B each: ~22 MB of recent evidence (learning.Learner)
+_PLURAL = {"param": "params", "alias": "aliases", "path": "paths"}
+
+
+class LearnedPolicy(Policies, Protocol):
+    """The crawl's policies (its ``UnifyContext``), and where learned rules are applied."""
+
+    @property
+    def policy(self) -> Policy: ...
+    def set_learned(self, ignore_params: dict[str, list[str]], aliases: list[list[str]],
+                    path_prefixes: dict[str, list[str]] | None = None) -> None: ...
+
+
+class LearningSession:
+    """The learner of a crawl, the pages it fetched, and the probation of the rules it learns."""
+
+    def __init__(self, crawler: Crawler, stats: UnifyStats, policies: LearnedPolicy, stores: Stores, *,
+                 sites: Iterable[str], min_pairs: int, record_url: Callable[[str], bool],
+                 holds_identifier: Callable[[str], bool]) -> None:
+        from ..learning.learner import Learner
+
+        self.crawler = crawler
+        self.stats = stats
+        self.policies = policies
+        self.learner: Learner = Learner(min_pairs=min_pairs, sites=sites, max_entries=LEARNING_INDEX_ENTRIES)
+        #: the learned rules in force, as a short digest ("" for none): a request stamped with
+        #: another (``POLICY_META``) was judged under another policy, and is checked at dequeue
+        self.policy_token = ""
+        #: records a URL as seen in the dupefilter (False when there is none)
+        self._record_url = record_url
+        where = stores.rules()
+        self.rules_store = (LearnedRulesStore(path=where) if where is None or isinstance(where, Path)
+                            else LearnedRulesStore(redis=where))
+        self.pages = FetchedPages(crawler, stores.fetched())
+        self.probation = Probation(crawler, stats, policies, self.pages, stores.kept(), holds_identifier,
+                                   save=self.save)
+        self._restore()
+        crawler.signals.connect(self._resume_kept, signal=signals.spider_opened)
+        crawler.signals.connect(self.probation.verify_at_idle, signal=signals.spider_idle)
+
+    # -- per page --------------------------------------------------------------------------------
+
+    def page_fetched(self, request: Request, url: str, identifier: str, base_identifier: str,
+                     identity_host: str, sig: bytes, evidence: bool) -> None:
+        """A 2xx page was fetched: ``evidence`` when its signature is of its text (see
+        ``learning.page_signature``), which alone may teach or check a rule."""
+        probe = request.meta.get(PROBATION_META)
+        if probe is not None and evidence:
+            counter = self.probation.check_sample(probe, url, sig)
+            if counter is not None:
+                self._contradict(*counter, url)
+        self.pages.add(url, identifier, sig)
+        policies = self.policies
+        if policies.policy is not policies.base_policy:
+            # queued, and recorded, under the policy of that moment: recorded under this one too
+            self._record_url(url)
+        self.pages.add_base(base_identifier)
+        if evidence:  # the raw bytes of an HTML page change with any session id in a link
+            self.learn(url, identity_host, sig)
+        else:
+            self.stats.inc("learned/not_evidence")
+
+    def learn(self, url: str, identity_host: str, sig: bytes) -> None:
+        """Show the learner a page (or a trusted declared canonical) and its signature."""
+        learner = self.learner
+        version, known_revoked, known_unstable = learner.version, len(learner.revoked), len(learner.unstable)
+        adopted = learner.observe(url, identity_host, sig)
+        for unstable in learner.unstable[known_unstable:]:
+            self.stats.inc("learned/unstable")
+            logger.info("Unstable page, not used for learning: %s gave two different signatures", unstable)
+        if learner.version != version:
+            self._apply(adopted, list(learner.revoked[known_revoked:]))
+
+    def _contradict(self, rule: LearnedRule, earlier: str, url: str) -> None:
+        learner = self.learner
+        version, known_revoked = learner.version, len(learner.revoked)
+        learner.contradict(rule, earlier, url)
+        if learner.version != version:
+            self._apply([], list(learner.revoked[known_revoked:]))
+
+    def fetched(self, identifier: str, shared: bool = True) -> bool:
+        """Whether a page with this identifier (under the current policy) was fetched (see
+        :meth:`.fetched.FetchedPages.fetched`): asked at dequeue."""
+        return self.pages.fetched(identifier, shared)
+
+    # -- rules -------------------------------------------------------------------------------------
+
+    def _apply(self, adopted: list[LearnedRule], revoked: list[Revocation]) -> None:
+        """Rebuild the crawl's policy with the learned rules; record the new identifiers of the
+        pages that taught them, so their other spellings are not fetched again."""
+        self._set_policy()
+        for rule in adopted:
+            self.stats.set(f"learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
+            self.stats.inc(f"learned/{_PLURAL[rule.kind]}")
+            logger.info("Learned: %s", rule)
+        # the pages fetched so far count as seen under their new identifiers too: after an
+        # adoption, the other spellings the rule merges with them are not fetched; after a
+        # revocation, a page fetched under the revoked rule is not "new" again
+        for url in self.pages.urls():
+            self._record_url(url)
+        self.pages.identify_again(self.policies.unifier)
+        self.probation.adopt(adopted)
+        for revocation in revoked:
+            a, b = revocation.counter_example
+            self.stats.inc("learned/revoked")
+            logger.warning("Unlearned, a counter-example showed it matters: %s (%s and %s have different content)",
+                           revocation.rule, a, b)
+        keys = {rule_key(r.rule) for r in revoked}
+        self.probation.revoke(keys)
+        # saved before the kept requests are scheduled and forgotten: a kill in between finds
+        # them still kept, and their rule revoked, and schedules them at resume
+        self.save()
+        if revoked:
+            self.probation.reschedule(keys)
+
+    def _set_policy(self) -> None:
+        learner = self.learner
+        params, aliases, prefixes = learner.ignore_params(), learner.domain_aliases(), learner.path_prefixes()
+        self.policies.set_learned(params, aliases, prefixes)
+        if not learner.rules:
+            self.policy_token = ""
+            return
+        text = json.dumps([params, aliases, prefixes], sort_keys=True, separators=(",", ":"))
+        self.policy_token = blake2b(text.encode(), digest_size=8).hexdigest()
+
+    def _restore(self) -> None:
+        from ..learning.learner import Learner
+
+        fresh = self.learner
+        try:
+            state: LearnedState = self.rules_store.load_state()
+            if not state.learner:
+                return
+            self.learner = Learner.from_json(state.learner, min_pairs=fresh.min_pairs, sites=fresh.sites)
+            self.probation.restore(state.probation, self.learner.rules)
+            if self.learner.rules:
+                self._set_policy()
+        except (ValueError, KeyError, TypeError, AttributeError, StoreError) as e:
+            # valid JSON of another shape, rules the policy refuses, a key of another type:
+            # learning starts afresh rather than every crawler of the scope failing at start
+            logger.warning("Ignoring unreadable learned rules in %s: %s", self.rules_store, e)
+            self.learner = fresh
+            self.probation.clear()
+            self._set_policy()
+            return
+        if self.learner.rules:
+            logger.info("Resumed with %d learned rules from %s (%d on probation), %d revoked",
+                        len(self.learner.rules), self.rules_store, len(self.probation), len(self.learner.revoked))
+            self.stats.set("learned/probation/resumed", len(self.probation))
+
+    def save(self) -> None:
+        """Save the learned rules and their probation (kept in memory only if the store fails)."""
+        guarded(self.crawler, lambda: self.rules_store.save(self.learner.to_json(), self.probation.state()), None)
+
+    def _resume_kept(self, spider: Any = None) -> None:
+        self.probation.resume_kept({rule_key(r) for r in self.learner.rules})
+
+    def settings_snippet(self) -> str | None:
+        """The learned rules as settings to paste into the spider's; None without rules."""
+        if not self.learner.rules:
+            return None
+        return self.learner.settings_snippet()
+
+    def close(self) -> None:
+        count_outages(self.crawler, self.rules_store.redis)
+        if self.pages.shared is not None:
+            self.pages.flush()
+            count_outages(self.crawler, self.pages.shared)
+        self.probation.close()

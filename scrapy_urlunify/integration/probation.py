@@ -1,0 +1,490 @@
+"""Rule probation: a learned rule is trusted only once requests it merged, fetched anyway, were
+the same pages.
+
+A newly adopted rule is on probation. The next ``RULE_PROBATION`` requests it merges with a page
+already fetched, each on its own path, are fetched anyway (samples, ``PROBATION_META``) and
+compared with the page they were merged into: that many agreeing confirm the rule, one that
+differs is a counter-example the learner hears (and revokes the rule). Meanwhile the other
+requests it merged are kept (at most ``MERGED_KEPT``, in the crawl's kept store too): scheduled
+again if the rule is revoked, forgotten once it is confirmed, fetched as samples if the crawl
+goes idle with the rule still on probation. Never lost, not even by a kill or in another
+process: a resumed run (or, with Redis, any process) takes the kept requests over.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from hashlib import blake2b
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.request import request_from_dict
+
+from ..core.domains import within
+from ..core.unify import unifier_for
+from ..core.url import InvalidURL, host_of
+from ..stores.kept import MemoryKeptStore
+from .meta import PROBATION_META
+from .store_faults import STORE_FAULTS, count_outages, guarded, store_failed
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from ..core.policy import Policy
+    from ..core.unify import Unifier
+    from ..learning.rule_types import LearnedRule
+    from ..stores.kept import KeptEntry, KeptStore
+    from .fetched import FetchedPages
+    from .stats import UnifyStats
+
+__all__ = ["MERGED_KEPT", "RULE_PROBATION", "Policies", "Probation", "RuleKey", "rule_key"]
+
+logger = logging.getLogger(__name__)
+
+#: requests a newly adopted rule merges that are fetched anyway to check it, each on its own path
+RULE_PROBATION = 5
+#: requests merged by rules still on probation, kept to be scheduled again if one is revoked
+MERGED_KEPT = 10_000
+#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
+_SAMPLE = "~"
+
+#: a learned rule's ``(kind, host, name)``
+RuleKey = tuple[str, str, str]
+
+
+class Policies(Protocol):
+    """Where the crawl's policies are read (its ``UnifyContext``): the current unifier changes
+    with every learned rule."""
+
+    @property
+    def unifier(self) -> Unifier: ...
+    @property
+    def base_policy(self) -> Policy: ...
+
+
+def rule_key(rule: LearnedRule) -> RuleKey:
+    return (rule.kind, rule.host, rule.name)
+
+
+class Probation:
+    """The rules on probation, their samples, and the requests they kept."""
+
+    def __init__(self, crawler: Crawler, stats: UnifyStats, policies: Policies, pages: FetchedPages,
+                 kept_store: KeptStore, holds_identifier: Callable[[str], bool], save: Callable[[], None]) -> None:
+        self.crawler = crawler
+        self.stats = stats
+        self.policies = policies
+        self.pages = pages
+        #: the crawl's kept store (every process's with Redis, whose fetched set is shared)
+        self.kept_store = kept_store
+        self._shared = pages.shared is not None
+        #: whether the seen store holds a base identifier (recorded before a rule was learned)
+        self._holds_identifier = holds_identifier
+        #: saves the learned rules and their probation
+        self._save = save
+        self._rules: dict[RuleKey, _OnProbation] = {}  # rules adopted, not yet confirmed
+        self._kept: dict[bytes, _Kept] = {}  # entry id -> a request merged while rules were on probation
+        self._samples: dict[bytes, RuleKey] = {}  # entry id -> rule of a sample awaiting its verdict
+        self._restored_entries = kept_store.entries()
+        self._warned_unpicklable = False
+
+    @property
+    def active(self) -> bool:
+        """Whether a rule is on probation."""
+        return bool(self._rules)
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    # -- rules -----------------------------------------------------------------------------------
+
+    def adopt(self, rules: list[LearnedRule]) -> None:
+        """Put newly adopted rules on probation."""
+        for rule in rules:
+            p = _OnProbation(rule)
+            self._rules[p.key] = p
+
+    def revoke(self, keys: set[RuleKey]) -> None:
+        """Revoked rules leave probation (what they kept is scheduled by :meth:`reschedule`)."""
+        for key in keys:
+            self._rules.pop(key, None)
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """The progress of each rule on probation, as saved with the learned rules."""
+        return {_key_text(k): {"sampled": p.sampled, "confirmed": p.confirmed, "paths": sorted(p.paths)}
+                for k, p in self._rules.items()}
+
+    def restore(self, saved: dict[str, Any] | None, rules: Iterable[LearnedRule]) -> None:
+        """Rules go back on probation as they were at the save; a state saved before probation
+        was kept has none (its rules were confirmed, or from before probation existed)."""
+        if not saved:
+            return
+        by_key = {rule_key(r): r for r in rules}
+        for text, progress in saved.items():
+            rule = by_key.get(_text_key(text))
+            if rule is None:
+                continue  # revoked since
+            p = _OnProbation(rule)
+            p.sampled = int(progress.get("sampled", 0))
+            p.confirmed = int(progress.get("confirmed", 0))
+            p.paths = {str(x) for x in progress.get("paths", ())}
+            self._rules[p.key] = p
+
+    def clear(self) -> None:
+        self._rules.clear()
+
+    # -- requests a rule merged ------------------------------------------------------------------
+
+    def fetch_anyway(self, request: Request) -> bool:
+        """Called for a request the current policy merges with a page already seen (by the
+        dupefilter, and at dequeue). True: fetch it anyway, a probation sample of a new rule
+        that merged it (the next ``RULE_PROBATION`` of them, each on its own path). Otherwise,
+        while a rule that merged it is on probation, the request is kept (at most
+        ``MERGED_KEPT``, in the crawl's store too), scheduled again if that rule is revoked, and
+        fetched as a sample if the crawl goes idle with the rule still on probation
+        (:meth:`verify_at_idle`): never lost, not even by a kill or in another process."""
+        if PROBATION_META in request.meta:
+            return True  # a sample already (let through by the dupefilter, now at dequeue)
+        if not self._rules or request.method != "GET":
+            return False
+        url = request.url
+        base = unifier_for(self.policies.base_policy)
+        host = host_of(url)
+        try:
+            identity_host = base.host_rules(host).identity_host if host else ""
+        except InvalidURL:
+            return False
+        rules = [p for p in self._rules.values() if p.covers(url, identity_host)]
+        if not rules:
+            return False
+        try:
+            base_identifier = base.identify(url)
+            identifier = self.policies.unifier.identify(url)
+        except InvalidURL:
+            return False
+        if self.pages.has_base(base_identifier) or self._base_seen(base_identifier):
+            # the settings' policy merges it too (its page was fetched, sampled or scheduled
+            # under another spelling): not the rule's doing; fetched, it was that page twice
+            return False
+        path = _path(url)
+        # a sample is compared with the page it was merged into: only once that page is fetched
+        earlier = self.pages.page(identifier)
+        if earlier is not None:
+            for p in rules:
+                if p.sampled < RULE_PROBATION and path not in p.paths:
+                    p.paths.add(path)
+                    p.sampled += 1
+                    # the page it was merged into goes with it: a resumed run no longer knows it
+                    entry_id = _entry_id(request)
+                    request.meta[PROBATION_META] = (p.key, identifier, entry_id.hex(), earlier[0], earlier[1].hex())
+                    self._keep(request, (_SAMPLE + _key_text(p.key),))
+                    self._samples[entry_id] = p.key
+                    self.pages.add_base(base_identifier)
+                    self.stats.inc("learned/probation/samples")
+                    return True
+        if len(self._kept) < MERGED_KEPT:
+            keys = tuple(p.key for p in rules)
+            entry_id = self._keep(request, tuple(_key_text(k) for k in keys))
+            self._kept[entry_id] = _Kept(request, keys)
+            self.stats.inc("learned/probation/kept")
+        else:  # beyond the bound: merged on the rule's word, as without probation
+            self.stats.inc("learned/probation/not_kept")
+        return False
+
+    def _base_seen(self, base_identifier: str) -> bool:
+        """Whether the seen store holds the key of ``base_identifier`` (a request recorded
+        before a rule was learned); False when the store does not answer: the request is then
+        judged as before, and the crawl goes on (this is a question, not a record)."""
+        try:
+            return self._holds_identifier(base_identifier)
+        except STORE_FAULTS:
+            return False
+
+    def _keep(self, request: Request, rules: tuple[str, ...]) -> bytes:
+        """Write ``request`` to the crawl's kept store (if it can be pickled); its entry id."""
+        entry_id = _entry_id(request)
+        store = self.kept_store
+        # a failed store is not asked: nor is the request pickled for it
+        if isinstance(store, MemoryKeptStore) or store_failed(self.crawler):
+            return entry_id
+        try:
+            data = pickle.dumps(request.to_dict(spider=self.crawler.spider), protocol=4)
+        except (ValueError, TypeError, AttributeError, pickle.PicklingError) as e:
+            if not self._warned_unpicklable:
+                logger.warning("Cannot keep %s in %s, only in memory (%s); further ones are not reported",
+                               request, store, e)
+                self._warned_unpicklable = True
+            return entry_id
+        guarded(self.crawler, lambda: store.add(entry_id, rules, data), None)  # else kept in memory only
+        return entry_id
+
+    def _forget(self, entry_ids: list[bytes]) -> None:
+        if entry_ids:
+            guarded(self.crawler, lambda: self.kept_store.remove(entry_ids), None)
+
+    # -- samples and their verdicts --------------------------------------------------------------
+
+    def check_sample(self, probe: tuple[Any, ...], url: str, sig: bytes) -> tuple[LearnedRule, str] | None:
+        """A sample was fetched (``probe``: its ``PROBATION_META``) with signature ``sig``. The
+        rule and the URL of the page the sample was merged into, when they differ: a
+        counter-example the learner must hear."""
+        key, merged_into = tuple(probe[0]), probe[1]
+        entry_id = bytes.fromhex(probe[2]) if len(probe) >= 3 else b""  # (key, identifier): an older run's
+        p = self._rules.get(key)  # type: ignore[arg-type]
+        if len(probe) >= 5:
+            earlier: tuple[str, bytes] | None = (probe[3], bytes.fromhex(probe[4]))
+        else:
+            earlier = self.pages.page(merged_into)
+        # fetched: nothing to fetch again, whatever the verdict (a resumed run may hold it as kept)
+        sampled = self._samples.pop(entry_id, None) is not None
+        if self._kept.pop(entry_id, None) is not None or sampled:
+            self._forget([entry_id])
+        if p is None or earlier is None:  # confirmed or revoked meanwhile, or page not fetched yet
+            return None
+        if earlier[1] == sig:
+            p.confirmed += 1
+            if p.confirmed >= RULE_PROBATION:
+                self._confirm(p)
+            return None
+        return p.rule, earlier[0]
+
+    def verify_at_idle(self, spider: Any = None) -> None:
+        """``spider_idle``: nothing is left to fetch, and a rule still on probation would end the
+        crawl trusted, the requests it kept never fetched. They are verified instead: fetched as
+        samples, as many as the rule lacks (``RULE_PROBATION`` agreeing verdicts), on paths not
+        sampled yet first, each compared with the page it was merged into; one that differs
+        revokes the rule (and everything it kept is scheduled again), enough that agree confirm
+        it (and the rest are forgotten). A rule all of whose kept requests were verified, and
+        agreed, is confirmed. With Redis, the requests other processes kept for the rules on
+        probation here are verified too (a killed process's would be fetched by nobody)."""
+        if not self._rules or store_failed(self.crawler):
+            return
+        # nothing is in flight: a sample still awaiting its verdict was answered otherwise (an
+        # error, a redirect elsewhere, a page without text): fetched, nothing to keep it for
+        stale = list(self._samples)
+        self._samples.clear()
+        self._forget(stale)
+        if self._shared:
+            self._adopt_shared_kept()
+        requests: list[Request] = []
+        for p in list(self._rules.values()):
+            kept = [(i, k) for i, k in self._kept.items() if p.key in k.keys]
+            if not kept:
+                if p.verified_at_idle and p.confirmed:  # everything it merged was fetched, and agreed
+                    self._confirm(p)
+                continue
+            chosen = _fresh_paths_first(kept, p.paths)[: max(1, RULE_PROBATION - p.confirmed)]
+            for entry_id, k in chosen:
+                del self._kept[entry_id]
+                requests.append(self._idle_sample(p, entry_id, k.request))
+            p.verified_at_idle += len(chosen)
+            self.stats.inc("learned/probation/verified_at_idle", len(chosen))
+            logger.info("Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d of "
+                        "the %d requests it kept as its samples before the crawl ends: %s",
+                        p.confirmed, RULE_PROBATION, len(chosen), len(kept), p.rule)
+        if requests:
+            self._schedule(requests, stat=None)
+            raise DontCloseSpider
+
+    def _idle_sample(self, p: _OnProbation, entry_id: bytes, request: Request) -> Request:
+        """``request``, kept for ``p``, as one of its samples (it names the page it was merged
+        into if this process fetched it; otherwise that page is looked up at its verdict)."""
+        try:
+            identifier = self.policies.unifier.identify(request.url)
+        except InvalidURL:
+            identifier = ""
+        earlier = self.pages.page(identifier)
+        probe: tuple[Any, ...] = (p.key, identifier, entry_id.hex())
+        request.meta[PROBATION_META] = probe + ((earlier[0], earlier[1].hex()) if earlier is not None else ())
+        p.paths.add(_path(request.url))
+        self._samples[entry_id] = p.key
+        return request
+
+    def _adopt_shared_kept(self) -> None:
+        """Redis: the requests other processes kept for rules on probation here, to verify them
+        here too (a process still running verifies its own as well: a request fetched twice,
+        never one lost). Requests of rules this process does not have on probation are left to
+        the processes that have them, and to the runs that resume them."""
+        entries: list[KeptEntry] = guarded(self.crawler, self.kept_store.entries, [])
+        for entry_id, names, data in entries:
+            if entry_id in self._kept or len(self._kept) >= MERGED_KEPT:
+                continue
+            keys = tuple(_text_key(n) for n in names)
+            if not any(k in self._rules for k in keys):
+                continue
+            request = self._unpickle(data)
+            if request is not None:
+                self._kept[entry_id] = _Kept(request, keys)
+
+    def _confirm(self, p: _OnProbation) -> None:
+        del self._rules[p.key]
+        self._save()  # confirmed first: a kill now forgets the kept requests at resume
+        done = [i for i, kept in self._kept.items() if not any(k in self._rules for k in kept.keys)]
+        for entry_id in done:
+            del self._kept[entry_id]
+        samples = [i for i, k in self._samples.items() if k not in self._rules]
+        for entry_id in samples:
+            del self._samples[entry_id]
+        self._forget(done + samples)
+        self.stats.inc("learned/confirmed")
+        logger.info("Confirmed by %d requests it merged, fetched anyway: %s", p.confirmed, p.rule)
+
+    # -- scheduling again --------------------------------------------------------------------------
+
+    def reschedule(self, revoked: set[RuleKey]) -> None:
+        """Schedule again the requests merged by revoked rules (the dupefilter judges them
+        under the policy without those rules): the ones this process kept, and with a shared
+        store the ones any process kept. Samples of this process are fetched already."""
+        again = [entry_id for entry_id, kept in self._kept.items() if revoked.intersection(kept.keys)]
+        requests = [self._kept.pop(entry_id).request for entry_id in again]
+        samples = [i for i, k in self._samples.items() if k in revoked]
+        for entry_id in samples:
+            del self._samples[entry_id]
+        if self._shared:  # Redis: others' too
+            mine = set(again)
+            entries: list[KeptEntry] = guarded(self.crawler, self.kept_store.entries, [])
+            for entry_id, rules, data in entries:
+                if entry_id in mine or entry_id in samples or not revoked.intersection(map(_text_key, rules)):
+                    continue
+                request = self._unpickle(data)
+                if request is not None:
+                    requests.append(request)
+                again.append(entry_id)
+        self._schedule(requests)
+        self._forget(again + samples)
+
+    def resume_kept(self, rules_now: set[RuleKey]) -> None:
+        """``spider_opened``: the requests kept by an earlier run (or, in Redis, by any process)
+        go where their rules now are (``rules_now``: the learned rules): scheduled again if one
+        was revoked, or if they were samples whose verdict never came; kept while their rules are
+        on probation; forgotten once confirmed. A rule the restored state does not know counts
+        as revoked: never lost."""
+        entries, self._restored_entries = self._restored_entries, []
+        again: list[Request] = []
+        forget: list[bytes] = []
+        kept = samples = 0
+        for entry_id, names, data in entries:
+            keys = tuple(_text_key(n) for n in names)
+            revoked = any(k not in rules_now for k in keys)
+            on_probation = [k for k in keys if k in self._rules]
+            if not revoked and not on_probation:
+                forget.append(entry_id)  # confirmed
+                continue
+            request = self._unpickle(data)
+            if request is None:
+                forget.append(entry_id)
+                continue
+            if names[0].startswith(_SAMPLE):
+                again.append(request)
+                if revoked:
+                    forget.append(entry_id)
+                else:  # fetched again as the sample it was: its verdict removes it
+                    self._samples[entry_id] = keys[0]
+                    samples += 1
+            elif revoked:
+                again.append(request)
+                forget.append(entry_id)
+            elif len(self._kept) < MERGED_KEPT:
+                self._kept[entry_id] = _Kept(request, keys)
+                kept += 1
+        if entries:
+            logger.info("Kept requests of rules on probation, from %s: %d kept, %d samples and %d others "
+                        "scheduled again, %d forgotten", self.kept_store, kept, samples, len(again) - samples,
+                        len(forget) - (len(again) - samples))
+        self._schedule(again)
+        self._forget(forget)
+
+    def _schedule(self, requests: list[Request], stat: str | None = "learned/probation/rescheduled") -> None:
+        engine = self.crawler.engine
+        for request in requests:
+            if engine is not None:
+                engine.crawl(request)  # type: ignore[arg-type]
+                if stat:
+                    self.stats.inc(stat)
+
+    def _unpickle(self, data: bytes) -> Request | None:
+        try:
+            return request_from_dict(pickle.loads(data), spider=self.crawler.spider)
+        except Exception:  # one bad entry must not cost the others
+            logger.exception("Could not schedule again a request kept in %s", self.kept_store)
+            return None
+
+    def close(self) -> None:
+        count_outages(self.crawler, self.kept_store)
+        self.kept_store.close()
+
+
+def _key_text(key: RuleKey) -> str:
+    return "|".join(key)
+
+
+def _text_key(text: str) -> RuleKey:
+    kind, _, rest = text.removeprefix(_SAMPLE).partition("|")
+    host, _, name = rest.partition("|")
+    return (kind, host, name)
+
+
+def _entry_id(request: Request) -> bytes:
+    """The id of a kept request: the same request kept twice (by two processes) is one entry."""
+    h = blake2b(digest_size=8)
+    h.update(f"{request.method} {request.url}\0".encode("utf-8", "surrogatepass"))
+    h.update(request.body)
+    return h.digest()
+
+
+def _path(url: str) -> str:
+    return url.split("?", 1)[0].split("#", 1)[0]
+
+
+def _fresh_paths_first(kept: list[tuple[bytes, _Kept]], sampled: set[str]) -> list[tuple[bytes, _Kept]]:
+    """Kept requests in the order they are verified: one per path not sampled yet first."""
+    fresh: list[tuple[bytes, _Kept]] = []
+    rest: list[tuple[bytes, _Kept]] = []
+    paths = set(sampled)
+    for item in kept:
+        path = _path(item[1].request.url)
+        (rest if path in paths else fresh).append(item)
+        paths.add(path)
+    return fresh + rest
+
+
+class _Kept:
+    """A request merged while rules were on probation, and those rules."""
+
+    __slots__ = ("keys", "request")
+
+    def __init__(self, request: Request, keys: tuple[RuleKey, ...]) -> None:
+        self.request, self.keys = request, keys
+
+
+class _OnProbation:
+    """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
+
+    __slots__ = ("confirmed", "key", "paths", "rule", "sampled", "verified_at_idle")
+
+    def __init__(self, rule: LearnedRule) -> None:
+        self.rule = rule
+        self.key = rule_key(rule)
+        self.paths: set[str] = set()
+        self.sampled = 0
+        self.confirmed = 0
+        self.verified_at_idle = 0  # kept requests fetched as samples when the crawl went idle
+
+    def covers(self, url: str, identity_host: str) -> bool:
+        """Whether the rule takes part in merging ``url`` (its identity host under the
+        settings' policy): the host is the rule's, and has the parameter or leading segment."""
+        rule = self.rule
+        if not within(identity_host, rule.host):
+            return False
+        if rule.kind == "alias":
+            return True
+        rest = url.split("/", 3)[3] if url.count("/") >= 3 else ""
+        rest = rest.split("#", 1)[0]
+        path, _, query = rest.partition("?")
+        if rule.kind == "path":
+            return path.split("/", 1)[0] == rule.name
+        return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))
