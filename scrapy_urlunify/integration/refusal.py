@@ -26,7 +26,7 @@ import logging
 import threading
 from typing import Any
 
-from ..stores.errors import StoreError
+from ..stores.base import StoreError
 
 __all__ = ["install", "refusal_in", "report"]
 

@@ -31,7 +31,7 @@ from scrapy.exceptions import ScrapyDeprecationWarning
 from ..core.policy import Policy, PolicyError
 from ..core.url import InvalidURL, host_of, resolve
 from ..learning.signatures import DEFAULT_MAX_BYTES
-from ..stores.factory import (
+from ..stores.location import (
     DEFAULT_KEY_TEMPLATE,
     MEMORY,
     is_redis_url,

@@ -60,7 +60,8 @@ from ..stores import (
     StoreError,
     VarRecordLog,
 )
-from ..stores.kept import KeptStore, MemoryKeptStore
+from ..stores.base import KeptStore
+from ..stores.memory import MemoryKeptStore
 from .context import UnifyContext
 from .meta import DUPLICATE_OF_META, PROBATION_META, SIGNATURE_META
 from .store_faults import (
@@ -78,7 +79,7 @@ if TYPE_CHECKING:
 
     from ..learning.learner import LearnedRule, Revocation
     from ..learning.persist import LearnedState
-    from ..stores.redis import RedisFetchedStore
+    from ..stores.redis_tables import RedisFetchedStore
 
 __all__ = ["DuplicatePage", "SignatureMiddleware"]
 

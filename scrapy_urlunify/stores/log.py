@@ -36,7 +36,7 @@ from typing import ClassVar
 
 from typing_extensions import Self
 
-from .errors import StoreError
+from .base import StoreError
 
 try:
     import fcntl
