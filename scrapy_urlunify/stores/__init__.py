@@ -1,11 +1,11 @@
 """Storage behind the dupefilter (the seen set), the page-signature index and the requests
 merged by rules on probation: pure Python, no Scrapy import.
 
-One module per backend: :mod:`.base` (what a store is, and its errors), :mod:`.memory`,
-:mod:`.jobdir` (with its record logs, :mod:`.log`, and the in-memory set of keys,
-:mod:`.fingerprints`), :mod:`.redis_connection`, :mod:`.redis_seen` and :mod:`.redis_tables`;
-:mod:`.location` checks where the stores live and :mod:`.factory` builds them. Here are the
-names of the backends without the optional ``redis`` client.
+:mod:`.base` says what a store is, and how it fails; then one module per backend:
+:mod:`.memory`, :mod:`.jobdir` (its files are :mod:`.log`'s record logs; both keep the seen set
+in :mod:`.fingerprints`), and Redis in :mod:`.redis_connection`, :mod:`.redis_seen` and
+:mod:`.redis_tables`. :mod:`.location` checks where the stores live, :mod:`.factory` builds
+them. The package re-exports the public names of the modules that need no ``redis`` client.
 """
 
 from __future__ import annotations
