@@ -57,7 +57,9 @@ from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for
 from scrapy_urlunify.integration.dupefilter import seen_key
 from scrapy_urlunify.integration.fingerprinter import Fingerprinter
 from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
-from scrapy_urlunify.stores.redis import RedisSeenStore, RedisSignatureStore, connect
+from scrapy_urlunify.stores.redis_connection import connect
+from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.stores.redis_tables import RedisSignatureStore
 
 #: Redis finishes an incremental rehash in its cron (activerehashing): wait before reading
 #: used_memory, so it counts one table, not the old and the new one.

@@ -100,13 +100,13 @@ def _learned_rules(path: Path) -> int:
 def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     import redis
 
-    from ..stores.factory import (
+    from ..stores.location import (
         DEFAULT_KEY_TEMPLATE,
         mask_url,
         redis_keys,
         without_secret,
     )
-    from ..stores.redis import connect
+    from ..stores.redis_connection import connect
 
     if not scope:
         err.write("urlunify store: give --scope (or --spider with scrapy urlunify)\n")

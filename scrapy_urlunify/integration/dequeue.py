@@ -10,7 +10,7 @@ its identifier *under the current policy* was fetched already, the request is dr
 ``urlunify/dropped_at_dequeue``, one debug line). Memory, JOBDIR and Redis crawls alike: the
 check asks the learning session, which keeps the identifiers of recently fetched pages and
 recomputes them whenever a rule is adopted or revoked; with Redis it also asks the scope's set
-of pages fetched by every process (one round trip, see ``stores.redis.RedisFetchedStore``).
+of pages fetched by every process (one round trip, see ``stores.redis_tables.RedisFetchedStore``).
 
 What a check costs: as the scheduler takes a request, it is stamped with the learned rules in
 force (``POLICY_META``, a digest; nothing while there are none). The stamp travels with the

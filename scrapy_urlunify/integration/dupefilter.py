@@ -437,7 +437,7 @@ class DupeFilter(BaseDupeFilter):
             return False
         try:
             if marker == "doubt":
-                # a link batch cut off: Redis knows what it did, if it ran (stores/redis.py)
+                # a link batch cut off: Redis knows what it did, if it ran (stores/redis_seen.py)
                 added = self.store.batch_answer(call) if call and hasattr(self.store, "batch_answer") else True
                 if added is not None:  # (a lone request: maybe recorded by its own lost call)
                     if added:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from ..core.unify import Unifier
-    from ..stores.redis import RedisFetchedStore
+    from ..stores.redis_tables import RedisFetchedStore
 
 __all__ = ["RECENT", "FetchedPages", "Recent"]
 

@@ -24,7 +24,7 @@ from scrapy.utils.request import request_from_dict
 from ..core.domains import within
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
-from ..stores.kept import MemoryKeptStore
+from ..stores.memory import MemoryKeptStore
 from .meta import PROBATION_META
 from .store_faults import STORE_FAULTS, count_outages, guarded, store_failed
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..core.policy import Policy
     from ..core.unify import Unifier
     from ..learning.rule_types import LearnedRule
-    from ..stores.kept import KeptEntry, KeptStore
+    from ..stores.base import KeptEntry, KeptStore
     from .fetched import FetchedPages
     from .stats import UnifyStats
 

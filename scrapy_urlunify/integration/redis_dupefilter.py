@@ -22,7 +22,7 @@ Settings:
 * ``URLUNIFY_REDIS_TIMEOUT`` (default 10 s): connect/reply timeout of a ``URLUNIFY_STORE`` URL.
 * ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT`` (default 60 s): how long a call waits through an
   outage (blocking the crawl) before the crawl fails with ``StoreUnavailable``; see
-  :mod:`scrapy_urlunify.stores.redis`.
+  :mod:`scrapy_urlunify.stores.redis_seen`.
 
 With scrapy-redis's scheduler, ``SCHEDULER_PERSIST = False`` (its default) deletes the seen set
 when the crawl closes, and ``SCHEDULER_FLUSH_ON_START`` when it opens: both call
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from ..stores.redis import RedisSeenStore
+from ..stores.redis_seen import RedisSeenStore
 from .context import spider_name
 from .dupefilter import DupeFilter
 from .fingerprinter import Fingerprinter

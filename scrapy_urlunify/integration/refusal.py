@@ -27,7 +27,7 @@ import logging
 import threading
 from typing import Any
 
-from ..stores.errors import StoreError
+from ..stores.base import StoreError
 from .internals import twisted_stderr_printer
 from .settings import SettingsError
 

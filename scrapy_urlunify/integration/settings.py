@@ -28,7 +28,7 @@ from typing import Any
 from ..core.policy import Policy, PolicyError
 from ..core.url import InvalidURL, host_of, resolve
 from ..learning.page_signature import DEFAULT_MAX_BYTES
-from ..stores.factory import (
+from ..stores.location import (
     DEFAULT_KEY_TEMPLATE,
     MEMORY,
     is_redis_url,

@@ -99,7 +99,7 @@ def crawl_stores(crawler: Crawler, *, redis_fallback: bool = False) -> Stores:
 
 
 def _connect(url: str, timeout: float) -> redis.Redis:
-    from ..stores.redis import RedisUnavailable, connect
+    from ..stores.redis_connection import RedisUnavailable, connect
 
     try:
         return connect(url, timeout=timeout)
@@ -111,7 +111,7 @@ def _connect(url: str, timeout: float) -> redis.Redis:
 
 def scrapy_redis_client(settings: Any) -> redis.Redis:
     """A Redis client from scrapy-redis's connection settings, PINGed once."""
-    from ..stores.redis import own_retries, ping
+    from ..stores.redis_connection import own_retries, ping
 
     try:
         from scrapy_redis.connection import get_redis_from_settings

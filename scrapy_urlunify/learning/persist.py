@@ -34,7 +34,7 @@ class LearnedState:
 
 class LearnedRulesStore:
     """A JOBDIR file (``path``) or a Redis rules hash (``redis``: ``get_all()`` and
-    ``set_many()``, see ``stores.redis.RedisRulesStore``), or neither."""
+    ``set_many()``, see ``stores.redis_tables.RedisRulesStore``), or neither."""
 
     def __init__(self, path: Path | None = None, redis: Any = None) -> None:
         self.path, self.redis = path, redis

@@ -1,6 +1,5 @@
 """One place that turns a store location (``"memory"`` or a Redis URL, and a JOBDIR) into the
-stores of a crawl; and the checks of such a location (is it a Redis URL? which keys?), so no
-other module needs its own.
+stores of a crawl.
 
 Pure Python, no Scrapy and no ``redis`` import until a Redis store is opened.
 """
@@ -8,149 +7,30 @@ Pure Python, no Scrapy and no ``redis`` import until a Redis store is opened.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from . import (
+from .base import KeptStore, SeenStore, SignatureStore
+from .jobdir import (
     ITEMS_FILENAME,
     KEPT_FILENAME,
     LEARNED_FILENAME,
     SEEN_FILENAME,
     SIGNATURES_FILENAME,
+    JobdirKeptStore,
     JobdirSeenStore,
     JobdirSignatureStore,
-    MemorySeenStore,
-    MemorySignatureStore,
-    SeenStore,
-    SignatureStore,
 )
-from .kept import JobdirKeptStore, KeptStore, MemoryKeptStore
+from .location import DEFAULT_KEY_TEMPLATE, MEMORY, is_redis_url, mask_url, redis_keys
+from .memory import MemoryKeptStore, MemorySeenStore, MemorySignatureStore
 
 if TYPE_CHECKING:
     import redis
 
-    from .redis import RedisFetchedStore, RedisRulesStore
+    from .redis_tables import RedisFetchedStore, RedisRulesStore
 
-__all__ = [
-    "DEFAULT_KEY_TEMPLATE",
-    "KEY_SUFFIXES",
-    "MEMORY",
-    "REDIS_SCHEMES",
-    "Stores",
-    "is_redis_url",
-    "mask_url",
-    "quote_userinfo",
-    "redis_keys",
-    "without_secret",
-]
-
-MEMORY = "memory"
-REDIS_SCHEMES = ("redis", "rediss", "unix")
-
-#: Default key template of a Redis store: one namespace per scope.
-DEFAULT_KEY_TEMPLATE = "urlunify:%(scope)s"
-#: The stores of one scope, as suffixes of its namespace. None is a suffix of another, so
-#: two (scope, store) pairs never share a key as long as the template holds the scope.
-KEY_SUFFIXES = {"seen": ":seen", "signatures": ":signatures", "rules": ":rules", "kept": ":kept",
-                "fetched": ":fetched"}
-
-
-def is_redis_url(value: object) -> bool:
-    """True for ``redis://``, ``rediss://`` (TLS) and ``unix://`` URLs: the only check of it."""
-    if not isinstance(value, str):
-        return False
-    scheme, sep, _ = value.strip().partition("://")
-    return bool(sep) and scheme.lower() in REDIS_SCHEMES
-
-
-def _userinfo(url: str) -> tuple[str, str, str] | None:
-    """``(scheme://, userinfo, rest)`` when ``url`` has user-info. The user-info ends at the
-    *last* ``@``: a password holding ``/``, ``#`` or ``?`` (not percent-encoded, as people
-    write them) must not leak into what a URL parser would call the path or the fragment."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return None
-    userinfo, _, hostpart = rest.rpartition("@")
-    return scheme + sep, userinfo, hostpart
-
-
-def quote_userinfo(url: str) -> str:
-    """``url`` with ``/ # ? @`` inside its user-info percent-encoded, so a URL parser (redis-py's)
-    reads the whole password instead of cutting it there."""
-    parts = _userinfo(url)
-    if parts is None:
-        return url
-    head, userinfo, hostpart = parts
-    for char in "/#?@":
-        userinfo = userinfo.replace(char, f"%{ord(char):02X}")
-    return f"{head}{userinfo}@{hostpart}"
-
-
-def mask_url(url: object) -> str:
-    """``url`` with its password (in the user-info or a ``password=`` query) as ``***``."""
-    if not isinstance(url, str):
-        return repr(type(url).__name__)
-    text = url.strip()
-    parts = _userinfo(text)
-    if parts is not None:
-        head, userinfo, hostpart = parts
-        user, colon, _ = userinfo.partition(":")
-        text = f"{head}{user}:***@{hostpart}" if colon else f"{head}***@{hostpart}"
-    if "password" in text.lower():
-        try:
-            split = urlsplit(text)
-            query = urlencode([(k, "***" if k.lower() == "password" else v)
-                               for k, v in parse_qsl(split.query, keep_blank_values=True)], safe="*")
-            text = urlunsplit(split._replace(query=query))
-        except ValueError:
-            return "<unparsable store URL>"
-    return text
-
-
-def _secrets(url: str) -> list[str]:
-    secrets: list[str] = []
-    parts = _userinfo(url)
-    if parts is not None:
-        userinfo = parts[1]
-        secrets.append(userinfo.partition(":")[2] or userinfo)
-    secrets += re.findall(r"(?i)password=([^&#]*)", url)
-    pieces = [p for s in secrets for p in re.split(r"[/#?@:&]", s) if len(p) >= 3]
-    # longest first, so a piece never leaves the rest of a longer secret behind
-    return sorted({s for s in secrets + pieces if s}, key=len, reverse=True)
-
-
-def without_secret(text: str, url: object) -> str:
-    """``text`` (an error message about ``url``) with every piece of ``url``'s password masked:
-    a URL parser may have cut the password at a ``/`` or ``#`` and quoted only a part of it."""
-    if not isinstance(url, str):
-        return text
-    for secret in _secrets(url):
-        text = text.replace(secret, "***")
-    return text
-
-
-def redis_keys(template: str, scope: str) -> dict[str, str]:
-    """The keys of one scope's stores: ``{"seen": ..., "signatures": ..., "rules": ..., "kept": ...,
-    "fetched": ...}``.
-
-    ``template`` must contain ``%(scope)s`` (the default, :data:`DEFAULT_KEY_TEMPLATE`, gives
-    ``urlunify:<scope>:seen``): every process of a scope then shares its keys, and two scopes
-    never do. Raises ValueError for a template without the scope or with other fields."""
-    if not isinstance(scope, str) or not scope:
-        raise ValueError(f"the scope must be a non-empty string, got {scope!r}")
-    if not isinstance(template, str):
-        raise ValueError(f"expected a string holding %(scope)s, got {type(template).__name__} {template!r}")
-    if "%(scope)s" not in template:
-        raise ValueError(f"{template!r} does not contain %(scope)s: every scope would share one key")
-    try:
-        base = template % {"scope": scope}
-    except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"{template!r} is not a valid key template ({exc!r}); only %(scope)s may be used") \
-            from None
-    return {name: base + suffix for name, suffix in KEY_SUFFIXES.items()}
+__all__ = ["Stores"]
 
 
 class Stores:
@@ -196,7 +76,7 @@ class Stores:
             if self._client_factory is not None:
                 self._client = self._client_factory()
             else:
-                from .redis import connect
+                from .redis_connection import connect
 
                 self._client = connect(self.location, timeout=self.timeout)
         return self._client
@@ -212,7 +92,7 @@ class Stores:
     def seen(self) -> SeenStore:
         """The "already scheduled" fingerprints."""
         if self.in_redis:
-            from .redis import RedisSeenStore
+            from .redis_seen import RedisSeenStore
 
             return RedisSeenStore(self.client(), self.keys()["seen"], **self._redis_kwargs())
         if self.jobdir is not None:
@@ -222,7 +102,7 @@ class Stores:
     def signatures(self) -> SignatureStore:
         """The page-source hash index: signature -> first page with it."""
         if self.in_redis:
-            from .redis import RedisSignatureStore
+            from .redis_tables import RedisSignatureStore
 
             return RedisSignatureStore(self.client(), self.keys()["signatures"], **self._redis_kwargs())
         if self.jobdir is not None:
@@ -232,7 +112,7 @@ class Stores:
     def rules(self) -> RedisRulesStore | Path | None:
         """Where learned rules are kept between runs: a Redis hash, a JOBDIR file, or nowhere."""
         if self.in_redis:
-            from .redis import RedisRulesStore
+            from .redis_tables import RedisRulesStore
 
             return RedisRulesStore(self.client(), self.keys()["rules"], **self._redis_kwargs())
         return self.jobdir / LEARNED_FILENAME if self.jobdir is not None else None
@@ -241,7 +121,7 @@ class Stores:
         """Requests merged by learned rules on probation, kept until the rules are confirmed or
         revoked: a Redis hash of the scope, a JOBDIR log, or nowhere (the crawl's memory)."""
         if self.in_redis:
-            from .redis import RedisKeptStore
+            from .redis_tables import RedisKeptStore
 
             return RedisKeptStore(self.client(), self.keys()["kept"], **self._redis_kwargs())
         if self.jobdir is not None:
@@ -253,7 +133,7 @@ class Stores:
         (Redis only: in one process the signature middleware knows its own fetches)."""
         if not self.in_redis:
             return None
-        from .redis import RedisFetchedStore
+        from .redis_tables import RedisFetchedStore
 
         return RedisFetchedStore(self.client(), self.keys()["fetched"], **self._redis_kwargs())
 

@@ -11,7 +11,7 @@ Layout of a log file::
 Crash model: every append is one unbuffered ``os.write`` straight into the kernel page
 cache, so once :meth:`append` returns the record survives a SIGKILL or an unhandled
 exception of the crawl process (not a power loss or kernel crash: that needs an
-``fsync`` per record, which costs milliseconds; :meth:`sync` and :meth:`close` do one).
+``fsync`` per record, which costs milliseconds; :meth:`close` does one).
 A process killed *during* a write can leave a prefix of the record at the end of the
 file; that torn tail is ignored on reading, and cut off (with a warning on the
 ``scrapy_urlunify.stores`` logger) when the log is next opened for appending. So is a tail of
@@ -36,7 +36,7 @@ from typing import ClassVar
 
 from typing_extensions import Self
 
-from .errors import StoreError
+from .base import StoreError
 
 try:
     import fcntl
@@ -162,10 +162,6 @@ class _LogFile:
             os.ftruncate(self._fd, end)
             raise
         self._end = end + len(data)
-
-    def sync(self) -> None:
-        """Flush the file to disk (``fsync``): survive a power loss, not just a kill."""
-        os.fsync(self._fd)
 
     def close(self) -> None:
         """Sync and close; idempotent."""

@@ -11,12 +11,10 @@ from scrapy_urlunify.stores import (
     JobdirSeenStore,
     JobdirSignatureStore,
 )
-from scrapy_urlunify.stores.redis import (
-    RedisSeenStore,
-    RedisSignatureStore,
-    connect,
-    redis_keys,
-)
+from scrapy_urlunify.stores.location import redis_keys
+from scrapy_urlunify.stores.redis_connection import connect
+from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.stores.redis_tables import RedisSignatureStore
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

@@ -26,7 +26,7 @@ from scrapy_urlunify.integration.probation import RULE_PROBATION
 from scrapy_urlunify.learning.learner import Learner
 from scrapy_urlunify.learning.persist import LearnedRulesStore
 from scrapy_urlunify.stores import KEPT_FILENAME, LEARNED_FILENAME, VarRecordLog
-from scrapy_urlunify.stores.kept import JobdirKeptStore
+from scrapy_urlunify.stores.jobdir import JobdirKeptStore
 
 HERE = Path(__file__).parents[1]
 B_PAGES, C_PAGES = 5, 8  # as tests/_probation_site.py: five samples confirm a rule
@@ -206,7 +206,7 @@ def _rule_v() -> str:
 
 def _seed_rule(client, scope: str) -> None:  # type: ignore[no-untyped-def]
     """A confirmed rule ``v`` on 127.0.0.1 in the scope's learned state."""
-    from scrapy_urlunify.stores.redis import RedisRulesStore
+    from scrapy_urlunify.stores.redis_tables import RedisRulesStore
 
     LearnedRulesStore(redis=RedisRulesStore(client, f"urlunify:{scope}:rules")).save(_rule_v(), {})
 

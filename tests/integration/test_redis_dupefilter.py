@@ -255,7 +255,8 @@ def test_a_frozen_server_never_turns_a_seen_page_into_a_new_one(redis_server) ->
     on SIGCONT Redis runs them all. For a page already recorded the answer must still be "seen"
     (else it is fetched twice, as a crawl does when the freeze lands on a duplicate link, most
     of its links); for a new page, "new" exactly once (else it is lost)."""
-    from scrapy_urlunify.stores.redis import RedisSeenStore, connect
+    from scrapy_urlunify.stores.redis_connection import connect
+    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
     store = RedisSeenStore(connect(redis_server.url, timeout=REPLY_TIMEOUT), "urlunify:t:seen",
                            unavailable_timeout=30, owns_client=True)
@@ -425,7 +426,8 @@ def test_a_shared_store_emptied_by_another_process_makes_its_pages_new_again(red
 
     from scrapy_urlunify.integration.fingerprinter import Fingerprinter
     from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
-    from scrapy_urlunify.stores.redis import RedisSeenStore, connect
+    from scrapy_urlunify.stores.redis_connection import connect
+    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
     df = RedisDupeFilter(Fingerprinter(), RedisSeenStore(connect(redis_server.url), "urlunify:emptied:seen",
                                                          owns_client=True))

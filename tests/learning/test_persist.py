@@ -50,7 +50,7 @@ def test_the_probation_of_rules_is_saved_with_the_learner(tmp_path):
 
 
 def test_the_probation_in_redis_is_one_write_with_the_learner(redis_server):
-    from scrapy_urlunify.stores.redis import RedisRulesStore
+    from scrapy_urlunify.stores.redis_tables import RedisRulesStore
 
     client = redis_server.client()
     store = LearnedRulesStore(redis=RedisRulesStore(client, "urlunify:shop:rules"))
