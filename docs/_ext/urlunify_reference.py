@@ -75,7 +75,7 @@ def describe_value(setting: Any) -> str:
 
 
 def field(label: str, *body: nodes.Node) -> nodes.paragraph:
-    return nodes.paragraph("", "", nodes.strong(text=label + ": "), *body)
+    return nodes.paragraph("", "", nodes.strong(text=label + ":"), nodes.Text(" "), *body)
 
 
 def setting_section(setting: Any, document: Any) -> nodes.section:
