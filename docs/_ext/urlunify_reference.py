@@ -96,12 +96,6 @@ def setting_section(setting: Any, document: Any) -> nodes.section:
     section += field("Value", nodes.Text(describe_value(setting)))
     if setting.field is not None:
         section += field("Policy field", nodes.literal(text=setting.field))
-    if setting.old_name is not None:
-        section += field(
-            "Former name",
-            nodes.literal(text=setting.old_name),
-            nodes.Text(" (deprecated: still read, with a warning)"),
-        )
     return section
 
 
