@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 
 from ..core.domains import is_ip, prefix_matcher, split_domain, strip_prefixes, within
 from ..core.policy import DEFAULT_INDEX_PAGES, DEFAULT_STRIP_HOST_PREFIXES
-from ..core.rules import Parts, strip_index_pages, strip_trailing_slash
+from ..core.rules import strip_index_pages, strip_trailing_slash
+from ..core.url import Parts
 
 __all__ = [
     "ALIAS",
