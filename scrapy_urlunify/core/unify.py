@@ -48,8 +48,8 @@ _CACHE_MAX = 1 << 16
 #: rewrite passes before the URL to fetch must have settled (two always do so far)
 MAX_PASSES = 4
 
-# A URL written as the WHATWG parser writes it need not be parsed: the splitter's parts are
-# its parts. "%" is left out (an escaped dot may make a dot segment the parser resolves).
+# The splitter of the URLs written as the WHATWG parser writes them (see Unifier._compute): "%"
+# is left out (an escaped dot may make a dot segment the parser resolves).
 _CANONICAL_SPLIT = canonical_splitter({part: frozenset("%") for part in ("path", "query", "fragment")})
 
 
@@ -126,10 +126,17 @@ class Unifier:
 
     def _compute(self, url: str) -> Result:
         """The result of ``url`` (no base), computed and cached."""
-        p = self._parts_if_serialized(url)
-        if p is not None:
-            r = self._run_steps(url, p)
-        else:
+        # An http(s) URL written as the WHATWG parser writes it is not parsed again: the
+        # splitter's groups are its parts, when its host is one the parser gives back unchanged
+        # and its path has no dot segment.
+        m = _CANONICAL_SPLIT(url)
+        r = None
+        if m is not None:
+            scheme, host, path, query, fragment = m.groups()
+            hr = self._hosts.get(host) or self.hosts.get(host)
+            if hr.canonical and "/." not in path:
+                r = self._run_steps(url, Parts(scheme, "", host, "", path, query, fragment), hr)
+        if r is None:
             try:
                 resolved = ada_normalize(url)
             except ValueError:
@@ -148,18 +155,6 @@ class Unifier:
         if len(cache) >= self._cache_limit:
             self._rotate()
         return r
-
-    def _parts_if_serialized(self, url: str) -> Parts | None:
-        """The parts of ``url`` when it is an http(s) URL written as the WHATWG parser writes it
-        (so parsing it would give it back), else None: a host that does not parse to itself, a
-        dot segment, a port, user info or a character the parser would change."""
-        m = _CANONICAL_SPLIT(url)
-        if m is None:
-            return None
-        scheme, host, path, query, fragment = m.groups()
-        if "/." in path or not (self._hosts.get(host) or self.hosts.get(host)).canonical:
-            return None
-        return Parts(scheme, "", host, "", path, query, fragment)
 
     def _keep(self, url: str, r: Result) -> None:
         """Cache ``r`` under ``url`` in the young generation."""
@@ -181,7 +176,8 @@ class Unifier:
         if reason is not None:
             # nothing to unify in mailto:, javascript:, data:...; kept verbatim
             return Result(resolved, self.prefix_text + resolved, reason)
-        return self._run_steps(resolved, Parts.split(resolved))
+        p = Parts.split(resolved)
+        return self._run_steps(resolved, p, self._hosts.get(p.host) or self.hosts.get(p.host))
 
     def filter_reason(self, url: str, base: str | None = None) -> str | None:
         """Why ``url`` must not be followed (see :mod:`scrapy_urlunify.core.filters`), or ``None``."""
@@ -210,12 +206,12 @@ class Unifier:
             path, self.policy.trap_repetitions
         )
 
-    def _run_steps(self, resolved: str, p: Parts) -> Result:
-        """Both layers on the parts ``p`` of the http(s) URL ``resolved``, each step where its
-        guard holds. (The path-based filter reasons are left to :meth:`filter_reason`.)"""
+    def _run_steps(self, resolved: str, p: Parts, hr: HostRules) -> Result:
+        """Both layers on the parts ``p`` of the http(s) URL ``resolved`` (whose host has the
+        rules ``hr``), each step where its guard holds. (The path-based filter reasons are left
+        to :meth:`filter_reason`.)"""
         fetch = resolved
         host = p.host
-        hr = self._hosts.get(host) or self.hosts.get(host)
         changed = self._rewrite(p, hr, self)
         if changed is SETTLED:
             fetch = p.url()
@@ -235,15 +231,11 @@ class Unifier:
         settle (no rule is known to do that), the resolved URL is fetched as it is."""
         for _ in range(MAX_PASSES):
             fetch = p.url()
-            q = self._parts_if_serialized(fetch)
-            if q is None:
-                try:
-                    again = ada_normalize(fetch)
-                except ValueError:  # pragma: no cover - the rules only remove parts of a valid URL
-                    break
-                q = Parts.split(again)
-            else:
-                again = fetch
+            try:
+                again = ada_normalize(fetch)
+            except ValueError:  # pragma: no cover - the rules only remove parts of a valid URL
+                break
+            q = Parts.split(again)
             if not self._rewrite(q, self._hosts.get(q.host) or self.hosts.get(q.host), self) and again == fetch:
                 return fetch, q
             p = q
