@@ -21,7 +21,7 @@ from .policy import Policy
 from .rules import GUARD_NAMES, Context, Step
 from .url import Parts
 
-__all__ = ["SETTLED", "compile_layer", "guard_of"]
+__all__ = ["SETTLED", "compile_layer", "fold_policy", "guard_of"]
 
 _READ_PARTS = "path, query, fragment, userinfo = p.path, p.query, p.fragment, p.userinfo"
 _ARGS = ", ".join(GUARD_NAMES)

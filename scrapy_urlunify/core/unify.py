@@ -74,8 +74,8 @@ _new_result = tuple.__new__  # Result(...) without the Python-level __new__ of N
 class Unifier:
     """A compiled policy: the steps, the per-host table and a bounded cache of results.
 
-    ``skip`` names steps (and host sub-rules) to leave out, which is how :func:`same` finds the
-    rules that decide. Not thread-safe, like the rest of a Scrapy crawl (the caches are plain
+    ``skip`` names steps (and host sub-rules) to leave out, which is how
+    :func:`~scrapy_urlunify.core.explain.same` finds the rules that decide. Not thread-safe, like the rest of a Scrapy crawl (the caches are plain
     dicts).
     """
 
