@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: venv test lint demo docs bench clean
 
-$(VENV)/.installed: pyproject.toml setup.py scrapy_urlunify/_speedups.c
+$(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'

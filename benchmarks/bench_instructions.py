@@ -77,7 +77,7 @@ def worker(what: str, stream: bool) -> None:
         elif what == "w3lib":
             from w3lib.url import canonicalize_url as fn
         else:
-            from scrapy_urlunify.core.url import ada_normalize as fn
+            from scrapy_urlunify.core.ada import ada_normalize as fn
 
         def step(_: object, u: str) -> None:
             try:

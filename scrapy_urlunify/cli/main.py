@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .. import __version__
+from ..core.explain import Explanation, explain_with, same
 from ..core.policy import Policy, PolicyError
-from ..core.rules import InvalidURL
-from ..core.unify import Explanation, same, unifier_for
+from ..core.unify import unifier_for
+from ..core.url import InvalidURL
 
 __all__ = ["build_parser", "main", "policy_from_args"]
 
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextI
     assert policy is not None, f"{args.command} needs a policy"
     u = unifier_for(policy)
     if args.command == "explain":
-        e = u.explain(args.url, args.base)
+        e = explain_with(u, args.url, args.base)
         out.write(format_explanation(e) + "\n")
         return 0 if e.error is None else 1
     if args.command == "same":

@@ -58,8 +58,6 @@ DEFAULT_STRIP_HOST_PREFIXES: tuple[str, ...] = ("www", "wwwN")
 #: ``""`` applies to every host, a domain to that host and its subdomains.
 ParamRules = tuple[tuple[str, tuple[str, ...]], ...]
 
-ParamSpec = Iterable[str] | Mapping[str, Iterable[str]] | None
-
 
 class PolicyError(Exception):
     """Base of the policy validation errors; ``field`` names the offending field."""

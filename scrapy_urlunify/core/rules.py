@@ -11,18 +11,19 @@ A URL is first resolved and serialized the way a browser does (:func:`resolve`),
 
 Each step is a plain function ``step(parts, ctx) -> bool | str``: it edits ``parts`` in place and
 returns a truthy value when it changed something (a string names the sub-rule that fired). ``ctx``
-is the :class:`~scrapy_urlunify.core.unify.Unifier`, which holds the policy and per-host tables.
+is the :class:`~scrapy_urlunify.core.unify.Unifier`, which holds the policy and per-host rules.
 :func:`rule` tags each step with its layer, so docs, ``urlunify explain`` and tests read the same
 names, and with its *guard*: when the step can apply at all. A step runs only where its guard
-holds; the unifier derives its fast paths from the guards (:mod:`scrapy_urlunify.core.unify`).
+holds (:mod:`scrapy_urlunify.core.guards`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from .hosts import HostRules
 from .params import (
     ASPNET_SEGMENT,
     PATH_SESSION,
@@ -34,42 +35,52 @@ from .params import (
     may_name_session_param,  # noqa: F401 - read by guards
     may_name_tracking_param,  # noqa: F401 - read by guards
 )
-from .url import InvalidURL, Parts, ada_join, ada_normalize, resolve
+from .policy import Policy
+from .url import Parts
 
-if TYPE_CHECKING:
-    from .unify import Unifier
-
-# InvalidURL, Parts, resolve and the ada binding live in .url; they are re-exported here, where
-# 0.1.0 documented them
-__all__ = ["GUARD_NAMES", "IDENTITY", "IDENTITY_STEPS", "REWRITE", "REWRITE_STEPS", "InvalidURL", "Parts",
-           "ada_join", "ada_normalize", "resolve", "rule"]
+__all__ = ["GUARD_NAMES", "IDENTITY", "IDENTITY_STEPS", "REWRITE", "REWRITE_STEPS", "Context", "Step", "rule"]
 
 REWRITE = "rewrite"
 IDENTITY = "identity"
 
 
-Step = Callable[[Parts, "Unifier"], Any]
+class Context(Protocol):
+    """What a step reads besides the parts (the :class:`~scrapy_urlunify.core.unify.Unifier`)."""
+
+    policy: Policy
+    #: the policy's ``index_pages``, as a set
+    index_pages: frozenset[str]
+
+    def host_rules(self, host: str) -> HostRules: ...
+
+
+Step = Callable[[Parts, Context], Any]
 
 
 #: The names a guard may read: the parts of the URL as the step would find them, the rules of
-#: its host (:class:`~scrapy_urlunify.core.unify.HostRules`) and the policy.
+#: its host (:class:`~scrapy_urlunify.core.hosts.HostRules`) and the policy.
 GUARD_NAMES = ("path", "query", "fragment", "userinfo", "host", "hr", "policy")
 
 
-def rule(layer: str, guard: str = "True") -> Callable[[Step], Step]:
-    """Tag a step with its layer (``"rewrite"`` or ``"identity"``) and its *guard*.
+def rule(layer: str, guard: str = "True", settled: bool = False) -> Callable[[Step], Step]:
+    """Tag a step with its layer (``"rewrite"`` or ``"identity"``), its *guard*, and whether what
+    it leaves is *settled*.
 
     The guard is a Python expression over :data:`GUARD_NAMES`, false when the step cannot apply:
     the step runs only where its guard holds, so its body needs no test of its own. Guards are
     what make the common URL cheap: the unifier compiles them, in step order, into one function
-    per layer, and into the test that lets a URL none of whose guards holds take a short path
-    of plain string operations (:meth:`~scrapy_urlunify.core.unify.Unifier.result`).
+    per layer (:func:`~scrapy_urlunify.core.guards.compile_layer`).
+
+    A rewrite step is ``settled`` when, on a URL as the WHATWG parser writes it, it leaves one
+    the parser writes the same, to which no step of its layer applies that did not already: a
+    URL only such steps changed is its own URL to fetch, with no second pass of the layer
+    (:meth:`~scrapy_urlunify.core.unify.Unifier.result`; tests check it against the passes).
     """
 
     def tag(fn: Step) -> Step:
         fn.layer = layer  # type: ignore[attr-defined]
-        fn.rule_name = fn.__name__  # type: ignore[attr-defined]
         fn.guard = guard  # type: ignore[attr-defined]
+        fn.settled = settled  # type: ignore[attr-defined]
         return fn
 
     return tag
@@ -129,10 +140,11 @@ def _set_path(p: Parts, new: str) -> bool:
 
 
 # (fragment[:1] first: a route starts with "!" or "/", and most fragments are anchors, which
-# this tells apart without calling the pattern)
+# this tells apart without calling the pattern). Settled: a serialized URL less its fragment is
+# serialized, and no other rewrite step's guard holds for lack of a fragment.
 @rule(REWRITE, guard="fragment is not None and not (policy.route_fragments and fragment[:1] in '!/' and "
-                     "fragment_is_route(fragment))")
-def drop_fragment(p: Parts, ctx: Unifier) -> bool:
+                     "fragment_is_route(fragment))", settled=True)
+def drop_fragment(p: Parts, ctx: Context) -> bool:
     """Drop the fragment (never sent to the server), except routes of single-page apps:
     ``#!...`` (hashbang) and ``#/...``, which name different content (policy
     ``route_fragments``)."""
@@ -141,7 +153,7 @@ def drop_fragment(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(REWRITE, guard="'%' in path or (query is not None and '%' in query) or (fragment is not None and '%' in fragment)")
-def normalize_escapes(p: Parts, ctx: Unifier) -> bool:
+def normalize_escapes(p: Parts, ctx: Context) -> bool:
     """``%7e`` -> ``~``, ``%2f`` -> ``%2F`` in path, query and kept fragment."""
     changed = False
     if "%" in p.path:
@@ -160,7 +172,7 @@ def normalize_escapes(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(REWRITE, guard="policy.strip_session_ids and (';' in path or '(' in path)")
-def remove_path_session_ids(p: Parts, ctx: Unifier) -> bool:
+def remove_path_session_ids(p: Parts, ctx: Context) -> bool:
     """``/a;jsessionid=0AF3...`` -> ``/a``; ASP.NET ``/(S(id))/page.aspx`` -> ``/page.aspx`` (also
     lower-case ``/(s(id))/`` and the 1.x form ``/(4hqa0555fwsecu455xqckv45)/``)."""
     path = p.path
@@ -175,14 +187,14 @@ _SLASHES = re.compile(r"(?<!:)//+")
 
 
 @rule(REWRITE, guard="'//' in path")
-def collapse_slashes(p: Parts, ctx: Unifier) -> bool:
+def collapse_slashes(p: Parts, ctx: Context) -> bool:
     """``/a//b`` -> ``/a/b``; a ``//`` right after ``:`` is kept, since it is an embedded URL
     (``/web/2020/http://example.com/``, Nutch's ``(?<!:)/{2,}``)."""
     return _set_path(p, _SLASHES.sub("/", p.path))
 
 
 @rule(REWRITE, guard="query == ''")
-def drop_empty_query(p: Parts, ctx: Unifier) -> bool:
+def drop_empty_query(p: Parts, ctx: Context) -> bool:
     """``/a?`` -> ``/a`` (an empty query string is not sent differently by servers)."""
     p.query = None
     return True
@@ -205,7 +217,7 @@ def _filter_query(p: Parts, drop: Callable[[str, str], bool]) -> bool:
 
 
 @rule(REWRITE, guard="query and policy.strip_session_ids and may_name_session_param(query)")
-def remove_session_params(p: Parts, ctx: Unifier) -> bool:
+def remove_session_params(p: Parts, ctx: Context) -> bool:
     """``?PHPSESSID=...``, ``jsessionid``, ``ASPSESSIONIDxxxxxxxx``, token-like ``sid``/``sessionid``,
     and the ColdFusion ``CFID``+``CFTOKEN`` pair (see :mod:`scrapy_urlunify.core.params`)."""
     changed = _filter_query(p, is_session_param)
@@ -217,13 +229,13 @@ def remove_session_params(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(REWRITE, guard="query and policy.strip_tracking_params and may_name_tracking_param(query)")
-def remove_tracking_params(p: Parts, ctx: Unifier) -> bool:
+def remove_tracking_params(p: Parts, ctx: Context) -> bool:
     """``utm_*``, ``fbclid``, ``gclid``, ``msclkid``, ``mc_cid``... (see :mod:`scrapy_urlunify.core.params`)."""
     return _filter_query(p, lambda n, v: is_tracking_param(n))
 
 
 @rule(REWRITE, guard="query and hr.remove is not None and may_name_param(hr.remove, query)")
-def remove_policy_params(p: Parts, ctx: Unifier) -> bool:
+def remove_policy_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``remove_params`` for this host (names or globs)."""
     matcher: NameMatcher = ctx.host_rules(p.host).remove  # type: ignore[assignment]
     return _filter_query(p, lambda n, v: matcher(n))
@@ -233,25 +245,25 @@ def remove_policy_params(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(IDENTITY, guard="policy.ignore_scheme")
-def ignore_scheme(p: Parts, ctx: Unifier) -> bool:
+def ignore_scheme(p: Parts, ctx: Context) -> bool:
     """``http`` and ``https`` name one page (policy ``ignore_scheme``)."""
     p.scheme = None
     return True
 
 
 @rule(IDENTITY, guard="userinfo")
-def drop_userinfo(p: Parts, ctx: Unifier) -> bool:
+def drop_userinfo(p: Parts, ctx: Context) -> bool:
     """``http://user:pw@host/`` is the page of ``http://host/`` (credentials are not identity)."""
     p.userinfo = ""
     return True
 
 
 @rule(IDENTITY, guard="hr.identity_host != host")
-def unify_host(p: Parts, ctx: Unifier) -> str | bool:
+def unify_host(p: Parts, ctx: Context) -> str | bool:
     """Drop a trailing dot, strip ``www``-like prefixes, then map domain aliases and sister
     suffixes to one host.
 
-    Computed once per host (:meth:`Unifier.host_rules`); returns the names of the sub-rules that
+    Computed once per host (:class:`~scrapy_urlunify.core.hosts.HostTable`); returns the names of the sub-rules that
     fired: ``strip_trailing_dot``, ``strip_host_prefix``, ``domain_alias``, ``sister_suffix``.
     """
     hr = ctx.host_rules(p.host)
@@ -285,7 +297,7 @@ fragment_is_route: Callable[[str], re.Match[str] | None] = re.compile(r"(?:!/|!(
 
 
 @rule(IDENTITY, guard="hr.path_prefixes is not None")
-def drop_path_prefix(p: Parts, ctx: Unifier) -> bool:
+def drop_path_prefix(p: Parts, ctx: Context) -> bool:
     """``/print/x`` is ``/x`` when ``print`` is one of the host's ``ignore_path_prefixes``
     (configured or learned); a path that is only the segment (``/print/``) keeps it."""
     prefixes: frozenset[str] = ctx.host_rules(p.host).path_prefixes  # type: ignore[assignment]
@@ -297,19 +309,19 @@ def drop_path_prefix(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(IDENTITY, guard="path[-1] == '/'")
-def drop_trailing_slash(p: Parts, ctx: Unifier) -> bool:
+def drop_trailing_slash(p: Parts, ctx: Context) -> bool:
     """``/docs/`` and ``/docs`` name one page (the root ``/`` stays)."""
     return _set_path(p, strip_trailing_slash(p.path))
 
 
-@rule(IDENTITY, guard="'.' in path")
-def drop_index_page(p: Parts, ctx: Unifier) -> bool:
+@rule(IDENTITY, guard="'.' in path and path[path.rfind('/') + 1:].lower() in policy.index_pages")
+def drop_index_page(p: Parts, ctx: Context) -> bool:
     """``/docs/index.html`` is ``/docs/`` (policy ``index_pages``, case-insensitive)."""
     return _set_path(p, strip_index_pages(p.path, ctx.index_pages))
 
 
 @rule(IDENTITY, guard="query and hr.ignore is not None and may_name_param(hr.ignore, query)")
-def drop_ignored_params(p: Parts, ctx: Unifier) -> bool:
+def drop_ignored_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
     URL, left out of the identifier."""
     matcher: NameMatcher = ctx.host_rules(p.host).ignore  # type: ignore[assignment]
@@ -317,7 +329,7 @@ def drop_ignored_params(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(IDENTITY, guard="query and hr.key is not None and may_name_param(hr.key, query)")
-def keep_key_params(p: Parts, ctx: Unifier) -> bool:
+def keep_key_params(p: Parts, ctx: Context) -> bool:
     """When a URL carries one of its host's ``key_params``, only key parameters identify it."""
     key: NameMatcher = ctx.host_rules(p.host).key  # type: ignore[assignment]
     items = p.query.split("&")  # type: ignore[union-attr]
@@ -333,18 +345,13 @@ def keep_key_params(p: Parts, ctx: Unifier) -> bool:
 #: `````` ``{`` ``|`` ``}``), or reserved for the host alone (``[`` ``]``).
 has_unsafe_chars = re.compile(r'["<>\\^`{|}\[\]]').search
 
-#: The functions a guard may call that test whether a part holds one of a set of characters,
-#: with that set: the guard compiler folds such a call to false where the characters are known
-#: to be absent (:func:`scrapy_urlunify.core.guards.fold_absent`).
-CHAR_TESTS: dict[str, frozenset[str]] = {"has_unsafe_chars": frozenset('"<>\\^`{|}[]')}
-
 
 def _escape_unsafe(s: str) -> str:
     return re.sub(r'["<>\\^`{|}\[\]]', lambda m: f"%{ord(m.group()):02X}", s)
 
 
 @rule(IDENTITY, guard="has_unsafe_chars(path) or (query and has_unsafe_chars(query))")
-def escape_unsafe_chars(p: Parts, ctx: Unifier) -> bool:
+def escape_unsafe_chars(p: Parts, ctx: Context) -> bool:
     """``?q=foobar|`` and ``?q=foobar%7C``, ``/x[y]`` and ``/x%5By%5D`` name one page: a server
     decodes a character that is neither reserved nor unreserved the same, raw or escaped. The
     identifier writes it escaped, as RFC 3986 does (reserved characters keep their spelling:
@@ -376,14 +383,14 @@ def _set_query(p: Parts, new: str | None) -> bool:
 
 
 @rule(IDENTITY, guard="query is not None")
-def drop_empty_params(p: Parts, ctx: Unifier) -> bool:
+def drop_empty_params(p: Parts, ctx: Context) -> bool:
     """``?a=&b=1&&`` -> ``?b=1``: parameters with an empty value say nothing about the page.
     (A bare ``?a`` is kept: it is a flag, and often the whole query of a page.)"""
     return _set_query(p, without_empty_items(p.query))  # type: ignore[arg-type]
 
 
 @rule(IDENTITY, guard="query and '%20' in query")
-def plus_for_space(p: Parts, ctx: Unifier) -> bool:
+def plus_for_space(p: Parts, ctx: Context) -> bool:
     """``?q=a%20b`` and ``?q=a+b`` name one page: form decoding (what PHP, Java servlets, Python
     frameworks... apply to a query) reads both as a space."""
     p.query = p.query.replace("%20", "+")  # type: ignore[union-attr]
@@ -391,7 +398,7 @@ def plus_for_space(p: Parts, ctx: Unifier) -> bool:
 
 
 @rule(IDENTITY, guard="query and '&' in query")
-def sort_params(p: Parts, ctx: Unifier) -> bool:
+def sort_params(p: Parts, ctx: Context) -> bool:
     """``?b=2&a=1`` and ``?a=1&b=2`` name one page."""
     return _set_query(p, sorted_query(p.query))  # type: ignore[arg-type]
 

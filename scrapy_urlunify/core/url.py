@@ -1,9 +1,9 @@
 """URLs as a browser reads them: the WHATWG parser (ada), resolution, and the parts of a result.
 
 Everything the rules need before they start: :func:`resolve` (parse and serialize as a browser
-does, :class:`InvalidURL` where the standard fails), :class:`Parts` (a serialized http(s) URL
-split without parsing it again) and :func:`host_of` (the host of such a URL, for the callers that
-need nothing else).
+does, with :mod:`~scrapy_urlunify.core.ada`; :class:`InvalidURL` where the standard fails),
+:class:`Parts` (a serialized http(s) URL split without parsing it again) and :func:`host_of` (the
+host of such a URL, for the callers that need nothing else).
 """
 
 from __future__ import annotations
@@ -11,59 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import ada_url
+from .ada import ada_join, ada_normalize
 
-__all__ = ["CANONICAL_CHARS", "InvalidURL", "Parts", "ada_join", "ada_normalize", "canonical_chars",
-           "canonical_splitter", "host_of", "resolve"]
+__all__ = ["CANONICAL_CHARS", "InvalidURL", "Parts", "canonical_chars", "canonical_splitter", "host_of",
+           "resolve"]
 
 
 class InvalidURL(ValueError):
     """The input cannot be parsed as a URL (the WHATWG URL Standard says: failure)."""
-
-
-def _bind_ada():  # type: ignore[no-untyped-def]
-    """Parse-and-serialize functions over ada's C API.
-
-    ``ada_url.normalize_url`` builds a dict of attributes through ``getattr`` and a garbage-
-    collected handle, which costs as much again as the parse itself (2.0 against 1.1 µs per URL
-    here); calling the same C functions directly halves the cost of every link. The public
-    functions are the fallback should a future ``ada-url`` move its private module (a test
-    checks that both give the same results on the WHATWG test suite).
-    """
-    try:
-        from ada_url.ada_adapter import ffi, lib
-
-        parse, parse_with_base = lib.ada_parse, lib.ada_parse_with_base
-        get_href, free, unpack = lib.ada_get_href, lib.ada_free, ffi.unpack
-    except (ImportError, AttributeError):  # pragma: no cover - depends on the installed ada-url
-        return ada_url.normalize_url, ada_url.join_url
-
-    def href(obj) -> str:  # type: ignore[no-untyped-def]
-        # ada's getters give an empty string for a failed parse (ada_c.h), and a URL the
-        # parser accepts never serializes empty: one C call less than asking ada_is_valid
-        h = get_href(obj)
-        n = h.length
-        if not n:
-            free(obj)
-            raise ValueError("Invalid URL")
-        s = unpack(h.data, n).decode()
-        free(obj)
-        return s
-
-    def normalize(s: str) -> str:
-        b = s.encode()  # UnicodeEncodeError (a ValueError) on lone surrogates
-        return href(parse(b, len(b)))
-
-    def join(base: str, s: str) -> str:
-        b, bb = s.encode(), base.encode()
-        return href(parse_with_base(b, len(b), bb, len(bb)))
-
-    return normalize, join
-
-
-#: ``ada_normalize(url)`` and ``ada_join(base, href)``: WHATWG parse and serialize; ValueError
-#: on failure.
-ada_normalize, ada_join = _bind_ada()
 
 
 #: Per part of an http(s) URL, characters the WHATWG parser keeps as they are (no percent-encode

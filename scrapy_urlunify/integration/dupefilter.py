@@ -53,7 +53,7 @@ from scrapy.utils.deprecate import method_is_overridden
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import RequestFingerprinter, referer_str
 
-from ..core.rules import InvalidURL
+from ..core.url import InvalidURL
 from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
 from ..stores.fingerprints import FingerprintSet
 from . import refusal

@@ -22,7 +22,7 @@ from hashlib import blake2b
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from ..core.rules import InvalidURL
+from ..core.url import InvalidURL
 from .context import UnifyContext
 from .meta import VERBATIM_META, meta_of
 

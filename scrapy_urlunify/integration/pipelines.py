@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
-from ..core.rules import InvalidURL
+from ..core.url import InvalidURL
 from ..learning.page_signature import text_signature
 from ..stores import (
     MemorySignatureStore,

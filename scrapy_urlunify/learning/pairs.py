@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ..core.domains import is_ip, split_domain, within
-from ..core.rules import Parts
+from ..core.url import Parts
 from .page_index import PageIndex, slot
 from .rule_types import ALIAS, PARAM, PATH
 

@@ -14,14 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
-from ..compiled import speedups
-
 __all__ = ["FingerprintSet"]
-
-# the same probes in C (scrapy_urlunify/_speedups.c), where the extension was built
-_c_add = speedups.ordered_add if speedups is not None else None
-_c_contains = speedups.ordered_contains if speedups is not None else None
-_c_rehash = speedups.ordered_rehash if speedups is not None else None
 
 #: Grow the table once more than this fraction of its home slots is used. An ordered table
 #: (below) stops a search at the first larger member, so a miss costs what a hit costs:
@@ -42,7 +35,6 @@ MIN_SLOTS = 8
 SPILL = 64
 
 _ZERO_TABLE = array("Q", [0])
-_LIMIT = 1 << 64
 
 
 def _slots_for(capacity: int) -> int:
@@ -106,12 +98,6 @@ class FingerprintSet:
         sequence, no separate lookup.
         """
         table = self._table
-        if _c_add is not None and fp:
-            try:
-                end = _c_add(table, fp, self._n, self._shift_in, self._shift_out)
-            except OverflowError:  # negative, or 2**64 and more
-                raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)") from None
-            return end >= 0 and self._inserted(end)
         # Hot path (once per request): locals only, the first probes unrolled, no range
         # check (an out-of-range value lands outside the table or fails at the store below)
         try:
@@ -166,8 +152,6 @@ class FingerprintSet:
     def __contains__(self, fp: object) -> bool:
         """Whether ``fp`` is a member (False for anything not in ``[0, 2**64)``)."""
         table = self._table
-        if _c_contains is not None and fp and type(fp) is int and 0 < fp < _LIMIT:
-            return _c_contains(table, fp, self._n, self._shift_in, self._shift_out)
         try:
             i = ((fp >> self._shift_in) * self._n) >> self._shift_out  # type: ignore[operator]
             slot = table[i]
@@ -228,12 +212,6 @@ class FingerprintSet:
         old = self._table
         self._alloc(n)
         new = self._table
-        if _c_rehash is not None:
-            needed = _c_rehash(old, new, n, self._shift_in, self._shift_out)
-            if needed:  # runs spill past the spill slots: as many more as the loop below adds
-                new.extend(_ZERO_TABLE * (-(-(needed - len(new)) // SPILL) * SPILL))
-                _c_rehash(old, new, n, self._shift_in, self._shift_out)
-            return
         last = len(new) - 1
         free = 0  # the first slot after the last member placed
         shift_in, shift_out = self._shift_in, self._shift_out

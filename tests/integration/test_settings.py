@@ -91,7 +91,6 @@ def test_the_table_holds_every_setting_the_package_reads():
     package = Path(__file__).parents[2] / "scrapy_urlunify"
     used = {m for path in package.rglob("*.py") for m in re.findall(r"URLUNIFY_[A-Z_]+[A-Z]", path.read_text())}
     used -= {"URLUNIFY_DEMO_PROXY", "URLUNIFY_DEMO_HOSTS"}  # the demo's own, not the plugin's
-    used -= {"URLUNIFY_PURE_PYTHON"}  # an environment variable read at import (compiled.py)
     assert used <= set(SETTINGS), used - set(SETTINGS)
     # the policy settings are named after the Policy fields they set, all of them
     assert {s.field for s in SETTINGS.values() if s.field} == set(Policy.field_names()) - {"sites"}
