@@ -41,7 +41,7 @@ from scrapy_urlunify.learning.near_duplicates import distance, fingerprint, main
 from scrapy_urlunify.learning.signatures import body_text
 
 ROOT = Path("/usr/share/doc/python3/html")
-THRESHOLDS = range(0, 11)
+THRESHOLDS = range(11)
 _NAV = ("//*[@role='navigation']|//*[contains(@class,'related')]|//*[contains(@class,'sphinxsidebar')]"
         "|//*[@class='footer']|//form|//footer|//nav")
 
@@ -148,8 +148,8 @@ def python_doc(root: Path, limit: int | None) -> tuple[dict[str, dict[str, int |
         size = len(main_text(html.document_fromstring(original)).encode())
         for variation, (before, after) in VARIATIONS.items():
             a, b = _texts(_render(source, before)), _texts(_render(source, after))
-            pairs[variation].append(tuple(None if a[t] is None or b[t] is None else distance(a[t], b[t])  # type: ignore[arg-type]
-                                          for t in ("main", "body")) + (size,))
+            pairs[variation].append((*(None if a[t] is None or b[t] is None else distance(a[t], b[t])  # type: ignore[arg-type]
+                                       for t in ("main", "body")), size))
         if number % 100 == 0:
             print(f"  {number}/{len(paths)} pages", file=sys.stderr)
     return pages, pairs
@@ -208,7 +208,7 @@ def table(title: str, pages: dict[str, dict[str, int | None]], pairs: dict[str, 
             recalls.append(hits / len(found) if found else float("nan"))
         merged = sum(count for bits, count in histogram.items() if bits <= limit)
         precision = true_positive / (true_positive + merged) if true_positive + merged else float("nan")
-        rows.append({"bits": limit, "recall": dict(zip(names, recalls)), "all": true_positive / total,
+        rows.append({"bits": limit, "recall": dict(zip(names, recalls, strict=True)), "all": true_positive / total,
                      "distinct_merged": merged, "precision": precision})
         print(f"| {limit} | " + " | ".join(f"{r:.3f}" for r in recalls)
               + f" | {true_positive / total:.3f} | {merged} | {precision:.4f} |")

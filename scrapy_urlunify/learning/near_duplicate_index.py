@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from .near_duplicates import resemblance
 
-__all__ = ["MAX_DISTANCE", "DEFAULT_CAPACITY", "Match", "NearDuplicateIndex"]
+__all__ = ["DEFAULT_CAPACITY", "MAX_DISTANCE", "Match", "NearDuplicateIndex"]
 
 #: the largest distance a lookup is sure to find: four blocks of 16 bits, so two fingerprints
 #: at most 7 bits apart differ in at most one bit in some block

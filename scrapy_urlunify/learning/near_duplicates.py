@@ -5,21 +5,26 @@ text"; this fingerprint says "almost the same text": a Permanent link with a "Re
 banner, a redirect view with "(Redirected from ...)", a print view without the navigation, a
 changed counter or "last edited" line. As in Charikar's SimHash, used by Manku, Jain and Das
 Sarma at web scale, each page gets 64 bits, and two pages whose fingerprints differ in few bits
-(their *distance*) have nearly the same weighted features; :func:`resemblance` turns a distance
+(their *distance*) have nearly the same features; :func:`resemblance` turns a distance
 into the cosine similarity it estimates.
 
-* Text: :func:`main_text` reads the *main content* of a parsed page -- the first ``<main>`` or
-  element with ``role="main"`` (MediaWiki's ``#content``, Sphinx's ``div.body``, most CMS
+* Text: :func:`main_text` reads the *main content* of a parsed page -- MediaWiki's article text
+  (``#mw-content-text``: without the "Revision as of", "(Redirected from ...)" lines above it),
+  else the first ``<main>`` or element with ``role="main"`` (Sphinx's ``div.body``, most CMS
   themes), else the ``<body>`` -- without script/style/noscript/template, in one libxslt pass.
   A wiki's navigation, sidebar and footer are the same on every page: on raw body text two
   distinct stub articles would share most of their features (docs/near_duplicates.md measures
   it), and a print view (navigation gone) would be far from its page.
-* Features: the text, white space removed and ASCII lower-cased, is cut into chunks of about
-  six words at content-defined points -- after a word ending in ``e`` (or a Cyrillic ``е``/``а``)
-  and after sentence punctuation -- so an edit changes only the chunk it falls in and the cuts
-  after it stay where they were. Each chunk weighs its length in bytes. Cutting, hashing (CRC-32
-  of each chunk) and the weighted bit sums all run in C (``bytes.split``, ``map``, ``sum`` over
-  integers packed with one 32-bit lane per fingerprint bit): no Python loop per word.
+* Features: the text, white space removed, ASCII lower-cased and digits made 0, is cut into
+  chunks of about four words at content-defined points (sentence punctuation, the letters w and
+  v, two UTF-8 continuation bytes: see :data:`_TRANSLATE`), so an edit changes only the chunk it
+  falls in and the cuts around it stay where they were. A page's features are the *set* of its
+  chunks: a chunk repeated all over a page counts once. Cutting, hashing (CRC-32 of each chunk)
+  and the bit counts all run in C (``bytes.translate``/``split``/``count``, ``map``, ``set``): no
+  Python loop per word.
+* Sensitivity: SimHash measures a change *relative* to the page. Adding m features to a page of
+  n moves its fingerprint by about ``20 * sqrt(m / n)`` bits: a 25-word banner is ~2 bits on a
+  3,000-word article, ~10 on a 300-word one (docs/near_duplicates.md has the measured table).
 * Deterministic across processes and machines (no ``hash()`` of str, explicit byte order): the
   fingerprints persist in a JOBDIR or Redis.
 * Bounded: only the first ``max_bytes`` (default 1 MiB) of UTF-8 text are read.
@@ -39,6 +44,8 @@ from lxml import etree
 __all__ = [
     "BITS",
     "DEFAULT_MAX_BYTES",
+    "ITEM_DISTANCE",
+    "PAGE_DISTANCE",
     "distance",
     "fingerprint",
     "main_text",
@@ -47,15 +54,24 @@ __all__ = [
 
 BITS = 64
 DEFAULT_MAX_BYTES = 1 << 20
+#: Calibrated thresholds in bits (docs/near_duplicates.md): a page this close to a page seen
+#: before is a near-duplicate of it (its links still followed, evidence for learning, a check of a
+#: canonical link) ...
+PAGE_DISTANCE = 7
+#: ... and this close, the strict one, an item is dropped: no two distinct articles of the
+#: calibration sites came this close
+ITEM_DISTANCE = 3
 
 # The main content of a page, else its body (else the whole document), in one libxslt pass.
 _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="text" encoding="utf-8"/>
   <xsl:template match="/">
-    <xsl:variable name="main" select="(//main|//*[@role='main'])[1]"/>
+    <xsl:variable name="landmarks" select="//*[@id='mw-content-text' or @role='main' or self::main]"/>
+    <xsl:variable name="article" select="$landmarks[@id='mw-content-text'][1]"/>
     <xsl:choose>
-      <xsl:when test="$main"><xsl:apply-templates select="$main"/></xsl:when>
+      <xsl:when test="$article"><xsl:apply-templates select="$article"/></xsl:when>
+      <xsl:when test="$landmarks"><xsl:apply-templates select="$landmarks[1]"/></xsl:when>
       <xsl:when test="//body"><xsl:apply-templates select="(//body)[1]"/></xsl:when>
       <xsl:otherwise><xsl:apply-templates/></xsl:otherwise>
     </xsl:choose>
@@ -83,7 +99,7 @@ _TRANSLATE = bytes(_TABLE)
 _WHITE_SPACE = b" \t\n\r\x0b\x0c"
 del _TABLE, _upper, _digit, _byte
 #: a chunk longer than this (text without cut points: CJK, a long URL, a table of numbers) is cut
-#: into pieces of _PIECE bytes, so one edit in it cannot move all its weight
+#: into pieces of _PIECE bytes, so one edit in it does not change all of it
 _LONG_CHUNK = 400
 _PIECE = 64
 
@@ -114,8 +130,9 @@ _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 def main_text(root: etree._Element) -> str:
-    """The text a near-duplicate fingerprint is made of: the main content of a parsed page (the
-    first ``<main>`` or ``role="main"`` element, else ``<body>``, else everything) without script,
+    """The text a near-duplicate fingerprint is made of: the main content of a parsed page
+    (MediaWiki's ``#mw-content-text``, else the first ``<main>`` or ``role="main"`` element, else
+    ``<body>``, else everything) without script,
     style, noscript and template elements nor comments. ``root``: the document's root element
     (in a crawl, Scrapy's ``response.selector.root``); it is read, never modified."""
     return str(_MAIN_TEXT(root))
@@ -123,7 +140,8 @@ def main_text(root: etree._Element) -> str:
 
 def _chunks(text: str, max_bytes: int) -> list[bytes]:
     """The features of ``text``: content-defined chunks of its first ``max_bytes`` bytes."""
-    data = text.encode("utf-8", "surrogatepass")[:max_bytes]
+    # the characters first: a 50 MB text is not encoded whole to keep its first megabyte
+    data = text[:max_bytes].encode("utf-8", "surrogatepass")[:max_bytes]
     chunks = data.translate(_TRANSLATE, _WHITE_SPACE).split(b"\x01")
     if max(map(len, chunks)) > _LONG_CHUNK:
         pieces: list[bytes] = []
@@ -164,7 +182,7 @@ def distance(a: int, b: int) -> int:
 
 
 def resemblance(bits: int) -> float:
-    """The cosine similarity of the weighted features of two pages whose fingerprints are ``bits``
+    """The cosine similarity of the feature sets of two pages whose fingerprints are ``bits``
     apart, as SimHash estimates it (the angle between the feature vectors is ``pi * bits / 64``):
     1.0 for equal fingerprints, 0.99 at 3 bits, 0.92 at 8, 0 at 32."""
     return math.cos(math.pi * min(bits, BITS // 2) / BITS)
