@@ -49,7 +49,9 @@ _HEADER = struct.Struct("<4sBBxxQQ")  # magic, version, head bits (informative),
 _MAGIC = b"NDUP"
 _VERSION = 1
 _NONE = -1
-_ONE_BIT_FLIPS = (0, *(1 << bit for bit in range(_BLOCK_BITS)))
+#: by the number of low block bits a bucket leaves out: the block itself and each one-bit flip
+#: of a bit the bucket keeps (a flip of a bit it leaves out is the same bucket)
+_FLIPS = tuple((0, *(1 << bit for bit in range(drop, _BLOCK_BITS))) for drop in range(_BLOCK_BITS + 1))
 
 
 class Match(NamedTuple):
@@ -85,10 +87,6 @@ class NearDuplicateIndex:
     def _empty_heads(self) -> tuple[array[int], ...]:
         return tuple(array("i", [_NONE]) * (1 << self._head_bits) for _ in range(_BLOCKS))
 
-    def _bucket(self, fingerprint: int, block: int) -> int:
-        """The bucket of a fingerprint in the table of ``block``: the top head bits of the block."""
-        return (fingerprint >> (_BLOCK_BITS * block + _BLOCK_BITS - self._head_bits)) & ((1 << self._head_bits) - 1)
-
     def nearest(self, fingerprint: int, max_distance: int = MAX_DISTANCE) -> Match | None:
         """The page nearest to ``fingerprint``, at most ``max_distance`` bits away (0 to 7), the
         first one added among equally near pages; None when there is none."""
@@ -97,13 +95,14 @@ class NearDuplicateIndex:
         fingerprints = self._fingerprints
         best = _NONE
         best_distance = max_distance + 1
-        flips = _ONE_BIT_FLIPS if max_distance > _EXACT_BLOCK_REACH else (0,)
+        drop = _BLOCK_BITS - self._head_bits  # a bucket is the block's top head bits
+        flips = _FLIPS[drop] if max_distance > _EXACT_BLOCK_REACH else (0,)
         for block in range(_BLOCKS):
             nexts = self._next[block]
             heads = self._heads[block]
-            shift = _BLOCK_BITS * block
-            for bucket in {self._bucket(fingerprint ^ (flip << shift), block) for flip in flips}:
-                at = heads[bucket]
+            value = (fingerprint >> (_BLOCK_BITS * block)) & 0xFFFF
+            for flip in flips:
+                at = heads[(value ^ flip) >> drop]
                 while at != _NONE:
                     bits = (fingerprints[at] ^ fingerprint).bit_count()
                     if bits < best_distance or (bits == best_distance and at < best):
@@ -142,7 +141,7 @@ class NearDuplicateIndex:
     def _link(self, at: int, fingerprint: int) -> None:
         for block in range(_BLOCKS):
             heads = self._heads[block]
-            bucket = self._bucket(fingerprint, block)
+            bucket = ((fingerprint >> (_BLOCK_BITS * block)) & 0xFFFF) >> (_BLOCK_BITS - self._head_bits)
             # prepended: a walk meets the newest first, so nearest() compares positions to
             # prefer the page added first among equally near ones
             self._next[block][at] = heads[bucket]
