@@ -29,7 +29,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import child_json, write_json
+from _common import child_json, write_json  # noqa: E402 (after the sys.path line)
 
 ROOTS = (Path("/usr/share/doc/python3/html"), Path("/usr/share/doc/python3-doc/html"))
 
