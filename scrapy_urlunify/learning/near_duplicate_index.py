@@ -96,19 +96,24 @@ class NearDuplicateIndex:
         best = _NONE
         best_distance = max_distance + 1
         drop = _BLOCK_BITS - self._head_bits  # a bucket is the block's top head bits
-        flips = _FLIPS[drop] if max_distance > _EXACT_BLOCK_REACH else (0,)
-        for block in range(_BLOCKS):
-            nexts = self._next[block]
-            heads = self._heads[block]
-            value = (fingerprint >> (_BLOCK_BITS * block)) & 0xFFFF
-            for flip in flips:
-                at = heads[(value ^ flip) >> drop]
-                while at != _NONE:
-                    bits = (fingerprints[at] ^ fingerprint).bit_count()
-                    if bits < best_distance or (bits == best_distance and at < best):
-                        best, best_distance = at, bits
-                    at = nexts[at]
-            if best_distance == 0:
+        # the blocks themselves first: every page within 3 bits is there, so a match within 3
+        # bits found there is the nearest, and the 4 x 16 flipped buckets are not read
+        rounds = [(0,)]
+        if max_distance > _EXACT_BLOCK_REACH:
+            rounds.append(_FLIPS[drop][1:])
+        for flips in rounds:
+            for block in range(_BLOCKS):
+                nexts = self._next[block]
+                heads = self._heads[block]
+                value = (fingerprint >> (_BLOCK_BITS * block)) & 0xFFFF
+                for flip in flips:
+                    at = heads[(value ^ flip) >> drop]
+                    while at != _NONE:
+                        bits = (fingerprints[at] ^ fingerprint).bit_count()
+                        if bits < best_distance or (bits == best_distance and at < best):
+                            best, best_distance = at, bits
+                        at = nexts[at]
+            if best_distance <= _EXACT_BLOCK_REACH:
                 break
         if best == _NONE:
             return None
