@@ -9,7 +9,8 @@ Sarma at web scale, each page gets 64 bits, and two pages whose fingerprints dif
 into the cosine similarity it estimates.
 
 * Text: :func:`main_text` reads the *main content* of a parsed page -- MediaWiki's article text
-  (``#mw-content-text``: without the "Revision as of", "(Redirected from ...)" lines above it),
+  (``#mw-content-text``: without the "Revision as of", "(Redirected from ...)" lines above it,
+  and without its section "[edit]" links and interface message boxes inside it),
   else the first ``<main>`` or element with ``role="main"`` (Sphinx's ``div.body``, most CMS
   themes), else the ``<body>`` -- without script/style/noscript/template, in one libxslt pass.
   A wiki's navigation, sidebar and footer are the same on every page: on raw body text two
@@ -63,6 +64,9 @@ PAGE_DISTANCE = 7
 ITEM_DISTANCE = 3
 
 # The main content of a page, else its body (else the whole document), in one libxslt pass.
+# MediaWiki puts two pieces of its interface inside its article text: the "[edit]" links of the
+# sections (gone in the printable view) and message boxes ("The printable version is no longer
+# supported ..."); on a stub they alone moved the printable view 8 bits from the article.
 _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="text" encoding="utf-8"/>
@@ -77,6 +81,7 @@ _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
     </xsl:choose>
   </xsl:template>
   <xsl:template match="script|style|noscript|template"/>
+  <xsl:template match="*[contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')]"/>
 </xsl:stylesheet>"""))
 
 # One translate() pass cuts the text into chunks: white space deleted (it carries no meaning for

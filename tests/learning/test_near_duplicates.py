@@ -103,6 +103,20 @@ def test_a_view_of_a_page_is_a_near_duplicate_of_it(top_a, bottom_a, top_b, bott
     assert found.resemblance >= resemblance(PAGE_DISTANCE)
 
 
+def test_a_mediawiki_printable_view_has_the_fingerprint_of_its_article():
+    # the printable view: no "[edit]" links, a message box inside the article text, no navigation
+    def view(printable: bool) -> bytes:
+        edit = "" if printable else '<span class="mw-editsection">[<a href="?action=edit">edit</a>]</span>'
+        box = ('<div class="mw-message-box-warning mw-message-box">The printable version is no longer '
+               "supported and may have rendering errors.</div>") if printable else ""
+        nav = "" if printable else "<div id='mw-navigation'>Main page | Random article | Help</div>"
+        return (f"<html><body>{nav}<div id='content' role='main'><h1>River</h1>"
+                f"<div id='mw-content-text'>{box}<h2>History{edit}</h2><p>{ARTICLE}</p>"
+                f"<h2>Castle{edit}</h2><p>{OTHER_ARTICLE}</p></div></div></body></html>").encode()
+
+    assert fp(view(False)) == fp(view(True))
+
+
 def test_a_banner_inside_the_content_of_a_long_article_leaves_it_a_near_duplicate():
     import random
 
