@@ -66,7 +66,8 @@ ITEM_DISTANCE = 3
 # The main content of a page, else its body (else the whole document), in one libxslt pass.
 # MediaWiki puts two pieces of its interface inside its article text: the "[edit]" links of the
 # sections (gone in the printable view) and message boxes ("The printable version is no longer
-# supported ..."); on a stub they alone moved the printable view 8 bits from the article.
+# supported ..."); on a stub they alone moved the printable view 8 bits from the article. Only
+# there (mode "mediawiki"): the class test on every element doubled the pass on other pages.
 _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="text" encoding="utf-8"/>
@@ -74,14 +75,16 @@ _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
     <xsl:variable name="landmarks" select="//*[@id='mw-content-text' or @role='main' or self::main]"/>
     <xsl:variable name="article" select="$landmarks[@id='mw-content-text'][1]"/>
     <xsl:choose>
-      <xsl:when test="$article"><xsl:apply-templates select="$article"/></xsl:when>
+      <xsl:when test="$article"><xsl:apply-templates select="$article" mode="mediawiki"/></xsl:when>
       <xsl:when test="$landmarks"><xsl:apply-templates select="$landmarks[1]"/></xsl:when>
       <xsl:when test="//body"><xsl:apply-templates select="(//body)[1]"/></xsl:when>
       <xsl:otherwise><xsl:apply-templates/></xsl:otherwise>
     </xsl:choose>
   </xsl:template>
   <xsl:template match="script|style|noscript|template"/>
-  <xsl:template match="*[contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')]"/>
+  <xsl:template match="script|style|noscript|template" mode="mediawiki"/>
+  <xsl:template match="*[@class][contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')]"
+                mode="mediawiki"/>
 </xsl:stylesheet>"""))
 
 # One translate() pass cuts the text into chunks: white space deleted (it carries no meaning for
