@@ -17,6 +17,7 @@ Usage: python benchmarks/bench_near_duplicates.py [--rounds 5] [--sizes 100000,1
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import random
@@ -62,7 +63,7 @@ def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
 
     def exact() -> None:
         for body, tree in zip(pages, trees, strict=True):
-            page_signature(body, "text/html", tree=lambda tree=tree: tree)
+            page_signature(body, "text/html", tree=functools.partial(lambda root: root, tree))
 
     def extract() -> None:
         for tree in trees:

@@ -269,7 +269,7 @@ def table(title: str, pages: dict[str, dict[str, int | None]], pairs: dict[str, 
               + f" | {true_positive / total:.3f} | {merged} | {precision:.4f} |")
     sized = [p for pairs_ in pairs.values() for p in pairs_ if len(p) > 2 and p[column] is not None]
     if sized:
-        print("\nrecall by size of the main text (python3-doc pairs), at ≤ 3 / ≤ 6 / ≤ 10 bits: ", end="")
+        print("\nrecall by size of the main text, at ≤ 3 / ≤ 6 / ≤ 10 bits: ", end="")
         for low, high in ((0, 4000), (4000, 16000), (16000, 1 << 40)):
             chosen = [p[column] for p in sized if low <= p[2] < high]  # type: ignore[operator]
             if chosen:

@@ -98,7 +98,7 @@ class NearDuplicateIndex:
         drop = _BLOCK_BITS - self._head_bits  # a bucket is the block's top head bits
         # the blocks themselves first: every page within 3 bits is there, so a match within 3
         # bits found there is the nearest, and the 4 x 16 flipped buckets are not read
-        rounds = [(0,)]
+        rounds: list[tuple[int, ...]] = [(0,)]
         if max_distance > _EXACT_BLOCK_REACH:
             rounds.append(_FLIPS[drop][1:])
         for flips in rounds:
