@@ -125,7 +125,7 @@ def index_child(size: int) -> dict[str, Any]:
     load_ms = (time.perf_counter() - started) * 1e3
     return {"pages": size, "bytes per page": round(held / size, 1), "seen() µs, new page": round(new_us, 2),
             "seen() µs, near-duplicate": round(near_us, 2), "near-duplicates found": found / probes,
-            "to_bytes bytes per page": round(len(data) / size, 1), "to_bytes ms": round(dump_ms, 1),
+            "to_bytes bytes per page": round(len(data) / len(index), 1), "to_bytes ms": round(dump_ms, 1),
             "from_bytes ms": round(load_ms, 1)}
 
 
