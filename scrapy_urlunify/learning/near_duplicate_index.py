@@ -5,15 +5,16 @@ blocks and keep, for each block, the pages by the value of that block. Two finge
 bits apart agree on at least one whole block (four blocks, three differing bits), so the pages
 that share one of the four blocks are all the candidates; at most 7 bits apart, they agree on one
 block but for at most one bit, so the candidates are in 4 x 17 buckets (the block, and the block
-with each of its 16 bits flipped). Calibration (docs/near_duplicates.md) puts the thresholds
-between 3 and 7 bits: a small page with a banner line is 5 to 10 bits from itself.
+with each of its 16 bits flipped), read only when no page is within 3 bits. Calibration
+(docs/near_duplicates.md) puts the thresholds at 3 and 7 bits.
 
-Compact, in flat arrays rather than Python objects (measured by benchmarks/bench_near_duplicates.py:
-about 36 bytes a page at 100k and at 1M pages): per page its fingerprint and a caller's 64-bit
-key (16 bytes), and for each block the position of the next page in its bucket (4 x 4 bytes);
-per block a table of bucket heads that doubles as the index grows (a bucket holds about two
-pages, up to 65,536 buckets: past 131,072 pages a bucket holds pages/65,536, 15 at 1M), so a
-lookup compares a handful of pages whatever the size.
+Compact, in flat arrays rather than Python objects (benchmarks/bench_near_duplicates.py: 43
+bytes a page at 100k pages, 34 at 1M): per page its fingerprint and a caller's 64-bit key (16
+bytes), and for each block the position of the next page in its bucket (4 x 4 bytes); per block
+a table of bucket heads that doubles as the index grows (about two pages a bucket, up to 65,536
+buckets: past 131,072 pages a bucket holds pages/65,536, 15 at 1M). A lookup within 3 bits reads
+4 buckets; one that finds nothing within 3 bits reads 68 (~100 pages compared at 100k, ~1,000
+at 1M).
 
 Bounded: at most ``capacity`` pages; a full index still answers, and adds no page. It
 serialises to bytes (:meth:`NearDuplicateIndex.to_bytes`: 16 bytes a page and a header, the

@@ -25,7 +25,8 @@ into the cosine similarity it estimates.
   Python loop per word.
 * Sensitivity: SimHash measures a change *relative* to the page. Adding m features to a page of
   n moves its fingerprint by about ``20 * sqrt(m / n)`` bits: a 25-word banner is ~2 bits on a
-  3,000-word article, ~10 on a 300-word one (docs/near_duplicates.md has the measured table).
+  3,000-word article, ~6 on a 300-word one, give or take the noise of 64 bits (docs/near_duplicates.md
+  has the measured table).
 * Deterministic across processes and machines (no ``hash()`` of str, explicit byte order): the
   fingerprints persist in a JOBDIR or Redis.
 * Bounded: only the first ``max_bytes`` (default 1 MiB) of UTF-8 text are read.
