@@ -18,7 +18,9 @@ runs in between):
 * ``<key>:pushed`` -- SET of the dedup keys of every entry ever pushed. A page handled again
   after a death yields links that the dead worker had recorded as seen but perhaps not pushed;
   :meth:`ReliableQueue.push` with ``check=True`` pushes such a link only if no one ever did.
-  It costs about what the seen set costs (one short member per request).
+  It costs about what the seen set costs (one short member per request);
+* ``<key>:given_back`` -- how many entries were ever given back (a counter, for operators and
+  tests: each is a request that may be fetched twice).
 
 No Scrapy import: the Scrapy side (``scrapy_urlunify.integration.redis_queue``) encodes
 requests and decides when one is done. A Redis error is raised to the caller as redis-py raises
@@ -47,6 +49,7 @@ local function give_back(queue, workers, w)
   end
   redis.call('DEL', h)
   redis.call('ZREM', workers, w)
+  if n > 0 then redis.call('INCRBY', queue .. ':given_back', n) end
   return n
 end
 """
@@ -101,12 +104,12 @@ end
 return n
 """
 
-# KEYS: queue, seq, pushed, workers. Every key of the queue.
+# KEYS: queue, seq, pushed, workers, given_back. Every key of the queue.
 _CLEAR = """
 for _, w in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
   redis.call('DEL', KEYS[1] .. ':inflight:' .. w)
 end
-return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 """
 
 
@@ -135,6 +138,7 @@ class ReliableQueue:
         self.seq_key = f"{key}:seq"
         self.pushed_key = f"{key}:pushed"
         self.workers_key = f"{key}:workers"
+        self.given_back_key = f"{key}:given_back"
         self.inflight_key = f"{key}:inflight:{worker}"
         self._push = client.register_script(_PUSH)
         self._pop = client.register_script(_POP)
@@ -191,10 +195,14 @@ class ReliableQueue:
         """Entries in flight under any worker, dead or alive."""
         return int(self._in_flight(keys=[self.key, self.workers_key]))
 
+    def given_back(self) -> int:
+        """How many entries were ever given back (by dead workers' peers, or at a close)."""
+        return int(self.client.get(self.given_back_key) or 0)
+
     def __len__(self) -> int:
         """Entries waiting in the queue (not those in flight)."""
         return int(self.client.zcard(self.key))
 
     def clear(self) -> None:
         """Delete the queue, what is in flight and the record of what was pushed."""
-        self._clear(keys=[self.key, self.seq_key, self.pushed_key, self.workers_key])
+        self._clear(keys=[self.key, self.seq_key, self.pushed_key, self.workers_key, self.given_back_key])
