@@ -42,6 +42,7 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary, WeakSet
 
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["GIVEN_BACK_META", "QUEUE_ID_META", "RESCUE_META", "RedisQueue", "queue_of", "watch_done"]
+__all__ = ["GIVEN_BACK_META", "QUEUE_ID_META", "RESCUE_META", "QueueErrback", "RedisQueue", "queue_of", "watch_done"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,29 @@ def lease_of(settings: Any) -> float:
     if not lease > 0:
         raise SettingsError(LEASE_SETTING, f"must be positive, got {value!r}")
     return lease
+
+
+class QueueErrback:
+    """The errback of a popped request while it is in flight: ``handler(self, failure)`` sees
+    its final failure (download error, ``IgnoreRequest`` from a downloader middleware, an error
+    of the spider middlewares' input) and calls ``original`` (re-raising when there is none, which
+    Scrapy handles as a request without errback). :meth:`RedisQueue.push` puts ``original`` back
+    on a redirect or retry, so the queue stores the spider's own errback."""
+
+    __slots__ = ("__weakref__", "entry_id", "handler", "original")
+
+    def __init__(self, entry_id: str, original: Callable[..., Any] | None,
+                 handler: Callable[[QueueErrback, Any], Any]) -> None:
+        self.entry_id = entry_id
+        self.original = original
+        self.handler = handler
+
+    def __call__(self, failure: Any) -> Any:
+        return self.handler(self, failure)
+
+    @property
+    def __name__(self) -> str:  # Scrapy names the errback in some warnings
+        return getattr(self.original, "__name__", "errback")
 
 
 class RedisQueue:
@@ -140,6 +164,8 @@ class RedisQueue:
         return len(self.store)
 
     def push(self, request: Request) -> None:
+        if isinstance(request.errback, QueueErrback):
+            request.errback = request.errback.original
         meta = request.meta
         replaces = meta.pop(QUEUE_ID_META, "") or ""
         meta.pop(GIVEN_BACK_META, None)  # a redirect or retry is a new entry

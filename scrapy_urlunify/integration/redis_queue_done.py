@@ -11,9 +11,10 @@ Done means nothing of the request is left to lose when its worker dies now:
   acknowledges the request when the last of it is handled. A callback that raises is done once
   what it yielded before is handled; a response no callback sees (an exception no middleware
   handles) is done at ``spider_error``;
-* its final failure (after retries, an ``IgnoreRequest`` from a downloader middleware) went
-  through its errback, with the errback's output handled as a callback's, or it has no errback
-  (:class:`FailureMiddleware`);
+* its final failure (after retries, an ``IgnoreRequest`` from a downloader middleware's
+  ``process_request`` or ``process_response``) went through its errback, with the errback's
+  output handled as a callback's, or it has no errback (:class:`FailureMiddleware` gives every
+  popped request an errback that sees it);
 * a redirect or a retry of it was queued (the queue does it in the same step) or dropped by the
   scheduler (the queue's ``request_dropped`` hook).
 
@@ -37,14 +38,21 @@ Each is closest to the engine on its side (2 and 1): what it sees is what the en
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from scrapy import Request, signals
 from scrapy.utils.misc import arg_to_iter
 
-from .redis_queue import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META, queue_of, watch_done
+from .redis_queue import (
+    GIVEN_BACK_META,
+    QUEUE_ID_META,
+    RESCUE_META,
+    QueueErrback,
+    queue_of,
+    watch_done,
+)
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -77,6 +85,8 @@ class _Tracker:
         self.crawler = crawler
         #: id(response or failure) -> its handling (item signals name the response)
         self.open: dict[int, _Handling] = {}
+        #: entry id -> its open handling
+        self.by_entry: dict[str, _Handling] = {}
         #: requests yielded and not yet through the scheduler -> their handling
         self.requests: WeakKeyDictionary[Request, _Handling] = WeakKeyDictionary()
         crawler.signals.connect(self._scheduled, signal=signals.request_scheduled)
@@ -94,6 +104,7 @@ class _Tracker:
     def start(self, source: Any, entry_id: str) -> _Handling:
         handling = _Handling(source, entry_id)
         self.open[id(source)] = handling
+        self.by_entry[entry_id] = handling
         queue = queue_of(self.crawler)
         if queue is not None:
             queue.watched.add(entry_id)
@@ -125,6 +136,8 @@ class _Tracker:
         handling.done = True
         if self.open.get(id(handling.source)) is handling:
             del self.open[id(handling.source)]
+        if self.by_entry.get(handling.entry_id) is handling:
+            del self.by_entry[handling.entry_id]
         queue = queue_of(self.crawler)
         if queue is not None:
             queue.ack(handling.entry_id)
@@ -148,6 +161,37 @@ class _Tracker:
         handling = self.handling(response)
         if handling is not None and not handling.started:
             self.end(handling)  # no middleware output will come: the response never reached it
+
+    def failed(self, errback: QueueErrback, failure: Any) -> Any:
+        """A popped request's errback is called: its final failure."""
+        original = errback.original
+        if errback.entry_id in self.by_entry:
+            # an error of a spider middleware's input: the output goes through DoneMiddleware
+            return failure.raiseException() if original is None else original(failure)
+        request = getattr(failure, "request", None)
+        if request is not None:
+            request.meta.pop(QUEUE_ID_META, None)  # what the errback yields from it is new
+        handling = self.start(failure, errback.entry_id)
+        if original is None:
+            self.end(handling)  # the scraper only logs the failure
+            return failure.raiseException()
+        try:
+            output = original(failure)
+        except BaseException:
+            self.end(handling)
+            raise
+        if hasattr(output, "__aiter__"):
+            return self.wrap_async(handling, output)
+        if inspect.isawaitable(output):  # an async errback: its output is not followed
+            self.end(handling)
+            return output
+        outputs = arg_to_iter(output)
+        if outputs is output:
+            return self.wrap(handling, outputs)
+        for one in outputs:  # None, or one request or item
+            self.track(handling, one)
+        self.end(handling)
+        return output
 
     def wrap(self, handling: _Handling, result: Iterable[Any]) -> Iterable[Any]:
         handling.started = True
@@ -198,53 +242,21 @@ class DoneMiddleware:
 
 
 class FailureMiddleware:
-    """Downloader middleware (at 1, so its ``process_exception`` comes last: no retry or
-    redirect follows): a request's final failure is done once its errback's output is handled."""
+    """Downloader middleware (at 1: the first to see a popped request): puts a
+    :class:`~.redis_queue.QueueErrback` on the request, so its final failure, from wherever it
+    comes, is done once its errback's output is handled."""
 
     def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
         self.tracker = _Tracker.of(crawler)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FailureMiddleware:
         return cls(crawler)
 
-    def process_exception(self, request: Request, exception: BaseException,
-                          spider: Spider | None = None) -> None:
-        entry_id = request.meta.pop(QUEUE_ID_META, None)
-        if not entry_id:
-            return
-        if request.errback is None:
-            queue = queue_of(self.crawler)
-            if queue is not None:
-                queue.ack(entry_id)  # the scraper only logs the failure
-            return
-        request.errback = self._errback(entry_id, request.errback)
-
-    def _errback(self, entry_id: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        tracker = self.tracker
-
-        def errback(failure: Any) -> Any:
-            handling = tracker.start(failure, entry_id)
-            try:
-                output = original(failure)
-            except BaseException:
-                tracker.end(handling)
-                raise
-            if hasattr(output, "__aiter__"):
-                return tracker.wrap_async(handling, output)
-            if inspect.isawaitable(output):  # an async errback: its output is not followed
-                tracker.end(handling)
-                return output
-            outputs = arg_to_iter(output)
-            if outputs is output:
-                return tracker.wrap(handling, outputs)
-            for one in outputs:  # None, or one request or item
-                tracker.track(handling, one)
-            tracker.end(handling)
-            return output
-
-        return errback
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        entry_id = request.meta.get(QUEUE_ID_META)
+        if entry_id and not isinstance(request.errback, QueueErrback):
+            request.errback = QueueErrback(entry_id, request.errback, self.tracker.failed)
 
 
 class GivenBackMiddleware:

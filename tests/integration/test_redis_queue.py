@@ -240,6 +240,28 @@ def test_an_idle_worker_waits_for_the_requests_of_a_dead_peer_and_fetches_them(r
     assert dead.in_flight() == 0 and len(dead) == 0
 
 
+def test_the_links_a_dead_worker_recorded_as_seen_without_queuing_them_are_queued(redis_server: RedisServer,
+                                                                                  tmp_path: Path) -> None:
+    """A worker dies while the item of page 0 is in the pipelines: page 0 is in flight under it,
+    its three links are in the seen set (LinkMiddleware recorded them in one batch) and not in
+    the queue. Given back, page 0 is fetched again by a new worker, and its links, "seen" for the
+    dupefilter, are queued all the same: nothing lost, only page 0 fetched twice."""
+    client = redis_server.client()
+    marks = str(tmp_path / "marks")
+    with TreeSite(size=40) as site:
+        proc, result = start_worker(tmp_path / "first", redis_server.url, marks=marks, kill_on_item=[0])
+        wait_ready([proc], [tmp_path / "first" / "ready"])
+        client.lpush("fleet:start_urls", site.url(0))
+        assert finish(proc, result).returncode == -9
+        assert client.zcard(QUEUE_KEY) == 0 and in_flight_of(client, proc.pid) == 1
+        # the start URL and the three links of page 0, seen; the links never queued
+        assert client.scard("urlunify:fleet:seen") == 4
+        run = finish(*start_worker(tmp_path / "second", redis_server.url, marks=marks))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stats.get("urlunify/queue/given_back") == 1 and run.stats.get("urlunify/queue/rescued_links") == 3
+    assert sorted(site.lost()) == [] and site.fetched_twice() == {"/p/0": 2}
+
+
 class _ChainSite:
     """``/p/<i>`` (i < 10) links ``/p/<i+1>``, except: page 1 is reached through ``/r/1`` (a 302),
     page 2 answers 500 once then 200 (a retry), page 3 links ``/gone`` (404) and page 5 links
@@ -264,7 +286,8 @@ class _ChainSite:
                     return
                 i = int(path[3:])
                 links = {0: ["/r/1"], 3: ["/p/4", "/gone"], 5: ["/p/6", "/r/4"]}.get(i, [f"/p/{i + 1}"] if i < 9 else [])
-                body = "".join(f"<a href='{href}'>x</a>" for href in links).encode()
+                anchors = "".join(f"<a href='{href}'>{href}</a>" for href in links)
+                body = f"<html><body><p>The text of page {i}, found nowhere else.</p>{anchors}</body></html>".encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
                 self.send_header("Content-Length", str(len(body)))
@@ -296,7 +319,7 @@ def test_redirects_retries_and_failures_end_their_requests(redis_server: RedisSe
         site.server.shutdown()
         site.server.server_close()
     assert run.returncode == 0, run.stderr[-3000:]
-    assert {f"/p/{i}" for i in range(10)} <= set(site.hits)
+    assert {f"/p/{i}" for i in range(10)} <= set(site.hits), run.stderr[-6000:]
     assert site.hits["/p/2"] == 2 and site.hits["/gone"] == 1
     assert site.hits["/r/1"] == site.hits["/r/4"] == site.hits["/p/4"] == 1
     assert run.stats.get("retry/count") == 1 and run.stats.get("downloader/response_status_count/302") == 2
