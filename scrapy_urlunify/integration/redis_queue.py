@@ -12,10 +12,11 @@ of a worker that stopped heart-beating go back to the queue::
                           "scrapy_urlunify.integration.redis_queue_done.GivenBackMiddleware": 960}
     DOWNLOADER_MIDDLEWARES = {"scrapy_urlunify.integration.redis_queue_done.FailureMiddleware": 1}
 
-A request is done (:mod:`.redis_queue_done` decides) when its response went through the
-spider callback, every request the callback yielded went through the scheduler and every item
-left the item pipelines; or when its final failure went through its errback (or had none); or
-when the scheduler dropped its redirect. A redirect or a retry takes the place of the request it
+(the queue refuses to open without those three). A request is done (:mod:`.redis_queue_done`
+decides) when its response went through the spider callback, every request the callback
+yielded went through the scheduler and every item left the item pipelines; or when its final
+failure went through its errback (or had none: a :class:`QueueErrback` sees it); or when the
+scheduler dropped its redirect. A redirect or a retry takes the place of the request it
 follows in the same Redis step (the new one is queued, the old one done): the chain is never
 held by one worker. Priorities are kept (a sorted set, as scrapy-redis's ``PriorityQueue``),
 and requests are encoded with the scheduler's ``SCHEDULER_SERIALIZER`` as scrapy-redis does.
@@ -44,7 +45,7 @@ import socket
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary, WeakSet
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["GIVEN_BACK_META", "QUEUE_ID_META", "RESCUE_META", "QueueErrback", "RedisQueue", "queue_of", "watch_done"]
+__all__ = ["DONE_COMPONENTS", "GIVEN_BACK_META", "QUEUE_ID_META", "RESCUE_META", "QueueErrback", "RedisQueue", "queue_of", "watch_done"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,13 +75,15 @@ LEASE_SETTING = "URLUNIFY_QUEUE_LEASE"
 DEFAULT_LEASE = 30.0
 
 _QUEUES: WeakKeyDictionary[Any, RedisQueue] = WeakKeyDictionary()
-#: crawlers whose requests' ends are watched (.redis_queue_done's DoneMiddleware is enabled)
-_WATCHED: WeakSet[Any] = WeakSet()
+#: crawler -> the components of .redis_queue_done it has (the queue opens only with all three)
+_WATCHED: WeakKeyDictionary[Any, set[str]] = WeakKeyDictionary()
+#: what .redis_queue_done provides: spider middlewares, downloader middleware
+DONE_COMPONENTS = ("DoneMiddleware", "GivenBackMiddleware", "FailureMiddleware")
 
 
-def watch_done(crawler: Crawler) -> None:
-    """Called by the middleware that acknowledges done requests: the queue may open."""
-    _WATCHED.add(crawler)
+def watch_done(crawler: Crawler, component: str) -> None:
+    """Called by each component of :mod:`.redis_queue_done` when the crawl builds it."""
+    _WATCHED.setdefault(crawler, set()).add(component)
 
 
 def queue_of(crawler: Crawler) -> RedisQueue | None:
@@ -146,11 +149,12 @@ class RedisQueue:
         self.context = UnifyContext.of(crawler)
         #: entry ids whose handling .redis_queue_done follows now (a response, an errback)
         self.watched: set[str] = set()
-        if crawler not in _WATCHED:
-            raise SettingsError("SPIDER_MIDDLEWARES",
-                                "RedisQueue needs scrapy_urlunify.integration.redis_queue_done.DoneMiddleware "
-                                "(and GivenBackMiddleware, FailureMiddleware): without them no request is ever "
-                                "done and the fleet never closes")
+        missing = [name for name in DONE_COMPONENTS if name not in _WATCHED.get(crawler, ())]
+        if missing:
+            raise SettingsError("SPIDER_MIDDLEWARES" if missing[0] != "FailureMiddleware" else "DOWNLOADER_MIDDLEWARES",
+                                f"RedisQueue needs scrapy_urlunify.integration.redis_queue_done.{missing[0]} "
+                                "(see that module): without it a request may never be done, and a page may be "
+                                "lost when a worker dies")
         _QUEUES[crawler] = self
         self._beat = task.LoopingCall(self._heartbeat)
         self._beat.start(lease / 5, now=True)

@@ -26,13 +26,15 @@ that copy ``response.meta`` do not carry it.
 of a page given back after a death skip the seen set (the dead worker may have recorded them
 without queuing them) and are queued only if no worker ever queued them.
 
-All three are needed with ``RedisQueue`` (it refuses to open without ``DoneMiddleware``)::
+All three are needed with ``RedisQueue`` (it refuses to open without any of them)::
 
     SPIDER_MIDDLEWARES = {"scrapy_urlunify.integration.redis_queue_done.DoneMiddleware": 2,
                           "scrapy_urlunify.integration.redis_queue_done.GivenBackMiddleware": 960}
     DOWNLOADER_MIDDLEWARES = {"scrapy_urlunify.integration.redis_queue_done.FailureMiddleware": 1}
 
-Each is closest to the engine on its side (2 and 1): what it sees is what the engine gets.
+``DoneMiddleware`` and ``FailureMiddleware`` are closest to the engine on their side (2 and 1):
+what ``DoneMiddleware`` sees of a callback's output is what the engine gets, and
+``FailureMiddleware`` is the first to see a popped request.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ class _Handling:
 
 
 class _Tracker:
-    """The crawl's open handlings, shared by the two middlewares that open them."""
+    """The crawl's open handlings, shared by the two middlewares that open them
+    (:class:`DoneMiddleware` feeds it the signals)."""
 
     _BY_CRAWLER: WeakKeyDictionary[Any, _Tracker] = WeakKeyDictionary()
 
@@ -89,10 +92,6 @@ class _Tracker:
         self.by_entry: dict[str, _Handling] = {}
         #: requests yielded and not yet through the scheduler -> their handling
         self.requests: WeakKeyDictionary[Request, _Handling] = WeakKeyDictionary()
-        crawler.signals.connect(self._scheduled, signal=signals.request_scheduled)
-        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
-            crawler.signals.connect(self._item_left, signal=signal)
-        crawler.signals.connect(self._spider_error, signal=signals.spider_error)
 
     @classmethod
     def of(cls, crawler: Crawler) -> _Tracker:
@@ -142,7 +141,7 @@ class _Tracker:
         if queue is not None:
             queue.ack(handling.entry_id)
 
-    def _scheduled(self, request: Request, spider: Spider | None = None) -> None:
+    def scheduled(self, request: Request) -> None:
         handling = self.requests.pop(request, None)
         if handling is not None:
             # request_scheduled comes before the scheduler queues or drops the request, in the
@@ -152,12 +151,12 @@ class _Tracker:
 
             deferLater(reactor, 0, self.release, handling)
 
-    def _item_left(self, item: Any = None, response: Any = None, **kwargs: Any) -> None:
+    def item_left(self, response: Any) -> None:
         handling = self.handling(response)
         if handling is not None:
             self.release(handling)
 
-    def _spider_error(self, failure: Any = None, response: Any = None, **kwargs: Any) -> None:
+    def spider_error(self, response: Any) -> None:
         handling = self.handling(response)
         if handling is not None and not handling.started:
             self.end(handling)  # no middleware output will come: the response never reached it
@@ -213,11 +212,26 @@ class _Tracker:
 
 
 class DoneMiddleware:
-    """Spider middleware (at 2): acknowledges a response's request once its output is handled."""
+    """Spider middleware (at 2): acknowledges a response's request once its output is handled
+    (and an errback's, for :class:`FailureMiddleware`). It listens to ``request_scheduled`` only
+    for the requests that reached it, and to the item signals."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.tracker = _Tracker.of(crawler)
-        watch_done(crawler)
+        watch_done(crawler, "DoneMiddleware")
+        crawler.signals.connect(self._scheduled, signal=signals.request_scheduled)
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(self._item_left, signal=signal)
+        crawler.signals.connect(self._spider_error, signal=signals.spider_error)
+
+    def _scheduled(self, request: Request, spider: Spider | None = None) -> None:
+        self.tracker.scheduled(request)
+
+    def _item_left(self, item: Any = None, response: Any = None, **kwargs: Any) -> None:
+        self.tracker.item_left(response)
+
+    def _spider_error(self, failure: Any = None, response: Any = None, **kwargs: Any) -> None:
+        self.tracker.spider_error(response)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DoneMiddleware:
@@ -248,6 +262,7 @@ class FailureMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.tracker = _Tracker.of(crawler)
+        watch_done(crawler, "FailureMiddleware")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FailureMiddleware:
@@ -265,6 +280,7 @@ class GivenBackMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> GivenBackMiddleware:
+        watch_done(crawler, "GivenBackMiddleware")
         return cls()
 
     def process_spider_output(self, response: Response, result: Iterable[Any],

@@ -15,13 +15,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _reliable_fleet import QUEUE_KEY, extra_fetches, given_back, in_flight_of, start_worker, wait_ready
+from _reliable_fleet import (
+    QUEUE_KEY,
+    extra_fetches,
+    given_back,
+    in_flight_of,
+    start_worker,
+    wait_ready,
+)
 from _treesite import TreeSite, finish
 from redis_server import RedisServer
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
-from scrapy_urlunify.integration.redis_queue import GIVEN_BACK_META, QUEUE_ID_META, RedisQueue, watch_done
+from scrapy_urlunify.integration.redis_queue import (
+    DONE_COMPONENTS,
+    GIVEN_BACK_META,
+    QUEUE_ID_META,
+    RedisQueue,
+    watch_done,
+)
 from scrapy_urlunify.integration.settings import SettingsError
 from scrapy_urlunify.stores.redis_queue import ReliableQueue
 
@@ -42,18 +55,22 @@ def test_pop_takes_the_best_priority_first_and_keeps_the_order_within_one(redis_
     popped = [q.pop() for _ in range(5)]
     assert [p.payload for p in popped if p] == [b"high", b"low-1", b"low-2", b"low-3", b"negative"]
     assert q.pop() is None
-    assert len(q) == 0 and q.in_flight() == 5 and q.mine() == 5
+    assert len(q) == 0
+    assert q.in_flight() == 5
+    assert q.mine() == 5
 
 
 def test_a_popped_entry_stays_in_flight_until_acknowledged(redis_server: RedisServer) -> None:
     q = ReliableQueue(redis_server.client(), "q", "w1")
     q.push(b"a", 0)
     popped = q.pop()
-    assert popped is not None and not popped.given_back
+    assert popped is not None
+    assert not popped.given_back
     assert q.mine_ids() == {popped.id}
     assert q.ack(popped.id)
     assert not q.ack(popped.id)  # once
-    assert q.in_flight() == 0 and len(q) == 0
+    assert q.in_flight() == 0
+    assert len(q) == 0
 
 
 def test_concurrent_pops_take_each_entry_once(redis_server: RedisServer) -> None:
@@ -86,11 +103,14 @@ def test_the_entries_of_a_dead_worker_go_back_to_the_queue(redis_server: RedisSe
     for payload, priority in [(b"a", 1), (b"b", 0), (b"c", 0)]:
         dead.push(payload, -priority)
     first, second = dead.pop(), dead.pop()
-    assert first and second and first.payload == b"a"
+    assert first
+    assert second
+    assert first.payload == b"a"
     assert alive.heartbeat() == 0  # dead is still alive: its lease runs
     time.sleep(0.5)
     assert alive.heartbeat() == 2
-    assert alive.in_flight() == 0 and len(alive) == 3
+    assert alive.in_flight() == 0
+    assert len(alive) == 3
     again = [alive.pop() for _ in range(3)]
     # given back at their place (priority, then age), marked as given back
     assert [(p.payload, p.given_back) for p in again if p] == [(b"a", True), (b"b", True), (b"c", False)]
@@ -125,10 +145,13 @@ def test_two_workers_racing_never_both_give_back_an_entry(redis_server: RedisSer
     for t in threads:
         t.join()
     q = ReliableQueue(client, "q", "check")
-    assert sum(counts) == 100 and q.given_back() == 100
-    assert len(q) == 200 and q.in_flight() == 0  # each entry once in the queue (a ZSET would hide a double)
+    assert sum(counts) == 100
+    assert q.given_back() == 100
+    assert len(q) == 200
+    assert q.in_flight() == 0
     payloads = Counter(p.payload for p in iter(q.pop, None))
-    assert len(payloads) == 200 and set(payloads.values()) == {1}
+    assert len(payloads) == 200
+    assert set(payloads.values()) == {1}
 
 
 def test_a_redirect_or_retry_replaces_its_request_in_flight_in_one_step(redis_server: RedisServer) -> None:
@@ -137,7 +160,8 @@ def test_a_redirect_or_retry_replaces_its_request_in_flight_in_one_step(redis_se
     popped = q.pop()
     assert popped is not None
     assert q.push(b"redirected", 0, dedup=b"k2", replaces=popped.id)
-    assert q.in_flight() == 0 and len(q) == 1
+    assert q.in_flight() == 0
+    assert len(q) == 1
 
 
 def test_a_checked_push_queues_only_what_no_one_queued(redis_server: RedisServer) -> None:
@@ -147,7 +171,7 @@ def test_a_checked_push_queues_only_what_no_one_queued(redis_server: RedisServer
     assert q.push(b"b", 0, dedup=b"key-b", check=True)
     assert q.push(b"a, not checked", 0, dedup=b"key-a")  # the dupefilter decided: queued
     assert len(q) == 3
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="dedup key"):
         q.push(b"c", 0, check=True)
 
 
@@ -159,11 +183,13 @@ def test_a_worker_that_leaves_gives_back_what_it_holds_and_clear_removes_everyth
         q.push(str(i).encode(), 0, dedup=str(i).encode())
     q.pop()
     assert q.leave() == 1
-    assert len(q) == 3 and q.in_flight() == 0
+    assert len(q) == 3
+    assert q.in_flight() == 0
     q.pop()
     q.clear()
-    assert len(q) == 0 and q.in_flight() == 0
-    assert not [k for k in client.keys("q*")]
+    assert len(q) == 0
+    assert q.in_flight() == 0
+    assert not list(client.keys("q*"))
 
 
 # --- the queue class, as scrapy-redis's scheduler builds it -----------------------------------
@@ -180,8 +206,8 @@ def _queue(redis_server: RedisServer, watched: bool = True) -> RedisQueue:
     crawler = get_crawler(_Spider, {"URLUNIFY_QUEUE_LEASE": 5})
     spider = _Spider.from_crawler(crawler)
     crawler.spider = spider
-    if watched:
-        watch_done(crawler)
+    for component in DONE_COMPONENTS if watched else ():
+        watch_done(crawler, component)
     return RedisQueue(redis_server.client(), spider, "%(spider)s:requests")
 
 
@@ -193,21 +219,26 @@ def test_the_queue_class_keeps_requests_and_priorities(redis_server: RedisServer
         queue.push(Request("http://a.test/high", priority=5, callback=queue.spider.parse))
         assert len(queue) == 2
         high, low = queue.pop(), queue.pop()
-        assert high is not None and low is not None and queue.pop() is None
+        assert high is not None
+        assert low is not None
+        assert queue.pop() is None
         assert (high.url, high.priority, high.callback) == ("http://a.test/high", 5, queue.spider.parse)
-        assert low.meta["x"] == 1 and QUEUE_ID_META in low.meta and GIVEN_BACK_META not in low.meta
+        assert low.meta["x"] == 1
+        assert QUEUE_ID_META in low.meta
+        assert GIVEN_BACK_META not in low.meta
         assert queue.store.in_flight() == 2
         queue.ack(low.meta[QUEUE_ID_META])
         # a retry of the high one takes its place
         queue.push(high.replace(dont_filter=True))
-        assert queue.store.in_flight() == 0 and len(queue) == 1
+        assert queue.store.in_flight() == 0
+        assert len(queue) == 1
         queue.clear()
         assert len(queue) == 0
     finally:
         queue._beat.stop()
 
 
-def test_the_queue_class_refuses_to_open_without_its_done_middleware(redis_server: RedisServer) -> None:
+def test_the_queue_class_refuses_to_open_without_its_done_middlewares(redis_server: RedisServer) -> None:
     with pytest.raises(SettingsError, match="DoneMiddleware"):
         _queue(redis_server, watched=False)
 
@@ -215,7 +246,8 @@ def test_the_queue_class_refuses_to_open_without_its_done_middleware(redis_serve
 def test_the_queue_class_refuses_a_bad_lease(redis_server: RedisServer) -> None:
     crawler = get_crawler(_Spider, {"URLUNIFY_QUEUE_LEASE": "soon"})
     spider = _Spider.from_crawler(crawler)
-    watch_done(crawler)
+    for component in DONE_COMPONENTS:
+        watch_done(crawler, component)
     with pytest.raises(SettingsError, match="URLUNIFY_QUEUE_LEASE"):
         RedisQueue(redis_server.client(), spider, "k")
 
@@ -236,8 +268,10 @@ def test_an_idle_worker_waits_for_the_requests_of_a_dead_peer_and_fetches_them(r
         run = finish(*start_worker(tmp_path / "worker", redis_server.url))
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stats.get("urlunify/queue/given_back") == 1, run.stats
-    assert sorted(site.lost()) == [] and site.fetched_twice() == {}
-    assert dead.in_flight() == 0 and len(dead) == 0
+    assert sorted(site.lost()) == []
+    assert site.fetched_twice() == {}
+    assert dead.in_flight() == 0
+    assert len(dead) == 0
 
 
 def test_the_links_a_dead_worker_recorded_as_seen_without_queuing_them_are_queued(redis_server: RedisServer,
@@ -253,13 +287,16 @@ def test_the_links_a_dead_worker_recorded_as_seen_without_queuing_them_are_queue
         wait_ready([proc], [tmp_path / "first" / "ready"])
         client.lpush("fleet:start_urls", site.url(0))
         assert finish(proc, result).returncode == -9
-        assert client.zcard(QUEUE_KEY) == 0 and in_flight_of(client, proc.pid) == 1
+        assert client.zcard(QUEUE_KEY) == 0
+        assert in_flight_of(client, proc.pid) == 1
         # the start URL and the three links of page 0, seen; the links never queued
         assert client.scard("urlunify:fleet:seen") == 4
         run = finish(*start_worker(tmp_path / "second", redis_server.url, marks=marks))
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stats.get("urlunify/queue/given_back") == 1 and run.stats.get("urlunify/queue/rescued_links") == 3
-    assert sorted(site.lost()) == [] and site.fetched_twice() == {"/p/0": 2}
+    assert run.stats.get("urlunify/queue/given_back") == 1
+    assert run.stats.get("urlunify/queue/rescued_links") == 3
+    assert sorted(site.lost()) == []
+    assert site.fetched_twice() == {"/p/0": 2}
 
 
 class _ChainSite:
@@ -320,12 +357,16 @@ def test_redirects_retries_and_failures_end_their_requests(redis_server: RedisSe
         site.server.server_close()
     assert run.returncode == 0, run.stderr[-3000:]
     assert {f"/p/{i}" for i in range(10)} <= set(site.hits), run.stderr[-6000:]
-    assert site.hits["/p/2"] == 2 and site.hits["/gone"] == 1
+    assert site.hits["/p/2"] == 2
+    assert site.hits["/gone"] == 1
     assert site.hits["/r/1"] == site.hits["/r/4"] == site.hits["/p/4"] == 1
-    assert run.stats.get("retry/count") == 1 and run.stats.get("downloader/response_status_count/302") == 2
+    assert run.stats.get("retry/count") == 1
+    assert run.stats.get("downloader/response_status_count/302") == 2
     assert run.stats.get("httperror/response_ignored_count") == 1
-    assert client.zcard(QUEUE_KEY) == 0 and not list(client.scan_iter(f"{QUEUE_KEY}:inflight:*"))
-    assert given_back(client) == 0 and "urlunify/queue/unobserved" not in run.stats
+    assert client.zcard(QUEUE_KEY) == 0
+    assert not list(client.scan_iter(f"{QUEUE_KEY}:inflight:*"))
+    assert given_back(client) == 0
+    assert "urlunify/queue/unobserved" not in run.stats
 
 
 @pytest.mark.parametrize("seed", [11])
@@ -368,8 +409,10 @@ def test_a_fleet_with_workers_killed_at_random_moments_loses_nothing(redis_serve
         runs = [finish(*job, timeout=180) for job in workers.values()]
     assert kills >= 3, "the crawl ended before the kills"
     for run in runs:
-        assert run.returncode == 0 and run.stats.get("finish_reason") == "finished", run.stderr[-3000:]
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert run.stats.get("finish_reason") == "finished", run.stderr[-3000:]
     assert sorted(site.lost()) == []
     assert extra_fetches(site.hits) <= in_flight_at_kills, (site.fetched_twice(), in_flight_at_kills)
     assert given_back(client) <= in_flight_at_kills  # nothing else came back: no live worker lost a lease
-    assert client.zcard(QUEUE_KEY) == 0 and not any(client.hlen(k) for k in client.scan_iter(f"{QUEUE_KEY}:inflight:*"))
+    assert client.zcard(QUEUE_KEY) == 0
+    assert not any(client.hlen(k) for k in client.scan_iter(f"{QUEUE_KEY}:inflight:*"))
