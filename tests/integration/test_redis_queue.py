@@ -411,6 +411,7 @@ def test_a_fleet_with_workers_killed_at_random_moments_loses_nothing(redis_serve
     for run in runs:
         assert run.returncode == 0, run.stderr[-3000:]
         assert run.stats.get("finish_reason") == "finished", run.stderr[-3000:]
+        assert "urlunify/queue/unobserved" not in run.stats  # every request's end was seen
     assert sorted(site.lost()) == []
     assert extra_fetches(site.hits) <= in_flight_at_kills, (site.fetched_twice(), in_flight_at_kills)
     assert given_back(client) <= in_flight_at_kills  # nothing else came back: no live worker lost a lease
