@@ -60,7 +60,16 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["DONE_COMPONENTS", "GIVEN_BACK_META", "QUEUE_ID_META", "RESCUE_META", "QueueErrback", "RedisQueue", "queue_of", "watch_done"]
+__all__ = [
+    "DONE_COMPONENTS",
+    "GIVEN_BACK_META",
+    "QUEUE_ID_META",
+    "RESCUE_META",
+    "QueueErrback",
+    "RedisQueue",
+    "queue_of",
+    "watch_done",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +160,8 @@ class RedisQueue:
         self.watched: set[str] = set()
         missing = [name for name in DONE_COMPONENTS if name not in _WATCHED.get(crawler, ())]
         if missing:
-            raise SettingsError("SPIDER_MIDDLEWARES" if missing[0] != "FailureMiddleware" else "DOWNLOADER_MIDDLEWARES",
+            setting = "DOWNLOADER_MIDDLEWARES" if missing[0] == "FailureMiddleware" else "SPIDER_MIDDLEWARES"
+            raise SettingsError(setting,
                                 f"RedisQueue needs scrapy_urlunify.integration.redis_queue_done.{missing[0]} "
                                 "(see that module): without it a request may never be done, and a page may be "
                                 "lost when a worker dies")

@@ -322,7 +322,8 @@ class _ChainSite:
                     self.send_error(404 if not path.startswith("/p/") else 500)
                     return
                 i = int(path[3:])
-                links = {0: ["/r/1"], 3: ["/p/4", "/gone"], 5: ["/p/6", "/r/4"]}.get(i, [f"/p/{i + 1}"] if i < 9 else [])
+                default = [f"/p/{i + 1}"] if i < 9 else []
+                links = {0: ["/r/1"], 3: ["/p/4", "/gone"], 5: ["/p/6", "/r/4"]}.get(i, default)
                 anchors = "".join(f"<a href='{href}'>{href}</a>" for href in links)
                 body = f"<html><body><p>The text of page {i}, found nowhere else.</p>{anchors}</body></html>".encode()
                 self.send_response(200)
