@@ -81,7 +81,6 @@ GIVEN_BACK_META = "urlunify_queue_given_back"
 RESCUE_META = "urlunify_queue_rescue"
 
 LEASE_SETTING = "URLUNIFY_QUEUE_LEASE"
-DEFAULT_LEASE = 30.0
 
 _QUEUES: WeakKeyDictionary[Any, RedisQueue] = WeakKeyDictionary()
 #: crawler -> the components of .redis_queue_done it has (the queue opens only with all three)
@@ -98,17 +97,6 @@ def watch_done(crawler: Crawler, component: str) -> None:
 def queue_of(crawler: Crawler) -> RedisQueue | None:
     """The crawl's :class:`RedisQueue`, once the scheduler opened it."""
     return _QUEUES.get(crawler)
-
-
-def lease_of(settings: Any) -> float:
-    value = settings.get(LEASE_SETTING, DEFAULT_LEASE)
-    try:
-        lease = float(value)
-    except (TypeError, ValueError):
-        raise SettingsError(LEASE_SETTING, f"expected a number of seconds, got {value!r}") from None
-    if not lease > 0:
-        raise SettingsError(LEASE_SETTING, f"must be positive, got {value!r}")
-    return lease
 
 
 class QueueErrback:
@@ -153,9 +141,9 @@ class RedisQueue:
         self.key = key % {"spider": spider.name}
         self.serializer = serializer
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        lease = lease_of(crawler.settings)
-        self.store = ReliableQueue(server, self.key, self.worker, lease=lease)
         self.context = UnifyContext.of(crawler)
+        lease = self.context.settings[LEASE_SETTING]
+        self.store = ReliableQueue(server, self.key, self.worker, lease=lease)
         #: entry ids whose handling .redis_queue_done follows now (a response, an errback)
         self.watched: set[str] = set()
         missing = [name for name in DONE_COMPONENTS if name not in _WATCHED.get(crawler, ())]
