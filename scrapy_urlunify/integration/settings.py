@@ -125,6 +125,7 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT", 60.0, "number",
             "Seconds a store call waits through a Redis outage (blocking the crawl) before the "
             "crawl closes with the reason urlunify_store_unavailable.", minimum=0),
+    Setting("URLUNIFY_QUEUE_LEASE", 30.0, "number", "Seconds a RedisQueue worker counts as alive without a heartbeat.", minimum=0.001),
     Setting("URLUNIFY_SIGNATURES", True, "bool",
             "Compute page signatures (MD5 of the body text) and stop duplicate pages."),
     Setting("URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, "int",
