@@ -10,27 +10,11 @@ from typing import Any
 
 from _treesite import start_job
 
-from scrapy_urlunify.integration.redis_queue_done import DoneMiddleware
-
-
-class BatchingDoneMiddleware(DoneMiddleware):
-    """The queue's DoneMiddleware as the add-on is to wire it: known to ``LinkMiddleware``'s
-    downstream analysis as a middleware with nothing to do with the links it drops (it tracks
-    what reaches the engine), so the Redis link batch stays on. Until the coordinator adds the
-    queue's DoneMiddleware to ``downstream._INERT``, this test-only subclass does it."""
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> DoneMiddleware:
-        from scrapy_urlunify.integration import downstream
-
-        downstream._INERT = downstream._INERT | {cls}  # the coordinator's one-line hook, emulated
-        return super().from_crawler(crawler)
-
 #: the worker settings that put the fleet on the reliable queue (a short lease: a dead worker's
 #: requests come back within 3 s)
 RELIABLE_QUEUE: dict[str, Any] = {
     "SCHEDULER_QUEUE_CLASS": "scrapy_urlunify.integration.redis_queue.RedisQueue",
-    "SPIDER_MIDDLEWARES": {"_reliable_fleet.BatchingDoneMiddleware": 2,
+    "SPIDER_MIDDLEWARES": {"scrapy_urlunify.integration.redis_queue_done.DoneMiddleware": 2,
                            "scrapy_urlunify.integration.redis_queue_done.GivenBackMiddleware": 960},
     "DOWNLOADER_MIDDLEWARES": {"scrapy_urlunify.integration.redis_queue_done.FailureMiddleware": 1},
     "URLUNIFY_QUEUE_LEASE": 3,

@@ -29,6 +29,7 @@ from .dequeue import DequeueMiddleware
 from .dupefilter import DupeFilter
 from .internals import downloader_middlewares, receiver_owners, spider_middlewares
 from .meta import meta_of
+from .redis_queue_done import DoneMiddleware as QueueDoneMiddleware
 from .resume import DoneMiddleware
 
 if TYPE_CHECKING:
@@ -39,8 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["Downstream", "link_depth"]
 
 #: spider middlewares with nothing to do with a link from a page (start requests only, input only;
-#: DoneMiddleware tracks what reaches the engine)
-_INERT = frozenset({StartSpiderMiddleware, HttpErrorMiddleware, DoneMiddleware})
+#: the DoneMiddlewares of JOBDIR resume and of the reliable Redis queue track what reaches the engine)
+_INERT = frozenset({StartSpiderMiddleware, HttpErrorMiddleware, DoneMiddleware, QueueDoneMiddleware})
 
 
 class Downstream:
@@ -131,13 +132,14 @@ def _offsite_here(crawler: Crawler) -> OffsiteMiddleware | None:
     dropped by the link middleware rather than when the engine schedules it: nothing else
     listens to ``request_scheduled`` but the add-on's components with nothing to do for a request
     the offsite filter drops: the dupefilter (records ``dont_filter`` requests, which are never
-    offsite), DoneMiddleware (tracks the requests that reached it, after this one) and
+    offsite), the DoneMiddlewares of resume and of the reliable queue (they track the requests that
+    reached them, after this one) and
     DequeueMiddleware (stamps a request for the queue it never reaches)."""
     offsite = next((mw for mw in downloader_middlewares(crawler) if type(mw) is OffsiteMiddleware), None)
     if offsite is None:
         return None
     for owner in receiver_owners(crawler, signals.request_scheduled):
-        if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware, DequeueMiddleware)):
+        if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware, QueueDoneMiddleware, DequeueMiddleware)):
             return None
     return offsite
 
