@@ -18,6 +18,12 @@ subprocess:
 Optionally (``--dupefilter-n``, default 1M) it also times ``RFPDupeFilter.request_seen``
 itself on prebuilt ``Request`` objects, to show where a dupefilter's time really goes.
 
+``--whole SIZES`` (e.g. ``1000000,3000000``) measures instead the whole ``DupeFilter`` (the
+add-on's settings, the memory store) through ``request_seen``: distinct URLs, one fresh
+``Request`` each, in one process; the RSS growth per URL between two sizes is what the crawl
+pays per URL for the dupefilter and everything it grows (the unifier's result cache too,
+until that reaches its bound), and ``store_B`` the seen set's own table.
+
 Usage: python benchmarks/bench_seen_memory.py [--sizes 1000000,10000000]
        [--lookups 1000000] [--dupefilter-n 1000000]
 With the defaults it takes ~3 minutes and ~3 GB of RAM (mostly key generation and the
@@ -159,6 +165,36 @@ def dupefilter_worker(n: int, lookups: int) -> dict[str, Any]:
     }
 
 
+def whole_worker(sizes: list[int]) -> dict[str, Any]:
+    """RSS after ``request_seen`` of each size's distinct URLs, through one add-on DupeFilter."""
+    from scrapy import Request, Spider
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_urlunify.integration.dupefilter import DupeFilter
+
+    class S(Spider):
+        name = "seen-memory"
+
+    crawler = get_crawler(S, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
+    crawler._apply_settings()
+    crawler.spider = S()
+    df = DupeFilter.from_crawler(crawler)
+    seen = df.request_seen
+    df.request_seen(Request(URL.format(-1)))  # first-call allocations out of the baseline
+    gc.collect()
+    base = rss_bytes()
+    out: dict[str, Any] = {}
+    done = 0
+    for n in sorted(sizes):
+        for i in range(done, n):
+            seen(Request(URL.format(i)))
+        done = n
+        gc.collect()
+        out[str(n)] = {"rss_growth": rss_bytes() - base, "store_B": df.store.nbytes / n}  # type: ignore[attr-defined]
+    df.close("finished")
+    return out
+
+
 def run_worker(*args: str) -> dict[str, Any]:
     print(f"  measuring {' '.join(args[:2])} ...", file=sys.stderr, flush=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -200,12 +236,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lookups", type=int, default=1_000_000, help="lookups timed per kind")
     parser.add_argument("--dupefilter-n", type=int, default=1_000_000, help="RFPDupeFilter size, 0 to skip")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--whole", help="comma-separated sizes: the whole DupeFilter through request_seen")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        kind, n = args.worker[0], int(args.worker[1])
-        out = dupefilter_worker(n, args.lookups) if kind == "dupefilter" else worker(kind, n, args.lookups)
+        kind, n = args.worker[0], args.worker[1]
+        if kind == "whole":
+            out = whole_worker([int(x) for x in n.split(",")])
+        elif kind == "dupefilter":
+            out = dupefilter_worker(int(n), args.lookups)
+        else:
+            out = worker(kind, int(n), args.lookups)
         print(json.dumps(out))
+        return
+    if args.whole:
+        sizes = sorted(int(x.replace("_", "")) for x in args.whole.split(","))
+        r = run_worker("whole", ",".join(map(str, sizes)))
+        print("DupeFilter (add-on, memory store) through request_seen, distinct URLs, one process:")
+        for n in sizes:
+            v = r[str(n)]
+            print(f"  {n:>12,} URLs: RSS growth {v['rss_growth'] / n:6.2f} B/URL (seen set's table {v['store_B']:.2f})")
+        for lo, hi in zip(sizes, sizes[1:]):
+            added = (r[str(hi)]["rss_growth"] - r[str(lo)]["rss_growth"]) / (hi - lo)
+            print(f"  marginal {lo:,} -> {hi:,}: {added:.2f} B/URL")
+        write_json(args.json, r)
         return
 
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; each row measured in a fresh process")
