@@ -41,10 +41,8 @@ from warnings import warn
 from scrapy import Request, signals
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.exceptions import ScrapyDeprecationWarning
-from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.deprecate import method_is_overridden
-from scrapy.utils.misc import build_from_crawler, load_object
-from scrapy.utils.request import RequestFingerprinter, referer_str
+from scrapy.utils.request import referer_str
 
 from ..core.rules import InvalidURL
 from ..stores import JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
@@ -52,7 +50,7 @@ from . import refusal
 from .context import UnifyContext, UnifyStats
 from .fingerprinter import Fingerprinter
 from .internals import has_receivers
-from .keys import RequestKeys, foreign_key
+from .keys import RequestKeys, crawl_fingerprinters, foreign_key
 from .meta import BATCH_CALL_META, PROBATION_META, RESUMED_META, UNRECORDED_META, meta_of
 from .resume import ResumeLog, follow_crawl, open_resume_log, warn_scrapy_jobdir
 from .store_faults import (
@@ -133,14 +131,7 @@ class DupeFilter(BaseDupeFilter):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         context = UnifyContext.of(crawler)
-        request_fingerprinter = _request_fingerprinter(crawler)
-        fingerprinter = (request_fingerprinter if isinstance(request_fingerprinter, Fingerprinter)
-                         else Fingerprinter(crawler, context))
-        if (type(request_fingerprinter) is RequestFingerprinter
-                and (crawler.settings.getpriority("REQUEST_FINGERPRINTER_CLASS") or 0)
-                <= SETTINGS_PRIORITIES["default"]):
-            # Scrapy's default, which nobody chose: DUPEFILTER_CLASS alone still unifies
-            request_fingerprinter = fingerprinter
+        fingerprinter, request_fingerprinter = crawl_fingerprinters(crawler, context)
         warn_scrapy_jobdir(crawler)
         try:
             store = cls.make_store(crawler)
@@ -207,30 +198,14 @@ class DupeFilter(BaseDupeFilter):
         return frozenset(f"{k:016x}" for k in self.store)  # type: ignore[attr-defined]
 
     def _add(self, request: Request, key: int) -> bool:
-        """Record ``key`` as seen and, with JOBDIR, ``request`` as scheduled: both or neither (a
-        failed write raises, and the page is then neither seen nor lost)."""
+        """Record ``key`` as seen and, with JOBDIR, ``request`` as scheduled: both or neither
+        (:meth:`ResumeLog.add <scrapy_urlunify.integration.resume.ResumeLog.add>`)."""
         log = self.resume_log
         if log is None:
             new = self.store.add(key)
-        elif self._local_store:
-            # scheduled first, seen last: a failed write leaves the key unseen (its page is
-            # fetched on resume), never seen without the request that fetches it
-            if key in self.store:
-                return False
-            log.scheduled(key, request, self.crawler.spider if self.crawler else None)
-            new = self.store.add(key)
         else:
-            # a shared store answers "new" atomically for the whole fleet: ask it first, and
-            # take the key back if the request cannot be logged
-            new = self.store.add(key)
-            if new:
-                try:
-                    log.scheduled(key, request, self.crawler.spider if self.crawler else None)
-                except BaseException:
-                    discard = getattr(self.store, "discard", None)
-                    if discard is not None:
-                        discard(key)
-                    raise
+            spider = self.crawler.spider if self.crawler else None
+            new = log.add(self.store, key, request, spider, shared=not self._local_store)
         if new and self._first_url is not None:
             self._first_url[key] = request.url
         return new
@@ -418,12 +393,3 @@ class DupeFilter(BaseDupeFilter):
             )
             self.logdupes = False
 
-
-
-def _request_fingerprinter(crawler: Crawler) -> RequestFingerprinterProtocol:
-    """The crawler's request fingerprinter; before the crawl starts (Scrapy's own scheduler
-    tests build a scheduler then), the one the crawl will build, from the same setting."""
-    try:
-        return crawler.request_fingerprinter
-    except RuntimeError:  # Crawler.request_fingerprinter is not set yet
-        return build_from_crawler(load_object(crawler.settings["REQUEST_FINGERPRINTER_CLASS"]), crawler)

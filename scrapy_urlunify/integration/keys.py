@@ -14,6 +14,9 @@ from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy.utils.request import RequestFingerprinter
 
 from ..core.rules import InvalidURL
 from .fingerprinter import Fingerprinter
@@ -21,9 +24,12 @@ from .fingerprinter import Fingerprinter
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from scrapy.crawler import Crawler
     from scrapy.utils.request import RequestFingerprinterProtocol
 
-__all__ = ["RequestKeys", "foreign_key", "keys_from_identifiers", "seen_key"]
+    from .context import UnifyContext
+
+__all__ = ["RequestKeys", "crawl_fingerprinters", "foreign_key", "keys_from_identifiers", "seen_key"]
 
 _FIRST_8 = struct.Struct(">Q").unpack_from
 
@@ -47,6 +53,28 @@ def keys_from_identifiers(fingerprinter: Any) -> bool:
     cls = type(fingerprinter)
     return (isinstance(fingerprinter, Fingerprinter) and cls.fingerprint is Fingerprinter.fingerprint
             and cls.identifier is Fingerprinter.identifier)
+
+
+def crawl_fingerprinters(crawler: Crawler,
+                         context: UnifyContext) -> tuple[Fingerprinter, RequestFingerprinterProtocol]:
+    """The crawl's :class:`Fingerprinter` (identifiers) and the fingerprinter that keys its
+    requests: the crawler's (``REQUEST_FINGERPRINTER_CLASS``), except Scrapy's default left
+    unchosen, replaced by ours (``DUPEFILTER_CLASS`` alone then unifies).
+
+    Before the crawl starts (Scrapy's own scheduler tests build a scheduler, and so a
+    dupefilter, from a crawler that has not), the crawler has none yet: the one the crawl will
+    build, from the same setting."""
+    try:
+        request_fingerprinter = crawler.request_fingerprinter
+    except RuntimeError:  # Crawler.request_fingerprinter is not set yet
+        request_fingerprinter = build_from_crawler(load_object(crawler.settings["REQUEST_FINGERPRINTER_CLASS"]),
+                                                   crawler)
+    fingerprinter = (request_fingerprinter if isinstance(request_fingerprinter, Fingerprinter)
+                     else Fingerprinter(crawler, context))
+    if (type(request_fingerprinter) is RequestFingerprinter
+            and (crawler.settings.getpriority("REQUEST_FINGERPRINTER_CLASS") or 0) <= SETTINGS_PRIORITIES["default"]):
+        return fingerprinter, fingerprinter
+    return fingerprinter, request_fingerprinter
 
 
 class RequestKeys:

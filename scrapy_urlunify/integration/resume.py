@@ -144,6 +144,29 @@ class ResumeLog:
         self._log.append(_SCHEDULED + fp.to_bytes(8, "big") + data)
         return bool(data)
 
+    def add(self, store: SeenStore, key: int, request: Request, spider: Spider | None, *, shared: bool) -> bool:
+        """Record ``key`` in ``store`` as seen and ``request`` as scheduled: both or neither (a
+        failed write raises, and the page is then neither seen nor lost). True if it was new."""
+        if not shared:
+            # scheduled first, seen last: a failed write leaves the key unseen (its page is
+            # fetched on resume), never seen without the request that fetches it
+            if key in store:
+                return False
+            self.scheduled(key, request, spider)
+            return store.add(key)
+        # a shared store answers "new" atomically for the whole fleet: ask it first, and take
+        # the key back if the request cannot be logged
+        if not store.add(key):
+            return False
+        try:
+            self.scheduled(key, request, spider)
+        except BaseException:
+            discard = getattr(store, "discard", None)
+            if discard is not None:
+                discard(key)
+            raise
+        return True
+
     def done(self, fp: int) -> None:
         self._log.append(_DONE + fp.to_bytes(8, "big"))
 
