@@ -18,11 +18,12 @@ subprocess:
 Optionally (``--dupefilter-n``, default 1M) it also times ``RFPDupeFilter.request_seen``
 itself on prebuilt ``Request`` objects, to show where a dupefilter's time really goes.
 
-``--whole SIZES`` (e.g. ``1000000,3000000``) measures instead the whole ``DupeFilter`` (the
-add-on's settings, the memory store) through ``request_seen``: distinct URLs, one fresh
-``Request`` each, in one process; the RSS growth per URL between two sizes is what the crawl
-pays per URL for the dupefilter and everything it grows (the unifier's result cache too,
-until that reaches its bound), and ``store_B`` the seen set's own table.
+``--whole SIZES`` (e.g. ``1000000,3000000``) measures instead the whole dupefilter through
+``request_seen``, ours (the add-on's settings, the memory store) and Scrapy's ``RFPDupeFilter``
+(its defaults), each in a process of its own: distinct URLs, one fresh ``Request`` each; the RSS
+growth per URL between two sizes is what a crawl pays per URL for the dupefilter and everything
+it grows (for ours the unifier's result cache too, until it reaches its bound at ~2M URLs), and
+``store_B`` our seen set's own table.
 
 Usage: python benchmarks/bench_seen_memory.py [--sizes 1000000,10000000]
        [--lookups 1000000] [--dupefilter-n 1000000]
@@ -165,9 +166,10 @@ def dupefilter_worker(n: int, lookups: int) -> dict[str, Any]:
     }
 
 
-def whole_worker(sizes: list[int]) -> dict[str, Any]:
-    """RSS after ``request_seen`` of each size's distinct URLs, through one add-on DupeFilter."""
+def whole_worker(kind: str, sizes: list[int]) -> dict[str, Any]:
+    """RSS after ``request_seen`` of each size's distinct URLs, through one dupefilter."""
     from scrapy import Request, Spider
+    from scrapy.dupefilters import RFPDupeFilter
     from scrapy.utils.test import get_crawler
 
     from scrapy_urlunify.integration.dupefilter import DupeFilter
@@ -175,10 +177,9 @@ def whole_worker(sizes: list[int]) -> dict[str, Any]:
     class S(Spider):
         name = "seen-memory"
 
-    crawler = get_crawler(S, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
-    crawler._apply_settings()
+    crawler = get_crawler(S, {"ADDONS": {"scrapy_urlunify.Addon": 0}} if kind == "ours" else {})
     crawler.spider = S()
-    df = DupeFilter.from_crawler(crawler)
+    df: Any = DupeFilter.from_crawler(crawler) if kind == "ours" else RFPDupeFilter.from_crawler(crawler)
     seen = df.request_seen
     df.request_seen(Request(URL.format(-1)))  # first-call allocations out of the baseline
     gc.collect()
@@ -190,9 +191,15 @@ def whole_worker(sizes: list[int]) -> dict[str, Any]:
             seen(Request(URL.format(i)))
         done = n
         gc.collect()
-        out[str(n)] = {"rss_growth": rss_bytes() - base, "store_B": df.store.nbytes / n}  # type: ignore[attr-defined]
+        out[str(n)] = {"rss_growth": rss_bytes() - base,
+                       "store_B": df.store.nbytes / n if kind == "ours" else None}
     df.close("finished")
     return out
+
+
+def whole_marginal(r: dict[str, Any], lo: int, hi: int) -> float:
+    """Bytes per URL the whole dupefilter grew by between ``lo`` and ``hi`` URLs."""
+    return (r[str(hi)]["rss_growth"] - r[str(lo)]["rss_growth"]) / (hi - lo)  # type: ignore[no-any-return]
 
 
 def run_worker(*args: str) -> dict[str, Any]:
@@ -241,8 +248,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.worker:
         kind, n = args.worker[0], args.worker[1]
-        if kind == "whole":
-            out = whole_worker([int(x) for x in n.split(",")])
+        if kind.startswith("whole-"):
+            out = whole_worker(kind[len("whole-"):], [int(x) for x in n.split(",")])
         elif kind == "dupefilter":
             out = dupefilter_worker(int(n), args.lookups)
         else:
@@ -251,15 +258,17 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.whole:
         sizes = sorted(int(x.replace("_", "")) for x in args.whole.split(","))
-        r = run_worker("whole", ",".join(map(str, sizes)))
-        print("DupeFilter (add-on, memory store) through request_seen, distinct URLs, one process:")
-        for n in sizes:
-            v = r[str(n)]
-            print(f"  {n:>12,} URLs: RSS growth {v['rss_growth'] / n:6.2f} B/URL (seen set's table {v['store_B']:.2f})")
-        for lo, hi in zip(sizes, sizes[1:]):
-            added = (r[str(hi)]["rss_growth"] - r[str(lo)]["rss_growth"]) / (hi - lo)
-            print(f"  marginal {lo:,} -> {hi:,}: {added:.2f} B/URL")
-        write_json(args.json, r)
+        whole = {}
+        for kind, label in (("ours", "DupeFilter (add-on, memory store)"), ("scrapy", "RFPDupeFilter")):
+            r = whole[kind] = run_worker(f"whole-{kind}", ",".join(map(str, sizes)))
+            print(f"{label} through request_seen, distinct URLs:")
+            for n in sizes:
+                v = r[str(n)]
+                table = f" (seen set's table {v['store_B']:.2f})" if v["store_B"] is not None else ""
+                print(f"  {n:>12,} URLs: RSS growth {v['rss_growth'] / n:6.2f} B/URL{table}")
+            for lo, hi in zip(sizes, sizes[1:], strict=False):
+                print(f"  marginal {lo:,} -> {hi:,}: {whole_marginal(r, lo, hi):.2f} B/URL")
+        write_json(args.json, whole)
         return
 
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; each row measured in a fresh process")

@@ -13,23 +13,20 @@ beyond Scrapy's ``RFPDupeFilter``:
 * **Memory.** A seen URL costs its 8-byte key in an ordered hash table (9.5-11.9 bytes with
   the table's slack) instead of a Python set entry of ~90-100 bytes, and nothing else per URL
   (keys: :mod:`~scrapy_urlunify.integration.keys`).
-* **JOBDIR.** Each new fingerprint is appended to ``<JOBDIR>/urlunify-seen.log`` with an
-  unbuffered write before the request is scheduled; a crawl killed at any moment resumes
-  with exactly the seen set it had (a torn last record is dropped).
+* **JOBDIR.** Each new key is appended to ``<JOBDIR>/urlunify-seen.log`` with an unbuffered
+  write before the request is scheduled; a crawl killed at any moment resumes with exactly the
+  seen set it had (a torn last record is dropped), and schedules again, each downloaded once,
+  what it had scheduled but never fetched (:mod:`~scrapy_urlunify.integration.resume`, which
+  keeps that bookkeeping and warns that Scrapy's ``requests.seen`` cannot be read).
 * **Redirects.** A redirect whose target is the same page as a URL of its own redirect chain
   (``http://site.test/`` -> ``https://www.site.test/``) is let through, where Scrapy's filter
   drops it (scrapy#1225); ``REDIRECT_MAX_TIMES`` still ends a loop. The target counts as seen.
 * **Start URLs.** Requests with ``dont_filter=True`` (start URLs) are never filtered, but they
   are recorded, so a later link back to a start page is not fetched again.
-* **Resume after a kill.** With JOBDIR, requests scheduled but never answered before a hard
-  kill are scheduled again on resume, each downloaded once (:mod:`scrapy_urlunify.integration.resume`,
-  which also keeps the JOBDIR's bookkeeping).
 * **Logging.** Scrapy's lines, on Scrapy's ``scrapy.dupefilters`` logger. ``DUPEFILTER_DEBUG``
   logs every duplicate, followed by the URL it collided with when that is another URL (``- same
   page as ...``); otherwise the first duplicate only. Stats: ``dupefilter/filtered`` (Scrapy's)
   and ``urlunify/duplicates``.
-* **JOBDIR of a Scrapy crawl.** A ``requests.seen`` left by Scrapy's ``RFPDupeFilter`` cannot be
-  read (its fingerprints are not unified identities): a WARNING at start-up says so.
 """
 
 from __future__ import annotations

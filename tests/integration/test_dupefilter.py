@@ -137,8 +137,9 @@ def _dupefilter():  # type: ignore[no-untyped-def]
 
 
 def test_a_url_scheduled_before_is_a_duplicate_only_where_its_url_decides():
-    """The dupefilter knows the URLs it scheduled (byte for byte, without unifying them again);
-    a request whose key the URL alone does not give is keyed as usual."""
+    """A URL scheduled before is a duplicate (so is another URL of its page); a request whose
+    key the URL alone does not give (as written, another method, a body, a redirect) is keyed
+    as such."""
     from scrapy import Request
 
     df = _dupefilter()
@@ -271,8 +272,8 @@ def test_duplicates_are_logged_as_scrapy_logs_them(caplog, fingerprinter, debug)
         expected = [f"Filtered duplicate request: <GET {url}> (referer: None)",
                     f"Filtered duplicate request: <GET {url}> (referer: http://scrapytest.org/INDEX.html)"]
     else:
-        expected = [f"Filtered duplicate request: <GET {url}> - no more duplicates will be shown"
-                    " (see DUPEFILTER_DEBUG to show all duplicates)"]
+        expected = [(f"Filtered duplicate request: <GET {url}> - no more duplicates will be shown"
+                     " (see DUPEFILTER_DEBUG to show all duplicates)")]
     for line in expected:
         assert ("scrapy.dupefilters", logging.DEBUG, line) in caplog.record_tuples
     dupefilter.close("finished")
