@@ -115,10 +115,11 @@ class RequestKeys:
         ``of`` keys a request when keys do not come from identifiers (default: :attr:`of`)."""
         context = self.fingerprinter.context
         unifier = context.unifier if context is not None else None
+        direct = of is None and self.direct
         of = of if of is not None else self.of
         for url in request.meta.get("redirect_urls", ()):
             try:
-                if of is self._direct:
+                if direct:
                     yield seen_key(self.fingerprinter.compute(
                         request.method, unifier.identify(url) if unifier else url, request.body))
                 else:

@@ -206,6 +206,7 @@ def open_resume_log(settings: Any, store: SeenStore | None = None) -> ResumeLog 
                        "trustworthy after a kill and was moved to %s; the requests it held are "
                        "scheduled again from %s", aside, log.path)
     if not log.has_records and isinstance(store, JobdirSeenStore) and len(store):
+        log.close(clean=False)
         raise StoreError(
             f"{store.path} holds {len(store)} seen requests but {log.path} is empty or missing: "
             "the pages seen but never fetched cannot be found again. Restore that file, or delete "
