@@ -54,7 +54,7 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 
 from scrapy_urlunify import identify
 from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for
-from scrapy_urlunify.integration.dupefilter import seen_key
+from scrapy_urlunify.integration.keys import seen_key
 from scrapy_urlunify.integration.fingerprinter import Fingerprinter
 from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
 from scrapy_urlunify.stores.redis_connection import connect

@@ -18,6 +18,13 @@ subprocess:
 Optionally (``--dupefilter-n``, default 1M) it also times ``RFPDupeFilter.request_seen``
 itself on prebuilt ``Request`` objects, to show where a dupefilter's time really goes.
 
+``--whole SIZES`` (e.g. ``1000000,3000000``) measures instead the whole dupefilter through
+``request_seen``, ours (the add-on's settings, the memory store) and Scrapy's ``RFPDupeFilter``
+(its defaults), each in a process of its own: distinct URLs, one fresh ``Request`` each; the RSS
+growth per URL between two sizes is what a crawl pays per URL for the dupefilter and everything
+it grows (for ours the unifier's result cache too, until it reaches its bound at ~2M URLs), and
+``store_B`` our seen set's own table.
+
 Usage: python benchmarks/bench_seen_memory.py [--sizes 1000000,10000000]
        [--lookups 1000000] [--dupefilter-n 1000000]
 With the defaults it takes ~3 minutes and ~3 GB of RAM (mostly key generation and the
@@ -159,6 +166,42 @@ def dupefilter_worker(n: int, lookups: int) -> dict[str, Any]:
     }
 
 
+def whole_worker(kind: str, sizes: list[int]) -> dict[str, Any]:
+    """RSS after ``request_seen`` of each size's distinct URLs, through one dupefilter."""
+    from scrapy import Request, Spider
+    from scrapy.dupefilters import RFPDupeFilter
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_urlunify.integration.dupefilter import DupeFilter
+
+    class S(Spider):
+        name = "seen-memory"
+
+    crawler = get_crawler(S, {"ADDONS": {"scrapy_urlunify.Addon": 0}} if kind == "ours" else {})
+    crawler.spider = S()
+    df: Any = DupeFilter.from_crawler(crawler) if kind == "ours" else RFPDupeFilter.from_crawler(crawler)
+    seen = df.request_seen
+    df.request_seen(Request(URL.format(-1)))  # first-call allocations out of the baseline
+    gc.collect()
+    base = rss_bytes()
+    out: dict[str, Any] = {}
+    done = 0
+    for n in sorted(sizes):
+        for i in range(done, n):
+            seen(Request(URL.format(i)))
+        done = n
+        gc.collect()
+        out[str(n)] = {"rss_growth": rss_bytes() - base,
+                       "store_B": df.store.nbytes / n if kind == "ours" else None}
+    df.close("finished")
+    return out
+
+
+def whole_marginal(r: dict[str, Any], lo: int, hi: int) -> float:
+    """Bytes per URL the whole dupefilter grew by between ``lo`` and ``hi`` URLs."""
+    return (r[str(hi)]["rss_growth"] - r[str(lo)]["rss_growth"]) / (hi - lo)  # type: ignore[no-any-return]
+
+
 def run_worker(*args: str) -> dict[str, Any]:
     print(f"  measuring {' '.join(args[:2])} ...", file=sys.stderr, flush=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -200,12 +243,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lookups", type=int, default=1_000_000, help="lookups timed per kind")
     parser.add_argument("--dupefilter-n", type=int, default=1_000_000, help="RFPDupeFilter size, 0 to skip")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--whole", help="comma-separated sizes: the whole DupeFilter through request_seen")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        kind, n = args.worker[0], int(args.worker[1])
-        out = dupefilter_worker(n, args.lookups) if kind == "dupefilter" else worker(kind, n, args.lookups)
+        kind, n = args.worker[0], args.worker[1]
+        if kind.startswith("whole-"):
+            out = whole_worker(kind[len("whole-"):], [int(x) for x in n.split(",")])
+        elif kind == "dupefilter":
+            out = dupefilter_worker(int(n), args.lookups)
+        else:
+            out = worker(kind, int(n), args.lookups)
         print(json.dumps(out))
+        return
+    if args.whole:
+        sizes = sorted(int(x.replace("_", "")) for x in args.whole.split(","))
+        whole = {}
+        for kind, label in (("ours", "DupeFilter (add-on, memory store)"), ("scrapy", "RFPDupeFilter")):
+            r = whole[kind] = run_worker(f"whole-{kind}", ",".join(map(str, sizes)))
+            print(f"{label} through request_seen, distinct URLs:")
+            for n in sizes:
+                v = r[str(n)]
+                table = f" (seen set's table {v['store_B']:.2f})" if v["store_B"] is not None else ""
+                print(f"  {n:>12,} URLs: RSS growth {v['rss_growth'] / n:6.2f} B/URL{table}")
+            for lo, hi in zip(sizes, sizes[1:], strict=False):
+                print(f"  marginal {lo:,} -> {hi:,}: {whole_marginal(r, lo, hi):.2f} B/URL")
+        write_json(args.json, whole)
         return
 
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; each row measured in a fresh process")

@@ -57,6 +57,7 @@ def main() -> int:
     results["memory"] = run("memory", [str(HERE / "bench_seen_memory.py"),
                                        "--sizes", "1000000" if quick else "1000000,3000000,10000000",
                                        "--dupefilter-n", "0"])
+    results["whole"] = run("whole", [str(HERE / "bench_seen_memory.py"), "--whole", "300000,1000000" if quick else "1000000,3000000"])
     if shutil.which("redis-server"):
         results["redis"] = run("redis", [str(HERE / "bench_redis.py"), "--n", "20000" if quick else "100000"])
     else:
@@ -116,6 +117,12 @@ def print_table(r: dict[str, Any]) -> None:
             def added(key: str, lo: int = lo, hi: int = hi) -> float:
                 return (m[str(hi)][key]["rss_B"] * hi - m[str(lo)][key]["rss_B"] * lo) / (hi - lo)
             row(f"bytes per seen URL added {lo:,} -> {hi:,}", added("ours"), added("scrapy"), "B")
+    w = r.get("whole")
+    if w:
+        lo, hi = sorted(int(n) for n in w["ours"])
+        added = {k: (w[k][str(hi)]["rss_growth"] - w[k][str(lo)]["rss_growth"]) / (hi - lo) for k in w}
+        row(f"whole dupefilter through request_seen, bytes per URL added {lo:,} -> {hi:,}", added["ours"],
+            added["scrapy"], "B")
     red = r.get("redis")
     if red:
         ours, theirs = red["ours"], red["scrapy_redis"]

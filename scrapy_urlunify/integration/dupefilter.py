@@ -10,70 +10,52 @@ beyond Scrapy's ``RFPDupeFilter``:
   identifier directly; another fingerprinter the project chose (scrapy-zyte-api's, scrapy-poet's,
   its own) is called for each request, and its fingerprint decides. Only Scrapy's default
   fingerprinter, left unchosen, is replaced by ours (``DUPEFILTER_CLASS`` alone unifies).
-* **Memory.** A seen URL costs 8 bytes of an ordered hash table (9.5-11.9 bytes with the
-  table's slack) instead of a Python set entry of ~90-100 bytes. With our fingerprinter and a
-  store in this process (memory, JOBDIR), the URLs it scheduled are kept too, as str hashes in
-  a table of the same kind (another 9.5-11.9 bytes a page, in memory only): a request for one
-  of them again is a duplicate under any rules, answered without unifying its URL. (Two URLs
-  sharing a 64-bit hash would make the second a duplicate: at 10 million pages a chance of
-  about 3e-6, as for the seen keys.)
-* **JOBDIR.** Each new fingerprint is appended to ``<JOBDIR>/urlunify-seen.log`` with an
-  unbuffered write before the request is scheduled; a crawl killed at any moment resumes
-  with exactly the seen set it had (a torn last record is dropped).
+* **Memory.** A seen URL costs its 8-byte key in an ordered hash table (9.5-11.9 bytes with
+  the table's slack) instead of a Python set entry of ~90-100 bytes, and nothing else per URL
+  (keys: :mod:`~scrapy_urlunify.integration.keys`).
+* **JOBDIR.** Each new key is appended to ``<JOBDIR>/urlunify-seen.log`` with an unbuffered
+  write before the request is scheduled; a crawl killed at any moment resumes with exactly the
+  seen set it had (a torn last record is dropped), and schedules again, each downloaded once,
+  what it had scheduled but never fetched (:mod:`~scrapy_urlunify.integration.resume`, which
+  keeps that bookkeeping and warns that Scrapy's ``requests.seen`` cannot be read).
 * **Redirects.** A redirect whose target is the same page as a URL of its own redirect chain
   (``http://site.test/`` -> ``https://www.site.test/``) is let through, where Scrapy's filter
   drops it (scrapy#1225); ``REDIRECT_MAX_TIMES`` still ends a loop. The target counts as seen.
 * **Start URLs.** Requests with ``dont_filter=True`` (start URLs) are never filtered, but they
   are recorded, so a later link back to a start page is not fetched again.
-* **Resume after a kill.** With JOBDIR, requests scheduled but never answered before a hard
-  kill are scheduled again on resume, each downloaded once (:mod:`scrapy_urlunify.integration.resume`).
 * **Logging.** Scrapy's lines, on Scrapy's ``scrapy.dupefilters`` logger. ``DUPEFILTER_DEBUG``
   logs every duplicate, followed by the URL it collided with when that is another URL (``- same
   page as ...``); otherwise the first duplicate only. Stats: ``dupefilter/filtered`` (Scrapy's)
   and ``urlunify/duplicates``.
-* **JOBDIR of a Scrapy crawl.** A ``requests.seen`` left by Scrapy's ``RFPDupeFilter`` cannot be
-  read (its fingerprints are not unified identities): a WARNING at start-up says so.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import struct
-from hashlib import blake2b
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from warnings import warn
 
 from scrapy import Request, signals
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.exceptions import ScrapyDeprecationWarning
-from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.deprecate import method_is_overridden
-from scrapy.utils.job import job_dir
-from scrapy.utils.request import RequestFingerprinter, referer_str
+from scrapy.utils.request import referer_str
 
 from ..core.url import InvalidURL
-from ..stores import SEEN_FILENAME, JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
-from ..stores.fingerprints import FingerprintSet
+from ..stores import JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
 from . import refusal
 from .context import UnifyContext
 from .fingerprinter import Fingerprinter
 from .internals import has_receivers
-from .meta import (
-    BATCH_CALL_META,
-    NOT_BY_URL,
-    PROBATION_META,
-    RESUMED_META,
-    UNRECORDED_META,
-    meta_of,
-)
-from .resume import ResumeLog, open_resume_log, reschedule
+from .keys import RequestKeys, crawl_fingerprinters, foreign_key
+from .meta import BATCH_CALL_META, PROBATION_META, RESUMED_META, UNRECORDED_META, meta_of
+from .resume import ResumeLog, follow_crawl, open_resume_log, warn_scrapy_jobdir
 from .stats import UnifyStats
 from .store_faults import (
     STORE_FAULTS,
     count_outages,
     crawl_stores,
+    guarded,
     store_failed,
     store_unavailable,
 )
@@ -88,51 +70,12 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from typing_extensions import Self
 
-__all__ = ["DupeFilter", "seen_key"]
+__all__ = ["DupeFilter"]
 
 logger = logging.getLogger(__name__)
 #: the duplicate lines go where Scrapy's RFPDupeFilter logs them, so a project's logging
 #: configuration for them keeps working
 dupes_logger = logging.getLogger("scrapy.dupefilters")
-
-#: the file Scrapy's RFPDupeFilter keeps in JOBDIR
-SCRAPY_SEEN_FILENAME = "requests.seen"
-
-
-_FIRST_8 = struct.Struct(">Q").unpack_from
-_MASK_64 = (1 << 64) - 1
-
-
-def _check_jobdir(store: SeenStore, resume_log: ResumeLog | None) -> None:
-    """Refuse a JOBDIR whose seen set survived while its resume log did not: the seen pages a
-    killed run never fetched could not be told from the others, and would never be fetched."""
-    if resume_log is None or resume_log.has_records or not isinstance(store, JobdirSeenStore) or not len(store):
-        return
-    raise StoreError(
-        f"{store.path} holds {len(store)} seen requests but {resume_log.path} is empty or missing: "
-        "the pages seen but never fetched cannot be found again. Restore that file, or delete "
-        f"{store.path} as well to crawl the job again from the start."
-    )
-
-
-def seen_key(fingerprint: bytes) -> int:
-    """The 64-bit key a seen store keeps for a fingerprint (its first 8 bytes, big-endian).
-
-    At 10 million URLs the chance that two distinct pages share a key is about 3e-6."""
-    return _FIRST_8(fingerprint)[0]
-
-
-def foreign_key(fingerprint: bytes) -> int:
-    """The seen-store key of another fingerprinter's fingerprint: hashed first, since its
-    bytes may have any length or structure (a URL as bytes would collide on its first 8)."""
-    return _FIRST_8(blake2b(fingerprint, digest_size=8).digest())[0]
-
-
-def _is_plain(fingerprinter: Any) -> bool:
-    """Our Fingerprinter with its own fingerprint(): its keys may be computed directly."""
-    cls = type(fingerprinter)
-    return (isinstance(fingerprinter, Fingerprinter) and cls.fingerprint is Fingerprinter.fingerprint
-            and cls.identifier is Fingerprinter.identifier)
 
 
 class DupeFilter(BaseDupeFilter):
@@ -152,17 +95,18 @@ class DupeFilter(BaseDupeFilter):
         resume_log: ResumeLog | None = None,
         request_fingerprinter: RequestFingerprinterProtocol | None = None,
     ) -> None:
+        #: the seen-store key of requests (:mod:`~scrapy_urlunify.integration.keys`)
+        self.keys = RequestKeys(fingerprinter, request_fingerprinter)
         #: identifiers (redirect chains, logs, declared canonicals)
         self.fingerprinter = fingerprinter
         #: keys requests: the crawler's fingerprinter (``fingerprinter`` unless another was chosen)
-        self.request_fingerprinter = request_fingerprinter if request_fingerprinter is not None else fingerprinter
+        self.request_fingerprinter = self.keys.request_fingerprinter
         self._legacy_fingerprint = method_is_overridden(type(self), DupeFilter, "request_fingerprint")
         if self._legacy_fingerprint:
             warn("Overriding DupeFilter.request_fingerprint() is deprecated, "
                  "set the REQUEST_FINGERPRINTER_CLASS setting instead.", ScrapyDeprecationWarning, stacklevel=2)
-        # the key straight from the identifier, without a fingerprint object per request
-        self._fast = (not self._legacy_fingerprint and self.request_fingerprinter is fingerprinter
-                      and _is_plain(fingerprinter))
+        # keys straight from identifiers: an identifier or a URL gives its key
+        self._direct = self.keys.direct and not self._legacy_fingerprint
         self.logger = dupes_logger
         self.store = store
         self.resume_log = resume_log
@@ -173,34 +117,19 @@ class DupeFilter(BaseDupeFilter):
         self.logdupes = True
         #: :meth:`drop_known` asks the store only when it is in this process, where a membership
         #: test costs far less than a fingerprint (a shared store would cost a round trip per link)
-        self.early_drop = isinstance(store, (MemorySeenStore, JobdirSeenStore))
+        self.early_drop = self._local_store
         self.stats = UnifyContext.of(crawler).stats if crawler is not None else UnifyStats(None)
         # DUPEFILTER_DEBUG only: which URL first had each key, to name it in the log
         self._first_url: dict[int, str] | None = {} if debug else None
         # keys queued unrecorded since the store became unavailable: each page is queued once
         self._unrecorded: set[int] = set()
-        # a JOBDIR file could not be written (see _fail)
+        # a JOBDIR file could not be written (see fail)
         self._jobdir_failed = False
-        #: the URLs (their str hashes) of the GET requests this process recorded as new pages:
-        #: the same URL again is a duplicate under any rules, known without unifying it (a
-        #: crawl's duplicates are mostly links seen before, byte for byte). 9.5-11.9 bytes per
-        #: page. With our fingerprinter only (another one may key more than the URL), and a
-        #: store of this process only: a shared one may be emptied by another (scrapy-redis's
-        #: clear() when SCHEDULER_PERSIST is off, `urlunify store clear`)
-        self._scheduled_urls: FingerprintSet | None = (FingerprintSet() if self._fast and self._local_store
-                                                       else None)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         context = UnifyContext.of(crawler)
-        request_fingerprinter = crawler.request_fingerprinter
-        fingerprinter = (request_fingerprinter if isinstance(request_fingerprinter, Fingerprinter)
-                         else Fingerprinter(crawler, context))
-        if (type(request_fingerprinter) is RequestFingerprinter
-                and (crawler.settings.getpriority("REQUEST_FINGERPRINTER_CLASS") or 0)
-                <= SETTINGS_PRIORITIES["default"]):
-            # Scrapy's default, which nobody chose: DUPEFILTER_CLASS alone still unifies
-            request_fingerprinter = fingerprinter
+        fingerprinter, request_fingerprinter = crawl_fingerprinters(crawler, context)
         warn_scrapy_jobdir(crawler)
         try:
             store = cls.make_store(crawler)
@@ -208,10 +137,7 @@ class DupeFilter(BaseDupeFilter):
             refusal.report(e, "scrapy-urlunify cannot use its seen store", logger)
             raise
         try:
-            resume_log = open_resume_log(crawler.settings)
-            _check_jobdir(store, resume_log)
-            if resume_log is not None:
-                resume_log.opened()
+            resume_log = open_resume_log(crawler.settings, store)
         except StoreError as e:
             store.close()
             refusal.report(e, "scrapy-urlunify cannot use this JOBDIR", logger)
@@ -222,9 +148,8 @@ class DupeFilter(BaseDupeFilter):
         df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler,
                  resume_log=resume_log, request_fingerprinter=request_fingerprinter)
         crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
-        if df.resume_log is not None:
-            crawler.signals.connect(df._answered, signal=signals.response_received)
-            crawler.signals.connect(df._resume, signal=signals.spider_opened)
+        if resume_log is not None:
+            follow_crawl(crawler, resume_log, df.mark_done)
         context.dupefilter = df
         context.connect_summary()
         return df
@@ -239,48 +164,29 @@ class DupeFilter(BaseDupeFilter):
     def record_url(self, url: str) -> bool:
         """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,
         the other spellings of a page a learned rule unified. True if it was new."""
-        if store_failed(self.crawler):
-            return False
-        try:
-            if self._fast:
-                key = seen_key(self.fingerprinter.compute("GET", self.fingerprinter.identifier_of(url)))
-            else:
-                key = self.request_key(Request(url))
-        except ValueError:  # not a URL a Request accepts
-            return False
-        try:
+        def add() -> bool:
+            try:
+                key = self.keys.of_url(url) if self._direct else self.request_key(Request(url))
+            except ValueError:  # not a URL a Request accepts
+                return False
             return self.store.add(key)
-        except STORE_FAULTS as e:
-            self._fail(e)
-            return False
+
+        return guarded(self.crawler, add, False, self.fail)
 
     def request_key(self, request: Request) -> int:
-        """The seen-store key of ``request``: the first 8 bytes of its fingerprint by our
-        Fingerprinter, else of the hash of the crawler's fingerprinter's (:func:`foreign_key`).
-
-        Ours is computed without the fingerprinter's per-request cache: a dupefilter sees each
-        Request object once, and the cache's weak references cost a fifth of the whole call."""
-        if self._fast:  # inlined _own_key: every scheduled request comes here
-            fp = self.fingerprinter
-            return seen_key(fp.compute(request.method, fp.identifier(request), request.body))
+        """The seen-store key of ``request`` (:class:`~scrapy_urlunify.integration.keys.RequestKeys`)."""
         if self._legacy_fingerprint:
             return foreign_key(bytes.fromhex(self.request_fingerprint(request)))
-        return self._own_key(request)
-
-    def _own_key(self, request: Request) -> int:
-        if self._fast:
-            fp = self.fingerprinter
-            return seen_key(fp.compute(request.method, fp.identifier(request), request.body))
-        return foreign_key(self.request_fingerprinter.fingerprint(request))
+        return self.keys.of(request)
 
     def holds_identifier(self, identifier: str) -> bool:
         """Whether the seen store holds the key of a GET of ``identifier``. False when the keys
         come from another fingerprinter: they cannot be computed from an identifier."""
-        return self._fast and seen_key(self.fingerprinter.compute("GET", identifier)) in self.store
+        return self._direct and self.keys.of_identifier(identifier) in self.store
 
     def request_fingerprint(self, request: Request) -> str:
         """The key ``request`` is filtered on, as 16 hex digits (``RFPDupeFilter``'s API)."""
-        return f"{self._own_key(request):016x}"
+        return f"{self.keys.of(request):016x}"
 
     @property
     def fingerprints(self) -> frozenset[str]:
@@ -290,30 +196,14 @@ class DupeFilter(BaseDupeFilter):
         return frozenset(f"{k:016x}" for k in self.store)  # type: ignore[attr-defined]
 
     def _add(self, request: Request, key: int) -> bool:
-        """Record ``key`` as seen and, with JOBDIR, ``request`` as scheduled: both or neither (a
-        failed write raises, and the page is then neither seen nor lost)."""
+        """Record ``key`` as seen and, with JOBDIR, ``request`` as scheduled: both or neither
+        (:meth:`ResumeLog.add <scrapy_urlunify.integration.resume.ResumeLog.add>`)."""
         log = self.resume_log
         if log is None:
             new = self.store.add(key)
-        elif self._local_store:
-            # scheduled first, seen last: a failed write leaves the key unseen (its page is
-            # fetched on resume), never seen without the request that fetches it
-            if key in self.store:
-                return False
-            log.scheduled(key, request, self.crawler.spider if self.crawler else None)
-            new = self.store.add(key)
         else:
-            # a shared store answers "new" atomically for the whole fleet: ask it first, and
-            # take the key back if the request cannot be logged
-            new = self.store.add(key)
-            if new:
-                try:
-                    log.scheduled(key, request, self.crawler.spider if self.crawler else None)
-                except BaseException:
-                    discard = getattr(self.store, "discard", None)
-                    if discard is not None:
-                        discard(key)
-                    raise
+            spider = self.crawler.spider if self.crawler else None
+            new = log.add(self.store, key, request, spider, shared=not self._local_store)
         if new and self._first_url is not None:
             self._first_url[key] = request.url
         return new
@@ -338,7 +228,7 @@ class DupeFilter(BaseDupeFilter):
         probation = ctx.probation if ctx is not None else None
         if probation is not None and (probation.active or (meta and PROBATION_META in meta)):
             return False  # a learned rule on probation may let it through: the scheduler asks
-        if scheduled is not None and not self._fast:
+        if scheduled is not None and not self._direct:
             # another fingerprinter keys the URL as given: ask about the one the scheduler gets
             # (ours keys the identifier, the same for both URLs)
             request = scheduled()
@@ -357,7 +247,7 @@ class DupeFilter(BaseDupeFilter):
                 signals.request_dropped, request=request, spider=self.crawler.spider)  # type: ignore[union-attr]
         return True
 
-    def _fail(self, error: Exception) -> None:
+    def fail(self, error: Exception) -> None:
         """A store call failed: the crawl closes (:func:`store_unavailable`). When it was a write
         to the JOBDIR files (disk full), nothing more is marked done and the job is not closed
         cleanly: the next run resumes as after a kill, and fetches again every page whose links
@@ -371,38 +261,15 @@ class DupeFilter(BaseDupeFilter):
         """The request is handled: a resume after a crash must not fetch it again."""
         if self.resume_log is None or self._jobdir_failed:
             return
+        # (not guarded(): after a Redis failure the JOBDIR log is intact and still kept)
         try:
             self.resume_log.done(self.request_key(request))
         except STORE_FAULTS as e:
-            self._fail(e)
-
-    def _answered(self, response: Any, request: Request, spider: Spider | None = None) -> None:
-        """``response_received``, when LinkMiddleware is not there to mark it later."""
-        ctx = self.fingerprinter.context
-        if ctx is None or not ctx.marks_done:
-            self.mark_done(request)
-
-    def _redirected(self, request: Request, key: int) -> None:
-        """The URLs of a redirect chain that led to another page need no fetch on resume."""
-        unifier = self.fingerprinter.context.unifier if self.fingerprinter.context else None
-        for url in request.meta.get("redirect_urls", ()):
-            try:
-                if self._fast:
-                    source = seen_key(self.fingerprinter.compute(
-                        request.method, unifier.identify(url) if unifier else url, request.body))
-                else:
-                    source = self.request_key(request.replace(url=url))
-            except (InvalidURL, ValueError):
-                continue
-            if source != key and self.resume_log is not None:
-                self.resume_log.done(source)
-
-    def _resume(self, spider: Spider | None = None) -> None:
-        """``spider_opened``: after a crash, schedule again what was scheduled but not fetched."""
-        if self.resume_log is not None and self.resume_log.crashed and self.crawler is not None:
-            reschedule(self.crawler, self.resume_log)
+            self.fail(e)
 
     def request_seen(self, request: Request) -> bool:
+        # the store calls are guarded here without guarded(): its closure would cost every
+        # scheduled request, and a failure queues the request unrecorded rather than answering
         batch = self.link_batch
         if batch and batch.pending and "redirect_urls" not in request.meta and batch.take(self.request_key(request)):
             return False  # checked and recorded (and logged as scheduled) with its page's other links
@@ -413,7 +280,7 @@ class DupeFilter(BaseDupeFilter):
         except STORE_FAULTS as e:
             # neither "seen" (the page would be lost) nor "new and recorded": the request goes to
             # the queue unrecorded (a resume checks it), and the crawl closes
-            self._fail(e)
+            self.fail(e)
             return self._seen_unrecorded(request, doubt=True)
 
     def _seen_unrecorded(self, request: Request, *, doubt: bool) -> bool:
@@ -433,9 +300,10 @@ class DupeFilter(BaseDupeFilter):
         by a later run: record it now. True if its page was recorded meanwhile (skip it)."""
         marker = request.meta.pop(UNRECORDED_META, None)
         call = request.meta.pop(BATCH_CALL_META, None)
-        if marker is None or store_failed(self.crawler):
+        if marker is None:
             return False
-        try:
+
+        def seen() -> bool:
             if marker == "doubt":
                 # a link batch cut off: Redis knows what it did, if it ran (stores/redis_seen.py)
                 added = self.store.batch_answer(call) if call and hasattr(self.store, "batch_answer") else True
@@ -444,25 +312,19 @@ class DupeFilter(BaseDupeFilter):
                         self._add(request, self.request_key(request))  # fetch it in any case
                     return not added
             return self._request_seen(request)
-        except STORE_FAULTS as e:
-            self._fail(e)
-            return False
+
+        return guarded(self.crawler, seen, False, self.fail)
 
     def _request_seen(self, request: Request) -> bool:
         meta = meta_of(request)
-        urls = self._scheduled_urls
-        url_hash = None
-        if (urls is not None and request.method == "GET" and not request.body
-                and not (meta and any(k in meta for k in NOT_BY_URL))):
-            url_hash = hash(request.url) & _MASK_64
-            if url_hash in urls:
-                return True
         key = self.request_key(request)
         if self.resume_log is not None and meta and "redirect_urls" in meta:
-            self._redirected(request, key)
+            # the URLs of a redirect chain that led to another page need no fetch on resume
+            chain = self.keys.of_chain(request, None if self._direct else self.request_key)
+            for source in chain:
+                if source != key:
+                    self.resume_log.done(source)
         if self._add(request, key):
-            if url_hash is not None:
-                urls.add(url_hash)  # type: ignore[union-attr]
             return False
         redirect_urls = meta.get("redirect_urls") if meta else None
         if redirect_urls and self._same_page_as_chain(request, redirect_urls):
@@ -492,11 +354,8 @@ class DupeFilter(BaseDupeFilter):
             if store_failed(self.crawler):
                 request.meta[UNRECORDED_META] = "doubt"  # fetched on resume, and recorded then
                 return
-            try:
-                if self._add(request, self.request_key(request)):
-                    self.stats.inc("recorded_unfiltered")
-            except STORE_FAULTS as e:
-                self._fail(e)
+            if guarded(self.crawler, lambda: self._add(request, self.request_key(request)), False, self.fail):
+                self.stats.inc("recorded_unfiltered")
 
     def close(self, reason: str) -> None:
         if self.link_batch:
@@ -532,21 +391,3 @@ class DupeFilter(BaseDupeFilter):
             )
             self.logdupes = False
 
-
-def warn_scrapy_jobdir(crawler: Crawler) -> None:
-    """Say at start-up that a JOBDIR's ``requests.seen`` (Scrapy's RFPDupeFilter) is not read."""
-    jobdir = job_dir(crawler.settings)
-    if not jobdir:
-        return
-    theirs = Path(jobdir, SCRAPY_SEEN_FILENAME)
-    try:
-        size = theirs.stat().st_size
-    except OSError:
-        return
-    ours = Path(jobdir, SEEN_FILENAME)
-    if size and (not ours.exists() or os.path.getmtime(theirs) > os.path.getmtime(ours)):
-        logger.warning(
-            "JOBDIR %s holds %s from Scrapy's dupefilter: its fingerprints cannot be mapped to "
-            "scrapy-urlunify's identities, so the requests it recorded will be fetched again",
-            jobdir, SCRAPY_SEEN_FILENAME,
-        )

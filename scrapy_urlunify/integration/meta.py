@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BATCH_CALL_META",
     "DUPLICATE_OF_META",
-    "NOT_BY_URL",
     "OPT_OUT_META",
     "ORIGINAL_URL_META",
     "POLICY_META",
@@ -54,8 +53,6 @@ UNRECORDED_META = "urlunify_unrecorded"
 #: such a request whose link batch was cut off: ``"<owner> <call id> <index>"``, to ask Redis
 #: what that call answered for it
 BATCH_CALL_META = "urlunify_batch_call"
-#: keys under which a request's URL alone does not decide whether it is a duplicate
-NOT_BY_URL = (VERBATIM_META, "redirect_urls", PROBATION_META, UNRECORDED_META)
 
 
 def meta_of(request: Request) -> dict[str, Any] | None:

@@ -49,7 +49,7 @@ from scrapy import Request, signals
 
 from .internals import has_receivers
 from .meta import BATCH_CALL_META, OPT_OUT_META, PROBATION_META, UNRECORDED_META
-from .store_faults import STORE_FAULTS, store_failed
+from .store_faults import STORE_FAULTS, guarded, store_failed
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -120,14 +120,14 @@ class LinkBatch:
         logger.debug("Removed %d links from the seen set: recorded, but %s", len(keys), why)
 
     def _release(self, keys: list[int], why: str) -> None:
-        if not keys or store_failed(self.crawler):
-            return
-        try:
+        def discard() -> bool:
             self.store.discard_many(keys)
-        except STORE_FAULTS as e:
-            self.df._fail(e)
+            return True
+
+        if not keys:
             return
-        self._released(keys, why)
+        if guarded(self.crawler, discard, False, self.df.fail):
+            self._released(keys, why)
 
     def _idle(self, spider: Any = None) -> None:
         self._release(self._untaken(), "their requests never reached the scheduler")
@@ -181,7 +181,7 @@ class LinkBatch:
         except STORE_FAULTS as e:
             # as request_seen: nothing counts as seen, and the script may have run without its
             # reply arriving, so the run that resumes them fetches them in any case
-            df._fail(e)
+            df.fail(e)
             call = self.store.last_batch
             for n, (_, request, _) in enumerate(checked):
                 request.meta[UNRECORDED_META] = "doubt"
@@ -236,7 +236,7 @@ class LinkBatch:
                 # fetches again the page whose links these are)
                 with contextlib.suppress(*STORE_FAULTS):
                     self.store.discard_many([k for _, _, k in rest])
-                self.df._fail(e)
+                self.df.fail(e)
                 return {i for i, _, _ in rest}
         return set()
 

@@ -48,6 +48,7 @@ from ..stores.redis_seen import RedisSeenStore
 from .context import spider_name
 from .dupefilter import DupeFilter
 from .fingerprinter import Fingerprinter
+from .keys import foreign_key
 from .settings import SettingsError
 from .store_faults import crawl_stores
 
@@ -159,6 +160,4 @@ def _scrapy_redis_args(server: Any, key: str, debug: bool = False) -> tuple[Any,
 
 
 def _hex_key(fingerprint: str) -> int:
-    from .dupefilter import foreign_key
-
     return foreign_key(bytes.fromhex(fingerprint))

@@ -53,22 +53,35 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
 from ..core.url import InvalidURL
-from ..stores import REQUESTS_FILENAME, FingerprintSet, StoreError, VarRecordLog
+from ..stores import (
+    REQUESTS_FILENAME,
+    SEEN_FILENAME,
+    FingerprintSet,
+    JobdirSeenStore,
+    StoreError,
+    VarRecordLog,
+)
 from .context import ResumeLogView, UnifyContext
 from .meta import PROBATION_META, RESUMED_META, UNRECORDED_META
 from .store_faults import uses_redis
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
     from ..core.unify import Unifier
-    from ..stores import JobdirSignatureStore
+    from ..stores import JobdirSignatureStore, SeenStore
 
-__all__ = ["DoneMiddleware", "ResumeLog", "ResumeMiddleware", "fetched_before"]
+__all__ = ["SCRAPY_SEEN_FILENAME", "DoneMiddleware", "ResumeLog", "ResumeMiddleware", "fetched_before", "follow_crawl",
+           "open_resume_log", "warn_scrapy_jobdir"]
 
 logger = logging.getLogger(__name__)
+
+#: the file Scrapy's RFPDupeFilter keeps in JOBDIR
+SCRAPY_SEEN_FILENAME = "requests.seen"
 
 
 _SCHEDULED, _DONE, _CLEAN, _OPENED = b"S", b"D", b"C", b"O"
@@ -133,6 +146,29 @@ class ResumeLog:
         self._log.append(_SCHEDULED + fp.to_bytes(8, "big") + data)
         return bool(data)
 
+    def add(self, store: SeenStore, key: int, request: Request, spider: Spider | None, *, shared: bool) -> bool:
+        """Record ``key`` in ``store`` as seen and ``request`` as scheduled: both or neither (a
+        failed write raises, and the page is then neither seen nor lost). True if it was new."""
+        if not shared:
+            # scheduled first, seen last: a failed write leaves the key unseen (its page is
+            # fetched on resume), never seen without the request that fetches it
+            if key in store:
+                return False
+            self.scheduled(key, request, spider)
+            return store.add(key)
+        # a shared store answers "new" atomically for the whole fleet: ask it first, and take
+        # the key back if the request cannot be logged
+        if not store.add(key):
+            return False
+        try:
+            self.scheduled(key, request, spider)
+        except BaseException:
+            discard = getattr(store, "discard", None)
+            if discard is not None:
+                discard(key)
+            raise
+        return True
+
     def done(self, fp: int) -> None:
         self._log.append(_DONE + fp.to_bytes(8, "big"))
 
@@ -149,10 +185,14 @@ class ResumeLog:
             self._log.close()
 
 
-def open_resume_log(settings: Any) -> ResumeLog | None:
-    """The JOBDIR's resume log, or None without JOBDIR. After a crash, Scrapy's saved queue is
-    moved aside (the scheduler has not opened it yet: the dupefilter is built first). The caller
-    calls :meth:`ResumeLog.opened` once it accepts the JOBDIR."""
+def open_resume_log(settings: Any, store: SeenStore | None = None) -> ResumeLog | None:
+    """The JOBDIR's resume log, opened for this run, or None without JOBDIR. After a crash,
+    Scrapy's saved queue is moved aside (the scheduler has not opened it yet: the dupefilter is
+    built first).
+
+    Raises :class:`StoreError` when ``store`` (the seen set) survived while the log did not:
+    the seen pages a killed run never fetched could not be told from the others, and would never
+    be fetched."""
     jobdir = job_dir(settings)
     if not jobdir:
         return None
@@ -167,7 +207,34 @@ def open_resume_log(settings: Any) -> ResumeLog | None:
         logger.warning("The previous run of this job was killed: Scrapy's saved queue is not "
                        "trustworthy after a kill and was moved to %s; the requests it held are "
                        "scheduled again from %s", aside, log.path)
+    if not log.has_records and isinstance(store, JobdirSeenStore) and len(store):
+        log.close(clean=False)
+        raise StoreError(
+            f"{store.path} holds {len(store)} seen requests but {log.path} is empty or missing: "
+            "the pages seen but never fetched cannot be found again. Restore that file, or delete "
+            f"{store.path} as well to crawl the job again from the start."
+        )
+    log.opened()
     return log
+
+
+def warn_scrapy_jobdir(crawler: Crawler) -> None:
+    """Say at start-up that a JOBDIR's ``requests.seen`` (Scrapy's RFPDupeFilter) is not read."""
+    jobdir = job_dir(crawler.settings)
+    if not jobdir:
+        return
+    theirs = Path(jobdir, SCRAPY_SEEN_FILENAME)
+    try:
+        size = theirs.stat().st_size
+    except OSError:
+        return
+    ours = Path(jobdir, SEEN_FILENAME)
+    if size and (not ours.exists() or os.path.getmtime(theirs) > os.path.getmtime(ours)):
+        logger.warning(
+            "JOBDIR %s holds %s from Scrapy's dupefilter: its fingerprints cannot be mapped to "
+            "scrapy-urlunify's identities, so the requests it recorded will be fetched again",
+            jobdir, SCRAPY_SEEN_FILENAME,
+        )
 
 
 def _queue_readable(queue: Path) -> bool:
@@ -210,6 +277,25 @@ def reschedule(crawler: Crawler, log: ResumeLog) -> int:
         logger.info("Resuming after a crash: %d requests scheduled again, %d could not be saved",
                     count, unserializable)
     return count
+
+
+def follow_crawl(crawler: Crawler, log: ResumeLog, mark_done: Callable[[Request], None]) -> None:
+    """Keep ``log`` in step with the crawl: after a crash, schedule again what was scheduled but
+    not fetched when the spider opens; and mark each request done (``mark_done``) when its
+    response arrives, unless :class:`DoneMiddleware` marks it later, once its output is handled."""
+    context = UnifyContext.of(crawler)
+
+    def resume(spider: Spider | None = None) -> None:
+        if log.crashed:
+            reschedule(crawler, log)
+
+    def answered(response: Any, request: Request, spider: Spider | None = None) -> None:
+        if not context.marks_done:
+            mark_done(request)
+
+    # held by the signal manager (weak=False): nothing else keeps these closures
+    crawler.signals.connect(answered, signal=signals.response_received, weak=False)
+    crawler.signals.connect(resume, signal=signals.spider_opened, weak=False)
 
 
 class ResumeMiddleware:

@@ -64,7 +64,10 @@ class UnifyStats:
 
     def _collector(self) -> Any:
         crawler = self.crawler
-        stats = crawler.stats if crawler is not None else None
+        try:
+            stats = crawler.stats if crawler is not None else None
+        except RuntimeError:  # a crawler whose crawl has not started: no collector yet
+            return None
         if stats is not None and self._hooked is not stats:
             self._hook(stats)
         return stats

@@ -166,17 +166,22 @@ def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
         deferred_from_coro(engine.close_spider_async(reason=reason))
 
 
-def guarded(crawler: Crawler | None, call: Callable[[], T], default: T) -> T:
+def guarded(crawler: Crawler | None, call: Callable[[], T], default: T,
+            failed: Callable[[Exception], None] | None = None) -> T:
     """``call()``'s answer; ``default`` when the crawl's store has failed already (no call is
     made: each would wait for a reply timeout again) or fails now, which closes the crawl with
-    a reason naming the cause (:func:`store_unavailable`). The one guard of every store call
-    whose failure the crawl survives until it closes."""
+    a reason naming the cause (:func:`store_unavailable`, or ``failed``, a caller's handler that
+    calls it). The one guard of every store call whose failure the crawl survives until it
+    closes."""
     if store_failed(crawler):
         return default
     try:
         return call()
     except STORE_FAULTS as e:
-        store_unavailable(crawler, e)
+        if failed is None:
+            store_unavailable(crawler, e)
+        else:
+            failed(e)
         return default
 
 

@@ -137,8 +137,9 @@ def _dupefilter():  # type: ignore[no-untyped-def]
 
 
 def test_a_url_scheduled_before_is_a_duplicate_only_where_its_url_decides():
-    """The dupefilter knows the URLs it scheduled (byte for byte, without unifying them again);
-    a request whose key the URL alone does not give is keyed as usual."""
+    """A URL scheduled before is a duplicate (so is another URL of its page); a request whose
+    key the URL alone does not give (as written, another method, a body, a redirect) is keyed
+    as such."""
     from scrapy import Request
 
     df = _dupefilter()
@@ -154,3 +155,125 @@ def test_a_url_scheduled_before_is_a_duplicate_only_where_its_url_decides():
     # a redirect whose chain is the same page is let through (the chain decides, not the URL)
     assert df.request_seen(Request(url, meta={"redirect_urls": ["http://a.test/docs/?b=2&a=1"]})) is False
     df.close("finished")
+
+
+def test_the_dupefilter_keeps_nothing_per_url_beyond_its_seen_set():
+    """Issue 24: the whole dupefilter costs what its seen set costs (9.5-11.9 bytes a URL),
+    measured through request_seen: no second table per URL. The unifier's result cache is
+    emptied before each reading: it is bounded, and not the dupefilter's."""
+    import gc
+    import tracemalloc
+
+    from scrapy import Request
+
+    df = _dupefilter()
+    unifier = df.fingerprinter.context.unifier
+    url = "https://example.test/p?page={}"
+    n = 20_000  # under tracemalloc: a few seconds
+    tracemalloc.start()
+    try:
+        for i in range(1, 1001):  # the first calls' own allocations
+            df.request_seen(Request(url.format(-i)))
+        unifier.cache_clear()
+        gc.collect()
+        before, table_before = tracemalloc.get_traced_memory()[0], df.store.nbytes
+        for i in range(n):
+            assert df.request_seen(Request(url.format(i))) is False
+        unifier.cache_clear()
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(df.store) == n + 1000
+    beyond = grown - (df.store.nbytes - table_before)
+    assert beyond / n <= 4, f"the dupefilter keeps {beyond / n:.1f} bytes per URL beyond its seen set"
+    assert grown / n <= 16, f"the dupefilter keeps {grown / n:.1f} bytes per URL"
+    df.close("finished")
+
+
+class _UnstartedCrawler:
+    """Scrapy's scheduler tests' crawler (tests/test_scheduler.py's MockCrawler): a Crawler
+    built, with a stats collector, but not started (no ``request_fingerprinter`` yet)."""
+
+    def __new__(cls, settings):  # type: ignore[no-untyped-def]
+        from scrapy import Spider
+        from scrapy.crawler import Crawler
+        from scrapy.utils.misc import load_object
+
+        crawler = Crawler(Spider, {"DUPEFILTER_CLASS": "scrapy_urlunify.DupeFilter", **settings})
+        crawler.stats = load_object(crawler.settings["STATS_CLASS"])(crawler)
+        return crawler
+
+
+@pytest.mark.parametrize(("fingerprinter", "unifies"), [
+    (None, True),  # Scrapy's default, unchosen: ours
+    ("scrapy_urlunify.Fingerprinter", True),
+    ("scrapy.utils.request.RequestFingerprinter", False),  # chosen by the project: it decides
+])
+def test_a_dupefilter_built_before_the_crawl_starts(fingerprinter, unifies):
+    from scrapy import Request
+    from scrapy.core.scheduler import Scheduler
+
+    from scrapy_urlunify import DupeFilter
+
+    settings = {"REQUEST_FINGERPRINTER_CLASS": fingerprinter} if fingerprinter else {}
+    scheduler = Scheduler.from_crawler(_UnstartedCrawler(settings))
+    assert isinstance(scheduler.df, DupeFilter)
+    scheduler.df.close("finished")
+    df = DupeFilter.from_crawler(_UnstartedCrawler(settings))
+    assert df.request_seen(Request("http://www.a.test/x/")) is False
+    assert df.request_seen(Request("http://www.a.test/x/")) is True
+    assert df.request_seen(Request("https://a.test/x")) is unifies
+    df.close("finished")
+
+
+def test_a_fingerprinter_built_before_the_crawl_starts():
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+    from scrapy_urlunify import Fingerprinter
+
+    fingerprinter = Fingerprinter.from_crawler(Crawler(Spider, {}))  # not even a stats collector
+    assert fingerprinter.fingerprint(Request("http://www.a.test/x/")) == \
+        fingerprinter.fingerprint(Request("https://a.test/x"))
+
+
+@pytest.mark.parametrize("fingerprinter", [None, "scrapy_urlunify.Fingerprinter",
+                                           "scrapy.utils.request.RequestFingerprinter"])
+@pytest.mark.parametrize("debug", [False, True])
+def test_duplicates_are_logged_as_scrapy_logs_them(caplog, fingerprinter, debug):
+    """Scrapy's tests/test_dupefilters.py (test_log, test_log_debug): the dupefilter built by
+    the scheduler of a crawler not started yet, its lines on the ``scrapy.dupefilters`` logger
+    in Scrapy's words, whichever fingerprinter the crawl uses."""
+    from scrapy import Request, Spider
+    from scrapy.core.scheduler import Scheduler
+    from scrapy.utils.misc import build_from_crawler
+    from scrapy.utils.test import get_crawler
+
+    class SimpleSpider(Spider):
+        name = "simple"
+
+    settings = {"DUPEFILTER_DEBUG": debug, "DUPEFILTER_CLASS": "scrapy_urlunify.DupeFilter"}
+    if fingerprinter:
+        settings["REQUEST_FINGERPRINTER_CLASS"] = fingerprinter
+    crawler = get_crawler(SimpleSpider, settings_dict=settings)
+    spider = SimpleSpider.from_crawler(crawler)
+    dupefilter = build_from_crawler(Scheduler, crawler).df
+    dupefilter.open()
+    assert dupefilter.logger.name == "scrapy.dupefilters"
+    r1 = Request("http://scrapytest.org/index.html")
+    r2 = Request("http://scrapytest.org/index.html", headers={"Referer": "http://scrapytest.org/INDEX.html"})
+    with caplog.at_level(logging.DEBUG):
+        dupefilter.log(r1, spider)
+        dupefilter.log(r2, spider)
+    assert crawler.stats.get_value("dupefilter/filtered") == 2
+    url = "http://scrapytest.org/index.html"
+    if debug:
+        expected = [f"Filtered duplicate request: <GET {url}> (referer: None)",
+                    f"Filtered duplicate request: <GET {url}> (referer: http://scrapytest.org/INDEX.html)"]
+    else:
+        expected = [(f"Filtered duplicate request: <GET {url}> - no more duplicates will be shown"
+                     " (see DUPEFILTER_DEBUG to show all duplicates)")]
+    for line in expected:
+        assert ("scrapy.dupefilters", logging.DEBUG, line) in caplog.record_tuples
+    dupefilter.close("finished")

@@ -20,7 +20,7 @@ from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_urlunify.integration.dupefilter import seen_key
+from scrapy_urlunify.integration.keys import seen_key
 from scrapy_urlunify.integration.fingerprinter import Fingerprinter
 
 pytestmark = pytest.mark.redis
