@@ -24,9 +24,10 @@ def test_a_request_with_meta_is_read_as_its_meta() -> None:
     assert meta_of(form) is form.meta
 
 
-def test_a_request_class_of_its_own_is_asked_the_public_way() -> None:
-    class Mine:
-        url = "https://a.test/"
-        meta = {"urlunify": False}
+def test_a_subclass_without_slots_of_its_own_is_read_as_well() -> None:
+    class Mine(Request):
+        pass
 
-    assert meta_of(Mine()) == {"urlunify": False}  # type: ignore[arg-type]
+    request = Mine("https://a.test/", meta={"urlunify": False})
+    assert meta_of(request) == {"urlunify": False}
+    assert meta_of(Mine("https://a.test/")) is None
