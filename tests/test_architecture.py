@@ -3,7 +3,11 @@
 * The pure layers (core, learning, stores, cli) never load Scrapy or Twisted: a user of the
   ``urlunify`` command or of ``identify()`` pays for neither, and the core stays testable alone.
 * No import cycle between the package's modules: a cycle makes the result of an import depend on
-  which module a program happens to import first.
+  which module a program happens to import first. Counted twice: the imports that run when a
+  module is imported, and every import (those under ``if TYPE_CHECKING:`` and inside functions
+  too), since a cycle of either kind means two modules that cannot be read one without the other.
+* No private name (``_x``) imported from another module of the package, no module over 600
+  lines, no hand-written C, and a package root that only names the public API.
 """
 
 from __future__ import annotations
@@ -60,6 +64,11 @@ def _modules() -> dict[str, Path | None]:
     return found
 
 
+def _every_import(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement of a module: top level, type-checking only, inside functions."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+
+
 def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     """Imports that run when the module is imported: module level, also inside top-level
     ``try``/``if`` blocks, but not under ``if TYPE_CHECKING:`` nor inside functions."""
@@ -81,8 +90,8 @@ def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the package's modules it imports at import time."""
+def import_graph(every: bool = False) -> dict[str, set[str]]:
+    """module -> the package's modules it imports at import time (``every``: anywhere)."""
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
@@ -90,7 +99,7 @@ def import_graph() -> dict[str, set[str]]:
             continue
         is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in _top_level_imports(tree):
+        for node in (_every_import if every else _top_level_imports)(tree):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -165,3 +174,74 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_import_cycle_between_modules() -> None:
     assert _cycles(import_graph()) == []
+
+
+def test_no_import_cycle_counting_every_import() -> None:
+    assert _cycles(import_graph(every=True)) == []
+
+
+def _imported_names() -> list[tuple[str, str, str]]:
+    """(importing module, imported module, name) for every ``from <ours> import name``."""
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        if path is None:
+            continue
+        is_package = path.name == "__init__.py"
+        for node in _every_import(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                parts = name.split(".")
+                base_parts = parts if is_package else parts[:-1]
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.split(".")[0] != PACKAGE:
+                continue
+            found.extend((name, base, alias.name) for alias in node.names)
+    return found
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    imported = _imported_names()
+    assert any(name == "identify" for _, _, name in imported)  # the scan sees the imports
+    private = [f"{who} imports {name} from {source}" for who, source, name in imported
+               if name.startswith("_") and not name.startswith("__")]
+    assert private == []
+
+
+def test_no_module_over_600_lines() -> None:
+    sizes = {path.relative_to(PACKAGE_DIR.parent).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+             for path in PACKAGE_DIR.rglob("*.py")}
+    assert sizes and max(sizes.values()) > 50
+    assert {path: n for path, n in sizes.items() if n > 600} == {}
+
+
+def test_no_hand_written_native_code_in_the_package() -> None:
+    native = sorted(p.relative_to(PACKAGE_DIR).as_posix() for pattern in ("*.c", "*.h", "*.pyx", "*.pxd", "*.pyi")
+                    for p in PACKAGE_DIR.rglob(pattern))
+    assert native == []
+
+
+def test_the_package_root_only_names_the_public_api() -> None:
+    """``scrapy_urlunify/__init__.py``: a docstring, imports of the core's public names, the
+    version, ``__all__``, the table of lazily loaded Scrapy components and the ``__getattr__``
+    that loads them; nothing that runs code of its own at import."""
+    tree = ast.parse((PACKAGE_DIR / "__init__.py").read_text(encoding="utf-8"))
+    allowed_targets = {"__version__", "__all__", "_LAZY"}
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.ImportFrom) and (node.module == "__future__" or node.level == 1
+                                                 or node.module in ("importlib", "typing")):
+            assert all(not alias.name.startswith("_") for alias in node.names), ast.dump(node)
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            assert {getattr(t, "id", None) for t in targets} <= allowed_targets, ast.dump(node)
+            continue
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            continue
+        raise AssertionError(f"line {node.lineno} of the package root: {ast.dump(node)[:120]}")

@@ -43,7 +43,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from scrapy import Request, signals
 
@@ -54,8 +54,8 @@ from .store_faults import STORE_FAULTS, guarded, store_failed
 if TYPE_CHECKING:
     from scrapy.http import Response
 
+    from .context import UnifyContext
     from .dupefilter import DupeFilter
-    from .links import LinkMiddleware
 
 __all__ = ["BATCH_LINKS", "LinkBatch", "link_batch"]
 
@@ -66,7 +66,18 @@ logger = logging.getLogger(__name__)
 BATCH_LINKS = 500
 
 
-def link_batch(mw: LinkMiddleware) -> LinkBatch | None:
+class LinkProcessor(Protocol):
+    """What the batch asks of ``links.LinkMiddleware``, whose output it holds (a Protocol: the
+    link middleware imports this module)."""
+
+    context: UnifyContext
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request | None: ...
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any: ...
+
+
+def link_batch(mw: LinkProcessor) -> LinkBatch | None:
     """The crawl's :class:`LinkBatch` when its seen store is shared and can check a batch."""
     df = cast("DupeFilter | None", mw.context.dupefilter)
     if df is None:
@@ -141,7 +152,7 @@ class LinkBatch:
 
     # --- the spider output's side -------------------------------------------------------------
 
-    def output(self, mw: LinkMiddleware, after: Any, response: Response | None,
+    def output(self, mw: LinkProcessor, after: Any, response: Response | None,
                result: Iterable[Any]) -> Iterator[Any]:
         """``LinkMiddleware.process_spider_output`` with the links checked in batches; ``after``:
         what the known middlewares after it do to a request (a :class:`~.downstream.Downstream`)."""
@@ -154,7 +165,7 @@ class LinkBatch:
             raise
         yield from held.flush()
 
-    async def output_async(self, mw: LinkMiddleware, after: Any, response: Response | None,
+    async def output_async(self, mw: LinkProcessor, after: Any, response: Response | None,
                            result: AsyncIterator[Any]) -> AsyncIterator[Any]:
         held = _Held(self, mw, after, response)
         try:
@@ -261,7 +272,7 @@ class _Held:
 
     __slots__ = ("after", "batch", "checked", "mw", "outputs", "response")
 
-    def __init__(self, batch: LinkBatch, mw: LinkMiddleware, after: Any, response: Response | None) -> None:
+    def __init__(self, batch: LinkBatch, mw: LinkProcessor, after: Any, response: Response | None) -> None:
         self.batch = batch
         self.mw = mw
         self.after = after
