@@ -34,6 +34,7 @@ from ..stores.location import (
     is_redis_url,
     mask_url,
     redis_keys,
+    redis_missing,
 )
 
 __all__ = [
@@ -282,6 +283,9 @@ def _check(setting: Setting, value: Any) -> Any:
         if value is None or value == "" or value == MEMORY:
             return MEMORY
         if is_redis_url(value):
+            missing = redis_missing(value)
+            if missing:
+                raise SettingsError(name, missing)
             return _text(name, value).strip()
         shown = mask_url(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"
         raise SettingsError(name, f'expected "memory" or a redis://, rediss:// or unix:// URL, got {shown!r}')

@@ -1,0 +1,88 @@
+"""A newcomer's first crawls (issue 23): a mistake is a message that says what to do. ``scrapy
+crawl`` and ``scrapy urlunify`` in a real project, each in its own process, against the tree site
+(tests/_treesite.py), as tests/integration/test_refusals.py does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from _treesite import TreeSite
+
+INSTALL_REDIS = "pip install 'scrapy-urlunify[redis]'"
+
+SETTINGS = """\
+BOT_NAME = "tree"
+SPIDER_MODULES = ["tree.spiders"]
+ADDONS = {"scrapy_urlunify.Addon": 0}
+ROBOTSTXT_OBEY = False
+TELNETCONSOLE_ENABLED = False
+LOG_LEVEL = "INFO"
+CONCURRENT_REQUESTS = 8
+RETRY_ENABLED = False
+URLUNIFY_SIGNATURE = False
+"""
+
+SPIDER = """\
+from scrapy import Request, Spider
+
+
+class TreeSpider(Spider):
+    name = "tree"
+    custom_settings = {"URLUNIFY_KEY_PARAM": ["id"]}
+
+    def __init__(self, start=None, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [start]
+
+    def parse(self, response):
+        yield {"page": int(response.url.rsplit("/", 1)[1])}
+        for href in response.css("a::attr(href)").getall():
+            yield Request(response.urljoin(href))
+"""
+
+#: run Scrapy in a Python without the ``redis`` package (an import of it fails, as uninstalled)
+WITHOUT_REDIS = "import sys; sys.modules['redis'] = None; from scrapy.cmdline import execute; execute(['scrapy', *sys.argv[1:]])"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = tree.settings\n")
+    (root / "tree" / "spiders").mkdir(parents=True)
+    (root / "tree" / "__init__.py").write_text("")
+    (root / "tree" / "spiders" / "__init__.py").write_text("")
+    (root / "tree" / "settings.py").write_text(SETTINGS)
+    (root / "tree" / "spiders" / "tree.py").write_text(textwrap.dedent(SPIDER))
+    return root
+
+
+@pytest.fixture(scope="module")
+def site() -> TreeSite:
+    with TreeSite() as site:
+        yield site
+
+
+def scrapy(project: Path, *args: str, redis: bool = True) -> subprocess.CompletedProcess[str]:
+    head = [sys.executable, "-m", "scrapy"] if redis else [sys.executable, "-c", WITHOUT_REDIS]
+    return subprocess.run([*head, *args], cwd=project, capture_output=True, text=True, timeout=120)
+
+
+def test_a_redis_store_without_the_redis_package_is_a_refusal_naming_the_extra(project, site):
+    run = scrapy(project, "crawl", "tree", "-a", f"start={site.url(0)}",
+                 "-s", "URLUNIFY_STORE=redis://127.0.0.1:1/0", redis=False)
+    errors = [line for line in run.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "ModuleNotFoundError" not in run.stderr, run.stderr[-5000:]
+    assert len(errors) == 1 and INSTALL_REDIS in errors[0] and "URLUNIFY_STORE" in errors[0], run.stderr[-3000:]
+    assert not site.hits
+
+
+def test_store_info_without_the_redis_package_names_the_extra(project):
+    run = scrapy(project, "urlunify", "store", "info", "--store", "redis://127.0.0.1:1/0", "--scope", "x",
+                 redis=False)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert INSTALL_REDIS in run.stderr, run.stderr
