@@ -86,3 +86,15 @@ def test_store_info_without_the_redis_package_names_the_extra(project):
                  redis=False)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
     assert INSTALL_REDIS in run.stderr, run.stderr
+
+
+def test_an_unknown_setting_is_one_warning_naming_the_closest_known_one(project, site):
+    # one misspelling from each source: the project's settings.py, the spider's custom_settings, -s
+    run = scrapy(project, "crawl", "tree", "-a", f"start={site.url(0)}", "-s", 'URLUNIFY_REMOVE_PARAM=["from"]')
+    assert run.returncode == 0, run.stderr[-3000:]
+    warnings = [line for line in run.stderr.splitlines() if "WARNING" in line and "Unknown setting" in line]
+    expected = {"URLUNIFY_REMOVE_PARAM": "URLUNIFY_REMOVE_PARAMS", "URLUNIFY_KEY_PARAM": "URLUNIFY_KEY_PARAMS",
+                "URLUNIFY_SIGNATURE": "URLUNIFY_SIGNATURES"}
+    assert len(warnings) == len(expected), "\n".join(warnings)
+    for wrong, right in expected.items():
+        assert [w for w in warnings if f" {wrong} " in w and f"did you mean {right}?" in w], "\n".join(warnings)
