@@ -10,6 +10,10 @@
 
     scrapy urlunify learn --spider news [--pages 500]
 
+"What has this project's store seen?"::
+
+    scrapy urlunify store info [--spider news]
+
 ``learn`` crawls a sample of the spider's site (the first ``--pages`` responses) with learning
 on and nothing stored (no items exported, no item pipelines but the add-on's, no JOBDIR, a
 memory store), then prints the learned rules as a settings snippet to review and pin.
@@ -17,7 +21,9 @@ memory store), then prints the learned rules as a settings snippet to review and
 The policy is built from the project's settings (``settings.py``, ``-s NAME=VALUE``) and, with
 ``--spider NAME``, that spider's ``custom_settings``, scope (its name unless ``URLUNIFY_SCOPE``
 says otherwise) and sites (``allowed_domains`` and ``start_urls``) -- exactly what a crawl of
-that spider uses. Further policy options on the command line refine it.
+that spider uses. Further policy options on the command line refine it. ``store`` uses the
+project's ``URLUNIFY_STORE`` (a Redis URL) or else its ``JOBDIR`` unless ``--store`` or
+``--jobdir`` says where.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.spiderloader import get_spider_loader
 
 from ..cli.main import main
+from ..stores.location import MEMORY
+from . import settings as urlunify_settings
 from .context import UnifyContext
 from .settings import SettingsError, policy_from_settings
 
@@ -52,17 +60,19 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "[--spider NAME] {explain,same,identify,standardize,learn} ..."
+        return "[--spider NAME] {explain,same,identify,standardize,learn,store} ..."
 
     def short_desc(self) -> str:
         return "Explain how scrapy-urlunify resolves, standardizes and identifies URLs"
 
     def long_desc(self) -> str:
         return (
-            "Run the urlunify command line (explain, same, identify, standardize) with this "
+            "Run the urlunify command line (explain, same, identify, standardize, store) with this "
             "project's URLUNIFY_* settings, and with --spider NAME that spider's custom_settings, "
             "scope and sites. 'scrapy urlunify same A B --spider NAME' tells why two URLs are one "
-            "page in that spider's crawl."
+            "page in that spider's crawl; 'scrapy urlunify learn --spider NAME' what the learner "
+            "finds on its site; 'scrapy urlunify store info' what the project's store "
+            "(URLUNIFY_STORE, or JOBDIR) has seen."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -90,9 +100,23 @@ class Command(ScrapyCommand):
             return
         try:
             policy = policy_from_settings(settings, spidercls, spider_name=opts.spider)
+            if args[:1] == ["store"]:
+                args = [*args, *store_location(settings, args)]
         except SettingsError as e:
             raise UsageError(str(e)) from None
         self.exitcode = main(args, policy=policy, prog="scrapy urlunify")
+
+
+def store_location(settings: Settings, args: list[str]) -> list[str]:
+    """The options that point ``store`` at the project's store, unless ``args`` give one: its
+    ``URLUNIFY_STORE`` when that is a Redis URL, else its ``JOBDIR``."""
+    if any(a.split("=", 1)[0] in ("--store", "--jobdir") for a in args):
+        return []
+    location = urlunify_settings.get(settings, "URLUNIFY_STORE")
+    if location != MEMORY:
+        return ["--store", location]
+    jobdir = settings.get("JOBDIR")
+    return ["--jobdir", str(jobdir)] if jobdir else []
 
 
 def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
