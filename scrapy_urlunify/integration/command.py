@@ -16,7 +16,8 @@
 
 ``learn`` crawls a sample of the spider's site (the first ``--pages`` responses) with learning
 on and nothing stored (no items exported, no item pipelines but the add-on's, no JOBDIR, a
-memory store), then prints the learned rules as a settings snippet to review and pin.
+memory store), telling its progress on stderr as it goes, then prints the learned rules as a
+settings snippet to review and pin.
 
 The policy is built from the project's settings (``settings.py``, ``-s NAME=VALUE``) and, with
 ``--spider NAME``, that spider's ``custom_settings``, scope (its name unless ``URLUNIFY_SCOPE``
@@ -30,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, TextIO
 
+from scrapy import signals
 from scrapy.commands import ScrapyCommand
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import UsageError
@@ -46,6 +49,7 @@ from .settings import SettingsError, policy_from_settings
 
 if TYPE_CHECKING:
     from scrapy import Spider
+    from scrapy.crawler import Crawler
     from scrapy.settings import Settings
 
 __all__ = ["Command"]
@@ -119,6 +123,39 @@ def store_location(settings: Settings, args: list[str]) -> list[str]:
     return ["--jobdir", str(jobdir)] if jobdir else []
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 rule``, ``2 rules``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+class Progress:
+    """``learn``'s progress on stderr while it crawls (a sample of 500 pages with a download
+    delay takes minutes): responses and rules so far, every :attr:`EVERY` responses or
+    :attr:`SECONDS` seconds, whichever comes first."""
+
+    EVERY = 50
+    SECONDS = 5.0
+
+    def __init__(self, crawler: Crawler, pages: int, out: TextIO | None = None) -> None:
+        self.crawler = crawler
+        self.pages = pages
+        self.out = out
+        self.responses = 0
+        self._last_count = 0
+        self._last_time = time.monotonic()
+
+    def response_received(self) -> None:
+        self.responses += 1
+        now = time.monotonic()
+        if self.responses - self._last_count < self.EVERY and now - self._last_time < self.SECONDS:
+            return
+        self._last_count, self._last_time = self.responses, now
+        learning = UnifyContext.of(self.crawler).learning
+        rules = len(learning.learner.rules) if learning is not None else 0
+        print(f"# learning: {self.responses} of {plural(self.pages, 'response')}, {plural(rules, 'rule')} so far",
+              file=self.out or sys.stderr, flush=True)
+
+
 def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
     """Crawl ``pages`` responses of the spider's site with learning on, storing nothing; print
     the learned rules as a settings snippet (stdout) and what was revoked (stderr)."""
@@ -140,6 +177,8 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
         settings.set("ADDONS", addons, priority="cmdline")
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spidercls)
+    progress = Progress(crawler, pages)
+    crawler.signals.connect(progress.response_received, signal=signals.response_received)
     process.crawl(crawler)
     process.start()
     learning = UnifyContext.of(crawler).learning
@@ -148,8 +187,8 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
         print("# scrapy-urlunify did not learn: page signatures are off (URLUNIFY_SIGNATURES)", file=sys.stderr)
         return 1
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
-    print(f"# {stats.get('response_received_count', 0)} responses of spider {spidercls.name!r} "
-          f"({stats.get('finish_reason', 'not finished')}): {len(learner.rules)} rules")
+    print(f"# {plural(stats.get('response_received_count', 0), 'response')} of spider {spidercls.name!r} "
+          f"({stats.get('finish_reason', 'not finished')}): {plural(len(learner.rules), 'rule')}")
     for rule in learner.rules:
         print(f"#   {rule}")
     for revocation in learner.revoked:

@@ -42,6 +42,19 @@ class TreeSpider(Spider):
         yield {"page": int(response.url.rsplit("/", 1)[1])}
         for href in response.css("a::attr(href)").getall():
             yield Request(response.urljoin(href))
+
+
+class SettingsStartSpider(TreeSpider):
+    # its start URL from the setting TREE_START: scrapy urlunify learn passes no -a
+
+    name = "tree-from-settings"
+    custom_settings = {}
+
+    async def start(self):
+        yield Request(self.settings["TREE_START"])
+
+    def start_requests(self):
+        yield Request(self.settings["TREE_START"])
 """
 
 #: run Scrapy in a Python without the ``redis`` package (an import of it fails, as uninstalled)
@@ -98,3 +111,22 @@ def test_an_unknown_setting_is_one_warning_naming_the_closest_known_one(project,
     assert len(warnings) == len(expected), "\n".join(warnings)
     for wrong, right in expected.items():
         assert [w for w in warnings if f" {wrong} " in w and f"did you mean {right}?" in w], "\n".join(warnings)
+
+
+def test_learn_tells_its_progress_and_counts_in_words(project, site):
+    run = scrapy(project, "urlunify", "learn", "--spider", "tree-from-settings", "--pages", "60",
+                 "-s", f"TREE_START={site.url(0)}")
+    assert run.returncode == 0, run.stderr[-3000:]
+    progress = [line for line in run.stderr.splitlines() if line.startswith("# learning: ")]
+    assert progress and progress[0] == "# learning: 50 of 60 responses, 0 rules so far", run.stderr
+    summary = run.stdout.splitlines()[0]
+    assert summary.startswith("# 6") and "responses of spider 'tree-from-settings'" in summary, run.stdout
+    assert summary.endswith(": 0 rules"), summary
+    for text in (run.stdout, run.stderr):
+        assert " 1 rules" not in text and " 1 responses" not in text
+
+
+def test_plural():
+    from scrapy_urlunify.integration.command import plural
+
+    assert [plural(n, "rule") for n in (0, 1, 2)] == ["0 rules", "1 rule", "2 rules"]
