@@ -4,13 +4,15 @@ crawl`` and ``scrapy urlunify`` in a real project, each in its own process, agai
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from _treesite import TreeSite
+from _treesite import TreeSite, tree_links
 
 INSTALL_REDIS = "pip install 'scrapy-urlunify[redis]'"
 
@@ -57,6 +59,29 @@ class SettingsStartSpider(TreeSpider):
         yield Request(self.settings["TREE_START"])
 """
 
+MAILTO_SPIDERS = """from scrapy import Spider
+
+from scrapy_urlunify import follow_all
+
+
+class Naive(Spider):
+    name = "naive"
+
+    def __init__(self, start=None, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [start]
+
+    def parse(self, response):
+        yield from response.follow_all(css="a")
+
+
+class Helped(Naive):
+    name = "helped"
+
+    def parse(self, response):
+        yield from follow_all(response, css="a", spider=self)
+"""
+
 #: run Scrapy in a Python without the ``redis`` package (an import of it fails, as uninstalled)
 WITHOUT_REDIS = "import sys; sys.modules['redis'] = None; from scrapy.cmdline import execute; execute(['scrapy', *sys.argv[1:]])"
 
@@ -70,6 +95,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "tree" / "spiders" / "__init__.py").write_text("")
     (root / "tree" / "settings.py").write_text(SETTINGS)
     (root / "tree" / "spiders" / "tree.py").write_text(textwrap.dedent(SPIDER))
+    (root / "tree" / "spiders" / "mailto.py").write_text(MAILTO_SPIDERS)
     return root
 
 
@@ -130,3 +156,30 @@ def test_plural():
     from scrapy_urlunify.integration.command import plural
 
     assert [plural(n, "rule") for n in (0, 1, 2)] == ["0 rules", "1 rule", "2 rules"]
+
+
+def mailto_first(i: int, size: int) -> list[str]:
+    return ["mailto:someone@example.com", "tel:+3811234567", *tree_links(i, size)]
+
+
+def final_stats(stderr: str) -> dict[str, object]:
+    dump = re.search(r"Dumping Scrapy stats:\n(\{.*?\})\n", stderr, re.S)
+    assert dump, stderr[-3000:]
+    return ast.literal_eval(re.sub(r"datetime\.datetime\([^)]*\)", "None", dump.group(1)))
+
+
+@pytest.mark.parametrize("spider", ["naive", "helped"])
+def test_a_pages_mailto_link_costs_its_other_links_unless_followed_with_the_helper(project, spider):
+    with TreeSite(size=40, links=mailto_first) as site:
+        run = scrapy(project, "crawl", spider, "-a", f"start={site.url(0)}")
+        assert run.returncode == 0, run.stderr[-3000:]
+        stats = final_stats(run.stderr)
+        if spider == "naive":  # Scrapy refuses the mailto: Request in the callback: the page's links are lost
+            assert "Missing scheme" in run.stderr
+            assert set(site.hits) == {"/p/0"}
+            assert "urlunify/filtered/scheme:mailto" not in stats
+        else:
+            assert "Traceback" not in run.stderr and "Missing scheme" not in run.stderr, run.stderr[-3000:]
+            assert not site.lost()
+            assert stats["urlunify/filtered/scheme:mailto"] == site.size
+            assert stats["urlunify/filtered/scheme:tel"] == site.size
