@@ -183,3 +183,39 @@ def test_a_pages_mailto_link_costs_its_other_links_unless_followed_with_the_help
             assert not site.lost()
             assert stats["urlunify/filtered/scheme:mailto"] == site.size
             assert stats["urlunify/filtered/scheme:tel"] == site.size
+
+
+def summary_lines(stderr: str) -> list[str]:
+    start = stderr.index("scrapy-urlunify summary")
+    return stderr[start:].splitlines()[1:9]
+
+
+def back_home(i: int, size: int) -> list[str]:
+    return [*tree_links(i, size), "/p/0", "/p/0?utm_source=footer"]
+
+
+def test_with_the_projects_own_dupefilter_the_summary_counts_its_duplicates(project):
+    with TreeSite(size=40, links=back_home) as site:
+        run = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}",
+                     "-s", "DUPEFILTER_CLASS=scrapy.dupefilters.RFPDupeFilter")
+    assert run.returncode == 0, run.stderr[-3000:]
+    stats = final_stats(run.stderr)
+    assert stats["dupefilter/filtered"] >= 40  # every page links back home, twice
+    lines = summary_lines(run.stderr)
+    duplicates = next(line for line in lines if "duplicates filtered" in line)
+    assert f"duplicates filtered {stats['dupefilter/filtered']} " in duplicates, lines
+    assert "does not count them apart" in duplicates
+
+
+def test_a_rerun_on_a_store_that_knows_the_site_says_why_it_fetches_little(project, redis_server):
+    with TreeSite(size=20) as site:
+        store = ("-s", f"URLUNIFY_STORE={redis_server.url}")
+        first = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}", *store)
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert "already knew" not in first.stderr
+        again = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}", *store)
+        assert again.returncode == 0, again.stderr[-3000:]
+    knew = [line for line in again.stderr.splitlines() if "already knew" in line and "[scrapy_urlunify]" in line]
+    assert len(knew) == 1, again.stderr[-3000:]
+    assert "INFO" in knew[0] and "already knew 20 requests" in knew[0] and "scope 'naive'" in knew[0], knew
+    assert final_stats(again.stderr)["urlunify/seen_before"] == 20
