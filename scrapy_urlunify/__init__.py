@@ -55,6 +55,7 @@ _LAZY = {
     "Addon": "scrapy_urlunify.integration.addon",
     "SignaturePipeline": "scrapy_urlunify.integration.pipelines",
     "UnicityPipeline": "scrapy_urlunify.integration.pipelines",
+    "follow_all": "scrapy_urlunify.integration.follow",
 }
 
 

@@ -49,7 +49,10 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
         p.add_argument("--base", help="resolve each line against this page URL first")
         add_policy_options(p)
 
-    p = sub.add_parser("store", help="inspect or clear what a scope has seen, in Redis or a JOBDIR")
+    p = sub.add_parser("store", help="inspect or clear what a scope has seen, in Redis or a JOBDIR",
+                       description="Inspect or clear what a scope has seen, in Redis or a JOBDIR. "
+                                   "'scrapy urlunify store' in a project uses its URLUNIFY_STORE "
+                                   "(a Redis URL), else its JOBDIR, unless --store or --jobdir is given.")
     p.add_argument("action", choices=("info", "clear"))
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--store", metavar="URL", help="a redis:// URL (URLUNIFY_STORE)")

@@ -26,6 +26,7 @@ from ..stores import (
     StoreError,
     VarRecordLog,
 )
+from ..stores.location import redis_missing
 
 __all__ = ["run_store"]
 
@@ -98,6 +99,10 @@ def _learned_rules(path: Path) -> int:
 
 
 def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+    missing = redis_missing(args.store)
+    if missing:
+        err.write(f"urlunify store: {missing}\n")
+        return 1
     import redis
 
     from ..stores.location import (

@@ -10,7 +10,7 @@ add-on with nothing configured, on the same demo site.
   default) and every host in ``allowed_domains``, as a new user would start.
 
 :func:`compare` (inside a running reactor, a Deferred) and :func:`run_comparison` (starts the
-reactor, or a subprocess when it cannot) serve the site, crawl it twice and return the report of
+reactor, or a subprocess when it cannot) serve the site, crawl it three times and return the report of
 :mod:`.measure`. This is the demo's only module that drives Scrapy.
 """
 
@@ -95,7 +95,7 @@ CONFIGURATION: dict[str, Any] = {
 }
 
 
-# -- the two spiders -----------------------------------------------------------------------------
+# -- the three spiders ---------------------------------------------------------------------------
 class _ArticleSpider(DemoSpider):
     """Follows every link; one ``{url, title, text}`` item per page with an ``<article>``."""
 

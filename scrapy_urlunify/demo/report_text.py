@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CRAWLS", "SHORT", "crawl_keys", "format_text", "number", "savings", "table_rows"]
+__all__ = ["CRAWLS", "SHORT", "crawl_keys", "format_text", "learned_rules", "learning_outcome", "number", "savings",
+           "table_rows"]
 
 CRAWLS: dict[str, str] = {"plain": "plain Scrapy", "addon": "with scrapy_urlunify.Addon",
                           "unconfigured": "add-on, nothing configured"}
@@ -51,13 +52,40 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, ...]]:
 
 
 def savings(addon: dict[str, Any]) -> list[tuple[str, int]]:
-    """(label, count) of everything the add-on did not fetch: identifier, signature, filters, learned."""
+    """(label, count) of the requests the add-on did not make: same identifier, same page
+    signature, filtered links (learned rules act through the identifier: see
+    :func:`learned_rules`)."""
     by = addon["saved_by"]
     rows = [("already seen: same identifier", by["duplicates"]),
             ("same page signature (body text)", by["signature_duplicates"])]
     rows += [(f"filtered: {reason}", n) for reason, n in by["filtered"].items()]
-    rows += [(f"learned: {rule}", n) for rule, n in by["learned"].items()] or [("learned rules", 0)]
     return rows
+
+
+def learned_rules(crawl: dict[str, Any]) -> list[tuple[str, int]]:
+    """(what the rule says, page pairs that taught it) of every rule a crawl learned."""
+    rules = []
+    for key, pairs in crawl["saved_by"]["learned"].items():
+        if key.count("/") != 2:
+            continue  # a counter (params, confirmed, probation/...), not a rule
+        kind, host, name = key.split("/")
+        says = {"param": f"the parameter {name} does not matter on {host}",
+                "alias": f"{name} serves the pages of {host}",
+                "path": f"the path prefix /{name}/ does not matter on {host}"}.get(kind, f"{kind} {host} {name}")
+        rules.append((says, pairs))
+    return rules
+
+
+def learning_outcome(crawl: dict[str, Any]) -> str:
+    """What became of a crawl's learned rules: confirmed, revoked, what their probation cost."""
+    learned = crawl["saved_by"]["learned"]
+    return (f"{learned.get('confirmed', 0)} confirmed after probation, {learned.get('revoked', 0)} revoked; "
+            f"{number(learned.get('probation/samples', 0))} requests fetched to check them, "
+            f"{number(learned.get('probation/kept', 0))} kept until they were confirmed")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
@@ -88,8 +116,13 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
         u = report["unconfigured"]
         lines += ["", (f"With the add-on and nothing configured (learning on): {number(u['requests'])} requests, "
                        f"{100 * (u['requests'] / a['requests'] - 1):+.0f}% against the configured crawl; "
-                       f"pages missed {u['pages_missed']}, duplicate items {u['duplicate_items']}; "
-                       "learned: " + (", ".join(k for k in u["saved_by"]["learned"] if k.count("/") == 2) or "nothing"))]
+                       f"pages missed {u['pages_missed']}, duplicate items {u['duplicate_items']}.")]
+    for key in crawl_keys(report)[1:]:
+        rules = learned_rules(report[key])
+        lines += ["", f"Rules learned ({SHORT[key]}): " + (_plural(len(rules), "rule") if rules else "none")]
+        lines += [f"  {says} ({_plural(pairs, 'page pair')} with one page signature)" for says, pairs in rules]
+        if rules:
+            lines += [f"  {learning_outcome(report[key])}"]
     for key in crawl_keys(report):
         if report[key]["finish_reason"] != "finished":
             lines += ["", f"Note: the {CRAWLS[key]} crawl ended with {report[key]['finish_reason']!r}."]
@@ -102,4 +135,3 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
     if html_path:
         lines += ["", f"Report: {html_path}"]
     return "\n".join(lines)
-

@@ -22,7 +22,9 @@ still win):
                                     ``ResumeMiddleware`` at 10 (first on the engine side; with
                                     JOBDIR only: one download per request after a crash), and
                                     ``DequeueMiddleware`` at 15 (with ``URLUNIFY_LEARN``: drops
-                                    a queued request whose page a learned rule says was fetched)
+                                    a queued request whose page a learned rule says was fetched),
+                                    and ``DequeueDropGate`` at 990 (such a drop is not counted as
+                                    a download exception)
 ``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210
 ``URLUNIFY_LEARN``                  ``True``: learn the site's own URL noise from duplicate
                                     pages (new rules on probation, declared canonicals verified
@@ -69,11 +71,14 @@ logger = logging.getLogger(__name__)
 SPIDER_MIDDLEWARE_PRIORITY = 950
 RESUME_MIDDLEWARE_PRIORITY = 10
 DEQUEUE_MIDDLEWARE_PRIORITY = 15
+#: above DownloaderStats (850) and HttpCacheMiddleware (900), whose process_exception would see a drop
+DROP_GATE_PRIORITY = 990
 DONE_MIDDLEWARE_PRIORITY = 5
 SIGNATURE_MIDDLEWARE_PRIORITY = 20
 _DOWNLOADER_MIDDLEWARES = {
     "scrapy_urlunify.integration.signatures.SignatureMiddleware": SIGNATURE_MIDDLEWARE_PRIORITY,
     "scrapy_urlunify.integration.dequeue.DequeueMiddleware": DEQUEUE_MIDDLEWARE_PRIORITY,
+    "scrapy_urlunify.integration.dequeue.DequeueDropGate": DROP_GATE_PRIORITY,
 }
 PIPELINE_PRIORITIES = {
     "scrapy_urlunify.integration.pipelines.SignaturePipeline": 200,

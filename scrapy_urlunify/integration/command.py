@@ -10,22 +10,31 @@
 
     scrapy urlunify learn --spider news [--pages 500]
 
+"What has this project's store seen?"::
+
+    scrapy urlunify store info [--spider news]
+
 ``learn`` crawls a sample of the spider's site (the first ``--pages`` responses) with learning
 on and nothing stored (no items exported, no item pipelines but the add-on's, no JOBDIR, a
-memory store), then prints the learned rules as a settings snippet to review and pin.
+memory store), telling its progress on stderr as it goes, then prints the learned rules as a
+settings snippet to review and pin.
 
 The policy is built from the project's settings (``settings.py``, ``-s NAME=VALUE``) and, with
 ``--spider NAME``, that spider's ``custom_settings``, scope (its name unless ``URLUNIFY_SCOPE``
 says otherwise) and sites (``allowed_domains`` and ``start_urls``) -- exactly what a crawl of
-that spider uses. Further policy options on the command line refine it.
+that spider uses. Further policy options on the command line refine it. ``store`` uses the
+project's ``URLUNIFY_STORE`` (a Redis URL) or else its ``JOBDIR`` unless ``--store`` or
+``--jobdir`` says where.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, TextIO
 
+from scrapy import signals
 from scrapy.commands import ScrapyCommand
 from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import UsageError
@@ -33,11 +42,14 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.spiderloader import get_spider_loader
 
 from ..cli.main import main
+from ..stores.location import MEMORY
+from . import settings as urlunify_settings
 from .context import UnifyContext
 from .settings import SettingsError, policy_from_settings
 
 if TYPE_CHECKING:
     from scrapy import Spider
+    from scrapy.crawler import Crawler
     from scrapy.settings import Settings
 
 __all__ = ["Command"]
@@ -52,17 +64,19 @@ class Command(ScrapyCommand):
     default_settings = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "[--spider NAME] {explain,same,identify,standardize,learn} ..."
+        return "[--spider NAME] {explain,same,identify,standardize,learn,store} ..."
 
     def short_desc(self) -> str:
         return "Explain how scrapy-urlunify resolves, standardizes and identifies URLs"
 
     def long_desc(self) -> str:
         return (
-            "Run the urlunify command line (explain, same, identify, standardize) with this "
+            "Run the urlunify command line (explain, same, identify, standardize, store) with this "
             "project's URLUNIFY_* settings, and with --spider NAME that spider's custom_settings, "
             "scope and sites. 'scrapy urlunify same A B --spider NAME' tells why two URLs are one "
-            "page in that spider's crawl."
+            "page in that spider's crawl; 'scrapy urlunify learn --spider NAME' what the learner "
+            "finds on its site; 'scrapy urlunify store info' what the project's store "
+            "(URLUNIFY_STORE, or JOBDIR) has seen."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -90,9 +104,56 @@ class Command(ScrapyCommand):
             return
         try:
             policy = policy_from_settings(settings, spidercls, spider_name=opts.spider)
+            if args[:1] == ["store"]:
+                args = [*args, *store_location(settings, args)]
         except SettingsError as e:
             raise UsageError(str(e)) from None
         self.exitcode = main(args, policy=policy, prog="scrapy urlunify")
+
+
+def store_location(settings: Settings, args: list[str]) -> list[str]:
+    """The options that point ``store`` at the project's store, unless ``args`` give one: its
+    ``URLUNIFY_STORE`` when that is a Redis URL, else its ``JOBDIR``."""
+    if any(a.split("=", 1)[0] in ("--store", "--jobdir") for a in args):
+        return []
+    location = urlunify_settings.get(settings, "URLUNIFY_STORE")
+    if location != MEMORY:
+        return ["--store", location]
+    jobdir = settings.get("JOBDIR")
+    return ["--jobdir", str(jobdir)] if jobdir else []
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 rule``, ``2 rules``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+class Progress:
+    """``learn``'s progress on stderr while it crawls (a sample of 500 pages with a download
+    delay takes minutes): responses and rules so far, every :attr:`EVERY` responses or
+    :attr:`SECONDS` seconds, whichever comes first."""
+
+    EVERY = 50
+    SECONDS = 5.0
+
+    def __init__(self, crawler: Crawler, pages: int, out: TextIO | None = None) -> None:
+        self.crawler = crawler
+        self.pages = pages
+        self.out = out
+        self.responses = 0
+        self._last_count = 0
+        self._last_time = time.monotonic()
+
+    def response_received(self) -> None:
+        self.responses += 1
+        now = time.monotonic()
+        if self.responses - self._last_count < self.EVERY and now - self._last_time < self.SECONDS:
+            return
+        self._last_count, self._last_time = self.responses, now
+        learning = UnifyContext.of(self.crawler).learning
+        rules = len(learning.learner.rules) if learning is not None else 0
+        print(f"# learning: {self.responses} of {plural(self.pages, 'response')}, {plural(rules, 'rule')} so far",
+              file=self.out or sys.stderr, flush=True)
 
 
 def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
@@ -116,6 +177,8 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
         settings.set("ADDONS", addons, priority="cmdline")
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spidercls)
+    progress = Progress(crawler, pages)
+    crawler.signals.connect(progress.response_received, signal=signals.response_received)
     process.crawl(crawler)
     process.start()
     learning = UnifyContext.of(crawler).learning
@@ -124,8 +187,8 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
         print("# scrapy-urlunify did not learn: page signatures are off (URLUNIFY_SIGNATURES)", file=sys.stderr)
         return 1
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
-    print(f"# {stats.get('response_received_count', 0)} responses of spider {spidercls.name!r} "
-          f"({stats.get('finish_reason', 'not finished')}): {len(learner.rules)} rules")
+    print(f"# {plural(stats.get('response_received_count', 0), 'response')} of spider {spidercls.name!r} "
+          f"({stats.get('finish_reason', 'not finished')}): {plural(len(learner.rules), 'rule')}")
     for rule in learner.rules:
         print(f"#   {rule}")
     for revocation in learner.revoked:

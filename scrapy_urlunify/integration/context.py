@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from scrapy import signals
 
 from ..core.unify import Unifier, unifier_for
+from ..stores.location import MEMORY, mask_url
 from . import refusal
 from . import settings as urlunify_settings
 from .stats import STATS_PREFIX, UnifyStats
@@ -34,6 +35,7 @@ __all__ = [
     "ProbationView",
     "ResumeLogView",
     "UnifyContext",
+    "format_summary",
     "spider_name",
 ]
 
@@ -202,25 +204,62 @@ class UnifyContext:
         self.stats.inc(key, count)
 
     def connect_summary(self) -> None:
-        """Log the crawl's summary at close (once, whichever component asks first)."""
+        """Log the crawl's summary at close, and at open what the seen store knew already
+        (once, whichever component asks first)."""
         if not self._summary_connected:
+            self.crawler.signals.connect(self._log_seen_before, signal=signals.spider_opened)
             self.crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
             self._summary_connected = True
 
+    def _log_seen_before(self, spider: Any = None) -> None:
+        """A run on a store that already holds the site fetches little: say so, once, at open."""
+        df = self.dupefilter
+        if df is None:
+            return
+        try:
+            known = len(df.store)
+        except Exception:  # a store that does not answer: its own errors say so
+            return
+        self.stats.set("seen_before", known)
+        if known:
+            stores = self.stores
+            location = "Redis" if stores is not None and stores.location == MEMORY else None
+            where = (f"{location or mask_url(stores.location)}, scope {stores.scope!r}"
+                     if stores is not None and stores.in_redis
+                     else f"JOBDIR {stores.jobdir}" if stores is not None and stores.jobdir is not None
+                     else "the seen store")
+            logger.info("scrapy-urlunify: the store (%s) already knew %d requests from earlier runs: those "
+                        "are not fetched again (`scrapy urlunify store clear` forgets them)", where, known)
+
     def summary(self) -> dict[str, Any]:
+        """The numbers of the closing summary. ``duplicates``: requests dropped as duplicates,
+        whichever dupefilter dropped them (``dupefilter/filtered``); of those, ``same_url``: the
+        URL the spider asked for had been requested already, what Scrapy's own dupefilter drops
+        too (``urlunify/duplicates/same_url``; None when the dupefilter does not count it), and
+        ``unified``: other spellings of a page, dropped only thanks to the unification.
+        ``saved``: requests the add-on saved beyond plain Scrapy (filtered links plain Scrapy
+        would have requested, and other spellings; exact repeats included when the dupefilter
+        does not tell them apart)."""
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
         filtered = {k[len(STATS_PREFIX + "filtered/"):]: v for k, v in stats.items()
                     if k.startswith(STATS_PREFIX + "filtered/")}
-        duplicates = stats.get(STATS_PREFIX + "duplicates", 0)
-        signature_duplicates = stats.get(STATS_PREFIX + "signature/duplicates", 0)
+        duplicates = max(stats.get("dupefilter/filtered", 0), stats.get(STATS_PREFIX + "duplicates", 0))
+        same_url = stats.get(STATS_PREFIX + "duplicates/same_url")
+        unified = max(duplicates - same_url, 0) if same_url is not None else None
         fetched = stats.get("downloader/request_count", 0)
-        saved = sum(filtered.values()) + duplicates
+        # plain Scrapy never requests an on-page anchor (the page's own fingerprint) nor a
+        # mailto: link (it refuses them): not saved by the add-on
+        avoided = sum(n for reason, n in filtered.items() if reason != "anchor" and not reason.startswith("scheme:"))
+        saved = avoided + (unified if unified is not None else duplicates)
         return {
             "links": stats.get(STATS_PREFIX + "links", 0),
             "filtered": filtered,
             "rewritten": stats.get(STATS_PREFIX + "rewritten", 0),
             "duplicates": duplicates,
-            "signature_duplicates": signature_duplicates,
+            "same_url": same_url,
+            "unified": unified,
+            "signature_duplicates": stats.get(STATS_PREFIX + "signature/duplicates", 0),
+            "seen_before": stats.get(STATS_PREFIX + "seen_before", 0),
             "fetched": fetched,
             "saved": saved,
             "saved_share": saved / (saved + fetched) if saved + fetched else 0.0,
@@ -230,19 +269,33 @@ class UnifyContext:
         snippet = self.learning.settings_snippet() if self.learning is not None else None
         if snippet:
             logger.info("scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s", snippet)
-        s = self.summary()
-        per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
-        logger.info(
-            "scrapy-urlunify summary (scope %r):\n"
-            "  links seen          %d\n"
-            "  filtered            %d (%s)\n"
-            "  rewritten           %d\n"
-            "  duplicates filtered %d (same identifier) + %d (same page signature)\n"
-            "  requests fetched    %d\n"
-            "  requests saved      %d (%.1f%% of all requests)",
-            self.scope, s["links"], sum(s["filtered"].values()), per_reason, s["rewritten"],
-            s["duplicates"], s["signature_duplicates"], s["fetched"], s["saved"], 100 * s["saved_share"],
-        )
+        logger.info("scrapy-urlunify summary (scope %r):\n%s", self.scope, format_summary(self.summary()))
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """The closing summary's lines, from :meth:`UnifyContext.summary`."""
+    per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
+    if s["unified"] is not None:
+        duplicates = (f"{s['duplicates']}: {s['same_url']} the same URL again (plain Scrapy drops these too), "
+                      f"{s['unified']} other spellings of a page")
+        saved = (f"{s['saved']} ({100 * s['saved_share']:.1f}% of the requests plain Scrapy would make): "
+                 "filtered links and other spellings of a page")
+    else:
+        duplicates = f"{s['duplicates']} (exact repeats and other spellings: the dupefilter does not count them apart)"
+        saved = (f"{s['saved']} ({100 * s['saved_share']:.1f}% of all requests), counting the exact repeats "
+                 "plain Scrapy drops too")
+    lines = [
+        f"  links seen          {s['links']}",
+        f"  filtered            {sum(s['filtered'].values())} ({per_reason})",
+        f"  rewritten           {s['rewritten']}",
+        f"  duplicates filtered {duplicates}",
+        f"  duplicate pages     {s['signature_duplicates']} (fetched, the page signature of another page)",
+        f"  requests fetched    {s['fetched']}",
+        f"  requests saved      {saved}",
+    ]
+    if s["seen_before"]:
+        lines.append(f"  seen before this run {s['seen_before']} (in the store when the crawl started: not fetched again)")
+    return "\n".join(lines)
 
 
 def _add_alias(groups: list[list[str]], canonical: str, alias: str) -> None:

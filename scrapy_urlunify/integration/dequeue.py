@@ -21,6 +21,13 @@ The round trip to Redis is made for a request stamped with other rules, and for 
 may still be another spelling of a page some older request, judged under the older rules, was
 queued for and has fetched since (the local look-up, free, covers every request under learned
 rules). Requests a resume schedules again were judged by the run that queued them: checked too.
+
+A drop is not a download error: Scrapy's ``DownloaderStats`` (at 850) counts every exception
+that goes through the downloader middlewares' ``process_exception`` chain
+(``downloader/exception_type_count/...``), and that chain runs from the highest priority down.
+:class:`DequeueDropGate` (the add-on enables it at 990, above every built-in middleware) passes
+a :class:`DroppedAtDequeue` straight on to the request's errback, as the end of the chain would,
+so only ``urlunify/dropped_at_dequeue`` counts it.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["DequeueMiddleware", "DroppedAtDequeue"]
+__all__ = ["DequeueDropGate", "DequeueMiddleware", "DroppedAtDequeue"]
 
 logger = logging.getLogger(__name__)
 
@@ -108,3 +115,20 @@ class DequeueMiddleware:
         if df is not None and df.resume_log is not None:
             df.mark_done(request)  # handled: a resume must not fetch it again
         raise DroppedAtDequeue(f"{request.url}: its page {identifier} was fetched while it waited")
+
+
+class DequeueDropGate:
+    """Downloader middleware: a :class:`DroppedAtDequeue` leaves the ``process_exception`` chain
+    here, before ``DownloaderStats`` counts it as a download exception (see the module's doc)."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DequeueDropGate:
+        context = UnifyContext.of(crawler)
+        if not context.enabled or not context.settings["URLUNIFY_LEARN"]:
+            raise NotConfigured
+        return cls()
+
+    def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
+        if isinstance(exception, DroppedAtDequeue):
+            # what Scrapy does once no process_exception answers: the request's errback gets it
+            raise exception

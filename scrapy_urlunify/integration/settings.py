@@ -19,6 +19,7 @@ command line apply per spider. Values given on the command line are strings: boo
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import math
@@ -34,6 +35,7 @@ from ..stores.location import (
     is_redis_url,
     mask_url,
     redis_keys,
+    redis_missing,
 )
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "get",
     "policy_from_settings",
     "setting_name",
+    "unknown_settings",
     "validate",
 ]
 
@@ -283,6 +286,9 @@ def _check(setting: Setting, value: Any) -> Any:
         if value is None or value == "" or value == MEMORY:
             return MEMORY
         if is_redis_url(value):
+            missing = redis_missing(value)
+            if missing:
+                raise SettingsError(name, missing)
             return _text(name, value).strip()
         shown = mask_url(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"
         raise SettingsError(name, f'expected "memory" or a redis://, rediss:// or unix:// URL, got {shown!r}')
@@ -359,7 +365,26 @@ def policy_from_settings(settings: Any, spider: Any = None, spider_name: str | N
         raise SettingsError(setting_name(e.field), str(e).split(": ", 1)[1]) from None
 
 
+#: ``URLUNIFY_*`` settings that are not the plugin's own: the demo crawl's proxy (demo/proxy.py)
+OTHER_SETTINGS = frozenset({"URLUNIFY_DEMO_PROXY", "URLUNIFY_DEMO_HOSTS"})
+
+
+def unknown_settings(settings: Any) -> dict[str, str | None]:
+    """Every ``URLUNIFY_*`` name in ``settings`` the plugin does not know (a misspelling it would
+    otherwise ignore in silence), with the closest known name (or None)."""
+    known = [*SETTINGS, *OTHER_SETTINGS]
+    return {
+        name: next(iter(difflib.get_close_matches(name, known, n=1, cutoff=0.6)), None)
+        for name in sorted(str(n) for n in settings)
+        if name.startswith(PREFIX) and name not in SETTINGS and name not in OTHER_SETTINGS
+    }
+
+
 def validate(settings: Any) -> dict[str, Any]:
     """Check every integration setting of ``settings`` (the policy ones are checked by
-    :func:`policy_from_settings`); return their values by name."""
+    :func:`policy_from_settings`); return their values by name. An unknown ``URLUNIFY_*``
+    name is a WARNING naming the closest known one: the crawl runs, the setting ignored."""
+    for name, closest in unknown_settings(settings).items():
+        hint = f"; did you mean {closest}?" if closest else ""
+        logger.warning("Unknown setting %s is ignored (not a scrapy-urlunify setting%s)", name, hint)
     return {name: get(settings, name) for name, s in SETTINGS.items() if s.field is None}

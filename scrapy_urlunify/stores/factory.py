@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import KeptStore, SeenStore, SignatureStore
+from .base import KeptStore, SeenStore, SignatureStore, StoreError
 from .jobdir import (
     ITEMS_FILENAME,
     KEPT_FILENAME,
@@ -22,7 +22,14 @@ from .jobdir import (
     JobdirSeenStore,
     JobdirSignatureStore,
 )
-from .location import DEFAULT_KEY_TEMPLATE, MEMORY, is_redis_url, mask_url, redis_keys
+from .location import (
+    DEFAULT_KEY_TEMPLATE,
+    MEMORY,
+    is_redis_url,
+    mask_url,
+    redis_keys,
+    redis_missing,
+)
 from .memory import MemoryKeptStore, MemorySeenStore, MemorySignatureStore
 
 if TYPE_CHECKING:
@@ -56,6 +63,9 @@ class Stores:
         location = MEMORY if location in (None, "") else location
         if location != MEMORY and not is_redis_url(location):
             raise ValueError(f'expected "memory" or a redis://, rediss:// or unix:// URL, got {mask_url(location)!r}')
+        missing = redis_missing(location) if location != MEMORY and client is None else None
+        if missing:
+            raise StoreError(missing)
         self.location = location
         self.jobdir = Path(jobdir) if jobdir else None
         self.scope = scope

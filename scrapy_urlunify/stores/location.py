@@ -2,11 +2,13 @@
 password masked), and the Redis keys of a scope's stores. The only checks of a location, so no
 other module needs its own.
 
-Pure Python, no ``redis`` import: the settings check a location without the optional client.
+Pure Python, no ``redis`` import: the settings check a location without the optional client
+(:func:`redis_missing` only asks whether it is installed).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -19,6 +21,7 @@ __all__ = [
     "mask_url",
     "quote_userinfo",
     "redis_keys",
+    "redis_missing",
     "without_secret",
 ]
 
@@ -39,6 +42,19 @@ def is_redis_url(value: object) -> bool:
         return False
     scheme, sep, _ = value.strip().partition("://")
     return bool(sep) and scheme.lower() in REDIS_SCHEMES
+
+
+def redis_missing(location: str) -> str | None:
+    """Why the Redis store ``location`` cannot be used in this environment (the optional
+    ``redis`` package is not installed: what to install), or None."""
+    try:
+        found = importlib.util.find_spec("redis") is not None
+    except ValueError:  # a "redis" module without a spec (sys.modules holds a stand-in)
+        found = True
+    if found:
+        return None
+    return (f"the Redis store {mask_url(location)} needs the redis package, which is not installed: "
+            "pip install 'scrapy-urlunify[redis]'")
 
 
 def _userinfo(url: str) -> tuple[str, str, str] | None:

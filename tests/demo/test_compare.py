@@ -109,6 +109,33 @@ def test_the_report_is_printed_and_written_as_html(comparison):
     assert not re.search(r"<script|<link|<img|\bsrc=|@import|url\(", page, re.I)
 
 
+def test_the_report_shows_every_crawl_and_what_they_learned_and_reads_on_a_phone(comparison):
+    report, html, stdout = comparison
+    page = html.read_text(encoding="utf-8")
+    assert "crawled three ways" in page
+    charts = dict(re.findall(r'<svg[^>]*aria-label="([^"]+)" viewBox="0 0 (\d+) \d+"', page))
+    svgs = re.findall(r'<svg[^>]*aria-label="([^"]+)" viewBox="0 0 (\d+) \d+".*?</svg>', page, re.S)
+    bodies = re.findall(r"<svg.*?</svg>", page, re.S)
+    assert len(bodies) == len(svgs) >= 6 and charts
+    for (title, width), body in zip(svgs, bodies):
+        crawls = ("plain Scrapy", "with the add-on", "add-on, nothing configured")
+        if "skipped" in title:
+            crawls = crawls[1:]  # plain Scrapy skipped nothing
+        assert all(f">{name}<" in body for name in crawls), (title, width)
+    # each chart twice: for a wide screen and for a phone, whose text stays >= 12 px at 340 px
+    widths = sorted({int(w) for _, w in svgs})
+    assert widths[0] <= 360 and len(widths) == 2, widths
+    assert "@media (max-width: 640px)" in page
+    narrow = [body for (_, w), body in zip(svgs, bodies) if int(w) <= 360]
+    assert len(narrow) == len(bodies) / 2
+    assert min(int(size) for body in narrow for size in re.findall(r'font-size="(\d+)"', body)) >= 12
+    # the rules the crawl with nothing configured learned, with their evidence, in both reports
+    learned = "termomont.co.rs serves the pages of termomont.rs"
+    pairs = report["unconfigured"]["saved_by"]["learned"]["alias/termomont.rs/termomont.co.rs"]
+    assert f"{learned}: <b>{pairs}</b> page pair" in page
+    assert f"{learned} ({pairs} page pair" in stdout
+
+
 def test_the_sample_project_configured_spider_is_the_one_the_demo_runs():
     sys.path.insert(0, str(SAMPLE))
     try:

@@ -69,3 +69,33 @@ def test_errors_are_usage_errors(project):
     assert r.returncode == 2 and "Spider not found: nope" in r.stderr
     r = scrapy(project, "explain", "http://x.test/", "-s", "URLUNIFY_MAX_URL_LENGTH=abc")
     assert r.returncode == 2 and "URLUNIFY_MAX_URL_LENGTH" in r.stderr
+
+
+def test_store_is_listed_in_the_usage_line(project):
+    r = scrapy(project, "-h")
+    assert r.returncode == 0
+    usage = [line for line in r.stdout.splitlines() if line.startswith("Usage")] + r.stdout.splitlines()[:3]
+    assert any("store" in line and "learn" in line for line in usage), r.stdout
+
+
+def test_store_reads_the_projects_jobdir(project):
+    from scrapy_urlunify.stores import SEEN_FILENAME, JobdirSeenStore
+
+    job = project / "job"
+    job.mkdir()
+    with JobdirSeenStore(job / SEEN_FILENAME) as seen:
+        for fp in range(1, 4):
+            seen.add(fp)
+    settings = project / "proj" / "settings.py"
+    settings.write_text(settings.read_text() + f"JOBDIR = {str(job)!r}\n")
+    r = scrapy(project, "store", "info")
+    assert r.returncode == 0, r.stderr
+    assert f"JOBDIR {job}" in r.stdout and "seen requests            3" in r.stdout
+
+
+def test_store_reads_the_projects_redis_store(project, redis_server):
+    settings = project / "proj" / "settings.py"
+    settings.write_text(settings.read_text() + f"URLUNIFY_STORE = {redis_server.url!r}\n")
+    r = scrapy(project, "store", "info", "--spider", "news")
+    assert r.returncode == 0, r.stderr
+    assert "scope 'acme'" in r.stdout and "urlunify:acme:seen" in r.stdout

@@ -6,7 +6,7 @@ from scrapy import Spider
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from scrapy_urlunify.integration.context import UnifyContext
+from scrapy_urlunify.integration.context import UnifyContext, format_summary
 
 
 class S(Spider):
@@ -46,3 +46,25 @@ def test_set_writes_at_once():
     crawler = _crawler()
     UnifyContext.of(crawler).stats.set("resume/rescheduled", 7)
     assert crawler.stats._stats["urlunify/resume/rescheduled"] == 7
+
+
+def test_the_summary_counts_every_dupefilters_duplicates_and_splits_exact_repeats_when_told():
+    crawler = _crawler()
+    stats = crawler.stats
+    for key, value in {"urlunify/links": 200, "urlunify/filtered/extension:pdf": 10, "dupefilter/filtered": 120,
+                       "urlunify/filtered/anchor": 7, "urlunify/filtered/scheme:mailto": 5,
+                       "downloader/request_count": 40}.items():
+        stats.set_value(key, value)
+    ctx = UnifyContext.of(crawler)
+    s = ctx.summary()
+    # a dupefilter that does not count exact repeats apart (the project's own): all of them
+    assert (s["duplicates"], s["same_url"], s["unified"], s["saved"]) == (120, None, None, 130)
+    assert "duplicates filtered 120 (exact repeats and other spellings" in format_summary(s)
+    stats.set_value("urlunify/duplicates/same_url", 80)
+    s = ctx.summary()
+    # what the add-on saved beyond plain Scrapy: the filtered links plain Scrapy would have
+    # requested (not an on-page anchor, not a mailto: link) and the other spellings
+    assert (s["duplicates"], s["same_url"], s["unified"], s["saved"]) == (120, 80, 40, 50)
+    text = format_summary(s)
+    assert "duplicates filtered 120: 80 the same URL again (plain Scrapy drops these too), 40 other spellings" in text
+    assert "requests saved      50 (55.6% of the requests plain Scrapy would make)" in text

@@ -1,0 +1,221 @@
+"""A newcomer's first crawls (issue 23): a mistake is a message that says what to do. ``scrapy
+crawl`` and ``scrapy urlunify`` in a real project, each in its own process, against the tree site
+(tests/_treesite.py), as tests/integration/test_refusals.py does."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from _treesite import TreeSite, tree_links
+
+INSTALL_REDIS = "pip install 'scrapy-urlunify[redis]'"
+
+SETTINGS = """\
+BOT_NAME = "tree"
+SPIDER_MODULES = ["tree.spiders"]
+ADDONS = {"scrapy_urlunify.Addon": 0}
+ROBOTSTXT_OBEY = False
+TELNETCONSOLE_ENABLED = False
+LOG_LEVEL = "INFO"
+CONCURRENT_REQUESTS = 8
+RETRY_ENABLED = False
+URLUNIFY_SIGNATURE = False
+"""
+
+SPIDER = """\
+from scrapy import Request, Spider
+
+
+class TreeSpider(Spider):
+    name = "tree"
+    custom_settings = {"URLUNIFY_KEY_PARAM": ["id"]}
+
+    def __init__(self, start=None, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [start]
+
+    def parse(self, response):
+        yield {"page": int(response.url.rsplit("/", 1)[1])}
+        for href in response.css("a::attr(href)").getall():
+            yield Request(response.urljoin(href))
+
+
+class SettingsStartSpider(TreeSpider):
+    # its start URL from the setting TREE_START: scrapy urlunify learn passes no -a
+
+    name = "tree-from-settings"
+    custom_settings = {}
+
+    async def start(self):
+        yield Request(self.settings["TREE_START"])
+
+    def start_requests(self):
+        yield Request(self.settings["TREE_START"])
+"""
+
+MAILTO_SPIDERS = """from scrapy import Spider
+
+from scrapy_urlunify import follow_all
+
+
+class Naive(Spider):
+    name = "naive"
+
+    def __init__(self, start=None, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [start]
+
+    def parse(self, response):
+        yield from response.follow_all(css="a")
+
+
+class Helped(Naive):
+    name = "helped"
+
+    def parse(self, response):
+        yield from follow_all(response, css="a", spider=self)
+"""
+
+#: run Scrapy in a Python without the ``redis`` package (an import of it fails, as uninstalled)
+WITHOUT_REDIS = "import sys; sys.modules['redis'] = None; from scrapy.cmdline import execute; execute(['scrapy', *sys.argv[1:]])"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = tree.settings\n")
+    (root / "tree" / "spiders").mkdir(parents=True)
+    (root / "tree" / "__init__.py").write_text("")
+    (root / "tree" / "spiders" / "__init__.py").write_text("")
+    (root / "tree" / "settings.py").write_text(SETTINGS)
+    (root / "tree" / "spiders" / "tree.py").write_text(textwrap.dedent(SPIDER))
+    (root / "tree" / "spiders" / "mailto.py").write_text(MAILTO_SPIDERS)
+    return root
+
+
+@pytest.fixture(scope="module")
+def site() -> TreeSite:
+    with TreeSite() as site:
+        yield site
+
+
+def scrapy(project: Path, *args: str, redis: bool = True) -> subprocess.CompletedProcess[str]:
+    head = [sys.executable, "-m", "scrapy"] if redis else [sys.executable, "-c", WITHOUT_REDIS]
+    return subprocess.run([*head, *args], cwd=project, capture_output=True, text=True, timeout=120)
+
+
+def test_a_redis_store_without_the_redis_package_is_a_refusal_naming_the_extra(project, site):
+    run = scrapy(project, "crawl", "tree", "-a", f"start={site.url(0)}",
+                 "-s", "URLUNIFY_STORE=redis://127.0.0.1:1/0", redis=False)
+    errors = [line for line in run.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "ModuleNotFoundError" not in run.stderr, run.stderr[-5000:]
+    assert len(errors) == 1 and INSTALL_REDIS in errors[0] and "URLUNIFY_STORE" in errors[0], run.stderr[-3000:]
+    assert not site.hits
+
+
+def test_store_info_without_the_redis_package_names_the_extra(project):
+    run = scrapy(project, "urlunify", "store", "info", "--store", "redis://127.0.0.1:1/0", "--scope", "x",
+                 redis=False)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert INSTALL_REDIS in run.stderr, run.stderr
+
+
+def test_an_unknown_setting_is_one_warning_naming_the_closest_known_one(project, site):
+    # one misspelling from each source: the project's settings.py, the spider's custom_settings, -s
+    run = scrapy(project, "crawl", "tree", "-a", f"start={site.url(0)}", "-s", 'URLUNIFY_REMOVE_PARAM=["from"]')
+    assert run.returncode == 0, run.stderr[-3000:]
+    warnings = [line for line in run.stderr.splitlines() if "WARNING" in line and "Unknown setting" in line]
+    expected = {"URLUNIFY_REMOVE_PARAM": "URLUNIFY_REMOVE_PARAMS", "URLUNIFY_KEY_PARAM": "URLUNIFY_KEY_PARAMS",
+                "URLUNIFY_SIGNATURE": "URLUNIFY_SIGNATURES"}
+    assert len(warnings) == len(expected), "\n".join(warnings)
+    for wrong, right in expected.items():
+        assert [w for w in warnings if f" {wrong} " in w and f"did you mean {right}?" in w], "\n".join(warnings)
+
+
+def test_learn_tells_its_progress_and_counts_in_words(project, site):
+    run = scrapy(project, "urlunify", "learn", "--spider", "tree-from-settings", "--pages", "60",
+                 "-s", f"TREE_START={site.url(0)}")
+    assert run.returncode == 0, run.stderr[-3000:]
+    progress = [line for line in run.stderr.splitlines() if line.startswith("# learning: ")]
+    assert progress and progress[0] == "# learning: 50 of 60 responses, 0 rules so far", run.stderr
+    summary = run.stdout.splitlines()[0]
+    assert summary.startswith("# 6") and "responses of spider 'tree-from-settings'" in summary, run.stdout
+    assert summary.endswith(": 0 rules"), summary
+    for text in (run.stdout, run.stderr):
+        assert " 1 rules" not in text and " 1 responses" not in text
+
+
+def test_plural():
+    from scrapy_urlunify.integration.command import plural
+
+    assert [plural(n, "rule") for n in (0, 1, 2)] == ["0 rules", "1 rule", "2 rules"]
+
+
+def mailto_first(i: int, size: int) -> list[str]:
+    return ["mailto:someone@example.com", "tel:+3811234567", *tree_links(i, size)]
+
+
+def final_stats(stderr: str) -> dict[str, object]:
+    dump = re.search(r"Dumping Scrapy stats:\n(\{.*?\})\n", stderr, re.S)
+    assert dump, stderr[-3000:]
+    return ast.literal_eval(re.sub(r"datetime\.datetime\([^)]*\)", "None", dump.group(1)))
+
+
+@pytest.mark.parametrize("spider", ["naive", "helped"])
+def test_a_pages_mailto_link_costs_its_other_links_unless_followed_with_the_helper(project, spider):
+    with TreeSite(size=40, links=mailto_first) as site:
+        run = scrapy(project, "crawl", spider, "-a", f"start={site.url(0)}")
+        assert run.returncode == 0, run.stderr[-3000:]
+        stats = final_stats(run.stderr)
+        if spider == "naive":  # Scrapy refuses the mailto: Request in the callback: the page's links are lost
+            assert "Missing scheme" in run.stderr
+            assert set(site.hits) == {"/p/0"}
+            assert "urlunify/filtered/scheme:mailto" not in stats
+        else:
+            assert "Traceback" not in run.stderr and "Missing scheme" not in run.stderr, run.stderr[-3000:]
+            assert not site.lost()
+            assert stats["urlunify/filtered/scheme:mailto"] == site.size
+            assert stats["urlunify/filtered/scheme:tel"] == site.size
+
+
+def summary_lines(stderr: str) -> list[str]:
+    start = stderr.index("scrapy-urlunify summary")
+    return stderr[start:].splitlines()[1:9]
+
+
+def back_home(i: int, size: int) -> list[str]:
+    return [*tree_links(i, size), "/p/0", "/p/0?utm_source=footer"]
+
+
+def test_with_the_projects_own_dupefilter_the_summary_counts_its_duplicates(project):
+    with TreeSite(size=40, links=back_home) as site:
+        run = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}",
+                     "-s", "DUPEFILTER_CLASS=scrapy.dupefilters.RFPDupeFilter")
+    assert run.returncode == 0, run.stderr[-3000:]
+    stats = final_stats(run.stderr)
+    assert stats["dupefilter/filtered"] >= 40  # every page links back home, twice
+    lines = summary_lines(run.stderr)
+    duplicates = next(line for line in lines if "duplicates filtered" in line)
+    assert f"duplicates filtered {stats['dupefilter/filtered']} " in duplicates, lines
+    assert "does not count them apart" in duplicates
+
+
+def test_a_rerun_on_a_store_that_knows_the_site_says_why_it_fetches_little(project, redis_server):
+    with TreeSite(size=20) as site:
+        store = ("-s", f"URLUNIFY_STORE={redis_server.url}")
+        first = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}", *store)
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert "already knew" not in first.stderr
+        again = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}", *store)
+        assert again.returncode == 0, again.stderr[-3000:]
+    knew = [line for line in again.stderr.splitlines() if "already knew" in line and "[scrapy_urlunify]" in line]
+    assert len(knew) == 1, again.stderr[-3000:]
+    assert "INFO" in knew[0] and "already knew 20 requests" in knew[0] and "scope 'naive'" in knew[0], knew
+    assert final_stats(again.stderr)["urlunify/seen_before"] == 20
