@@ -10,13 +10,10 @@ from typing import Any
 
 from _treesite import start_job
 
-#: the worker settings that put the fleet on the reliable queue (a short lease: a dead worker's
-#: requests come back within 3 s)
+#: the worker settings that put the fleet on the reliable queue (the add-on enables its components;
+#: a short lease: a dead worker's requests come back within 3 s)
 RELIABLE_QUEUE: dict[str, Any] = {
     "SCHEDULER_QUEUE_CLASS": "scrapy_urlunify.integration.redis_queue.RedisQueue",
-    "SPIDER_MIDDLEWARES": {"scrapy_urlunify.integration.redis_queue_done.DoneMiddleware": 2,
-                           "scrapy_urlunify.integration.redis_queue_done.GivenBackMiddleware": 960},
-    "DOWNLOADER_MIDDLEWARES": {"scrapy_urlunify.integration.redis_queue_done.FailureMiddleware": 1},
     "URLUNIFY_QUEUE_LEASE": 3,
 }
 

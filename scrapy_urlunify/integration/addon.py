@@ -25,6 +25,11 @@ still win):
                                     a queued request whose page a learned rule says was fetched),
                                     and ``DequeueDropGate`` at 990 (such a drop is not counted as
                                     a download exception)
+``SCHEDULER_QUEUE_CLASS``           not set; when the project sets it to ``RedisQueue`` (the
+                                    reliable scrapy-redis queue, ``docs/redis_queue.md``), its
+                                    components: ``DoneMiddleware`` at 2 and
+                                    ``GivenBackMiddleware`` at 960 (spider middlewares),
+                                    ``FailureMiddleware`` at 1 (downloader middleware)
 ``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210
 ``URLUNIFY_LEARN``                  ``True``: learn the site's own URL noise from duplicate
                                     pages (new rules on probation, declared canonicals verified
@@ -75,6 +80,14 @@ DEQUEUE_MIDDLEWARE_PRIORITY = 15
 DROP_GATE_PRIORITY = 990
 DONE_MIDDLEWARE_PRIORITY = 5
 SIGNATURE_MIDDLEWARE_PRIORITY = 20
+#: RedisQueue's components (integration/redis_queue_done.py), where each must sit to see when a
+#: request is done: closest to the engine on both sides, and the link rescue after LinkMiddleware
+_QUEUE_COMPONENTS = (
+    ("SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.redis_queue_done.DoneMiddleware", 2),
+    ("SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.redis_queue_done.GivenBackMiddleware", 960),
+    ("DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.redis_queue_done.FailureMiddleware", 1),
+)
+_REDIS_QUEUE = "scrapy_urlunify.integration.redis_queue.RedisQueue"
 _DOWNLOADER_MIDDLEWARES = {
     "scrapy_urlunify.integration.signatures.SignatureMiddleware": SIGNATURE_MIDDLEWARE_PRIORITY,
     "scrapy_urlunify.integration.dequeue.DequeueMiddleware": DEQUEUE_MIDDLEWARE_PRIORITY,
@@ -116,6 +129,10 @@ class Addon:
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
             )
+        queue = settings.get("SCHEDULER_QUEUE_CLASS")
+        if queue is not None and _same_class(queue, _REDIS_QUEUE):
+            for name, path, priority in _QUEUE_COMPONENTS:
+                settings.set_in_component_priority_dict(name, path, priority)  # type: ignore[arg-type]
         plugins = _fingerprinting_plugins(settings)
         for name, ours in _OURS.items():
             self._set_unless_user_chose(settings, name, ours, plugins)
@@ -152,7 +169,7 @@ def _same_class(value: Any, path: str) -> bool:
     """The project's class is ours or a subclass of it (``RedisDupeFilter``): no warning."""
     try:
         current, ours = load_object(value), load_object(path)
-    except (ImportError, ValueError, NameError, AttributeError):
+    except (ImportError, ValueError, NameError, AttributeError, TypeError):
         return False
     return isinstance(current, type) and issubclass(current, ours)
 

@@ -25,10 +25,13 @@ from scrapy import Request
 __all__ = [
     "BATCH_CALL_META",
     "DUPLICATE_OF_META",
+    "GIVEN_BACK_META",
     "OPT_OUT_META",
     "ORIGINAL_URL_META",
     "POLICY_META",
     "PROBATION_META",
+    "QUEUE_ID_META",
+    "RESCUE_META",
     "RESUMED_META",
     "SIGNATURE_META",
     "UNRECORDED_META",
@@ -54,6 +57,15 @@ UNRECORDED_META = "urlunify_unrecorded"
 #: such a request whose link batch was cut off: ``"<owner> <call id> <index>"``, to ask Redis
 #: what that call answered for it
 BATCH_CALL_META = "urlunify_batch_call"
+
+
+# The reliable Redis queue's (integration/redis_queue.py)
+#: the id of the queue entry a popped request (or its redirect, its retry) is
+QUEUE_ID_META = "urlunify_queue_id"
+#: the entry was given back by a worker that died with it in flight
+GIVEN_BACK_META = "urlunify_queue_given_back"
+#: a link of a given-back page, queued only if no worker queued it before
+RESCUE_META = "urlunify_queue_rescue"
 
 
 #: ``meta_of(request)``: ``request.meta``, or None when the request has none.

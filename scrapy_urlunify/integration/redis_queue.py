@@ -54,6 +54,7 @@ from twisted.internet import task
 
 from ..stores.redis_queue import ReliableQueue
 from .context import UnifyContext
+from .meta import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META
 from .settings import SettingsError
 
 if TYPE_CHECKING:
@@ -62,9 +63,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DONE_COMPONENTS",
-    "GIVEN_BACK_META",
-    "QUEUE_ID_META",
-    "RESCUE_META",
     "QueueErrback",
     "RedisQueue",
     "queue_of",
@@ -73,12 +71,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Request.meta: the id of the queue entry a popped request (or its redirect, its retry) is
-QUEUE_ID_META = "urlunify_queue_id"
-#: Request.meta: the entry was given back by a worker that died with it in flight
-GIVEN_BACK_META = "urlunify_queue_given_back"
-#: Request.meta: a link of a given-back page, queued only if no worker queued it before
-RESCUE_META = "urlunify_queue_rescue"
 
 LEASE_SETTING = "URLUNIFY_QUEUE_LEASE"
 

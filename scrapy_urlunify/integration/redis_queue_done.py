@@ -47,10 +47,8 @@ from weakref import WeakKeyDictionary
 from scrapy import Request, signals
 from scrapy.utils.misc import arg_to_iter
 
+from .meta import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META
 from .redis_queue import (
-    GIVEN_BACK_META,
-    QUEUE_ID_META,
-    RESCUE_META,
     QueueErrback,
     queue_of,
     watch_done,

@@ -28,10 +28,9 @@ from redis_server import RedisServer
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
+from scrapy_urlunify.integration.meta import GIVEN_BACK_META, QUEUE_ID_META
 from scrapy_urlunify.integration.redis_queue import (
     DONE_COMPONENTS,
-    GIVEN_BACK_META,
-    QUEUE_ID_META,
     RedisQueue,
     watch_done,
 )
