@@ -1,6 +1,6 @@
 """Speed and Redis memory of the Redis-backed dupefilter: ours vs scrapy-redis's, one server.
 
-Starts a throw-away ``redis-server`` on loopback (tests/redis_server.py; no persistence), then:
+Starts a throw-away ``redis-server`` on loopback (tests/support/redis_server.py; no persistence), then:
 
 1. ``request_seen`` throughput, fingerprint included, for ``RedisDupeFilter`` and
    scrapy-redis's ``RFPDupeFilter``: N prebuilt ``Request`` objects for N distinct URLs
@@ -42,7 +42,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _common import write_json

@@ -17,5 +17,5 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.reactor = "asyncio"
 
 
-# --- a real redis-server for the tests that need one (see tests/redis_server.py) ---------------
+# --- a real redis-server for the tests that need one (see tests/support/redis_server.py) ---------------
 from redis_server import redis_server, redis_server_factory  # noqa: E402,F401

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]
 
-from _conformance import EQUIVALENCE_SOURCES, default_http_pairs  # noqa: E402
+from conformance import EQUIVALENCE_SOURCES, default_http_pairs  # noqa: E402
 
 from scrapy_urlunify import InvalidURL, identify  # noqa: E402
 

@@ -4,7 +4,7 @@ called directly, which must give what ada-url's public functions give."""
 from __future__ import annotations
 
 import ada_url
-from _urls import corpus
+from url_corpus import corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

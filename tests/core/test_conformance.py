@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from _conformance import EQUIVALENCE_SOURCES, ROOT, default_http_pairs, load
+from conformance import EQUIVALENCE_SOURCES, ROOT, default_http_pairs, load
 
 from scrapy_urlunify import InvalidURL, identify, resolve
 

@@ -5,8 +5,8 @@ would change nothing), gives what running the steps one by one gives."""
 from __future__ import annotations
 
 import pytest
-from _urls import corpus_urls
-from _urls import urls as url_strategy
+from url_corpus import corpus_urls
+from url_corpus import urls as url_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from _urls import urls as url_strategy
+from url_corpus import urls as url_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

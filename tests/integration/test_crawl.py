@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
-from _crawl import ADDON, ConfiguredSpider, crawl
+from demo_crawl import ADDON, ConfiguredSpider, crawl
 
 from scrapy_urlunify import Policy, standardize
 from scrapy_urlunify.core.params import is_tracking_param

@@ -1,5 +1,5 @@
 """Drop-in compatibility with Scrapy's and scrapy-redis's own components (issue 11), each in a
-real crawl (tests/_dropin.py) with the add-on."""
+real crawl (tests/support/dropin.py) with the add-on."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 import scrapy
-from _dropin import recorder, run
+from dropin import recorder, run
 from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.linkextractors import LinkExtractor
 from twisted.internet import reactor
@@ -235,7 +235,7 @@ class UnwrapPipeline:
 
 @pytest_twisted.inlineCallbacks
 def test_pipelines_pass_objects_that_are_not_items():
-    from _minicrawl import MiniSpider
+    from minicrawl import MiniSpider
 
     pipes = {f"{__name__}.WrapPipeline": 100, f"{__name__}.UnwrapPipeline": 300}
     _, crawler, items = yield run(MiniSpider, {"ITEM_PIPELINES": pipes, "LOG_LEVEL": "INFO"})
@@ -249,7 +249,7 @@ def test_pipelines_pass_objects_that_are_not_items():
 
 @pytest_twisted.inlineCallbacks
 def test_jobdir_of_a_scrapy_crawl_is_reported_at_start(tmp_path, caplog):
-    from _minicrawl import MiniSpider
+    from minicrawl import MiniSpider
 
     jobdir = str(tmp_path / "job")
     yield run(MiniSpider, {"ADDONS": {}, "JOBDIR": jobdir, "LOG_LEVEL": "INFO"})  # Scrapy's own filter

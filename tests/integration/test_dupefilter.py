@@ -7,7 +7,7 @@ import logging
 
 import pytest
 import pytest_twisted
-from _crawl import ADDON, ConfiguredSpider, crawl
+from demo_crawl import ADDON, ConfiguredSpider, crawl
 
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite

@@ -1,13 +1,13 @@
 """Faults a crawl with JOBDIR must survive: each either keeps the crawl whole (a resume fetches
 every page) or stops it with a reason naming the cause. Real crawls of the tree site
-(tests/_treesite.py) in their own processes (tests/tree_job.py), real SIGKILLs at chosen points,
+(tests/support/treesite.py) in their own processes (tests/support/tree_job.py), real SIGKILLs at chosen points,
 a real RLIMIT_FSIZE for a disk that fills up. See docs/reliability.md for the numbers.
 """
 
 from __future__ import annotations
 
 import pytest
-from _treesite import TreeSite, resume_until_finished, run_job
+from treesite import TreeSite, resume_until_finished, run_job
 
 from scrapy_urlunify.stores import REQUESTS_FILENAME, SEEN_FILENAME, SIGNATURES_FILENAME
 

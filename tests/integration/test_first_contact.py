@@ -1,6 +1,6 @@
 """A newcomer's first crawls (issue 23): a mistake is a message that says what to do. ``scrapy
 crawl`` and ``scrapy urlunify`` in a real project, each in its own process, against the tree site
-(tests/_treesite.py), as tests/integration/test_refusals.py does."""
+(tests/support/treesite.py), as tests/integration/test_refusals.py does."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _treesite import TreeSite, tree_links
+from treesite import TreeSite, tree_links
 
 INSTALL_REDIS = "pip install 'scrapy-urlunify[redis]'"
 

@@ -1,7 +1,7 @@
 """Several crawler processes sharing one ``URLUNIFY_STORE`` (a real ``redis-server``), one of them
 SIGKILLed mid-crawl: which setups lose no page (README, "Which multi-process setups lose nothing
 when a worker is killed"; docs/reliability.md). Ground truth: the tree site's own request log
-(tests/_treesite.py: each page is linked from exactly one other, so a lost request loses its
+(tests/support/treesite.py: each page is linked from exactly one other, so a lost request loses its
 subtree)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _reliable_fleet import extra_fetches, given_back, start_worker, wait_ready
-from _treesite import TreeSite, finish, start_job
+from reliable_fleet import extra_fetches, given_back, start_worker, wait_ready
+from treesite import TreeSite, finish, start_job
 from redis_server import RedisServer
 
 pytestmark = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import _minisite
+import minisite
 import pytest_twisted
 from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerRunner
@@ -43,7 +43,7 @@ class _Looking(Spider):
 
 @pytest_twisted.inlineCallbacks
 def test_the_middleware_lists_and_receivers_of_a_running_crawl() -> None:  # type: ignore[misc]
-    site, port, base = _minisite.start()
+    site, port, base = minisite.start()
     try:
         runner = CrawlerRunner({"ADDONS": {"scrapy_urlunify.Addon": 0}, "ROBOTSTXT_OBEY": False,
                                 "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "WARNING"})

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 import pytest_twisted
-from _crawl import ADDON, ConfiguredSpider, crawl
+from demo_crawl import ADDON, ConfiguredSpider, crawl
 from scrapy import FormRequest, Request
 from w3lib.url import safe_url_string
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import pytest_twisted
-from _crawl import ADDON, ConfiguredSpider, crawl
+from demo_crawl import ADDON, ConfiguredSpider, crawl
 
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 import pytest_twisted
 import scrapy
-from _minicrawl import MiniSpider, crawl
+from minicrawl import MiniSpider, crawl
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
 

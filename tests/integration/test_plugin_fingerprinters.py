@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import pytest_twisted
 import scrapy
-from _dropin import recorder, run
+from dropin import recorder, run
 from scrapy_poet import DummyResponse  # noqa: F401  (scrapy-poet is a test dependency)
 from twisted.internet import reactor
 from twisted.web import resource, server

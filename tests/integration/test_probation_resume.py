@@ -1,7 +1,7 @@
 """Probation of learned rules across a SIGKILL, a restart and another process (issue 13).
 
-Real processes: the probation site (tests/_probation_site.py) runs in its own process and logs
-every response it writes (the ground truth); each crawl (tests/probation_job.py) runs in its own
+Real processes: the probation site (tests/support/probation_site.py) runs in its own process and logs
+every response it writes (the ground truth); each crawl (tests/support/probation_job.py) runs in its own
 process and is killed with a real SIGKILL while a rule learned from ``/a/`` is on probation:
 its samples (``/b/N?v=y``) are held by the server, and the requests it merged (``/b/N?v=z``)
 are kept in the crawl's store. The resumed run (same JOBDIR, or a new process on the same
@@ -28,8 +28,8 @@ from scrapy_urlunify.learning.persist import LearnedRulesStore
 from scrapy_urlunify.stores import KEPT_FILENAME, LEARNED_FILENAME, VarRecordLog
 from scrapy_urlunify.stores.jobdir import JobdirKeptStore
 
-HERE = Path(__file__).parents[1]
-B_PAGES, C_PAGES = 5, 8  # as tests/_probation_site.py: five samples confirm a rule
+HERE = Path(__file__).parents[1] / "support"
+B_PAGES, C_PAGES = 5, 8  # as tests/support/probation_site.py: five samples confirm a rule
 
 
 class Site:
@@ -37,7 +37,7 @@ class Site:
 
     def __init__(self, tmp: Path, *hold: str, same_b: bool = False, same_d: bool = False) -> None:
         self.gate, self.log = tmp / "gate", tmp / "site.log"
-        args = [sys.executable, str(HERE / "_probation_site.py"), str(self.gate), str(self.log)]
+        args = [sys.executable, str(HERE / "probation_site.py"), str(self.gate), str(self.log)]
         args += [a for h in hold for a in ("--hold", h)] + (["--same-b"] if same_b else [])
         args += ["--same-d"] if same_d else []
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)

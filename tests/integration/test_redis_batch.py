@@ -2,7 +2,7 @@
 (integration/redis_batch.py): round trips per page, the same counts as a memory store, order,
 requests dropped after the batch, two processes racing, a store error mid-batch, disk full.
 
-The site (``mesh_site``: tests/_treesite.py's server with ``links_of``) is served by a thread of
+The site (``mesh_site``: tests/support/treesite.py's server with ``links_of``) is served by a thread of
 the test process: ``/p/<i>`` links to its three tree children (so every page is reachable) and to
 eight other pages of the mesh, some spelled differently (``?utm_source=``, ``www.``-less
 duplicates do not apply on an IP), so most links a crawl meets are duplicates, as on a real site.
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from _treesite import TreeSite, finish, resume_until_finished, start_job, wait_for_pages
+from treesite import TreeSite, finish, resume_until_finished, start_job, wait_for_pages
 from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
@@ -256,7 +256,7 @@ class PassThrough:
             yield o
 
 
-# --- crawls in their own processes (tests/tree_job.py) -----------------------------------------------
+# --- crawls in their own processes (tests/support/tree_job.py) -----------------------------------------------
 
 def store(server: Any, **extra: Any) -> dict[str, Any]:
     return {"URLUNIFY_STORE": server.url, "URLUNIFY_REDIS_TIMEOUT": 2, "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 3,

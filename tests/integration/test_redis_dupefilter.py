@@ -1,8 +1,8 @@
 """Real crawls with the Redis store (``URLUNIFY_STORE = "redis://..."``): outages, resumes, fleets.
 
-Everything is real: a throw-away ``redis-server`` (tests/redis_server.py), the demo site served
+Everything is real: a throw-away ``redis-server`` (tests/support/redis_server.py), the demo site served
 by ``python -m scrapy_urlunify.demo.server`` in its own process, and each crawl a Scrapy process
-of its own (tests/redis_crawl_job.py) that writes ``<status> <url>`` for every response it
+of its own (tests/support/redis_crawl_job.py) that writes ``<status> <url>`` for every response it
 downloads. ``DemoSite.page_id`` turns those URLs into the site's distinct pages, so "every page
 fetched once, none missed" is counted, not guessed.
 
@@ -42,7 +42,7 @@ from redis_server import (  # fixtures: conftest.py
 from scrapy_urlunify.demo.site import DemoSite
 
 SIZE = 50
-HERE = Path(__file__).parents[1]
+HERE = Path(__file__).parents[1] / "support"
 START_URL = "https://www.site.test/"
 #: a stalled server is noticed after this long (the socket timeout of the store's client)
 REPLY_TIMEOUT = 0.25
@@ -73,7 +73,7 @@ def site() -> DemoSite:
 
 
 class Job:
-    """One crawler process (tests/redis_crawl_job.py) and what it fetched."""
+    """One crawler process (tests/support/redis_crawl_job.py) and what it fetched."""
 
     def __init__(self, directory: Path, proxy: str, settings: dict[str, Any], *, name: str = "job",
                  spider: str = "plain", start_urls: list[str] | None = None, heartbeat: float | None = None,
@@ -363,7 +363,7 @@ def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(redi
     shared queue stays empty. SCHEDULER_PERSIST is on: without it the first worker to close
     deletes the shared queue and seen set under the other one.
 
-    A worker's idle time counts from its own first download (tests/redis_crawl_job.py): counted
+    A worker's idle time counts from its own first download (tests/support/redis_crawl_job.py): counted
     from its start, a worker waiting for the other to start up, or for it to fetch the start
     page, closed on a loaded machine before it had any work (the work then all done by one
     worker, or by none)."""

@@ -1,6 +1,6 @@
 """A Redis store that fails: out of memory, a key of another type, restarted empty, a password
 with ``/ # ?``, a unix socket, learned rules of the wrong shape. Real crawls of the tree site
-(tests/_treesite.py) in their own processes (tests/tree_job.py) against a real redis-server.
+(tests/support/treesite.py) in their own processes (tests/support/tree_job.py) against a real redis-server.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _treesite import TreeSite, finish, run_job, start_job, wait_for_pages
+from treesite import TreeSite, finish, run_job, start_job, wait_for_pages
 
 pytestmark = pytest.mark.redis
 

@@ -1,6 +1,6 @@
 """The reliable shared queue (``scrapy_urlunify.stores.redis_queue``,
 ``scrapy_urlunify.integration.redis_queue``): against a real ``redis-server``, then fleets of
-real worker processes (tests/tree_job.py) SIGKILLed at random moments."""
+real worker processes (tests/support/tree_job.py) SIGKILLed at random moments."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _reliable_fleet import (
+from reliable_fleet import (
     QUEUE_KEY,
     extra_fetches,
     given_back,
@@ -23,7 +23,7 @@ from _reliable_fleet import (
     start_worker,
     wait_ready,
 )
-from _treesite import TreeSite, finish
+from treesite import TreeSite, finish
 from redis_server import RedisServer
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler

@@ -1,7 +1,7 @@
 """A crawl the plugin refuses to start (a damaged JOBDIR log, a bad setting, a job that cannot be
 resumed safely, a store that does not answer) is one ERROR line naming the cause, no traceback,
 and a non-zero exit status: ``scrapy crawl`` in a real project, in its own process, against the
-tree site (tests/_treesite.py). The CrawlerProcess script is tests/tree_job.py
+tree site (tests/support/treesite.py). The CrawlerProcess script is tests/support/tree_job.py
 (tests/integration/test_faults.py)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from _treesite import TreeSite
+from treesite import TreeSite
 
 from scrapy_urlunify.stores import REQUESTS_FILENAME, SEEN_FILENAME
 

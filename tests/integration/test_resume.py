@@ -27,7 +27,7 @@ from scrapy_urlunify.stores import (
 )
 
 SIZE = 50
-HERE = Path(__file__).parents[1]
+HERE = Path(__file__).parents[1] / "support"
 
 
 @pytest.fixture(scope="module")

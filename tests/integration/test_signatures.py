@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest_twisted
-from _minicrawl import crawl, crawl_from
+from minicrawl import crawl, crawl_from
 
 from scrapy_urlunify.integration.probation import RULE_PROBATION
 

@@ -4,8 +4,8 @@ rule alone merged it, never when the settings' policy knows its page was fetched
 from __future__ import annotations
 
 import pytest_twisted
-from _minicrawl import crawl_site
-from _minisite import CountingSite, listen
+from minicrawl import crawl_site
+from minisite import CountingSite, listen
 
 PAGES = 4
 

@@ -1,6 +1,6 @@
 """scrapy_urlunify.stores.redis_* and RedisDupeFilter against a REAL redis-server.
 
-Each test that needs a server starts its own (``redis_server`` fixture, tests/redis_server.py):
+Each test that needs a server starts its own (``redis_server`` fixture, tests/support/redis_server.py):
 races run in two OS processes, outages kill and restart the server, and scrapy-redis's
 Scheduler runs with a real Scrapy crawler. Without ``redis-server`` on PATH these tests skip
 (or fail, in CI).

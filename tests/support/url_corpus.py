@@ -33,7 +33,7 @@ def urls(hosts: Sequence[str], userinfo: Sequence[str] = ("",), segment_chars: s
     )
 
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def corpus() -> list[tuple[str, str | None]]:

@@ -1,11 +1,11 @@
-"""Real crawls of the mini site (tests/_minisite.py) with the add-on: the spider, its settings,
+"""Real crawls of the mini site (tests/support/minisite.py) with the add-on: the spider, its settings,
 and ``crawl(settings)`` / ``crawl_from(path, settings)`` returning the site, stats, items and drops.
 """
 
 
 from __future__ import annotations
 
-import _minisite
+import minisite
 import pytest_twisted
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
@@ -39,7 +39,7 @@ SETTINGS = {
 
 @pytest_twisted.inlineCallbacks
 def crawl(settings):  # type: ignore[no-untyped-def]
-    site, port, base = _minisite.start()
+    site, port, base = minisite.start()
     items, dropped = [], []
     try:
         runner = CrawlerRunner({**SETTINGS, **settings})
@@ -80,7 +80,7 @@ def crawl_site(start, path, settings):  # type: ignore[no-untyped-def]
 
 @pytest_twisted.inlineCallbacks
 def crawl_from(path, settings):  # type: ignore[no-untyped-def]
-    site, port, base = _minisite.start()
+    site, port, base = minisite.start()
     try:
         runner = CrawlerRunner({**SETTINGS, **settings})
         crawler = runner.create_crawler(MiniSpider)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import _minisite
+import minisite
 import pytest_twisted
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
@@ -23,7 +23,7 @@ SETTINGS = {
 @pytest_twisted.inlineCallbacks
 def run(spidercls, settings=None, site=None, **kwargs):  # type: ignore[no-untyped-def]
     """Crawl the mini site (or start_urls given in kwargs); returns (site, crawler, items)."""
-    site, port, base = _minisite.start() if site is None else site
+    site, port, base = minisite.start() if site is None else site
     items: list = []
     try:
         runner = CrawlerRunner({**SETTINGS, **(settings or {})})

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider
+from demo_crawl import ADDON, BASE_SETTINGS, ConfiguredSpider
 from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 

@@ -11,7 +11,7 @@ CONFIG is a JSON file::
      "name": "job",                      # the spider's name (also the default URLUNIFY_SCOPE)
      "start_urls": ["https://www.site.test/"],
      "heartbeat": 0.5,                   # optional: seconds between engine heartbeats (Scrapy: 5)
-     "settings": {...}}                  # on top of tests/_crawl.py's BASE_SETTINGS and ADDON
+     "settings": {...}}                  # on top of tests/support/demo_crawl.py's BASE_SETTINGS and ADDON
 
 A test reading ``out`` knows what was fetched so far (to stop Redis mid-crawl), and counts pages
 with ``DemoSite.page_id``.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _crawl import ADDON, BASE_SETTINGS, ConfiguredSpider
+from demo_crawl import ADDON, BASE_SETTINGS, ConfiguredSpider
 from crawl_job import recording
 from scrapy.crawler import CrawlerProcess
 

@@ -1,4 +1,4 @@
-"""A fleet of scrapy-redis workers (tests/tree_job.py, ``fleet``) on the reliable queue
+"""A fleet of scrapy-redis workers (tests/support/tree_job.py, ``fleet``) on the reliable queue
 (``scrapy_urlunify.integration.redis_queue``), for the tests that SIGKILL workers."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _treesite import start_job
+from treesite import start_job
 
 #: the worker settings that put the fleet on the reliable queue (the add-on enables its components;
 #: a short lease: a dead worker's requests come back within 3 s)

@@ -1,5 +1,5 @@
 """A site for probation across kills and processes, served in its own process so a test can kill
-the crawler and keep the server (``python _probation_site.py GATE LOG [--hold TEXT]...``).
+the crawler and keep the server (``python probation_site.py GATE LOG [--hold TEXT]...``).
 
 * ``/``: ``/a/N?v=a`` and ``?v=b`` for N in 0..3 (``v`` changes nothing there: the learner
   adopts it) and ``/next``;

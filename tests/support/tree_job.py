@@ -1,4 +1,4 @@
-"""A crawl of the tree site (tests/_treesite.py) in its own process, for tests that kill it at
+"""A crawl of the tree site (tests/support/treesite.py) in its own process, for tests that kill it at
 chosen points (``python tree_job.py CONFIG``).
 
 CONFIG is a JSON file::

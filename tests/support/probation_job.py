@@ -1,8 +1,8 @@
-"""A crawl of the probation site (tests/_probation_site.py) with learning on, in its own process,
+"""A crawl of the probation site (tests/support/probation_site.py) with learning on, in its own process,
 for tests that kill it (``python probation_job.py CONFIG``).
 
 CONFIG is a JSON file: ``{"start": URL, "result": PATH, "settings": {...}}``; the settings go on
-top of tests/_minicrawl.py's (one request at a time, breadth first, in link order). ``result``
+top of tests/support/minicrawl.py's (one request at a time, breadth first, in link order). ``result``
 gets the crawl's stats when it ends (not when it is killed).
 """
 
@@ -19,7 +19,7 @@ from scrapy.utils.reactor import install_reactor
 # before _minicrawl, whose site module imports (and so installs) Twisted's default reactor
 install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
 
-from _minicrawl import SETTINGS, MiniSpider  # noqa: E402
+from minicrawl import SETTINGS, MiniSpider  # noqa: E402
 from scrapy.crawler import CrawlerProcess  # noqa: E402
 
 

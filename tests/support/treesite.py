@@ -108,7 +108,7 @@ class TreeSite:
         self._server.server_close()
 
 
-# -- running tests/tree_job.py ---------------------------------------------------------------------
+# -- running tests/support/tree_job.py ---------------------------------------------------------------------
 
 HERE = Path(__file__).parent
 

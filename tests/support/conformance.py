@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MISSING = ("conformance vectors not found in {}: put the shared/ folder beside the repository "
            "or set URLUNIFY_CONFORMANCE_DIR")
 

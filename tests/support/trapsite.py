@@ -20,7 +20,7 @@ the CMS pages (any value, same page). Traps:
 
 from __future__ import annotations
 
-from _minisite import CountingSite, listen
+from minisite import CountingSite, listen
 
 SECTIONS = ("news", "docs", "shop", "help")
 CMS_PAGES = 8
