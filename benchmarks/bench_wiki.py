@@ -118,7 +118,7 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     crawler = process.create_crawler(WikiSpider)
 
     def scraped(item: dict[str, str]) -> None:
-        items.append(dict(item))
+        items.append({**item, "at": len(responses)})
 
     def received(response: Any) -> None:
         responses.append(response.url)
@@ -167,17 +167,23 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     by_title = {a["title"]: a["id"] for a in truth["articles"]}
     ids = [by_title.get(item["title"]) for item in run["items"]]
     seen = {i for i in ids if i is not None}
+    first: dict[int, int] = {}
+    for i, item in zip(ids, run["items"], strict=True):
+        if i is not None:
+            first.setdefault(i, item["at"])
     row = {k: v for k, v in run.items() if k != "items"}
     row.update({"articles": len(by_title), "covered": len(seen),
                 "items_count": len(ids), "duplicate_items": len(ids) - len(seen),
-                "unknown_items": ids.count(None)})
+                "unknown_items": ids.count(None),
+                # responses received when the last article first showed up
+                "responses_to_cover": max(first.values(), default=0)})
     return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     cols = [("config", "config"), ("order", "order"), ("covered", "covered"), ("dup items", "duplicate_items"),
             ("items", "items_count"), ("login pages", "login_pages"), ("requests", "requests"),
-            ("responses", "responses"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
+            ("responses", "responses"), ("to cover", "responses_to_cover"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
     lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|"]
     for r in rows:
         cells = [str(r[k]) if k != "covered" else f"{r['covered']}/{r['articles']}" for _, k in cols]

@@ -48,20 +48,25 @@ DEFAULT_PORT = 8089
 USERS = ["Alice", "Bob", "Carol", "Dave"]
 PASSWORD = "bench-wiki-password-0"  # loopback only; the users exist so edits are attributed
 
-ADJECTIVES = """amber ashen azure bitter black bright broken cedar cold copper crimson dark deep
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+ADJECTIVES = _words("""amber ashen azure bitter black bright broken cedar cold copper crimson dark deep
 dry eastern emerald far golden granite green grey hidden high hollow iron ivory lesser little
 lone low lower marble middle misty narrow new north northern old pale quiet red rocky royal
 salt scarlet silent silver south southern stone summer tall upper west western white wild
-windy winter yellow""".split()
-NOUNS = """abbey bay bridge brook castle cliff coast court creek crossing dale falls farm fen
+windy winter yellow""")
+NOUNS = _words("""abbey bay bridge brook castle cliff coast court creek crossing dale falls farm fen
 ferry field ford forest fort gate glen grove harbour heath hill hollow island lake lighthouse
 market marsh meadow mill moor mount orchard pass peak pond port quarry reach ridge river rock
-shore spring square station tower vale valley well wharf wood""".split()
-WORDS = """the a of and in to was is for on by with as at from that which its it this were
+shore spring square station tower vale valley well wharf wood""")
+WORDS = _words("""the a of and in to was is for on by with as at from that which its it this were
 an be are has had also first built river town village road century later north south old new
 known part area near called during between after became since main local early small large
 following around within under several many long county district church mill bridge railway
-trade people region water stone market years built name history population council""".split()
+trade people region water stone market years built name history population council""")
 CATEGORIES = ["Rivers and lakes", "Settlements", "Buildings", "Hills and mountains", "Coasts",
               "Transport", "Industry", "Parks", "History", "Geography", "Landmarks", "Woodland"]
 INFOBOX = """<includeonly>{| class="infobox" style="float:right; border:1px solid #aaa; margin:0 0 1em 1em"
@@ -235,7 +240,10 @@ $wgPingback = false;
 """
 
 
-def php(dir_: Path, script: str, *args: str, conf: bool = True, stdin: str | None = None) -> str:
+def php(dir_: Path, script: str, *args: str, conf: bool = True, stdin: str | None = None,
+        steps: dict[str, float] | None = None) -> str:
+    """Run a maintenance script on the wiki in ``dir_`` (its seconds added to ``steps``)."""
+    started = time.monotonic()
     env = {**os.environ, "MW_INSTALL_PATH": str(MW)}
     cmd = ["php", "-d", "memory_limit=1G", str(MW / "maintenance" / script), *args]
     if conf:
@@ -243,6 +251,8 @@ def php(dir_: Path, script: str, *args: str, conf: bool = True, stdin: str | Non
     out = subprocess.run(cmd, capture_output=True, text=True, input=stdin, env=env, check=False)
     if out.returncode != 0:
         raise SystemExit(f"{script} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+    if steps is not None:
+        steps[script] = round(steps.get(script, 0.0) + time.monotonic() - started, 1)
     return out.stdout
 
 
@@ -258,6 +268,7 @@ def build(dir_: Path, seed: int = 1, articles: int = 340, port: int = DEFAULT_PO
     if missing_packages():
         raise SystemExit(f"missing Debian packages {missing_packages()}: run `{sys.argv[0]} install` as root")
     started = time.monotonic()
+    steps: dict[str, float] = {}
     if dir_.exists():
         shutil.rmtree(dir_)
     for sub in ("data", "cache", "images", "docroot"):
@@ -266,25 +277,25 @@ def build(dir_: Path, seed: int = 1, articles: int = 340, port: int = DEFAULT_PO
     (dir_ / "router.php").write_text(ROUTER)
     php(dir_, "install.php", "--confpath", str(dir_), "--dbtype", "sqlite", "--dbpath", str(dir_ / "data"),
         "--dbname", "wiki", "--server", f"http://127.0.0.1:{port}", "--scriptpath", "/w", "--lang", "en",
-        "--skins", "Vector", "--pass", PASSWORD, "Bench Wiki", "Admin", conf=False)
+        "--skins", "Vector", "--pass", PASSWORD, "Bench Wiki", "Admin", conf=False, steps=steps)
     settings = dir_ / "LocalSettings.php"
     settings.write_text(settings.read_text()
                         + LOCAL_SETTINGS.replace("{dir}", str(dir_)).replace("{port}", str(port)))
     for user in USERS:
-        php(dir_, "createAndPromote.php", user, PASSWORD)
+        php(dir_, "createAndPromote.php", user, PASSWORD, steps=steps)
     content = generate(seed, articles)
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     (dir_ / "dump.xml").write_text(dump_xml(content, seed, now))
-    php(dir_, "importDump.php", "--no-updates", str(dir_ / "dump.xml"))
+    php(dir_, "importDump.php", "--no-updates", str(dir_ / "dump.xml"), steps=steps)
     php(dir_, "edit.php", "--user", "Admin", "--summary", "Bench Wiki main page", "Main Page",
-        stdin=content["main_page"])
-    php(dir_, "rebuildrecentchanges.php")
-    php(dir_, "refreshLinks.php")
-    php(dir_, "runJobs.php")
-    php(dir_, "initSiteStats.php", "--update")
-    php(dir_, "rebuildLocalisationCache.php", "--lang", "en")
+        stdin=content["main_page"], steps=steps)
+    php(dir_, "rebuildrecentchanges.php", steps=steps)
+    php(dir_, "refreshLinks.php", steps=steps)
+    php(dir_, "runJobs.php", steps=steps)
+    php(dir_, "initSiteStats.php", "--update", steps=steps)
+    php(dir_, "rebuildLocalisationCache.php", "--lang", "en", steps=steps)
     meta = {"seed": seed, "articles": articles, "redirects": len(content["redirects"]),
-            "built": now.isoformat(), "build_seconds": round(time.monotonic() - started, 1)}
+            "built": now.isoformat(), "build_seconds": round(time.monotonic() - started, 1), "steps": steps}
     meta_path.write_text(json.dumps(meta, indent=1))
     return meta
 
@@ -321,6 +332,9 @@ def serve(dir_: Path, port: int = DEFAULT_PORT, workers: int = 4) -> subprocess.
            "-d", "memory_limit=512M", "-d", "display_errors=0", "-d", "log_errors=1",
            "-d", f"error_log={dir_ / 'php-errors.log'}",
            "-S", f"127.0.0.1:{port}", "-t", str(dir_ / "docroot"), str(dir_ / "router.php")]
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            raise SystemExit(f"127.0.0.1:{port} is already in use")
     log = open(dir_ / "server.log", "ab")  # noqa: SIM115 - the server's, for its lifetime
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log, start_new_session=True)
     deadline = time.monotonic() + 20
@@ -409,7 +423,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(build(args.dir.resolve(), args.seed, args.articles, args.port, args.force)))
     elif args.cmd == "serve":
         proc = serve(args.dir.resolve(), args.port, args.workers)
-        print(f"serving http://127.0.0.1:{args.port}/wiki/Main_Page (pid {proc.pid}); Ctrl-C stops")
+        print(f"serving http://127.0.0.1:{args.port}/wiki/Main_Page (pid {proc.pid}); Ctrl-C stops", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: stop(proc))  # the workers are in their own group
         try:
             proc.wait()
         except KeyboardInterrupt:
