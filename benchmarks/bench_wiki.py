@@ -96,7 +96,7 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     from scrapy.spiders import CrawlSpider, Rule
 
     host = url.split("://", 1)[1].split("/", 1)[0].split(":")[0]
-    items: list[dict[str, str]] = []
+    items: list[dict[str, Any]] = []
     responses: list[str] = []
 
     class WikiSpider(CrawlSpider):
