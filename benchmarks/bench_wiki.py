@@ -23,8 +23,9 @@ middleware (a duplicate page) is not received, so ``requests`` may exceed the bu
 
 Scores, per crawl (each in a fresh process): articles covered (distinct articles of the
 database seen in an item), duplicate items (items beyond one per article), login/account pages
-fetched (``Special:UserLogin`` / ``Special:CreateAccount``), requests, responses, items, CPU
-seconds of the crawl process, wall seconds.
+downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``,
+before the add-on's downloader middleware may drop them), requests, responses, responses received
+until the last article first showed up, items, CPU seconds of the crawl process, wall seconds.
 
     python benchmarks/bench_wiki.py                       # build /tmp/bench-wiki once, run all
     python benchmarks/bench_wiki.py --configs plain,careful --orders bfs --json out.json
@@ -97,7 +98,8 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
 
     host = url.split("://", 1)[1].split("/", 1)[0].split(":")[0]
     items: list[dict[str, Any]] = []
-    responses: list[str] = []
+    responses: list[str] = []  # received: what the budget counts and the spider sees
+    downloads: list[str] = []  # downloaded, including responses a middleware then drops
 
     class WikiSpider(CrawlSpider):
         name = "wiki"
@@ -123,9 +125,13 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     def received(response: Any) -> None:
         responses.append(response.url)
 
+    def downloaded(response: Any) -> None:
+        downloads.append(response.url)
+
     # named functions held here: the signals keep only weak references to receivers
     crawler.signals.connect(scraped, signals.item_scraped)
     crawler.signals.connect(received, signals.response_received)
+    crawler.signals.connect(downloaded, signals.response_downloaded)
     process.crawl(crawler)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu0, wall0 = usage.ru_utime + usage.ru_stime, time.monotonic()
@@ -139,7 +145,8 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
         "requests": stats.get("downloader/request_count", 0),
         "responses": stats.get("downloader/response_count", 0),
         "received": len(responses),
-        "login_pages": sum(1 for u in responses if LOGIN_RE.search(unquote_plus(u))),
+        "login_pages": sum(1 for u in downloads if LOGIN_RE.search(unquote_plus(u))),
+        "login_pages_received": sum(1 for u in responses if LOGIN_RE.search(unquote_plus(u))),
         "items": items,
         "items_dropped": stats.get("item_dropped_count", 0),
         "finish_reason": stats.get("finish_reason"),
