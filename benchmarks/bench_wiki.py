@@ -1,0 +1,253 @@
+"""A crawl of a real MediaWiki on loopback, scored against the wiki's own database.
+
+The wiki is ``tools/sites/mediawiki.py``'s (Debian's MediaWiki 1.39, SQLite, short URLs, 340
+generated articles + the Main Page, redirects, categories, templates, 2-4 revisions each; built
+once into ``--dir`` and reused). The spider is what a naive user writes: a ``CrawlSpider`` with
+one ``Rule(LinkExtractor(), callback=..., follow=True)`` from the Main Page, and an item
+``{url, title}`` from every response that shows an article (the page's own JS config says
+``wgIsArticle`` in namespace 0): an old revision, a redirect view and a printable view are items
+too, as they would be for that user.
+
+Configurations (``--configs``):
+
+* ``plain``: Scrapy's defaults;
+* ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
+* ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
+* ``careful``: the add-on with the settings a careful user writes for MediaWiki (key parameters
+  ``title``, ``action``, ``oldid``, ``diff``..., ``returnto``/``returntoquery`` removed);
+
+each in Scrapy's default order (depth-first, LIFO queues) and breadth-first (``DEPTH_PRIORITY=1``
+and FIFO queues) (``--orders``), with ``CLOSESPIDER_PAGECOUNT`` = ``--budget`` (6000). That
+extension counts ``response_received`` signals: a response the add-on drops in its downloader
+middleware (a duplicate page) is not received, so ``requests`` may exceed the budget.
+
+Scores, per crawl (each in a fresh process): articles covered (distinct articles of the
+database seen in an item), duplicate items (items beyond one per article), login/account pages
+downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``,
+before the add-on's downloader middleware may drop them), requests, responses, responses received
+until the last article first showed up, items, CPU seconds of the crawl process, wall seconds.
+
+    python benchmarks/bench_wiki.py                       # build /tmp/bench-wiki once, run all
+    python benchmarks/bench_wiki.py --configs plain,careful --orders bfs --json out.json
+    python benchmarks/bench_wiki.py --url http://127.0.0.1:8089 --dir /tmp/bench-wiki
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote_plus, urlencode
+from urllib.request import urlopen
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "sites"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mediawiki  # noqa: E402
+from _common import child_json, write_json  # noqa: E402
+
+CONFIGS = ["plain", "addon", "nolearn", "careful"]
+ORDERS = ["dfs", "bfs"]
+
+#: What a careful user sets for a MediaWiki (the issue's "careful user's settings").
+CAREFUL = {
+    "URLUNIFY_KEY_PARAMS": ["title", "action", "oldid", "diff", "curid", "target", "from", "until",
+                            "offset", "limit", "days"],
+    "URLUNIFY_REMOVE_PARAMS": ["returnto", "returntoquery"],
+}
+
+ARTICLE_RE = re.compile(rb'"wgNamespaceNumber":0,.*?"wgIsArticle":true', re.S)
+TITLE_RE = re.compile(rb'"wgTitle":"((?:[^"\\]|\\.)*)"')
+LOGIN_RE = re.compile(r"Special:(UserLogin|CreateAccount)")
+
+
+def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "WARNING",
+        "CLOSESPIDER_PAGECOUNT": budget,
+        "HTTPERROR_ALLOW_ALL": False,
+    }
+    if order == "bfs":
+        settings.update({"DEPTH_PRIORITY": 1,
+                         "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+                         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue"})
+    if config != "plain":
+        settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
+    if config == "nolearn":
+        settings["URLUNIFY_LEARN"] = False
+    if config == "careful":
+        settings.update(CAREFUL)
+    return settings
+
+
+def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
+    """One crawl in this process (called in a child): what it fetched and yielded."""
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.http import TextResponse
+    from scrapy.linkextractors import LinkExtractor
+    from scrapy.spiders import CrawlSpider, Rule
+
+    host = url.split("://", 1)[1].split("/", 1)[0].split(":")[0]
+    items: list[dict[str, Any]] = []
+    responses: list[str] = []  # received: what the budget counts and the spider sees
+    downloads: list[str] = []  # downloaded, including responses a middleware then drops
+
+    class WikiSpider(CrawlSpider):
+        name = "wiki"
+        allowed_domains = [host]
+        start_urls = [f"{url}/wiki/Main_Page"]
+        rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+        def parse_start_url(self, response):  # type: ignore[no-untyped-def]
+            return self.parse_page(response)
+
+        def parse_page(self, response):  # type: ignore[no-untyped-def]
+            if isinstance(response, TextResponse) and ARTICLE_RE.search(response.body):
+                title = TITLE_RE.search(response.body)
+                if title:
+                    yield {"url": response.url, "title": json.loads(b'"' + title.group(1) + b'"')}
+
+    process = CrawlerProcess(settings_for(config, order, budget), install_root_handler=True)
+    crawler = process.create_crawler(WikiSpider)
+
+    def scraped(item: dict[str, str]) -> None:
+        items.append({**item, "at": len(responses)})
+
+    def received(response: Any) -> None:
+        responses.append(response.url)
+
+    def downloaded(response: Any) -> None:
+        downloads.append(response.url)
+
+    # named functions held here: the signals keep only weak references to receivers
+    crawler.signals.connect(scraped, signals.item_scraped)
+    crawler.signals.connect(received, signals.response_received)
+    crawler.signals.connect(downloaded, signals.response_downloaded)
+    process.crawl(crawler)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0, wall0 = usage.ru_utime + usage.ru_stime, time.monotonic()
+    process.start()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    return {
+        "config": config, "order": order,
+        "cpu_s": round(usage.ru_utime + usage.ru_stime - cpu0, 2),
+        "wall_s": round(time.monotonic() - wall0, 1),
+        "requests": stats.get("downloader/request_count", 0),
+        "responses": stats.get("downloader/response_count", 0),
+        "received": len(responses),
+        "login_pages": sum(1 for u in downloads if LOGIN_RE.search(unquote_plus(u))),
+        "login_pages_received": sum(1 for u in responses if LOGIN_RE.search(unquote_plus(u))),
+        "items": items,
+        "items_dropped": stats.get("item_dropped_count", 0),
+        "finish_reason": stats.get("finish_reason"),
+        "stats": {k: v for k, v in stats.items() if k.startswith(("urlunify", "dupefilter", "scheduler/enqueued"))
+                  and isinstance(v, (int, float))},
+    }
+
+
+def truth_from_api(url: str) -> dict[str, Any]:
+    """The articles of an external wiki, from its API (when its directory is not at hand)."""
+    articles, params = [], {"action": "query", "format": "json", "generator": "allpages",
+                            "gapnamespace": "0", "gapfilterredir": "nonredirects", "gaplimit": "max",
+                            "prop": "info"}
+    while True:
+        with urlopen(f"{url}/w/api.php?{urlencode(params)}", timeout=60) as resp:
+            data = json.load(resp)
+        articles += [{"id": p["pageid"], "title": p["title"], "latest": p["lastrevid"]}
+                     for p in data.get("query", {}).get("pages", {}).values()]
+        if "continue" not in data:
+            return {"articles": articles, "redirects": []}
+        params.update(data["continue"])
+
+
+def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
+    by_title = {a["title"]: a["id"] for a in truth["articles"]}
+    ids = [by_title.get(item["title"]) for item in run["items"]]
+    seen = {i for i in ids if i is not None}
+    first: dict[int, int] = {}
+    for i, item in zip(ids, run["items"], strict=True):
+        if i is not None:
+            first.setdefault(i, item["at"])
+    row = {k: v for k, v in run.items() if k != "items"}
+    row.update({"articles": len(by_title), "covered": len(seen),
+                "items_count": len(ids), "duplicate_items": len(ids) - len(seen),
+                "unknown_items": ids.count(None),
+                # responses received when the last article first showed up
+                "responses_to_cover": max(first.values(), default=0)})
+    return row
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    cols = [("config", "config"), ("order", "order"), ("covered", "covered"), ("dup items", "duplicate_items"),
+            ("items", "items_count"), ("login pages", "login_pages"), ("requests", "requests"),
+            ("responses", "responses"), ("to cover", "responses_to_cover"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
+    lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|"]
+    for r in rows:
+        cells = [str(r[k]) if k != "covered" else f"{r['covered']}/{r['articles']}" for _, k in cols]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/bench-wiki"),
+                        help="the wiki's directory (built there if absent; its database is the truth)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--articles", type=int, default=340)
+    parser.add_argument("--url", help="an already-running wiki (e.g. http://127.0.0.1:8089): not built nor "
+                                      "served; truth from --dir if it holds a wiki, else from its API")
+    parser.add_argument("--port", type=int, default=mediawiki.DEFAULT_PORT)
+    parser.add_argument("--workers", type=int, default=4, help="PHP_CLI_SERVER_WORKERS")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}")
+    parser.add_argument("--orders", default=",".join(ORDERS), help=f"comma-separated, of {ORDERS}")
+    parser.add_argument("--budget", type=int, default=6000, help="CLOSESPIDER_PAGECOUNT")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--child", nargs=4, metavar=("CONFIG", "ORDER", "URL", "BUDGET"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        config, order, url, budget = args.child
+        print(json.dumps(crawl(config, order, url, int(budget))))
+        return
+    configs, orders = args.configs.split(","), args.orders.split(",")
+    for name in configs + orders:
+        if name not in CONFIGS + ORDERS:
+            parser.error(f"unknown configuration or order {name!r}")
+    server = None
+    meta: dict[str, Any] = {}
+    if args.url:
+        url = args.url.rstrip("/")
+        truth = mediawiki.truth(args.dir) if (args.dir / "wiki.json").exists() else truth_from_api(url)
+    else:
+        meta = mediawiki.build(args.dir.resolve(), args.seed, args.articles, args.port)
+        print(f"wiki: {args.dir} {meta}", file=sys.stderr)
+        server = mediawiki.serve(args.dir.resolve(), args.port, args.workers)
+        url = f"http://127.0.0.1:{args.port}"
+        truth = mediawiki.truth(args.dir)
+    rows = []
+    try:
+        if server is not None:
+            meta["warm_s"] = round(mediawiki.warm(url, [a["title"] for a in truth["articles"]]), 1)
+        for order in orders:
+            for config in configs:
+                run = child_json(__file__, "--child", config, order, url, str(args.budget))
+                rows.append(score(run, truth))
+                print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+    finally:
+        if server is not None:
+            mediawiki.stop(server)
+    print(table(rows))
+    write_json(args.json, {"wiki": meta, "budget": args.budget, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
