@@ -12,15 +12,22 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
    that page, stats ``urlunify/signature/duplicates``, one debug log line; with
    ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` (default on) it never reaches the callback (no items,
    no links followed: the seed's "will not be further processed");
-3. with ``URLUNIFY_LEARN`` (default off), the page goes to the crawl's learning session
+3. with ``URLUNIFY_NEAR_DUPLICATES`` (default on), an HTML page that is not a duplicate page gets
+   a near-duplicate fingerprint of its main text, read from the same tree (:mod:`.near_duplicates`):
+   a page within ``URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE`` of an earlier page of another identifier
+   is a near-duplicate page, ``meta["urlunify_near_duplicate_of"]`` and
+   ``meta["urlunify_resemblance"]``, stats ``urlunify/signature/near_duplicates``; it reaches the
+   callback (its links are followed: only the exact signature stops a page);
+4. with ``URLUNIFY_LEARN`` (default off), the page goes to the crawl's learning session
    (:mod:`.learning_session`: the learner, the fetched pages, rule probation);
-4. with ``URLUNIFY_CANONICALS`` (default on), a declared canonical goes to :mod:`.canonicals`,
+5. with ``URLUNIFY_CANONICALS`` (default on), a declared canonical goes to :mod:`.canonicals`,
    which trusts a site's canonicals once verified: the canonical URL is then recorded as seen,
    and is evidence for learning.
 
 Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (32 MiB: larger
 bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANULARITY``, ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
-``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``.
+``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``, ``URLUNIFY_NEAR_DUPLICATES``
+and its thresholds.
 """
 
 from __future__ import annotations
@@ -41,7 +48,8 @@ from .canonicals import Canonicals
 from .context import UnifyContext
 from .fetched import RECENT
 from .learning_session import LearningSession
-from .meta import DUPLICATE_OF_META, SIGNATURE_META
+from .meta import DUPLICATE_OF_META, NEAR_DUPLICATE_OF_META, RESEMBLANCE_META, SIGNATURE_META
+from .near_duplicates import NearDuplicate, NearDuplicatePages, distance_for
 from .resume import fetched_before
 from .settings import crawl_sites
 from .store_faults import count_outages, crawl_stores, guarded
@@ -74,6 +82,8 @@ class SignatureMiddleware:
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
+        self.near = NearDuplicatePages.of(crawler, s) if s["URLUNIFY_NEAR_DUPLICATES"] else None
+        self.near_distance = distance_for(s["URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE"])
         self.canonicals = Canonicals(context.stats, self.granularity) if s["URLUNIFY_CANONICALS"] else None
         self.learning: LearningSession | None = None
         if s["URLUNIFY_LEARN"]:
@@ -127,10 +137,18 @@ class SignatureMiddleware:
         site = site_key(identity_host, self.granularity)
         # one index per scope and site: two scopes sharing a store never see each other's pages;
         # a store that fails (the crawl closes) leaves the page new as far as we know
-        key = f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig
+        site_index = f"{self.context.scope or ''}|{site}"
+        key = site_index.encode() + b"\0" + sig
         earlier = guarded(self.crawler, lambda: self.store.get_or_set(key, base_identifier), _FAILED)
         if earlier is _FAILED:
             return response
+        near = self.near
+        found = None
+        if near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier):
+            # an exact duplicate of another page is that page: nothing nearer to find
+            _, found = near.check(site_index, response.selector.root, base_identifier, sig)
+            if found is not None and found.distance <= self.near_distance:
+                self._near_duplicate(request, response.url, identifier, found)
         canonicals = self.canonicals
         if canonicals is not None:
             canonicals.fetched(identifier, sig, response.url)
@@ -152,6 +170,17 @@ class SignatureMiddleware:
         if df is not None and df.resume_log is not None:
             df.mark_done(request)  # handled: a resume must not fetch it again
         raise DuplicatePage(f"{response.url} has the body text of {earlier}")
+
+    def _near_duplicate(self, request: Request, url: str, identifier: str, found: NearDuplicate) -> None:
+        """A page nearly the same as an earlier page: marked, its links still followed."""
+        self.context.inc("signature/near_duplicates")
+        if found.of is not None:
+            request.meta[NEAR_DUPLICATE_OF_META] = found.of
+        request.meta[RESEMBLANCE_META] = round(found.resemblance, 4)
+        assert self.near is not None
+        self.near.mark(identifier, found)
+        logger.debug("Near-duplicate page %s: %.1f%% like %s (%d bits)", url, 100 * found.resemblance,
+                     found.of or "a page fetched long before", found.distance)
 
     def _trusted_canonical(self, url: str, identity_host: str, sig: bytes, evidence: bool) -> None:
         """A declared canonical of a site whose canonicals proved true: its page was obtained."""
