@@ -1,7 +1,7 @@
 """A small MediaWiki-like site on loopback for the near-duplicate tests: articles, and views of
 them whose body text differs but whose article does not (a permanent link with a "Revision as
 of" banner, a printable view without the navigation, a redirect view with "(Redirected from
-...)"), and declared canonicals (``/claims/N`` names ``/wiki/A<N>``, the ones in ``wrong``
+...)": 0 bits from their article), an article with three sentences more (5 bits), and declared canonicals (``/claims/N`` names ``/wiki/A<N>``, the ones in ``wrong``
 another article)."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class WikiSite(CountingSite):
             links = "".join(f"<a href='/wiki/{a}'>{a}</a>" for a in ARTICLES[:4])
             links += "".join(f"<a href='/index.php?title={a}&amp;oldid=1234'>p</a>" for a in ARTICLES[:2])
             links += "<a href='/index.php?title=A2&amp;printable=yes'>print</a>"
-            links += "<a href='/wiki/Old_A3'>old</a><a href='/claims'>claims</a>"
+            links += "<a href='/wiki/Old_A3'>old</a><a href='/wiki/A3?notes=1'>notes</a><a href='/claims'>claims</a>"
             return wiki_page("Home", links=links)
         if base == "/index.php":
             name = params.get("title", "")
@@ -63,6 +63,8 @@ class WikiSite(CountingSite):
             target = ARTICLES[(i + 1) % 10] if i in self.wrong else ARTICLES[i]
             return wiki_page(ARTICLES[i], banner="<div>Revision as of today</div>",
                              head=f"<link rel='canonical' href='/wiki/{target}'>")
+        if base == "/wiki/A3" and params.get("notes"):  # three sentences more in the article: 5 bits
+            return wiki_page("A3", links="<p>Added note about the river crossing, built of stone. Later repaired by the town guild. Fish market nearby.</p>")
         if base.startswith("/wiki/"):
             return wiki_page(base.rsplit("/", 1)[1])
         request.setResponseCode(404)

@@ -147,8 +147,10 @@ class SignatureMiddleware:
         if near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier):
             # an exact duplicate of another page is that page: nothing nearer to find
             _, found = near.check(site_index, response.selector.root, base_identifier, sig)
-            if found is not None and found.distance <= self.near_distance:
-                self._near_duplicate(request, response.url, identifier, found)
+            if found is not None:
+                near.mark(identifier, found)  # for the item pipeline, whose threshold is its own
+                if found.distance <= self.near_distance:
+                    self._near_duplicate(request, response.url, found)
         canonicals = self.canonicals
         if canonicals is not None:
             canonicals.fetched(identifier, sig, response.url)
@@ -171,14 +173,12 @@ class SignatureMiddleware:
             df.mark_done(request)  # handled: a resume must not fetch it again
         raise DuplicatePage(f"{response.url} has the body text of {earlier}")
 
-    def _near_duplicate(self, request: Request, url: str, identifier: str, found: NearDuplicate) -> None:
+    def _near_duplicate(self, request: Request, url: str, found: NearDuplicate) -> None:
         """A page nearly the same as an earlier page: marked, its links still followed."""
         self.context.inc("signature/near_duplicates")
         if found.of is not None:
             request.meta[NEAR_DUPLICATE_OF_META] = found.of
         request.meta[RESEMBLANCE_META] = round(found.resemblance, 4)
-        assert self.near is not None
-        self.near.mark(identifier, found)
         logger.debug("Near-duplicate page %s: %.1f%% like %s (%d bits)", url, 100 * found.resemblance,
                      found.of or "a page fetched long before", found.distance)
 

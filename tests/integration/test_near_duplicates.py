@@ -11,7 +11,7 @@ from scrapy.crawler import CrawlerRunner
 from scrapy.linkextractors import LinkExtractor
 
 from scrapy_urlunify.integration.near_duplicates import distance_for
-from scrapy_urlunify.learning.near_duplicates import ITEM_DISTANCE, PAGE_DISTANCE
+from scrapy_urlunify.learning.near_duplicates import ITEM_DISTANCE, PAGE_DISTANCE, resemblance
 
 
 class WikiSpider(Spider):
@@ -37,9 +37,16 @@ def crawl(settings, wrong=()):  # type: ignore[no-untyped-def]
     try:
         runner = CrawlerRunner({**SETTINGS, **settings})
         crawler = runner.create_crawler(WikiSpider)
-        crawler.signals.connect(lambda item, **kw: items.append(item), signal=signals.item_scraped)
-        crawler.signals.connect(lambda item, exception, **kw: dropped.append((item, str(exception))),
-                                signal=signals.item_dropped)
+
+        def scraped(item, **kw):  # type: ignore[no-untyped-def]
+            items.append(item)
+
+        def dropped_item(item, exception, **kw):  # type: ignore[no-untyped-def]
+            dropped.append((item, str(exception)))
+
+        # named: the signals hold weak references
+        crawler.signals.connect(scraped, signal=signals.item_scraped)
+        crawler.signals.connect(dropped_item, signal=signals.item_dropped)
         yield runner.crawl(crawler, start_urls=[base + "/"])
     finally:
         yield port.stopListening()
@@ -72,9 +79,14 @@ def test_views_of_an_article_are_near_duplicates_and_their_links_followed():
     assert seen["/"] == (None, None) and seen["/claims"] == (None, None)
     # the links of a near-duplicate page are followed: /wiki/Only_in_print is linked only there
     assert site.hits["/wiki/Only_in_print"] == 1
-    # the four views, and the ten /claims/N pages (articles with a banner)
-    assert stats["urlunify/signature/near_duplicates"] == 4 + 10
+    # three sentences more in an article: 5 bits, a near-duplicate page still
+    of, alike = seen["/wiki/A3?notes=1"]
+    assert of.endswith("/wiki/A3")
+    assert alike == pytest.approx(resemblance(5), abs=1e-4)
+    # the four views, the article with a note, and the ten /claims/N pages (articles with a banner)
+    assert stats["urlunify/signature/near_duplicates"] == 4 + 1 + 10
     assert not dropped
+    assert len(items) == len(seen)
 
 
 @pytest_twisted.inlineCallbacks
@@ -93,3 +105,29 @@ def test_a_resemblance_below_the_reach_of_the_index_is_refused(value):
 
     with pytest.raises(SettingsError, match="URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE"):
         validate(Settings({"URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE": value}))
+
+
+@pytest_twisted.inlineCallbacks
+def test_items_of_near_duplicate_pages_are_dropped_at_the_strict_threshold(caplog):
+    with caplog.at_level("WARNING"):
+        site, stats, seen, items, dropped = yield crawl({})
+    # the views (0 bits) and the /claims/N pages (0 bits) yield nothing; the article with three
+    # sentences more (5 bits) is beyond the strict item threshold (3 bits): its item is kept
+    urls = sorted(i["url"].split("/", 3)[3] for i in items)
+    assert "wiki/A3?notes=1" in urls
+    assert not [u for u in urls if u.startswith(("index.php", "claims/")) or u == "wiki/Old_A3"]
+    assert len(dropped) == stats["urlunify/signature/dropped_near_duplicate_items"] == 4 + 10
+    # each logged with the page it duplicated
+    reasons = {item["url"].split("/", 3)[3]: reason for item, reason in dropped}
+    assert reasons["wiki/Old_A3"].endswith("/wiki/A3")
+    assert "near-duplicate (100.0% alike) of" in reasons["index.php?title=A0&oldid=1234"]
+    assert "/wiki/A0" in caplog.text
+
+
+@pytest_twisted.inlineCallbacks
+def test_looser_item_thresholds_are_opt_in():
+    site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE": 0.94})
+    assert "wiki/A3?notes=1" in {item["url"].split("/", 3)[3] for item, _ in dropped}
+    assert stats["urlunify/signature/dropped_near_duplicate_items"] == 4 + 1 + 10
+    site, stats, seen, items, dropped = yield crawl({"URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS": False})
+    assert not dropped
