@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lxml import etree
 
 from ..learning.near_duplicate_index import MAX_DISTANCE, NearDuplicateIndex
-from ..learning.near_duplicates import fingerprint, main_text, resemblance
+from ..learning.near_duplicates import MIN_FEATURES, fingerprint, main_text, resemblance
 from .fetched import RECENT
 
 if TYPE_CHECKING:
@@ -112,10 +112,10 @@ class NearDuplicatePages:
     def check(self, site: str, root: etree._Element, base_identifier: str,
               sig: bytes) -> tuple[int | None, NearDuplicate | None]:
         """A page of ``site`` was fetched (``root``: its parsed tree): its fingerprint (None
-        for a page without words), and the earlier page of another identifier nearest to it
+        for a page of fewer than ``MIN_FEATURES`` chunks of text), and the earlier page of another identifier nearest to it
         within :attr:`reach` bits (None when there is none). The page is remembered."""
         try:
-            value = fingerprint(main_text(root), self.max_bytes)
+            value = fingerprint(main_text(root), self.max_bytes, MIN_FEATURES)
         except (ValueError, etree.LxmlError):
             return None, None
         if value is None:

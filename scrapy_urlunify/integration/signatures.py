@@ -84,7 +84,9 @@ class SignatureMiddleware:
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         self.near = NearDuplicatePages.of(crawler, s) if s["URLUNIFY_NEAR_DUPLICATES"] else None
         self.near_distance = distance_for(s["URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE"])
-        self.canonicals = Canonicals(context.stats, self.granularity) if s["URLUNIFY_CANONICALS"] else None
+        self.canonicals = (Canonicals(context.stats, self.granularity, distance_for(
+            s["URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE"]) if self.near is not None else None)
+            if s["URLUNIFY_CANONICALS"] else None)
         self.learning: LearningSession | None = None
         if s["URLUNIFY_LEARN"]:
             spider = getattr(crawler, "spider", None)
@@ -143,22 +145,22 @@ class SignatureMiddleware:
         if earlier is _FAILED:
             return response
         near = self.near
-        found = None
+        fp = found = None
         if near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier):
             # an exact duplicate of another page is that page: nothing nearer to find
-            _, found = near.check(site_index, response.selector.root, base_identifier, sig)
+            fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
             if found is not None:
                 near.mark(identifier, found)  # for the item pipeline, whose threshold is its own
                 if found.distance <= self.near_distance:
                     self._near_duplicate(request, response.url, found)
         canonicals = self.canonicals
         if canonicals is not None:
-            canonicals.fetched(identifier, sig, response.url)
+            canonicals.fetched(identifier, sig, response.url, fp)
         if self.learning is not None:
             self.learning.page_fetched(request, response.url, identifier, base_identifier, identity_host, sig,
                                        evidence)
         if canonicals is not None and isinstance(response, TextResponse):
-            trusted = canonicals.trusted(response, identifier, site, sig, unifier)
+            trusted = canonicals.trusted(response, identifier, site, sig, unifier, fp)
             if trusted is not None:
                 self._trusted_canonical(*trusted, sig, evidence)
         if earlier is None or earlier == base_identifier:

@@ -131,3 +131,46 @@ def test_looser_item_thresholds_are_opt_in():
     assert stats["urlunify/signature/dropped_near_duplicate_items"] == 4 + 1 + 10
     site, stats, seen, items, dropped = yield crawl({"URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS": False})
     assert not dropped
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
+    # /claims/N is article N under a "Revision as of" banner, and declares /wiki/AN canonical
+    # (fetched before): its exact signature differs, the near-duplicate check says the same page
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({})
+    assert stats["urlunify/canonical/verified"] == 10
+    assert stats["urlunify/canonical/near_duplicates"] == 10
+    assert "urlunify/canonical/counter_examples" not in stats
+    # and without near-duplicates, the same ten are counter-examples: the site's canonicals off
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATES": False})
+    assert stats["urlunify/canonical/counter_examples"] == 5
+    assert "canonicals of 127.0.0.1 are ignored for the rest of the crawl: 5 of 5" in caplog.text
+
+
+@pytest_twisted.inlineCallbacks
+def test_one_wrong_canonical_in_ten_does_not_switch_off_the_site(caplog):
+    # /claims/3 declares /wiki/A4 canonical, but has A3's article
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({}, wrong=(3,))
+    assert stats["urlunify/canonical/verified"] == 9
+    assert stats["urlunify/canonical/counter_examples"] == 1
+    assert "/wiki/A4 of http://127.0.0.1" in caplog.text
+    assert "/claims/3 has other content: not the same page (1 of 4 checked" in caplog.text
+    assert "ignored for the rest of the crawl" not in caplog.text
+    assert "urlunify/canonical/ignored" not in stats
+    # the wrong claim was not trusted: its page's item is A3's, dropped as a near-duplicate of A3
+    assert any(item["url"].endswith("/claims/3") and reason.endswith("/wiki/A3") for item, reason in dropped)
+
+
+@pytest_twisted.inlineCallbacks
+def test_mostly_wrong_canonicals_switch_the_site_off(caplog):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({}, wrong=(0, 1, 2, 4, 5, 6, 8))
+    # after five checked (0, 1, 2 wrong, 3 true, 4 wrong): 4 of 5 are other pages; the claims after
+    # are not even checked
+    assert "canonicals of 127.0.0.1 are ignored for the rest of the crawl: 4 of 5" in caplog.text
+    assert stats["urlunify/canonical/counter_examples"] == 4
+    assert stats["urlunify/canonical/verified"] == 1
+    assert stats["urlunify/canonical/ignored"] == 5
