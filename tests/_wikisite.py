@@ -35,9 +35,11 @@ def wiki_page(name: str, banner: str = "", nav: bool = True, links: str = "", he
 
 
 class WikiSite(CountingSite):
-    def __init__(self, wrong: tuple[int, ...] = ()) -> None:
+    def __init__(self, wrong: tuple[int, ...] = (), later: int = 1236) -> None:
         super().__init__()
         self.wrong = wrong
+        #: the oldid of the permanent links of /later (1000: an old revision, another text)
+        self.later = later
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         base, params = self.count(request)
@@ -51,8 +53,20 @@ class WikiSite(CountingSite):
             name = params.get("title", "")
             if params.get("printable"):  # no navigation; the only link to /wiki/Only_in_print
                 return wiki_page(name, nav=False, links="<a href='/wiki/Only_in_print'>x</a>")
-            return wiki_page(name, banner="<div>Revision as of 12:00, 1 May 2024 by Someone (talk) "
-                                          "Older revision | Latest revision | Newer revision</div>")
+            if params.get("oldid") == "1000":  # an old revision: another text
+                return wiki_page(name + " (old)")
+            if not params.get("oldid"):
+                return wiki_page(name)
+            return wiki_page(name, banner=f"<div>Revision as of 12:00, 1 May 2024 by Someone (talk), revision "
+                                          f"{params['oldid']}: Older revision | Latest revision</div>")
+        if base == "/learn":  # two permanent links of each article (its latest revision): teach oldid
+            links = "".join(f"<a href='/index.php?title={a}&amp;oldid=1234'>{a}</a><a href='/index.php?"
+                            f"title={a}&amp;oldid=1235'>p</a>" for a in ARTICLES[:6])
+            links += "<a href='/later'>later</a>"
+            return wiki_page("Learn", links=links)
+        if base == "/later":  # permanent links once oldid is learned: merged, some fetched as samples
+            links = "".join(f"<a href='/index.php?title={a}&amp;oldid={self.later}'>p</a>" for a in ARTICLES)
+            return wiki_page("Later", links=links)
         if base == "/wiki/Old_A3":
             return wiki_page("A3", banner="<div>(Redirected from Old A3)</div>")
         if base == "/claims":
@@ -71,6 +85,6 @@ class WikiSite(CountingSite):
         return b"not found"
 
 
-def start(wrong: tuple[int, ...] = ()) -> tuple[WikiSite, object, str]:
-    site = WikiSite(wrong)
+def start(wrong: tuple[int, ...] = (), later: int = 1236) -> tuple[WikiSite, object, str]:
+    site = WikiSite(wrong, later)
     return (site, *listen(site))

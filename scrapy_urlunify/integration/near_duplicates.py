@@ -136,6 +136,14 @@ class NearDuplicatePages:
             self._remember(key, base_identifier, group)
         return value, found
 
+    def group(self, base_identifier: str, sig: bytes) -> bytes:
+        """The signature the learner sees for a page of signature ``sig`` (or an exact duplicate
+        of the page ``base_identifier``): that of the first page of its near-duplicates, so a
+        page and its near-duplicates are a pair, and a probation sample compared with the page
+        it was merged into agrees when they are near-duplicates."""
+        known = self._pages.get(page_key(base_identifier))
+        return known[1] if known is not None else sig
+
     def _remember(self, key: int, base_identifier: str, sig: bytes) -> None:
         pages = self._pages
         pages[key] = (base_identifier, sig)

@@ -156,13 +156,16 @@ class SignatureMiddleware:
         canonicals = self.canonicals
         if canonicals is not None:
             canonicals.fetched(identifier, sig, response.url, fp)
+        # the learner sees near-duplicates under one signature (for exact ones, the page repeated)
+        learn_sig = (near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
+                     if near is not None and evidence else sig)
         if self.learning is not None:
-            self.learning.page_fetched(request, response.url, identifier, base_identifier, identity_host, sig,
-                                       evidence)
+            self.learning.page_fetched(request, response.url, identifier, base_identifier, identity_host,
+                                       learn_sig, evidence)
         if canonicals is not None and isinstance(response, TextResponse):
             trusted = canonicals.trusted(response, identifier, site, sig, unifier, fp)
             if trusted is not None:
-                self._trusted_canonical(*trusted, sig, evidence)
+                self._trusted_canonical(*trusted, learn_sig, evidence)
         if earlier is None or earlier == base_identifier:
             return response
         self.context.inc("signature/duplicates")

@@ -31,8 +31,8 @@ class WikiSpider(Spider):
 
 
 @pytest_twisted.inlineCallbacks
-def crawl(settings, wrong=()):  # type: ignore[no-untyped-def]
-    site, port, base = _wikisite.start(wrong)
+def crawl(settings, wrong=(), start="/", later=1236):  # type: ignore[no-untyped-def]
+    site, port, base = _wikisite.start(wrong, later)
     items, dropped = [], []
     try:
         runner = CrawlerRunner({**SETTINGS, **settings})
@@ -47,7 +47,7 @@ def crawl(settings, wrong=()):  # type: ignore[no-untyped-def]
         # named: the signals hold weak references
         crawler.signals.connect(scraped, signal=signals.item_scraped)
         crawler.signals.connect(dropped_item, signal=signals.item_dropped)
-        yield runner.crawl(crawler, start_urls=[base + "/"])
+        yield runner.crawl(crawler, start_urls=[base + start])
     finally:
         yield port.stopListening()
     return site, crawler.stats.get_stats(), crawler.spider.seen, items, dropped
@@ -174,3 +174,32 @@ def test_mostly_wrong_canonicals_switch_the_site_off(caplog):
     assert stats["urlunify/canonical/counter_examples"] == 4
     assert stats["urlunify/canonical/verified"] == 1
     assert stats["urlunify/canonical/ignored"] == 5
+
+
+LEARN = {"URLUNIFY_LEARN": True, "URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS": False}
+
+
+@pytest_twisted.inlineCallbacks
+def test_near_duplicate_pages_teach_the_learner():
+    # two permanent links of article N (&oldid=1234 and 1235, its latest revision, under a
+    # "Revision as of ..., revision 1234" banner): not the same text, nearly the same page;
+    # three pairs teach that oldid does not matter
+    site, stats, seen, items, dropped = yield crawl(LEARN, start="/learn")
+    assert stats["urlunify/learned/params"] == 1
+    assert [k for k in stats if k.startswith("urlunify/learned/param/")] == [
+        "urlunify/learned/param/127.0.0.1/oldid"]
+    # on probation, its samples (the permanent links of /later, near-duplicates of their page)
+    # agree with the pages they were merged into: no counter-example, nothing revoked
+    assert "urlunify/learned/revoked" not in stats
+    assert stats["urlunify/learned/confirmed"] == 1
+    # without near-duplicates, the pairs are not pairs: nothing learned
+    site, stats, seen, items, dropped = yield crawl({**LEARN, "URLUNIFY_NEAR_DUPLICATES": False}, start="/learn")
+    assert "urlunify/learned/params" not in stats
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_that_is_no_near_duplicate_is_a_counter_example():
+    # /later links old revisions (oldid=1000: another text): a sample of one contradicts the rule
+    site, stats, seen, items, dropped = yield crawl(LEARN, start="/learn", later=1000)
+    assert stats["urlunify/learned/params"] == 1
+    assert stats["urlunify/learned/revoked"] == 1
