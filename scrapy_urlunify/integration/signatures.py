@@ -49,6 +49,7 @@ from .context import UnifyContext
 from .fetched import RECENT
 from .learning_session import LearningSession
 from .meta import DUPLICATE_OF_META, NEAR_DUPLICATE_OF_META, RESEMBLANCE_META, SIGNATURE_META
+from .near_duplicates import FILENAME as NEAR_DUPLICATES_FILENAME
 from .near_duplicates import NearDuplicate, NearDuplicatePages, distance_for
 from .resume import fetched_before
 from .settings import crawl_sites
@@ -83,6 +84,14 @@ class SignatureMiddleware:
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         self.near = NearDuplicatePages.of(crawler, s) if s["URLUNIFY_NEAR_DUPLICATES"] else None
+        #: the JOBDIR file the near-duplicate indexes are kept in (with a memory store)
+        self.near_path: Path | None = None
+        stores = crawl_stores(crawler)
+        if self.near is not None and stores.jobdir is not None and not stores.in_redis:
+            self.near_path = stores.jobdir / NEAR_DUPLICATES_FILENAME
+            if self.near.load(self.near_path):
+                logger.info("Resumed with the near-duplicate fingerprints of %d pages from %s",
+                            len(self.near), self.near_path)
         self.near_distance = distance_for(s["URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE"])
         self.canonicals = (Canonicals(context.stats, self.granularity, distance_for(
             s["URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE"]) if self.near is not None else None)
@@ -223,6 +232,11 @@ class SignatureMiddleware:
 
     def close(self, spider: Any = None, reason: str = "") -> None:
         count_outages(self.crawler, self.store)
+        if self.near is not None and self.near_path is not None:
+            try:
+                self.near.save(self.near_path)
+            except OSError as e:
+                logger.error("Could not save the near-duplicate fingerprints to %s: %s", self.near_path, e)
         if self.learning is not None:
             self.learning.close()
         self.store.close()

@@ -203,3 +203,43 @@ def test_a_page_that_is_no_near_duplicate_is_a_counter_example():
     site, stats, seen, items, dropped = yield crawl(LEARN, start="/learn", later=1000)
     assert stats["urlunify/learned/params"] == 1
     assert stats["urlunify/learned/revoked"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_resumed_job_knows_the_pages_fetched_before(tmp_path):
+    site, port, base = _wikisite.start()
+    seen_runs = []
+    try:
+        for start in ("/wiki/A0", "/index.php?title=A0&oldid=1234"):
+            runner = CrawlerRunner({**SETTINGS, "JOBDIR": str(tmp_path / "job"), "DEPTH_LIMIT": 0})
+            crawler = runner.create_crawler(WikiSpider)
+            yield runner.crawl(crawler, start_urls=[base + start])
+            seen_runs.append(crawler.spider.seen)
+    finally:
+        yield port.stopListening()
+    assert (tmp_path / "job" / "near_duplicates.bin").exists()
+    # the second run fetched only the permanent link: a near-duplicate of the article the first fetched
+    of, alike = seen_runs[1]["/index.php?title=A0&oldid=1234"]
+    assert of.endswith("/wiki/A0")
+    assert alike == 1.0
+
+
+def test_the_index_file_round_trips_and_a_bad_one_is_ignored(tmp_path, caplog):
+    from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
+
+    pages = NearDuplicatePages(1 << 20, 7, 7)
+    from lxml import html
+
+    root = html.fromstring(_wikisite.wiki_page("A1"))
+    assert pages.check("s|a", root, "s|a/A1", b"1" * 16)[1] is None
+    pages.save(tmp_path / "f")
+    again = NearDuplicatePages(1 << 20, 7, 7)
+    assert again.load(tmp_path / "f")
+    fp, found = again.check("s|a", html.fromstring(_wikisite.wiki_page("A1", banner="<p>x</p>")), "s|a/B", b"2" * 16)
+    assert found.of == "s|a/A1"
+    assert found.signature == b"1" * 16
+    assert again.group("s|a/B", b"2" * 16) == b"1" * 16
+    (tmp_path / "bad").write_bytes(b"URLUNIFY-NEAR 1\n\x05")
+    assert not again.load(tmp_path / "bad")
+    assert "Ignoring unreadable near-duplicate index" in caplog.text
+    assert len(again) == 1  # the same fingerprint is not added twice
