@@ -156,7 +156,7 @@ _INTEGRATION: tuple[Setting, ...] = (
             "A response with the body text of another page never reaches the callback."),
     Setting("URLUNIFY_CANONICALS", True, "bool",
             "A declared rel=canonical inside the same site marks its URL as seen, once the site's "
-            "first five were verified by fetching their target (one false: the site's are ignored)."),
+            "first five were verified by fetching their target (more than a fifth false: the site's are ignored)."),
     Setting("URLUNIFY_LEARN", False, "bool",
             "Learn which parameters, hosts and path prefixes do not matter from duplicate pages "
             "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),
