@@ -20,7 +20,9 @@ largest distance in bits whose resemblance reaches it.
 * ``URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE`` (0.94): a pair of pages for the learner.
 
 With a JOBDIR, the indexes and the pages they remember are written at close to
-``near_duplicates.bin`` and read back by a resumed crawl.
+``near_duplicates.bin`` and read back by a resumed crawl. With a Redis store, each page added is
+a record of a Redis list of the scope (:mod:`scrapy_urlunify.stores.redis_near_duplicates`),
+written in batches; a process reads the list when it opens.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ logger = logging.getLogger(__name__)
 FILENAME = "near_duplicates.bin"
 _MAGIC = b"URLUNIFY-NEAR 1\n"
 _SIZE = struct.Struct("<I")
+_RECORD = struct.Struct("<QQ16sH")  # fingerprint, key, exact signature, site length; site, identifier
 
 
 class NearDuplicate(NamedTuple):
@@ -92,6 +95,8 @@ class NearDuplicatePages:
         self._pages: OrderedDict[int, tuple[str, bytes]] = OrderedDict()  # key -> (base identifier, signature)
         #: identifier -> the page it is a near-duplicate of, for the item pipeline
         self.marked: OrderedDict[str, NearDuplicate] = OrderedDict()
+        #: with a shared (Redis) log: the records of the pages added since it was last written
+        self.pending: list[bytes] | None = None
 
     @classmethod
     def of(cls, crawler: Crawler, settings: dict[str, Any]) -> NearDuplicatePages:
@@ -134,7 +139,31 @@ class NearDuplicatePages:
                 group = earlier_sig
         if key not in self._pages:
             self._remember(key, base_identifier, group)
+            if self.pending is not None:
+                name = site.encode()
+                self.pending.append(_RECORD.pack(value, key, group[:16].ljust(16, b"\0"), len(name))
+                                    + name + base_identifier.encode())
         return value, found
+
+    def replay(self, records: list[bytes]) -> int:
+        """Add the pages of a shared log's ``records`` (see :attr:`pending`); how many were read
+        (a record that does not unpack is skipped)."""
+        read = 0
+        for record in records:
+            try:
+                value, key, sig, size = _RECORD.unpack_from(record)
+                site = record[_RECORD.size : _RECORD.size + size].decode()
+                identifier = record[_RECORD.size + size :].decode()
+            except (struct.error, UnicodeDecodeError):
+                continue
+            index = self._indexes.get(site)
+            if index is None:
+                index = self._indexes[site] = NearDuplicateIndex()
+            index.seen(value, key, 0)
+            if key not in self._pages:
+                self._remember(key, identifier, sig)
+            read += 1
+        return read
 
     def group(self, base_identifier: str, sig: bytes) -> bytes:
         """The signature the learner sees for a page of signature ``sig`` (or an exact duplicate

@@ -60,10 +60,14 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["DuplicatePage", "SignatureMiddleware"]
+    from ..stores.redis_near_duplicates import RedisNearDuplicateLog
+
+__all__ = ["NEAR_BATCH", "DuplicatePage", "SignatureMiddleware"]
 
 logger = logging.getLogger(__name__)
 
+#: near-duplicate page records written to Redis at a time
+NEAR_BATCH = 100
 _FAILED = object()  # what a failed signature index answers: no verdict, the page passes as new
 
 
@@ -86,8 +90,20 @@ class SignatureMiddleware:
         self.near = NearDuplicatePages.of(crawler, s) if s["URLUNIFY_NEAR_DUPLICATES"] else None
         #: the JOBDIR file the near-duplicate indexes are kept in (with a memory store)
         self.near_path: Path | None = None
+        #: with a Redis store: the scope's list of near-duplicate pages
+        self.near_log: RedisNearDuplicateLog | None = None
         stores = crawl_stores(crawler)
-        if self.near is not None and stores.jobdir is not None and not stores.in_redis:
+        if self.near is not None and stores.in_redis:
+            from ..stores.redis_near_duplicates import RedisNearDuplicateLog
+
+            self.near_log = RedisNearDuplicateLog(stores.client(), stores.keys()["signatures"] + ":near",
+                                                  unavailable_timeout=stores.unavailable_timeout)
+            log = self.near_log
+            read = self.near.replay(guarded(crawler, log.records, []))
+            self.near.pending = []
+            if read:
+                logger.info("Started with the near-duplicate fingerprints of %d pages from %s", read, log)
+        elif self.near is not None and stores.jobdir is not None:
             self.near_path = stores.jobdir / NEAR_DUPLICATES_FILENAME
             if self.near.load(self.near_path):
                 logger.info("Resumed with the near-duplicate fingerprints of %d pages from %s",
@@ -158,6 +174,8 @@ class SignatureMiddleware:
         if near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier):
             # an exact duplicate of another page is that page: nothing nearer to find
             fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
+            if near.pending is not None and len(near.pending) >= NEAR_BATCH:
+                self._write_near()
             if found is not None:
                 near.mark(identifier, found)  # for the item pipeline, whose threshold is its own
                 if found.distance <= self.near_distance:
@@ -230,8 +248,19 @@ class SignatureMiddleware:
         if known:
             logger.info("Resumed with %d pages fetched before, from %s", known, log.path)
 
+    def _write_near(self) -> None:
+        """Append the pages added since the last write to the scope's Redis list."""
+        near, log = self.near, self.near_log
+        if near is None or log is None or not near.pending:
+            return
+        records, near.pending = near.pending, []
+        guarded(self.crawler, lambda: log.append(records), None)
+
     def close(self, spider: Any = None, reason: str = "") -> None:
         count_outages(self.crawler, self.store)
+        if self.near_log is not None:
+            self._write_near()
+            count_outages(self.crawler, self.near_log)
         if self.near is not None and self.near_path is not None:
             try:
                 self.near.save(self.near_path)

@@ -224,6 +224,25 @@ def test_a_resumed_job_knows_the_pages_fetched_before(tmp_path):
     assert alike == 1.0
 
 
+@pytest_twisted.inlineCallbacks
+def test_another_process_of_the_scope_knows_the_pages_fetched_before_in_redis(redis_server):
+    site, port, base = _wikisite.start()
+    seen_runs = []
+    try:
+        for start in ("/wiki/A0", "/index.php?title=A0&oldid=1234"):
+            runner = CrawlerRunner({**SETTINGS, "URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "near",
+                                    "DEPTH_LIMIT": 0})
+            crawler = runner.create_crawler(WikiSpider)
+            yield runner.crawl(crawler, start_urls=[base + start])
+            seen_runs.append(crawler.spider.seen)
+    finally:
+        yield port.stopListening()
+    of, alike = seen_runs[1]["/index.php?title=A0&oldid=1234"]
+    assert of.endswith("/wiki/A0")
+    assert alike == 1.0
+    assert redis_server.client().llen("urlunify:near:signatures:near") == 2
+
+
 def test_the_index_file_round_trips_and_a_bad_one_is_ignored(tmp_path, caplog):
     from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
 
