@@ -2,7 +2,8 @@
 
 The fingerprint (:mod:`scrapy_urlunify.learning.near_duplicates`: a 64-bit SimHash of a page's
 main text) is read from the tree Scrapy's selector parsed, the one the exact signature read: no
-second parse. Each site (the signature index's site: scope and ``URLUNIFY_SIGNATURE_GRANULARITY``)
+second parse (for bodies up to :data:`MAX_BODY`, 4 MiB; the fingerprint reads the first MiB of
+the text). Each site (the signature index's site: scope and ``URLUNIFY_SIGNATURE_GRANULARITY``)
 has a :class:`~scrapy_urlunify.learning.near_duplicate_index.NearDuplicateIndex`, whose key of a
 page is a 64-bit digest of its base identifier. The pages themselves (key -> base identifier and
 exact signature) are remembered for the :data:`~.fetched.RECENT` pages fetched last: a page
@@ -37,18 +38,26 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lxml import etree
 
 from ..learning.near_duplicate_index import MAX_DISTANCE, NearDuplicateIndex
-from ..learning.near_duplicates import MIN_FEATURES, fingerprint, main_text, resemblance
+from ..learning.near_duplicates import (
+    DEFAULT_MAX_BYTES,
+    MIN_FEATURES,
+    fingerprint,
+    main_text,
+    resemblance,
+)
 from .fetched import RECENT
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["FILENAME", "NearDuplicate", "NearDuplicatePages", "distance_for"]
+__all__ = ["FILENAME", "MAX_BODY", "NearDuplicate", "NearDuplicatePages", "distance_for"]
 
 logger = logging.getLogger(__name__)
 
 #: the file of a JOBDIR the near-duplicate indexes are kept in
 FILENAME = "near_duplicates.bin"
+#: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
+MAX_BODY = 4 << 20
 _MAGIC = b"URLUNIFY-NEAR 1\n"
 _SIZE = struct.Struct("<I")
 _RECORD = struct.Struct("<QQ16sH")  # fingerprint, key, exact signature, site length; site, identifier
@@ -84,9 +93,10 @@ class NearDuplicatePages:
 
     _ATTR = "_urlunify_near_duplicates"
 
-    def __init__(self, max_bytes: int, reach: int, group_distance: int) -> None:
-        #: UTF-8 bytes of main text a fingerprint reads
-        self.max_bytes = max_bytes
+    def __init__(self, max_body: int, reach: int, group_distance: int) -> None:
+        #: the largest body fingerprinted: libxslt writes a page's whole main text before the
+        #: fingerprint reads its first MiB, and a 30 MiB page's text cost 120 MiB of peak memory
+        self.max_body = max_body
         #: the largest distance any use asks for: the index is searched that far
         self.reach = reach
         #: a page this near an earlier one takes that page's signature as its signature for learning
@@ -106,7 +116,7 @@ class NearDuplicatePages:
             distances = [distance_for(settings[name]) for name in (
                 "URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE", "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE",
                 "URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE", "URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE")]
-            pages = cls(settings["URLUNIFY_SIGNATURE_MAX_BYTES"], max(distances),
+            pages = cls(min(settings["URLUNIFY_SIGNATURE_MAX_BYTES"], MAX_BODY), max(distances),
                         distance_for(settings["URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE"]))
             setattr(crawler, cls._ATTR, pages)
         return pages
@@ -120,7 +130,7 @@ class NearDuplicatePages:
         for a page of fewer than ``MIN_FEATURES`` chunks of text), and the earlier page of another identifier nearest to it
         within :attr:`reach` bits (None when there is none). The page is remembered."""
         try:
-            value = fingerprint(main_text(root), self.max_bytes, MIN_FEATURES)
+            value = fingerprint(main_text(root), DEFAULT_MAX_BYTES, MIN_FEATURES)
         except (ValueError, etree.LxmlError):
             return None, None
         if value is None:

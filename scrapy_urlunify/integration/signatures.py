@@ -12,7 +12,7 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
    that page, stats ``urlunify/signature/duplicates``, one debug log line; with
    ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` (default on) it never reaches the callback (no items,
    no links followed: the seed's "will not be further processed");
-3. with ``URLUNIFY_NEAR_DUPLICATES`` (default on), an HTML page that is not a duplicate page gets
+3. with ``URLUNIFY_NEAR_DUPLICATES`` (default on), an HTML page (up to 4 MiB) that is not a duplicate page gets
    a near-duplicate fingerprint of its main text, read from the same tree (:mod:`.near_duplicates`):
    a page within ``URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE`` of an earlier page of another identifier
    is a near-duplicate page, ``meta["urlunify_near_duplicate_of"]`` and
@@ -171,7 +171,8 @@ class SignatureMiddleware:
             return response
         near = self.near
         fp = found = None
-        if near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier):
+        if (near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier)
+                and len(response.body) <= near.max_body):
             # an exact duplicate of another page is that page: nothing nearer to find
             fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
             if near.pending is not None and len(near.pending) >= NEAR_BATCH:
