@@ -1,12 +1,18 @@
 """Declared canonicals (``URLUNIFY_CANONICALS``): a ``<link rel="canonical">`` or ``Link: <...>;
 rel="canonical"`` inside the same site is trusted only once the site's canonicals proved true.
 
-The first ``CANONICAL_PROBATION`` (5) declared canonicals of a site are checked by fetching their
-target; once all were the same page, the site's canonicals are trusted (the canonical URL is
-marked seen, its content was obtained, and is evidence for learning). A canonical whose own page
-turns out different is a counter-example, logged at WARNING with both URLs, and the site's
-canonicals are ignored for the rest of the crawl (a template declaring the section page
-canonical for every article would otherwise hide the articles).
+A declared canonical of a site is checked when its target is fetched (or was): the same page
+when both have the same signature, or, with ``URLUNIFY_NEAR_DUPLICATES``, when the target is a
+near-duplicate of the page that declared it (within
+``URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE``: a MediaWiki redirect view declares its target,
+which lacks the "(Redirected from ...)" line). Once ``CANONICAL_PROBATION`` (5) were the same
+page, the site's canonicals are trusted (the canonical URL is marked seen, its content was
+obtained, and is evidence for learning). A canonical whose own page turns out different is a
+counter-example, logged at WARNING with both URLs, and never trusted; the site's canonicals are
+ignored for the rest of the crawl once more than ``MAX_CONTRADICTED`` (a fifth) of at least
+``CANONICAL_PROBATION`` checked were counter-examples (a template declaring the section page
+canonical for every article would otherwise hide the articles), not after one wrong canonical
+among many true ones.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import TYPE_CHECKING
 from scrapy.selector import Selector
 
 from ..core.url import InvalidURL, host_of
+from ..learning.near_duplicates import distance
 from ..learning.page_signature import site_key
 from .fetched import Recent
 
@@ -27,7 +34,7 @@ if TYPE_CHECKING:
     from ..core.unify import Unifier
     from .stats import UnifyStats
 
-__all__ = ["CANONICAL_PROBATION", "HEAD_LIMIT", "Canonicals", "canonical_href"]
+__all__ = ["CANONICAL_PROBATION", "HEAD_LIMIT", "MAX_CONTRADICTED", "Canonicals", "canonical_href"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,35 +44,43 @@ _HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
 _CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
 #: declared canonicals of a site verified (target fetched, same signature) before they are trusted
 CANONICAL_PROBATION = 5
+#: the share of a site's checked canonicals that may be counter-examples (at least
+#: CANONICAL_PROBATION checked) before its canonicals are ignored
+MAX_CONTRADICTED = 0.2
 
 
 class Canonicals:
     """The declared canonicals of a crawl's pages: claims awaiting their target, and the
     verdict of each site."""
 
-    def __init__(self, stats: UnifyStats, granularity: str) -> None:
+    def __init__(self, stats: UnifyStats, granularity: str, near_distance: int | None = None) -> None:
         self.stats = stats
         #: what a site is (``URLUNIFY_SIGNATURE_GRANULARITY``): canonicals never cross one
         self.granularity = granularity
-        self._recent: Recent[bytes] = Recent()  # identifier -> signature
-        self._claims: Recent[tuple[bytes, str, str]] = Recent()  # canonical id -> (sig, claimer, site)
+        #: fingerprints at most this many bits apart are the same page (None: signatures only)
+        self.near_distance = near_distance
+        self._recent: Recent[tuple[bytes, int | None]] = Recent()  # identifier -> signature, fingerprint
+        # canonical id -> (signature, fingerprint, claimer, site)
+        self._claims: Recent[tuple[bytes, int | None, str, str]] = Recent()
         self._verified: dict[str, int] = {}  # site -> declared canonicals found true
-        self._ignored: set[str] = set()  # sites with a declared canonical found false
+        self._contradicted: dict[str, int] = {}  # site -> declared canonicals found false
+        self._ignored: set[str] = set()  # sites with too many declared canonicals found false
 
-    def fetched(self, identifier: str, sig: bytes, url: str) -> None:
-        """A page was fetched: the claims that named it canonical are checked."""
-        self._recent.remember(identifier, sig)
+    def fetched(self, identifier: str, sig: bytes, url: str, fp: int | None = None) -> None:
+        """A page was fetched (``fp``: its near-duplicate fingerprint, if any): the claims that
+        named it canonical are checked."""
+        self._recent.remember(identifier, (sig, fp))
         claim = self._claims.pop(identifier, None)
         if claim is not None:
-            claimed, claimer, site = claim
-            self._verify(site, claimed == sig, url, claimer)
+            claimed, claimed_fp, claimer, site = claim
+            self._verify(site, self._same(claimed, claimed_fp, sig, fp), url, claimer)
 
     def trusted(self, response: TextResponse, identifier: str, site: str, sig: bytes,
-                unifier: Unifier) -> tuple[str, str] | None:
+                unifier: Unifier, fp: int | None = None) -> tuple[str, str] | None:
         """The canonical ``response`` declares, as ``(URL, identity host)``, once the site's
         canonicals have proven true (it is then the same page as ``response``); None before, or
         without one. The first ``CANONICAL_PROBATION`` are checked by fetching their target, and
-        one target with other content makes the crawl ignore that site's canonicals."""
+        too many targets with other content make the crawl ignore that site's canonicals."""
         href = canonical_href(response)
         if not href:
             return None
@@ -86,27 +101,44 @@ class Canonicals:
             return None
         known = self._recent.get(target)
         if known is not None:  # the target was fetched already: the claim is checked now
-            self._verify(site, known == sig, url, response.url)
+            self._verify(site, self._same(sig, fp, *known), url, response.url)
             return None
-        self._claims.remember(target, (sig, response.url, site))
+        self._claims.remember(target, (sig, fp, response.url, site))
         if self._verified.get(site, 0) < CANONICAL_PROBATION:
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
         return url, unifier.host_rules(host).identity_host
 
+    def _same(self, sig: bytes, fp: int | None, other_sig: bytes, other_fp: int | None) -> bool:
+        if sig == other_sig:
+            return True
+        if self.near_distance is None or fp is None or other_fp is None:
+            return False
+        if distance(fp, other_fp) > self.near_distance:
+            return False
+        self.stats.inc("canonical/near_duplicates")
+        return True
+
     def _verify(self, site: str, same: bool, canonical: str, claimer: str) -> None:
+        verified, contradicted = self._verified.get(site, 0), self._contradicted.get(site, 0)
         if same:
             self.stats.inc("canonical/verified")
-            n = self._verified[site] = self._verified.get(site, 0) + 1
-            if n == CANONICAL_PROBATION:
-                logger.info("Declared canonicals of %s verified %d times: trusted from now on", site, n)
-            return
-        self.stats.inc("canonical/counter_examples")
+            verified = self._verified[site] = verified + 1
+        else:
+            self.stats.inc("canonical/counter_examples")
+            contradicted = self._contradicted[site] = contradicted + 1
+            logger.warning("Declared canonical %s of %s has other content: not the same page (%d of %d "
+                           "checked on %s)", canonical, claimer, contradicted, verified + contradicted, site)
         if site in self._ignored:
             return
-        self._ignored.add(site)
-        logger.warning("Declared canonical %s of %s has other content: not the same page; the declared "
-                       "canonicals of %s are ignored for the rest of the crawl", canonical, claimer, site)
+        checked = verified + contradicted
+        # judged on every verdict: four wrong then five true canonicals are not a trusted site
+        if checked >= CANONICAL_PROBATION and contradicted > MAX_CONTRADICTED * checked:
+            self._ignored.add(site)
+            logger.warning("The declared canonicals of %s are ignored for the rest of the crawl: %d of %d "
+                           "checked were other pages", site, contradicted, checked)
+        elif same and verified == CANONICAL_PROBATION:
+            logger.info("Declared canonicals of %s verified %d times: trusted from now on", site, verified)
 
 
 def canonical_href(response: TextResponse) -> str | None:

@@ -8,7 +8,10 @@ Keys a user may set or read (documented in the README and ``docs/``):
 * ``urlunify_original_url`` (:data:`ORIGINAL_URL_META`): the URL a link had before it was rewritten;
 * ``urlunify_signature`` (:data:`SIGNATURE_META`): the hex signature of the page's body text;
 * ``urlunify_duplicate_of`` (:data:`DUPLICATE_OF_META`): the identifier of the page a duplicate
-  page repeats.
+  page repeats;
+* ``urlunify_near_duplicate_of`` (:data:`NEAR_DUPLICATE_OF_META`): the base identifier of the
+  earlier page a near-duplicate page nearly repeats (absent when that page was forgotten), and
+  ``urlunify_resemblance`` (:data:`RESEMBLANCE_META`): how alike, 0.94 to 1.
 
 The others are the add-on's own bookkeeping, carried by a request through the scheduler (and
 through a JOBDIR queue or a Redis queue, so they are plain data).
@@ -26,12 +29,14 @@ __all__ = [
     "BATCH_CALL_META",
     "DUPLICATE_OF_META",
     "GIVEN_BACK_META",
+    "NEAR_DUPLICATE_OF_META",
     "OPT_OUT_META",
     "ORIGINAL_URL_META",
     "POLICY_META",
     "PROBATION_META",
     "QUEUE_ID_META",
     "RESCUE_META",
+    "RESEMBLANCE_META",
     "RESUMED_META",
     "SIGNATURE_META",
     "UNRECORDED_META",
@@ -44,6 +49,8 @@ VERBATIM_META = "verbatim_url"
 ORIGINAL_URL_META = "urlunify_original_url"
 SIGNATURE_META = "urlunify_signature"
 DUPLICATE_OF_META = "urlunify_duplicate_of"
+NEAR_DUPLICATE_OF_META = "urlunify_near_duplicate_of"
+RESEMBLANCE_META = "urlunify_resemblance"
 #: a probation sample: (rule key, identifier it was merged into, entry id, earlier URL, earlier
 #: signature) -- fetched although the current policy merges it, to check the rule
 PROBATION_META = "urlunify_probation"

@@ -9,7 +9,11 @@ page whose signature was already seen on another page. All the items of one page
 yields many). With ``URLUNIFY_SIGNATURE_FIELD = "text"``, an item that has that field is judged by
 the MD5 of its own text instead (a page that repeats another page's article under a new layout).
 With ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` on (the default), duplicate pages never reach the
-callback, so only the item-text signature finds anything here.
+callback, so only the item-text signature finds anything here. The items of a near-duplicate page
+(:mod:`.near_duplicates`) within ``URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE`` (0.985: 3 bits, which
+no two distinct articles of the calibration sites came within) of an earlier page are dropped
+too, naming that page (``URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS``, default on; a looser threshold is
+the user's choice); an item judged by its own text is judged by it alone.
 
 ``UnicityPipeline`` is the crawler manual's pair of tuple filters (seed ``000``): it reads the URL
 in ``URLUNIFY_UNICITY_INPUT_FIELD`` (default ``url``), writes the standardized URL to
@@ -39,6 +43,7 @@ from ..stores import (
 )
 from .context import UnifyContext
 from .fingerprinter import Fingerprinter
+from .near_duplicates import NearDuplicatePages, distance_for
 from .store_faults import crawl_stores
 
 if TYPE_CHECKING:
@@ -58,6 +63,13 @@ class SignaturePipeline:
         self.context = context
         self.field: str | None = context.settings["URLUNIFY_SIGNATURE_FIELD"]
         self._texts: SignatureStore = MemorySignatureStore()
+        s = context.settings
+        #: the near-duplicate pages of the crawl, when their items are dropped
+        self.near: NearDuplicatePages | None = (
+            NearDuplicatePages.of(crawler, s)
+            if s["URLUNIFY_SIGNATURES"] and s["URLUNIFY_NEAR_DUPLICATES"] and s["URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS"]
+            else None)
+        self.near_distance = distance_for(s["URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE"])
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SignaturePipeline:
@@ -82,6 +94,13 @@ class SignaturePipeline:
         if origin is not None and origin.duplicate_of is not None:
             self.context.inc("signature/dropped_items")
             raise DropItem(f"its page has the body text of {origin.duplicate_of}")
+        near = self.near
+        if origin is not None and near is not None:
+            found = near.marked.get(origin.identifier)
+            if found is not None and found.distance <= self.near_distance:
+                self.context.inc("signature/dropped_near_duplicate_items")
+                raise DropItem(f"its page is a near-duplicate ({found.resemblance:.1%} alike) of "
+                               f"{found.of or 'a page fetched long before'}")
         return item
 
 

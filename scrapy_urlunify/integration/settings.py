@@ -134,6 +134,24 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, "int",
             "HTML bodies larger than this are hashed raw instead of as text (a memory cap), and "
             "never teach the learner.", minimum=0),
+    Setting("URLUNIFY_NEAR_DUPLICATES", True, "bool",
+            "Compute a near-duplicate fingerprint of each HTML page's main text (docs/near_duplicates.md): "
+            "pages nearly the same as an earlier page are marked, verify canonicals, teach the learner."),
+    Setting("URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE", 0.94, "number",
+            "Resemblance (0.94 to 1; 0.94 is 7 bits of 64) from which a page is a near-duplicate of an "
+            "earlier one: meta urlunify_near_duplicate_of and urlunify_resemblance, its links still followed.",
+            minimum=0.94),
+    Setting("URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE", 0.985, "number",
+            "Resemblance (0.985 is 3 bits) from which SignaturePipeline drops the items of a near-duplicate "
+            "page; no two distinct articles of the calibration sites came this close.", minimum=0.94),
+    Setting("URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS", True, "bool",
+            "SignaturePipeline drops the items of pages within URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE "
+            "of an earlier page (logged with that page)."),
+    Setting("URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE", 0.94, "number",
+            "Resemblance from which a declared canonical's target counts as the same page.", minimum=0.94),
+    Setting("URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE", 0.94, "number",
+            "Resemblance from which two pages are a pair for the learner, as pages of equal text are.",
+            minimum=0.94),
     Setting("URLUNIFY_SIGNATURE_GRANULARITY", "site", "choice",
             'Which pages share one page-source hash index: "site" (the registrable domain after '
             'aliases), "host", or "scope" (the whole crawl scope, URLUNIFY_SCOPE).',
@@ -142,7 +160,7 @@ _INTEGRATION: tuple[Setting, ...] = (
             "A response with the body text of another page never reaches the callback."),
     Setting("URLUNIFY_CANONICALS", True, "bool",
             "A declared rel=canonical inside the same site marks its URL as seen, once the site's "
-            "first five were verified by fetching their target (one false: the site's are ignored)."),
+            "first five were verified by fetching their target (more than a fifth false: the site's are ignored)."),
     Setting("URLUNIFY_LEARN", False, "bool",
             "Learn which parameters, hosts and path prefixes do not matter from duplicate pages "
             "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),

@@ -12,15 +12,22 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
    that page, stats ``urlunify/signature/duplicates``, one debug log line; with
    ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` (default on) it never reaches the callback (no items,
    no links followed: the seed's "will not be further processed");
-3. with ``URLUNIFY_LEARN`` (default off), the page goes to the crawl's learning session
+3. with ``URLUNIFY_NEAR_DUPLICATES`` (default on), an HTML page (up to 4 MiB) that is not a duplicate page gets
+   a near-duplicate fingerprint of its main text, read from the same tree (:mod:`.near_duplicates`):
+   a page within ``URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE`` of an earlier page of another identifier
+   is a near-duplicate page, ``meta["urlunify_near_duplicate_of"]`` and
+   ``meta["urlunify_resemblance"]``, stats ``urlunify/signature/near_duplicates``; it reaches the
+   callback (its links are followed: only the exact signature stops a page);
+4. with ``URLUNIFY_LEARN`` (default off), the page goes to the crawl's learning session
    (:mod:`.learning_session`: the learner, the fetched pages, rule probation);
-4. with ``URLUNIFY_CANONICALS`` (default on), a declared canonical goes to :mod:`.canonicals`,
+5. with ``URLUNIFY_CANONICALS`` (default on), a declared canonical goes to :mod:`.canonicals`,
    which trusts a site's canonicals once verified: the canonical URL is then recorded as seen,
    and is evidence for learning.
 
 Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (32 MiB: larger
 bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANULARITY``, ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
-``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``.
+``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``, ``URLUNIFY_NEAR_DUPLICATES``
+and its thresholds.
 """
 
 from __future__ import annotations
@@ -41,7 +48,9 @@ from .canonicals import Canonicals
 from .context import UnifyContext
 from .fetched import RECENT
 from .learning_session import LearningSession
-from .meta import DUPLICATE_OF_META, SIGNATURE_META
+from .meta import DUPLICATE_OF_META, NEAR_DUPLICATE_OF_META, RESEMBLANCE_META, SIGNATURE_META
+from .near_duplicates import FILENAME as NEAR_DUPLICATES_FILENAME
+from .near_duplicates import NearDuplicate, NearDuplicatePages, distance_for
 from .resume import fetched_before
 from .settings import crawl_sites
 from .store_faults import count_outages, crawl_stores, guarded
@@ -51,10 +60,14 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["DuplicatePage", "SignatureMiddleware"]
+    from ..stores.redis_near_duplicates import RedisNearDuplicateLog
+
+__all__ = ["NEAR_BATCH", "DuplicatePage", "SignatureMiddleware"]
 
 logger = logging.getLogger(__name__)
 
+#: near-duplicate page records written to Redis at a time
+NEAR_BATCH = 100
 _FAILED = object()  # what a failed signature index answers: no verdict, the page passes as new
 
 
@@ -74,7 +87,31 @@ class SignatureMiddleware:
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
-        self.canonicals = Canonicals(context.stats, self.granularity) if s["URLUNIFY_CANONICALS"] else None
+        self.near = NearDuplicatePages.of(crawler, s) if s["URLUNIFY_NEAR_DUPLICATES"] else None
+        #: the JOBDIR file the near-duplicate indexes are kept in (with a memory store)
+        self.near_path: Path | None = None
+        #: with a Redis store: the scope's list of near-duplicate pages
+        self.near_log: RedisNearDuplicateLog | None = None
+        stores = crawl_stores(crawler)
+        if self.near is not None and stores.in_redis:
+            from ..stores.redis_near_duplicates import RedisNearDuplicateLog
+
+            self.near_log = RedisNearDuplicateLog(stores.client(), stores.keys()["signatures"] + ":near",
+                                                  unavailable_timeout=stores.unavailable_timeout)
+            log = self.near_log
+            read = self.near.replay(guarded(crawler, log.records, []))
+            self.near.pending = []
+            if read:
+                logger.info("Started with the near-duplicate fingerprints of %d pages from %s", read, log)
+        elif self.near is not None and stores.jobdir is not None:
+            self.near_path = stores.jobdir / NEAR_DUPLICATES_FILENAME
+            if self.near.load(self.near_path):
+                logger.info("Resumed with the near-duplicate fingerprints of %d pages from %s",
+                            len(self.near), self.near_path)
+        self.near_distance = distance_for(s["URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE"])
+        self.canonicals = (Canonicals(context.stats, self.granularity, distance_for(
+            s["URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE"]) if self.near is not None else None)
+            if s["URLUNIFY_CANONICALS"] else None)
         self.learning: LearningSession | None = None
         if s["URLUNIFY_LEARN"]:
             spider = getattr(crawler, "spider", None)
@@ -127,20 +164,36 @@ class SignatureMiddleware:
         site = site_key(identity_host, self.granularity)
         # one index per scope and site: two scopes sharing a store never see each other's pages;
         # a store that fails (the crawl closes) leaves the page new as far as we know
-        key = f"{self.context.scope or ''}|{site}".encode() + b"\0" + sig
+        site_index = f"{self.context.scope or ''}|{site}"
+        key = site_index.encode() + b"\0" + sig
         earlier = guarded(self.crawler, lambda: self.store.get_or_set(key, base_identifier), _FAILED)
         if earlier is _FAILED:
             return response
+        near = self.near
+        fp = found = None
+        if (near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier)
+                and len(response.body) <= near.max_body):
+            # an exact duplicate of another page is that page: nothing nearer to find
+            fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
+            if near.pending is not None and len(near.pending) >= NEAR_BATCH:
+                self._write_near()
+            if found is not None:
+                near.mark(identifier, found)  # for the item pipeline, whose threshold is its own
+                if found.distance <= self.near_distance:
+                    self._near_duplicate(request, response.url, found)
         canonicals = self.canonicals
         if canonicals is not None:
-            canonicals.fetched(identifier, sig, response.url)
+            canonicals.fetched(identifier, sig, response.url, fp)
+        # the learner sees near-duplicates under one signature (for exact ones, the page repeated)
+        learn_sig = (near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
+                     if near is not None and evidence else sig)
         if self.learning is not None:
-            self.learning.page_fetched(request, response.url, identifier, base_identifier, identity_host, sig,
-                                       evidence)
+            self.learning.page_fetched(request, response.url, identifier, base_identifier, identity_host,
+                                       learn_sig, evidence)
         if canonicals is not None and isinstance(response, TextResponse):
-            trusted = canonicals.trusted(response, identifier, site, sig, unifier)
+            trusted = canonicals.trusted(response, identifier, site, sig, unifier, fp)
             if trusted is not None:
-                self._trusted_canonical(*trusted, sig, evidence)
+                self._trusted_canonical(*trusted, learn_sig, evidence)
         if earlier is None or earlier == base_identifier:
             return response
         self.context.inc("signature/duplicates")
@@ -152,6 +205,15 @@ class SignatureMiddleware:
         if df is not None and df.resume_log is not None:
             df.mark_done(request)  # handled: a resume must not fetch it again
         raise DuplicatePage(f"{response.url} has the body text of {earlier}")
+
+    def _near_duplicate(self, request: Request, url: str, found: NearDuplicate) -> None:
+        """A page nearly the same as an earlier page: marked, its links still followed."""
+        self.context.inc("signature/near_duplicates")
+        if found.of is not None:
+            request.meta[NEAR_DUPLICATE_OF_META] = found.of
+        request.meta[RESEMBLANCE_META] = round(found.resemblance, 4)
+        logger.debug("Near-duplicate page %s: %.1f%% like %s (%d bits)", url, 100 * found.resemblance,
+                     found.of or "a page fetched long before", found.distance)
 
     def _trusted_canonical(self, url: str, identity_host: str, sig: bytes, evidence: bool) -> None:
         """A declared canonical of a site whose canonicals proved true: its page was obtained."""
@@ -187,8 +249,24 @@ class SignatureMiddleware:
         if known:
             logger.info("Resumed with %d pages fetched before, from %s", known, log.path)
 
+    def _write_near(self) -> None:
+        """Append the pages added since the last write to the scope's Redis list."""
+        near, log = self.near, self.near_log
+        if near is None or log is None or not near.pending:
+            return
+        records, near.pending = near.pending, []
+        guarded(self.crawler, lambda: log.append(records), None)
+
     def close(self, spider: Any = None, reason: str = "") -> None:
         count_outages(self.crawler, self.store)
+        if self.near_log is not None:
+            self._write_near()
+            count_outages(self.crawler, self.near_log)
+        if self.near is not None and self.near_path is not None:
+            try:
+                self.near.save(self.near_path)
+            except OSError as e:
+                logger.error("Could not save the near-duplicate fingerprints to %s: %s", self.near_path, e)
         if self.learning is not None:
             self.learning.close()
         self.store.close()

@@ -47,6 +47,7 @@ __all__ = [
     "BITS",
     "DEFAULT_MAX_BYTES",
     "ITEM_DISTANCE",
+    "MIN_FEATURES",
     "PAGE_DISTANCE",
     "distance",
     "fingerprint",
@@ -63,6 +64,10 @@ PAGE_DISTANCE = 7
 #: ... and this close, the strict one, an item is dropped: no two distinct articles of the
 #: calibration sites came this close
 ITEM_DISTANCE = 3
+#: the fewest distinct chunks (about 60 words) a crawl fingerprints: on fewer, one or two chunks
+#: are the whole page, and pages that differ only in a number (digits are made 0: "The text of
+#: cms-1." and "... cms-2.") or a word would be near-duplicates
+MIN_FEATURES = 16
 
 # The main content of a page, else its body (else the whole document), in one libxslt pass.
 # MediaWiki puts two pieces of its interface inside its article text: the "[edit]" links of the
@@ -163,16 +168,17 @@ def _chunks(text: str, max_bytes: int) -> list[bytes]:
     return chunks
 
 
-def fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int | None:
+def fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES, min_features: int = 1) -> int | None:
     """The 64-bit near-duplicate fingerprint of a page's text (usually :func:`main_text`), or
-    None when the text has no word: equal empty texts would make every image gallery a
-    near-duplicate of the first. Only the first ``max_bytes`` bytes of its UTF-8 are read."""
+    None when the text has fewer than ``min_features`` distinct chunks (none: equal empty texts
+    would make every image gallery a near-duplicate of the first; a crawl asks for
+    :data:`MIN_FEATURES`). Only the first ``max_bytes`` bytes of its UTF-8 are read."""
     chunks = _chunks(text, max_bytes)
     # a set: a chunk repeated all over a page ("0", "pyobject*", "edit") counts once, or the
     # pages of one genre would look alike through their commonest chunks
     crcs = array("I", set(map(zlib.crc32, compress(chunks, map(len, chunks)))))
     count = len(crcs)
-    if not count:
+    if not count or count < min_features:
         return None
     raw = crcs.tobytes()
     result = 0

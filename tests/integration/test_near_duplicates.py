@@ -1,0 +1,264 @@
+"""Near-duplicate pages in real crawls of a small MediaWiki-like site (tests/support/wikisite.py)."""
+
+from __future__ import annotations
+
+import wikisite
+import pytest
+import pytest_twisted
+from _minicrawl import SETTINGS
+from scrapy import Spider, signals
+from scrapy.crawler import CrawlerRunner
+from scrapy.linkextractors import LinkExtractor
+
+from scrapy_urlunify.integration.near_duplicates import distance_for
+from scrapy_urlunify.learning.near_duplicates import ITEM_DISTANCE, PAGE_DISTANCE, resemblance
+
+
+class WikiSpider(Spider):
+    name = "wiki"
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.seen: dict[str, tuple[str | None, float | None]] = {}
+
+    def parse(self, response):  # type: ignore[no-untyped-def]
+        path = response.url.split("/", 3)[3]
+        self.seen["/" + path] = (response.meta.get("urlunify_near_duplicate_of"),
+                                 response.meta.get("urlunify_resemblance"))
+        yield {"url": response.url, "title": response.css("h1::text").get()}
+        for link in LinkExtractor().extract_links(response):
+            yield response.follow(link.url, self.parse)
+
+
+@pytest_twisted.inlineCallbacks
+def crawl(settings, wrong=(), start="/", later=1236):  # type: ignore[no-untyped-def]
+    site, port, base = wikisite.start(wrong, later)
+    items, dropped = [], []
+    try:
+        runner = CrawlerRunner({**SETTINGS, **settings})
+        crawler = runner.create_crawler(WikiSpider)
+
+        def scraped(item, **kw):  # type: ignore[no-untyped-def]
+            items.append(item)
+
+        def dropped_item(item, exception, **kw):  # type: ignore[no-untyped-def]
+            dropped.append((item, str(exception)))
+
+        # named: the signals hold weak references
+        crawler.signals.connect(scraped, signal=signals.item_scraped)
+        crawler.signals.connect(dropped_item, signal=signals.item_dropped)
+        yield runner.crawl(crawler, start_urls=[base + start])
+    finally:
+        yield port.stopListening()
+    return site, crawler.stats.get_stats(), crawler.spider.seen, items, dropped
+
+
+def test_resemblance_settings_map_to_the_calibrated_distances():
+    assert distance_for(0.94) == PAGE_DISTANCE
+    assert distance_for(0.985) == ITEM_DISTANCE
+    assert distance_for(1.0) == 0
+
+
+VIEWS = ("/index.php?title=A0&oldid=1234", "/index.php?title=A1&oldid=1234",
+         "/index.php?title=A2&printable=yes", "/wiki/Old_A3")
+
+
+@pytest_twisted.inlineCallbacks
+def test_views_of_an_article_are_near_duplicates_and_their_links_followed():
+    site, stats, seen, items, dropped = yield crawl({"URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS": False})
+    # every view has its own body text (banner, no navigation, "Redirected from"): no exact
+    # duplicate; each is a near-duplicate of its article, and reaches the callback
+    assert "urlunify/signature/duplicates" not in stats
+    for view, article in zip(VIEWS, ("A0", "A1", "A2", "A3")):
+        of, alike = seen[view]
+        assert of is not None and of.endswith(f"/wiki/{article}"), (view, of)
+        assert alike is not None and 0.94 <= alike <= 1.0
+    # the articles themselves are not
+    for article in wikisite.ARTICLES:
+        assert seen[f"/wiki/{article}"] == (None, None)
+    assert seen["/"] == (None, None) and seen["/claims"] == (None, None)
+    # the links of a near-duplicate page are followed: /wiki/Only_in_print is linked only there
+    assert site.hits["/wiki/Only_in_print"] == 1
+    # three sentences more in an article: 5 bits, a near-duplicate page still
+    of, alike = seen["/wiki/A3?notes=1"]
+    assert of.endswith("/wiki/A3")
+    assert alike == pytest.approx(resemblance(5), abs=1e-4)
+    # the four views, the article with a note, and the ten /claims/N pages (articles with a banner)
+    assert stats["urlunify/signature/near_duplicates"] == 4 + 1 + 10
+    assert not dropped
+    assert len(items) == len(seen)
+
+
+@pytest_twisted.inlineCallbacks
+def test_near_duplicates_can_be_switched_off():
+    site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATES": False})
+    assert "urlunify/signature/near_duplicates" not in stats
+    assert all(v == (None, None) for v in seen.values())
+    assert not dropped
+
+
+@pytest.mark.parametrize("value", [0.5, "x"])
+def test_a_resemblance_below_the_reach_of_the_index_is_refused(value):
+    from scrapy.settings import Settings
+
+    from scrapy_urlunify.integration.settings import SettingsError, validate
+
+    with pytest.raises(SettingsError, match="URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE"):
+        validate(Settings({"URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE": value}))
+
+
+@pytest_twisted.inlineCallbacks
+def test_items_of_near_duplicate_pages_are_dropped_at_the_strict_threshold(caplog):
+    with caplog.at_level("WARNING"):
+        site, stats, seen, items, dropped = yield crawl({})
+    # the views (0 bits) and the /claims/N pages (0 bits) yield nothing; the article with three
+    # sentences more (5 bits) is beyond the strict item threshold (3 bits): its item is kept
+    urls = sorted(i["url"].split("/", 3)[3] for i in items)
+    assert "wiki/A3?notes=1" in urls
+    assert not [u for u in urls if u.startswith(("index.php", "claims/")) or u == "wiki/Old_A3"]
+    assert len(dropped) == stats["urlunify/signature/dropped_near_duplicate_items"] == 4 + 10
+    # each logged with the page it duplicated
+    reasons = {item["url"].split("/", 3)[3]: reason for item, reason in dropped}
+    assert reasons["wiki/Old_A3"].endswith("/wiki/A3")
+    assert "near-duplicate (100.0% alike) of" in reasons["index.php?title=A0&oldid=1234"]
+    assert "/wiki/A0" in caplog.text
+
+
+@pytest_twisted.inlineCallbacks
+def test_looser_item_thresholds_are_opt_in():
+    site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE": 0.94})
+    assert "wiki/A3?notes=1" in {item["url"].split("/", 3)[3] for item, _ in dropped}
+    assert stats["urlunify/signature/dropped_near_duplicate_items"] == 4 + 1 + 10
+    site, stats, seen, items, dropped = yield crawl({"URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS": False})
+    assert not dropped
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
+    # /claims/N is article N under a "Revision as of" banner, and declares /wiki/AN canonical
+    # (fetched before): its exact signature differs, the near-duplicate check says the same page
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({})
+    assert stats["urlunify/canonical/verified"] == 10
+    assert stats["urlunify/canonical/near_duplicates"] == 10
+    assert "urlunify/canonical/counter_examples" not in stats
+    # and without near-duplicates, the same ten are counter-examples: the site's canonicals off
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATES": False})
+    assert stats["urlunify/canonical/counter_examples"] == 5
+    assert "canonicals of 127.0.0.1 are ignored for the rest of the crawl: 5 of 5" in caplog.text
+
+
+@pytest_twisted.inlineCallbacks
+def test_one_wrong_canonical_in_ten_does_not_switch_off_the_site(caplog):
+    # /claims/3 declares /wiki/A4 canonical, but has A3's article
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({}, wrong=(3,))
+    assert stats["urlunify/canonical/verified"] == 9
+    assert stats["urlunify/canonical/counter_examples"] == 1
+    assert "/wiki/A4 of http://127.0.0.1" in caplog.text
+    assert "/claims/3 has other content: not the same page (1 of 4 checked" in caplog.text
+    assert "ignored for the rest of the crawl" not in caplog.text
+    assert "urlunify/canonical/ignored" not in stats
+    # the wrong claim was not trusted: its page's item is A3's, dropped as a near-duplicate of A3
+    assert any(item["url"].endswith("/claims/3") and reason.endswith("/wiki/A3") for item, reason in dropped)
+
+
+@pytest_twisted.inlineCallbacks
+def test_mostly_wrong_canonicals_switch_the_site_off(caplog):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({}, wrong=(0, 1, 2, 4, 5, 6, 8))
+    # after five checked (0, 1, 2 wrong, 3 true, 4 wrong): 4 of 5 are other pages; the claims after
+    # are not even checked
+    assert "canonicals of 127.0.0.1 are ignored for the rest of the crawl: 4 of 5" in caplog.text
+    assert stats["urlunify/canonical/counter_examples"] == 4
+    assert stats["urlunify/canonical/verified"] == 1
+    assert stats["urlunify/canonical/ignored"] == 5
+
+
+LEARN = {"URLUNIFY_LEARN": True, "URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS": False}
+
+
+@pytest_twisted.inlineCallbacks
+def test_near_duplicate_pages_teach_the_learner():
+    # two permanent links of article N (&oldid=1234 and 1235, its latest revision, under a
+    # "Revision as of ..., revision 1234" banner): not the same text, nearly the same page;
+    # three pairs teach that oldid does not matter
+    site, stats, seen, items, dropped = yield crawl(LEARN, start="/learn")
+    assert stats["urlunify/learned/params"] == 1
+    assert [k for k in stats if k.startswith("urlunify/learned/param/")] == [
+        "urlunify/learned/param/127.0.0.1/oldid"]
+    # on probation, its samples (the permanent links of /later, near-duplicates of their page)
+    # agree with the pages they were merged into: no counter-example, nothing revoked
+    assert "urlunify/learned/revoked" not in stats
+    assert stats["urlunify/learned/confirmed"] == 1
+    # without near-duplicates, the pairs are not pairs: nothing learned
+    site, stats, seen, items, dropped = yield crawl({**LEARN, "URLUNIFY_NEAR_DUPLICATES": False}, start="/learn")
+    assert "urlunify/learned/params" not in stats
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_that_is_no_near_duplicate_is_a_counter_example():
+    # /later links old revisions (oldid=1000: another text): a sample of one contradicts the rule
+    site, stats, seen, items, dropped = yield crawl(LEARN, start="/learn", later=1000)
+    assert stats["urlunify/learned/params"] == 1
+    assert stats["urlunify/learned/revoked"] == 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_resumed_job_knows_the_pages_fetched_before(tmp_path):
+    site, port, base = wikisite.start()
+    seen_runs = []
+    try:
+        for start in ("/wiki/A0", "/index.php?title=A0&oldid=1234"):
+            runner = CrawlerRunner({**SETTINGS, "JOBDIR": str(tmp_path / "job"), "DEPTH_LIMIT": 0})
+            crawler = runner.create_crawler(WikiSpider)
+            yield runner.crawl(crawler, start_urls=[base + start])
+            seen_runs.append(crawler.spider.seen)
+    finally:
+        yield port.stopListening()
+    assert (tmp_path / "job" / "near_duplicates.bin").exists()
+    # the second run fetched only the permanent link: a near-duplicate of the article the first fetched
+    of, alike = seen_runs[1]["/index.php?title=A0&oldid=1234"]
+    assert of.endswith("/wiki/A0")
+    assert alike == 1.0
+
+
+@pytest_twisted.inlineCallbacks
+def test_another_process_of_the_scope_knows_the_pages_fetched_before_in_redis(redis_server):
+    site, port, base = wikisite.start()
+    seen_runs = []
+    try:
+        for start in ("/wiki/A0", "/index.php?title=A0&oldid=1234"):
+            runner = CrawlerRunner({**SETTINGS, "URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "near",
+                                    "DEPTH_LIMIT": 0})
+            crawler = runner.create_crawler(WikiSpider)
+            yield runner.crawl(crawler, start_urls=[base + start])
+            seen_runs.append(crawler.spider.seen)
+    finally:
+        yield port.stopListening()
+    of, alike = seen_runs[1]["/index.php?title=A0&oldid=1234"]
+    assert of.endswith("/wiki/A0")
+    assert alike == 1.0
+    assert redis_server.client().llen("urlunify:near:signatures:near") == 2
+
+
+def test_the_index_file_round_trips_and_a_bad_one_is_ignored(tmp_path, caplog):
+    from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
+
+    pages = NearDuplicatePages(1 << 20, 7, 7)
+    from lxml import html
+
+    root = html.fromstring(wikisite.wiki_page("A1"))
+    assert pages.check("s|a", root, "s|a/A1", b"1" * 16)[1] is None
+    pages.save(tmp_path / "f")
+    again = NearDuplicatePages(1 << 20, 7, 7)
+    assert again.load(tmp_path / "f")
+    fp, found = again.check("s|a", html.fromstring(wikisite.wiki_page("A1", banner="<p>x</p>")), "s|a/B", b"2" * 16)
+    assert found.of == "s|a/A1"
+    assert found.signature == b"1" * 16
+    assert again.group("s|a/B", b"2" * 16) == b"1" * 16
+    (tmp_path / "bad").write_bytes(b"URLUNIFY-NEAR 1\n\x05")
+    assert not again.load(tmp_path / "bad")
+    assert "Ignoring unreadable near-duplicate index" in caplog.text
+    assert len(again) == 1  # the same fingerprint is not added twice
