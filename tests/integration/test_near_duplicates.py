@@ -5,7 +5,7 @@ from __future__ import annotations
 import wikisite
 import pytest
 import pytest_twisted
-from _minicrawl import SETTINGS
+from minicrawl import SETTINGS
 from scrapy import Spider, signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.linkextractors import LinkExtractor

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from _minisite import CountingSite, listen
+from minisite import CountingSite, listen
 
 #: the articles of the site
 ARTICLES = [f"A{i}" for i in range(10)]
