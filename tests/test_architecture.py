@@ -90,6 +90,15 @@ def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
+def _import_base(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` in ``module`` imports from (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".") if is_package else module.split(".")[:-1]
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
 def import_graph(every: bool = False) -> dict[str, set[str]]:
     """module -> the package's modules it imports at import time (``every``: anywhere)."""
     modules = _modules()
@@ -103,13 +112,7 @@ def import_graph(every: bool = False) -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
-                if node.level:
-                    parts = name.split(".")
-                    base_parts = parts if is_package else parts[:-1]
-                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                    base = ".".join(base_parts + ([node.module] if node.module else []))
-                else:
-                    base = node.module or ""
+                base = _import_base(name, is_package, node)
                 # ``from pkg import sub`` imports the submodule; ``from mod import name`` the module
                 targets = [
                     f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
@@ -191,13 +194,7 @@ def _imported_names() -> list[tuple[str, str, str]]:
         for node in _every_import(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                parts = name.split(".")
-                base_parts = parts if is_package else parts[:-1]
-                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                base = ".".join(base_parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
+            base = _import_base(name, is_package, node)
             if base.split(".")[0] != PACKAGE:
                 continue
             found.extend((name, base, alias.name) for alias in node.names)

@@ -31,12 +31,9 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
-from types import TracebackType
 from typing import ClassVar
 
-from typing_extensions import Self
-
-from .base import StoreError
+from .base import ClosingContext, StoreError
 
 try:
     import fcntl
@@ -71,7 +68,7 @@ def _read_at(fd: int, size: int, offset: int) -> bytes:
     return os.read(fd, size)
 
 
-class _LogFile:
+class _LogFile(ClosingContext):
     """An open log file: header check or creation, exclusive lock, appends, replay.
 
     Subclasses set ``_kind`` and implement :meth:`_parse`, which splits a buffer into
@@ -175,13 +172,6 @@ class _LogFile:
         finally:
             os.close(fd)
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     # -- reading --------------------------------------------------------------------
 
