@@ -10,8 +10,8 @@ import):
 * :class:`Policy` -- the validated configuration of all of the above.
 
 The Scrapy components (``LinkMiddleware``, ``Fingerprinter``, ``DupeFilter``,
-``SignatureMiddleware``, ``ResumeMiddleware``, ``RedisDupeFilter``, ``Addon``, the
-pipelines) are imported lazily from here, so ``import scrapy_urlunify`` stays
+``SignatureMiddleware``, ``ResumeMiddleware``, ``RedisDupeFilter``, ``RedisQueue``, ``Addon``,
+the pipelines, ``follow_all``) are imported lazily from here, so ``import scrapy_urlunify`` stays
 cheap and Scrapy-free for users of the core alone.
 """
 
@@ -56,6 +56,7 @@ _LAZY = {
     "SignaturePipeline": "scrapy_urlunify.integration.pipelines",
     "UnicityPipeline": "scrapy_urlunify.integration.pipelines",
     "follow_all": "scrapy_urlunify.integration.follow",
+    "RedisQueue": "scrapy_urlunify.integration.redis_queue",
 }
 
 
