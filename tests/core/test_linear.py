@@ -33,6 +33,7 @@ TRIES = 3
 POLICY = Policy(
     remove_params=["x*y*z*", "drop"], key_params=["id"], ignore_params=["ign*"],
     domain_aliases=[["a.test", "b.test"]], ignore_path_prefixes=["print"], sister_suffixes=["site.rs"],
+    ignore_amp=True,
 )
 
 #: name -> (what comes before, the unit repeated, what comes after), and the steps it aims at
@@ -50,9 +51,9 @@ HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
     "ASP.NET segments": (("http://h.test/", "/(S(a))", ""), ("remove_path_session_ids",)),
     "escaped slashes": (("http://h.test/", "%2F", ""), ("normalize_escapes",)),
     "escapes": (("http://h.test/", "%7e%41", "?%7e%41"), ("normalize_escapes",)),
-    "stray percent": (("http://h.test/", "%", "?%"), ("normalize_escapes", "escape_stray_percent")),
+    "stray percent": (("http://h.test/", "%", "?%"), ("normalize_escapes", "escape_unsafe_chars")),
     "stray percent and escaped digits": (("http://h.test/", "%%36%31", ""),
-                                         ("normalize_escapes", "escape_stray_percent")),
+                                         ("normalize_escapes", "escape_unsafe_chars")),
     "ampersands": (("http://h.test/?", "&", ""), ("drop_empty_params", "sort_params", "drop_empty_query")),
     "equals signs": (("http://h.test/?", "=", ""), ("drop_empty_params",)),
     "question marks": (("http://h.test/?", "?", ""), ("drop_empty_query",)),
