@@ -81,19 +81,32 @@ def prefix_matcher(prefixes: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?:{})\.".format("|".join(alts)))
 
 
+#: more labels than any public suffix has (the longest rules of the list have five): a rest with
+#: this many dots is a site, without asking the list
+_SITE_DOTS = 6
+
+
 def strip_prefixes(host: str, matcher: re.Pattern[str] | None) -> str:
     """Drop leading ``www``-like labels while what remains is still a site.
 
     ``www.example.com`` -> ``example.com``; ``www.co.uk`` is kept (``co.uk`` is a public suffix),
     ``www.test`` is kept (one label left), IP addresses are never touched.
+
+    Linear in the host's length (``www.`` repeated a million times): it walks an index over the
+    prefixes and asks the public suffix list only about the last few rests, the only ones short
+    enough to be a public suffix.
     """
     if matcher is None or is_ip(host):
         return host
+    dots = host.count(".")
+    start = 0
     while True:
-        m = matcher.match(host)
+        m = matcher.match(host, start)
         if m is None:
-            return host
-        rest = host[m.end():]
-        if "." not in rest or is_public_suffix(rest):
-            return host
-        host = rest
+            break
+        # a prefix is one label and its dot
+        dots -= host.count(".", start, m.end())
+        if dots == 0 or (dots < _SITE_DOTS and is_public_suffix(host[m.end():])):
+            break
+        start = m.end()
+    return host[start:] if start else host

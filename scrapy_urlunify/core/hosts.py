@@ -50,6 +50,7 @@ class HostTable:
         self._matchers: dict[tuple[str, ...], NameMatcher | None] = {}
         self._prefix = prefix_matcher(policy.strip_host_prefixes)
         self._aliases = {h: group[0] for group in policy.domain_aliases for h in group}
+        self._alias_length = max(map(len, self._aliases), default=0)
         sites = policy.sister_suffixes if isinstance(policy.sister_suffixes, tuple) else policy.sites
         self._sister_sites: tuple[Domain, ...] = ()
         if policy.sister_suffixes:
@@ -109,16 +110,21 @@ class HostTable:
     def _alias(self, host: str) -> str:
         if not self._aliases or is_ip(host):
             return host
-        # the host itself, else its closest aliased parent domain (shop.b.test -> shop.a.test)
-        candidate = host
-        while True:
-            canonical = self._aliases.get(candidate)
-            if canonical is not None:
-                return host[: len(host) - len(candidate)] + canonical
-            dot = candidate.find(".")
-            if dot < 0:
+        # the host itself, else its closest aliased parent domain (shop.b.test -> shop.a.test);
+        # only the parents no longer than the longest alias can be one (a million labels are not
+        # cut a million times)
+        k = -1
+        if len(host) > self._alias_length:
+            k = host.find(".", len(host) - self._alias_length - 1)
+            if k < 0:
                 return host
-            candidate = candidate[dot + 1:]
+        while True:
+            canonical = self._aliases.get(host[k + 1:])
+            if canonical is not None:
+                return host[:k + 1] + canonical
+            k = host.find(".", k + 1)
+            if k < 0:
+                return host
 
     def _sister(self, host: str) -> str:
         if not self._sister_sites or is_ip(host):

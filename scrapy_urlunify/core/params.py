@@ -37,14 +37,17 @@ __all__ = [
 #: ``jsessionid``: Java Servlet URL rewriting (Servlet spec, SRV.7.1.3; Heritrix, Nutch).
 #: ``phpsessid``: PHP's default ``session.name`` with ``session.use_trans_sid`` (Heritrix, Nutch,
 #: Norconex).
-SESSION_PARAMS: frozenset[str] = frozenset({"jsessionid", "phpsessid"})
+#: ``bv_sessionid``: BroadVision's session (``BV_SessionID=@@@@0123456789.1234567890@@@@``; Nutch
+#: regex-normalize's ``bv_`` names).
+SESSION_PARAMS: frozenset[str] = frozenset({"jsessionid", "phpsessid", "bv_sessionid"})
 
 #: Generic names removed only when the value is token-like (see :func:`_is_token`).
 #: ``sid``/``sessionid``: Nutch regex-normalize, urlcanon (``[0-9a-z]{16,}``), Heritrix (32 chars).
 #: ``_sid``/``_sessionid``/``_session_id``: the same names with a leading underscore, which
 #: several frameworks use and peers' normalizers strip (e.g. ``_sessionID=824A6C0A13a7e11205wxN28F44E3``).
+#: ``jsid``/``bv_sid``: Nutch regex-normalize's ``(j|bv_)?sid`` (BroadVision, Java).
 TOKEN_SESSION_PARAMS: frozenset[str] = frozenset({
-    "sid", "sessionid", "session_id", "_sid", "_sessionid", "_session_id",
+    "sid", "sessionid", "session_id", "_sid", "_sessionid", "_session_id", "jsid", "bv_sid",
 })
 
 #: Classic ASP: ``ASPSESSIONID`` + 8 letters, value of 24 letters (Heritrix StripSessionIDs,
@@ -58,6 +61,9 @@ _CFID_VALUE = re.compile(r"[0-9]+\Z")
 _CFTOKEN_VALUE = re.compile(r"[0-9A-Za-z-]+\Z")
 
 _TOKEN = re.compile(r"[0-9A-Za-z]{16,}\Z")
+#: a UUID (``3f2b8c1e-9d4a-4e6b-8f0a-1c2d3e4f5a6b``), as frameworks that issue session ids as
+#: UUIDs write them
+_UUID = re.compile(r"[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}\Z")
 
 #: Exact tracking-parameter names (lower-cased), by the tool that adds them.
 TRACKING_PARAMS: frozenset[str] = frozenset({
@@ -77,6 +83,17 @@ TRACKING_PARAMS: frozenset[str] = frozenset({
     # Matomo/Piwik campaign names (the legacy pk_ ones are listed, not a pk_ prefix,
     # since pk_ also means "primary key" on many sites)
     "pk_campaign", "pk_kwd", "pk_keyword", "pk_source", "pk_medium", "pk_content",
+    # Google Ads auto-tagging (since 2023, beside gclid)
+    "gad_source", "gad_campaignid",
+    # AT Internet (Xiti) campaigns (ural, courlan's "xtor")
+    "xtor", "xtref", "xtcr", "xtnp", "xtloc",
+    # Echobox social posts, Meta share links, X/Twitter embeds, Yahoo's consent redirect,
+    # Google's AMP cache (ural)
+    "echobox", "fb_action_ids", "fb_action_types", "fb_source", "mibextid", "__tn__",
+    "__twitter_impression", "guccounter", "_guc_consent_skip", "usqp",
+    # internal campaign links named like UTM (courlan's "itm_"; listed, not a prefix, since "itm"
+    # also abbreviates "item")
+    "itm_source", "itm_medium", "itm_campaign", "itm_content", "itm_term",
 })
 
 #: Tracking-parameter prefixes: Google Analytics UTM, Matomo, HubSpot ads.
@@ -84,12 +101,15 @@ TRACKING_PREFIXES: tuple[str, ...] = ("utm_", "mtm_", "hsa_")
 
 
 def _is_token(value: str) -> bool:
-    """A session token: 16+ ASCII letters or digits with at least one digit.
+    """A session token: 16+ ASCII letters or digits with at least one digit, or a UUID.
 
     The digit rule keeps words (``?sid=documentation``) from being read as tokens; a random
-    16-character hexadecimal token has no digit with probability (6/16)**16, about 1.5e-7.
+    16-character hexadecimal token has no digit with probability (6/16)**16, about 1.5e-7. Short
+    values (``?sid=3``, ``?sid=news``: a site or section id) are never tokens.
     """
-    return _TOKEN.match(value) is not None and not value.isalpha()
+    if len(value) < 16:
+        return False
+    return (_TOKEN.match(value) is not None and not value.isalpha()) or _UUID.match(value) is not None
 
 
 def is_session_param(name: str, value: str) -> bool:
@@ -131,14 +151,35 @@ def may_name_session_param(query: str) -> bool:
     return "sid" in q or "session" in q or "cfid" in q
 
 
+def _trie(words: set[str]) -> str:
+    """A pattern matching the ``words`` (none a prefix of another) as a trie: one branch per
+    first character, so a search tries a handful of branches where an item starts, not every
+    name (``re`` tries the branches of an alternation one by one)."""
+    if words == {""}:
+        return ""
+    groups: dict[str, set[str]] = {}
+    for w in words:
+        groups.setdefault(w[0], set()).add(w[1:])
+    alts = [re.escape(c) + _trie(rest) for c, rest in sorted(groups.items())]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _prefix_free(words: Iterable[str]) -> set[str]:
+    """``words`` less those that start with another of them (matching the shorter is enough)."""
+    kept: set[str] = set()
+    for w in sorted(words, key=len):
+        if not any(w.startswith(k) for k in kept):
+            kept.add(w)
+    return kept
+
+
 # a pattern that starts with a literal is searched for that literal first (in C): the names of
-# a lower-cased query with "&" in front are tried only where an item starts
-_TRACKING_SEARCH = re.compile(
-    r"&(?:{}|{})".format(
-        "|".join(re.escape(n) for n in sorted(TRACKING_PARAMS, key=len, reverse=True)),
-        "|".join(re.escape(n) for n in TRACKING_PREFIXES),
-    )
-).search
+# a lower-cased query with "&" in front are tried only where an item starts (past the "amp;"
+# that "&amp;" leaves, as the steps read names); a name starting with a listed one is enough for
+# the guard, the step checks each name
+_TRACKING_NAMES = _trie(_prefix_free({*TRACKING_PARAMS, *TRACKING_PREFIXES}))
+# (the "amp;" branch second: a repeat tried at every "&" costs more than the literal)
+_TRACKING_SEARCH = re.compile(f"&(?:{_TRACKING_NAMES}|amp;(?:amp;)*{_TRACKING_NAMES})").search
 
 
 def may_name_tracking_param(query: str) -> bool:
@@ -193,9 +234,23 @@ def _query_search(patterns: tuple[str, ...]) -> Callable[[str], re.Match[str] | 
         return None
     # an item's name runs from its start (the query's or an "&") to its first "=" (or the
     # item's end) and holds neither: a glob's "*" and "?" stand for characters other than those
-    names = "|".join("".join("[^&=]*" if c == "*" else "[^&=]" if c == "?" else re.escape(c) for c in p)
-                     for p in patterns)
-    return re.compile(rf"&(?:{names})(?=[=&]|\Z)").search
+    names = "|".join(_glob_pattern(p) for p in patterns)
+    return re.compile(rf"&(?:(?:{names})|amp;(?:amp;)*(?:{names}))(?=[=&]|\Z)").search
+
+
+def _glob_pattern(glob: str) -> str:
+    """The pattern of the names ``glob`` matches, inside one query item, in time linear in the
+    item: each ``*`` but the last takes the first place where the text up to the next ``*``
+    matches, and never gives it back (an atomic group, as ``fnmatch.translate`` does), so
+    ``x*y*z*`` does not try every way of cutting ``xyxyxy...``."""
+    def chunk(text: str) -> str:
+        return "".join("[^&=]" if c == "?" else re.escape(c) for c in text)
+
+    head, *rest = glob.split("*")
+    if not rest:
+        return chunk(head)
+    *middle, tail = rest
+    return chunk(head) + "".join(f"(?>[^&=]*?{chunk(m)})" for m in middle) + "[^&=]*" + chunk(tail)
 
 
 def may_name_param(matcher: NameMatcher, query: str) -> bool:

@@ -128,6 +128,10 @@ class Policy:
       Default ``True`` here; the Scrapy integration defaults to ``False``, since its HTTP
       downloader never sends a fragment (``page#!/a`` and ``page#!/b`` download the same bytes;
       set ``URLUNIFY_ROUTE_FRAGMENTS = True`` when pages are rendered by a browser).
+    * ``ignore_amp``: an AMP page is the page it is the AMP version of, in identifiers: a last
+      path segment ``amp`` (``/news/story/amp``) and a query parameter ``amp`` (``?amp``,
+      ``?amp=1``) are left out. Default ``False``: many sites serve AMP under other spellings,
+      and a few use ``amp`` for something else.
     """
 
     scope: str | None = None
@@ -147,6 +151,7 @@ class Policy:
     strip_session_ids: bool = True
     strip_tracking_params: bool = True
     route_fragments: bool = True
+    ignore_amp: bool = False
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -170,6 +175,7 @@ class Policy:
         set_(self, "strip_session_ids", _bool("strip_session_ids", self.strip_session_ids))
         set_(self, "strip_tracking_params", _bool("strip_tracking_params", self.strip_tracking_params))
         set_(self, "route_fragments", _bool("route_fragments", self.route_fragments))
+        set_(self, "ignore_amp", _bool("ignore_amp", self.ignore_amp))
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

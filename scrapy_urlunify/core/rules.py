@@ -202,12 +202,18 @@ def drop_empty_query(p: Parts, ctx: Context) -> bool:
 
 def _filter_query(p: Parts, drop: Callable[[str, str], bool]) -> bool:
     """Remove ``name=value`` items for which ``drop(lower_name, value)``; keep the rest verbatim,
-    in order, so a URL the server accepted stays one it accepts (no ``?a`` -> ``?a=``)."""
+    in order, so a URL the server accepted stays one it accepts (no ``?a`` -> ``?a=``).
+
+    A name is read past the ``amp;`` that ``&amp;`` leaves (a page that escaped its HTML twice):
+    ``amp;utm_source`` is a tracker the server never reads either."""
     items = p.query.split("&")  # type: ignore[union-attr]
     kept = []
     for item in items:
         name, _, value = item.partition("=")
-        if not drop(name.lower(), value):
+        name = name.lower()
+        if name[:4] == "amp;":
+            name = _AMP_ENTITY.sub("", name)
+        if not drop(name, value):
             kept.append(item)
     if len(kept) == len(items):
         return False
@@ -279,14 +285,21 @@ def strip_trailing_slash(path: str) -> str:
 def strip_index_pages(path: str, index: frozenset[str]) -> str:
     """``/docs/index.html`` -> ``/docs`` for the (lower-case) file names in ``index``.
 
-    Repeats (``/a/index.html/index.html``) so that applying it twice changes nothing.
+    Repeats (``/a/index.html/index.html``) so that applying it twice changes nothing. Linear in
+    the path's length: it moves an end index back over the segments it drops and cuts once
+    (cutting at every segment costs the square of the length on ``index.html/`` repeated).
     """
+    end = len(path)
     while True:
-        k = path.rfind("/")
-        last = path[k + 1:]
-        if "." not in last or last.lower() not in index:
-            return path
-        path = path[:k].rstrip("/") or "/"
+        k = path.rfind("/", 0, end)
+        last = path[k + 1:end]
+        if k < 0 or last.lower() not in index:
+            return path if end == len(path) else path[:end]
+        end = k
+        while end > 0 and path[end - 1] == "/":
+            end -= 1
+        if end == 0:
+            return "/"
 
 
 #: ``fragment_is_route(fragment)``: a match when the fragment is a route of a single-page app,
@@ -320,6 +333,42 @@ def drop_index_page(p: Parts, ctx: Context) -> bool:
     return _set_path(p, strip_index_pages(p.path, ctx.index_pages))
 
 
+#: ``has_amp_item(query)``: a match when an item of ``query`` is named ``amp`` (``?amp``, ``?amp=1``)
+has_amp_item = re.compile(r"(?:\A|&)amp(?=[=&]|\Z)", re.IGNORECASE).search
+
+
+@rule(IDENTITY, guard="policy.ignore_amp and (path[-4:].lower() == '/amp' or (query and has_amp_item(query)))")
+def drop_amp_marker(p: Parts, ctx: Context) -> bool:
+    """``/news/story/amp`` and ``/news/story?amp=1`` are ``/news/story`` (policy ``ignore_amp``):
+    the AMP version of a page is the page. The index pages and slashes that removing a last
+    ``amp`` segment leaves at the end go too (``/a/index.html/amp`` is ``/a``), as
+    ``drop_index_page`` would have removed them, so that applying the layer twice changes
+    nothing."""
+    changed = _set_path(p, strip_index_pages(p.path, ctx.index_pages | _AMP))
+    if p.query and has_amp_item(p.query):
+        changed = _filter_query(p, lambda n, v: n == "amp") or changed
+    return changed
+
+
+_AMP = frozenset({"amp"})
+
+
+#: what ``&amp;`` in a query leaves after its ``&``, as a page that escaped its HTML twice writes
+#: it: one ``amp;`` or more (``&amp;amp;`` is three times) at the start of an item (also the
+#: first: sorted, it may follow an ``&``)
+_AMP_ENTITY = re.compile(r"(?:(?<=&)|\A)(?:amp;)+")
+
+
+@rule(IDENTITY, guard="query and 'amp;' in query")
+def unescape_amp(p: Parts, ctx: Context) -> bool:
+    """``?a=1&amp;b=2`` is ``?a=1&b=2``: the page meant ``&``, and escaped its HTML twice.
+
+    Identity only: a server reads ``amp;b`` as a parameter of that name (``b`` is missing), so
+    the URL to fetch keeps what the page wrote; the identifier merges the two spellings of one
+    link."""
+    return _set_query(p, _AMP_ENTITY.sub("", p.query))  # type: ignore[arg-type]
+
+
 @rule(IDENTITY, guard="query and hr.ignore is not None and may_name_param(hr.ignore, query)")
 def drop_ignored_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
@@ -342,12 +391,21 @@ def keep_key_params(p: Parts, ctx: Context) -> bool:
 
 #: ``has_unsafe_chars(text)``: a match when ``text`` holds a raw character that RFC 3986 allows
 #: nowhere in a path or query: neither reserved nor unreserved (``"`` ``<`` ``>`` ``\\`` ``^``
-#: `````` ``{`` ``|`` ``}``), or reserved for the host alone (``[`` ``]``).
-has_unsafe_chars = re.compile(r'["<>\\^`{|}\[\]]').search
+#: `````` ``{`` ``|`` ``}``), reserved for the host alone (``[`` ``]``), or a ``%`` that starts no
+#: escape. (One character class, then a look back at a ``%`` only: the class is what ``re``
+#: scans for fastest, and this is tested on every URL.)
+has_unsafe_chars = re.compile(r'[%"<>\\^`{|}\[\]](?<!%(?=[0-9A-Fa-f]{2}))').search
+
+_ESCAPE_UNSAFE = str.maketrans({c: f"%{ord(c):02X}" for c in '"<>\\^`{|}[]'})
 
 
 def _escape_unsafe(s: str) -> str:
-    return re.sub(r'["<>\\^`{|}\[\]]', lambda m: f"%{ord(m.group()):02X}", s)
+    s = s.translate(_ESCAPE_UNSAFE)
+    if "%" in s and _STRAY.search(s) is not None:
+        # "%" alone is "%25"; the escaped hex digits the rewrite layer kept after it (so as not
+        # to spell a new escape) can now be decoded like any unreserved character
+        s = normalize_escapes_in(_STRAY.sub("%25", s))
+    return s
 
 
 @rule(IDENTITY, guard="has_unsafe_chars(path) or (query and has_unsafe_chars(query))")
@@ -355,7 +413,12 @@ def escape_unsafe_chars(p: Parts, ctx: Context) -> bool:
     """``?q=foobar|`` and ``?q=foobar%7C``, ``/x[y]`` and ``/x%5By%5D`` name one page: a server
     decodes a character that is neither reserved nor unreserved the same, raw or escaped. The
     identifier writes it escaped, as RFC 3986 does (reserved characters keep their spelling:
-    ``%2F`` is not ``/``)."""
+    ``%2F`` is not ``/``).
+
+    So is a stray ``%`` (one that starts no escape): ``/100%`` and ``/100%25``, ``?q=5%`` and
+    ``?q=5%25`` are one page to a server that accepts it. Identity only: a browser sends it as it
+    is (WHATWG), and a server may refuse it (Apache and nginx answer 400 to ``/a%zz``) while
+    serving ``/a%25zz``."""
     p.path = _escape_unsafe(p.path)
     if p.query:
         p.query = _escape_unsafe(p.query)
@@ -421,6 +484,8 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     drop_path_prefix,
     drop_trailing_slash,
     drop_index_page,
+    drop_amp_marker,
+    unescape_amp,
     drop_ignored_params,
     keep_key_params,
     escape_unsafe_chars,

@@ -83,5 +83,5 @@ def test_field_names_match_the_settings():
     assert Policy.field_names() == (
         "scope", "remove_params", "ignore_params", "key_params", "ignore_path_prefixes", "domain_aliases", "sister_suffixes", "sites",
         "strip_host_prefixes", "index_pages", "ignore_scheme", "deny_extensions", "max_url_length",
-        "trap_repetitions", "strip_session_ids", "strip_tracking_params", "route_fragments",
+        "trap_repetitions", "strip_session_ids", "strip_tracking_params", "route_fragments", "ignore_amp",
     )

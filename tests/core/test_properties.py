@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 from url_corpus import urls as url_strategy
@@ -19,7 +20,9 @@ urls = url_strategy(["www.a.test", "b.test", "K.test", "www2.k.test", "[::1]", "
 # -- %-soup: stray "%", escapes of hex digits, characters servers decode alike (issue 10) -----------
 
 _soup = st.lists(st.sampled_from(["%", "%25", "%36", "%31", "%3", "%61", "%7e", "%7C", "%5B", "6", "1", "a", "F",
-                                  "|", "[", "]", "^", "`", "{", "}", '"', "/", ";", "=", "&", "+", "%20", "."]),
+                                  "|", "[", "]", "^", "`", "{", "}", '"', "/", ";", "=", "&", "+", "%20", ".",
+                                  # issue 24: "%25", "&amp;" from doubly escaped HTML, AMP markers
+                                  "%25", "&amp;", "amp;", "amp", "/amp", "index.html", "utm_source=1"]),
                  max_size=12).map("".join)
 soup_urls = st.builds(
     lambda host, path, query, frag: f"http://{host}/{path}" + (f"?{query}" if query is not None else "")
@@ -29,20 +32,60 @@ soup_urls = st.builds(
     st.none() | _soup.map(lambda s: s.replace("#", "")),
     st.none() | st.sampled_from(["", "!", "!/", "/", "!/x", "top", "%61"]),
 )
-POLICIES = [Policy(), POLICY, Policy(route_fragments=False, strip_session_ids=False)]
+POLICIES = [Policy(), POLICY, Policy(route_fragments=False, strip_session_ids=False),
+            POLICY.replace(ignore_amp=True)]
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(urls)
-def test_identifier_read_as_a_url_identifies_to_itself(url):
+@given(urls | soup_urls, st.sampled_from([POLICY, POLICY.replace(ignore_amp=True)]))
+def test_identifier_read_as_a_url_identifies_to_itself(url, policy):
     # with no scope and the scheme ignored, the identifier behind the URL's own scheme is a URL
     # of the same page (its own scheme, since a port is only default for one of them)
     try:
-        ident = identify(url, POLICY)
+        ident = identify(url, policy)
     except InvalidURL:
         return
-    scheme = standardize(url, policy=POLICY).split(":", 1)[0]
-    assert identify(f"{scheme}://{ident}", POLICY) == ident
+    scheme = standardize(url, policy=policy).split(":", 1)[0]
+    assert identify(f"{scheme}://{ident}", policy) == ident
+
+
+_STRAY = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _split(url: str) -> tuple[str, str, str]:
+    """``url`` as (everything before the path, path, query and fragment), for the soup's URLs."""
+    start = url.index("/", url.index("//") + 2)
+    end = min([k for k in (url.find("?", start), url.find("#", start)) if k >= 0], default=len(url))
+    return url[:start], url[start:end], url[end:]
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(soup_urls, st.sampled_from(POLICIES))
+def test_a_stray_percent_and_its_escape_are_one_page(url, policy):
+    # issue 24: "%" that starts no escape is "%25" to a server that accepts it
+    head, path, rest = _split(url)
+    query, sep, fragment = rest.partition("#")
+    escaped = head + _STRAY.sub("%25", path) + _STRAY.sub("%25", query) + sep + fragment
+    try:
+        expected = identify(url, policy)
+    except InvalidURL:
+        return
+    assert identify(escaped, policy) == expected
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(soup_urls | urls, st.sampled_from(POLICIES))
+def test_an_ampersand_escaped_twice_is_one(url, policy):
+    # issue 24: "&amp;" in a query, left by a page that escaped its HTML twice, is "&"
+    head, path, rest = _split(url)
+    query, sep, fragment = rest.partition("#")
+    if not query:
+        return
+    try:
+        expected = identify(url, policy)
+    except InvalidURL:
+        return
+    assert identify(head + path + query.replace("&", "&amp;") + sep + fragment, policy) == expected
 
 
 @settings(max_examples=300, deadline=None)

@@ -422,3 +422,104 @@ def test_a_link_seen_over_and_over_stays_cached():
         u.result(f"https://a.test/p{i}")
         if i % 1000 == 0:
             assert u.result(nav) is first
+
+
+# -- gaps other projects' suites show (issue 24, item 5) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # a stray "%" and the "%25" written for it, in path and query
+        ("http://h.test/100%", "http://h.test/100%25"),
+        ("http://h.test/a%zz/b", "http://h.test/a%25zz/b"),
+        ("http://h.test/?q=5%", "http://h.test/?q=5%25"),
+        ("http://h.test/?q=%&r=1", "http://h.test/?r=1&q=%25"),
+        # the escaped digits the rewrite layer keeps after a stray "%" are decoded with it
+        ("http://h.test/%%36%31", "http://h.test/%25%36%31"),
+        ("http://h.test/%%36%31", "http://h.test/%2561"),
+        # "&amp;" left by a page that escaped its HTML twice (also three times)
+        ("http://h.test/p?a=1&amp;b=2", "http://h.test/p?a=1&b=2"),
+        ("http://h.test/p?a=1&amp;amp;b=2", "http://h.test/p?b=2&a=1"),
+        # more session ids: BroadVision, a UUID under a session name
+        ("http://h.test/p?BV_SessionID=@@@@1234567890.1234567890@@@@&x=1", "http://h.test/p?x=1"),
+        ("http://h.test/p?Bv_SessionID=@@@@0203452745.1190132405@@@@", "http://h.test/p"),
+        ("http://h.test/p?sid=3f2b8c1e-9d4a-4e6b-8f0a-1c2d3e4f5a6b&x=1", "http://h.test/p?x=1"),
+        ("http://h.test/p?jsid=0123456789abcdef0123&x=1", "http://h.test/p?x=1"),
+        ("http://h.test/p?sid=a1b2c3d4e5f6a7b8c9d0", "http://h.test/p"),
+        # trackers: AT Internet, Echobox, Google Ads, Meta, Yahoo, internal campaigns
+        ("http://h.test/p?xtor=RSS-8&id=1", "http://h.test/p?id=1"),
+        ("http://h.test/p?echobox=1580000000", "http://h.test/p"),
+        ("http://h.test/p?gad_source=1&id=1", "http://h.test/p?id=1"),
+        ("http://h.test/p?fb_action_ids=1&fb_action_types=og.likes&fb_source=x", "http://h.test/p"),
+        ("http://h.test/p?guccounter=1", "http://h.test/p"),
+        ("http://h.test/p?itm_source=home&itm_medium=tile", "http://h.test/p"),
+    ],
+)
+def test_more_spellings_of_one_page(a, b):
+    assert identify(a) == identify(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # "sid" with a value that is no session: a site or section id, a word, a short code
+        ("http://h.test/p?sid=3", "http://h.test/p"),
+        ("http://h.test/p?sid=3", "http://h.test/p?sid=4"),
+        ("http://h.test/p?sid=news", "http://h.test/p"),
+        ("http://h.test/p?sid=a1b2c3", "http://h.test/p"),
+        ("http://h.test/p?sid=documentationpages", "http://h.test/p"),
+        # "%" that starts an escape is not stray; "%2525" is one level more
+        ("http://h.test/%41", "http://h.test/%2541"),
+        ("http://h.test/100%", "http://h.test/100%2525"),
+        # "amp;" inside a name, or an item named "amp" without the option
+        ("http://h.test/p?ramp;=1", "http://h.test/p?r=1"),
+        ("http://h.test/p?amp=1", "http://h.test/p"),
+        ("http://h.test/p/amp", "http://h.test/p"),
+        # xtor-like names that are not AT Internet's
+        ("http://h.test/p?xtors=1", "http://h.test/p"),
+        ("http://h.test/p?itm_id=1", "http://h.test/p"),
+    ],
+)
+def test_still_different_pages(a, b):
+    assert identify(a) != identify(b)
+
+
+def test_stray_percent_and_amp_entities_are_identity_only():
+    # a browser sends a stray "%" as it is, and a server reads "amp;b" as a parameter of that
+    # name: the URL to fetch keeps what the page wrote
+    assert standardize("http://h.test/100%?q=5%") == "http://h.test/100%?q=5%"
+    assert standardize("http://h.test/p?a=1&amp;b=2") == "http://h.test/p?a=1&amp;b=2"
+    assert [(f.rule, f.layer) for f in explain("http://h.test/100%").fired if f.rule != "ignore_scheme"] == [
+        ("escape_unsafe_chars", "identity")]
+    assert [(f.rule, f.layer) for f in explain("http://h.test/p?a=1&amp;b=2").fired if f.rule != "ignore_scheme"] == [
+        ("unescape_amp", "identity")]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("http://h.test/news/story/amp", "http://h.test/news/story"),
+        ("http://h.test/news/story/amp/", "http://h.test/news/story/"),
+        ("http://h.test/news/story/AMP", "http://h.test/news/story"),
+        ("http://h.test/news/index.html/amp", "http://h.test/news/"),
+        ("http://h.test/news/amp/index.html", "http://h.test/news"),
+        ("http://h.test/amp", "http://h.test/"),
+        ("http://h.test/news/story?amp", "http://h.test/news/story"),
+        ("http://h.test/news/story?amp=1&page=2", "http://h.test/news/story?page=2"),
+        ("http://h.test/news/story?AMP=true", "http://h.test/news/story"),
+    ],
+)
+def test_amp_markers_with_ignore_amp(a, b):
+    p = Policy(ignore_amp=True)
+    assert identify(a, p) == identify(b, p)
+    # identity only: the AMP page is what is fetched
+    assert standardize(a, policy=p) != standardize(b, policy=p)
+
+
+def test_amp_markers_are_only_markers():
+    p = Policy(ignore_amp=True)
+    assert identify("http://h.test/amplifiers", p) == "h.test/amplifiers"
+    assert identify("http://h.test/amp/story", p) == "h.test/amp/story"
+    assert identify("http://h.test/p?ampere=1&amp2=3", p) == "h.test/p?amp2=3&ampere=1"
+    assert "drop_amp_marker" in same("http://h.test/a/amp", "http://h.test/a", p).deciding
