@@ -24,15 +24,15 @@ def main() -> None:
     proxy, jobdir, out = sys.argv[1:4]
     settings = demo_settings(proxy, **{**BASE_SETTINGS, **ADDON, "JOBDIR": jobdir,
                                        "CONCURRENT_REQUESTS": 4, "DOWNLOAD_DELAY": 0.02})
-    log = open(out, "a", buffering=1)
+    with open(out, "a", buffering=1) as log:
 
-    class JobSpider(recording(log), DemoSpider):  # type: ignore[misc]
-        name = "job"
-        allowed_domains = ["site.test", "news.acme.test", "termomont.rs", "termomont.co.rs"]
+        class JobSpider(recording(log), DemoSpider):  # type: ignore[misc]
+            name = "job"
+            allowed_domains = ["site.test", "news.acme.test", "termomont.rs", "termomont.co.rs"]
 
-    process = CrawlerProcess(settings)
-    process.crawl(JobSpider, start_urls=["https://www.site.test/"])
-    process.start()
+        process = CrawlerProcess(settings)
+        process.crawl(JobSpider, start_urls=["https://www.site.test/"])
+        process.start()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 The crawl stops with ``urlunify_store_error``; its job folder, copied to a disk with room, resumes
 and must fetch every page of the site. The demo site (with the learner's traps) is crawled by the
-add-on alone, learning on (``tests/addon_job.py``). See docs/reliability.md for the numbers.
+add-on alone, learning on (``tests/addon_job.py``); the tree site (``tests/_treesite.py``) by
+``tests/tree_job.py``. See docs/reliability.md for the numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from _treesite import TreeSite, run_job
 from integration.test_resume import fetched
 
 from scrapy_urlunify.demo.site import DemoSite
@@ -78,3 +80,22 @@ def test_a_resume_after_a_full_disk_fetches_every_page_the_learner_had_not_merge
     never = sorted(set(site.pages) - set(fetched(out, site)))
     assert never == [], f"{len(never)} of {len(site.pages)} pages never fetched: {never[:12]}"
     assert "is an alias of site.test" not in resumed
+
+
+def test_a_full_scheduler_queue_closes_the_crawl_with_a_reason_and_the_resume_fetches_everything(tmp_path):
+    """Only Scrapy's disk queue (``JOBDIR/requests.queue``, a 4 KiB tmpfs) fills up; the plugin's
+    logs have room. Before the fix the queue lost the start request (its pop flushed a write that
+    failed: "Exception in callback ... _dqpop", in the asyncio log only) and the crawl ended
+    "finished" with 100 of 100 pages never fetched, its resume log closed cleanly."""
+    queue = tmp_path / "job" / "requests.queue"
+    with TreeSite() as site:
+        with tmpfs(queue, "4k"):
+            full = run_job(tmp_path, site)
+        assert full.returncode == 0, full.stderr[-3000:]
+        assert "No space left on device" in full.stderr, "the queue did not fill up: lower the size"
+        assert full.stats["finish_reason"] == "urlunify_store_error", (full.stats, sorted(site.lost())[:5])
+        assert "Scrapy's disk queue in JOBDIR lost" in full.stderr
+        final = run_job(tmp_path, site)
+        assert final.returncode == 0, final.stderr[-3000:]
+        assert final.stats["finish_reason"] == "finished"
+        assert sorted(site.lost()) == []
