@@ -107,7 +107,7 @@ class DequeueMiddleware:
             identifier = ctx.unifier.identify(request.url)
         except InvalidURL:
             return
-        if not learning.fetched(identifier, shared=other_rules or self._window > 0) or probation.fetch_anyway(request):
+        if not learning.fetched(identifier, shared=other_rules or self._window > 0) or probation.fetch_anyway(request, queued=True):
             return  # new, or a sample of a rule on probation
         ctx.inc("dropped_at_dequeue")
         logger.debug("Dropped at dequeue: %s (its page %s was fetched while it waited)", request.url, identifier)

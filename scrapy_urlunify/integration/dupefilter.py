@@ -17,7 +17,9 @@ beyond Scrapy's ``RFPDupeFilter``:
   write before the request is scheduled; a crawl killed at any moment resumes with exactly the
   seen set it had (a torn last record is dropped), and schedules again, each downloaded once,
   what it had scheduled but never fetched (:mod:`~scrapy_urlunify.integration.resume`, which
-  keeps that bookkeeping and warns that Scrapy's ``requests.seen`` cannot be read).
+  keeps that bookkeeping and warns that Scrapy's ``requests.seen`` cannot be read). A request
+  Scrapy's disk queue lost (a full disk) closes the crawl as a JOBDIR write that fails does
+  (:meth:`DupeFilter.audit_queue`).
 * **Redirects.** A redirect whose target is the same page as a URL of its own redirect chain
   (``http://site.test/`` -> ``https://www.site.test/``) is let through, where Scrapy's filter
   drops it (scrapy#1225); ``REDIRECT_MAX_TIMES`` still ends a loop. The target counts as seen.
@@ -56,6 +58,8 @@ from .store_faults import (
     count_outages,
     crawl_stores,
     guarded,
+    queue_losses,
+    scrapy_scheduler,
     store_failed,
     store_unavailable,
 )
@@ -125,6 +129,10 @@ class DupeFilter(BaseDupeFilter):
         self._unrecorded: set[int] = set()
         # a JOBDIR file could not be written (see fail)
         self._jobdir_failed = False
+        #: requests let into the scheduler in this run (new ones, and those it does not filter)
+        self.admitted = 0
+        # whether the scheduler started from a queue saved by the previous run (see audit_queue)
+        self._queue_restored = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -150,6 +158,9 @@ class DupeFilter(BaseDupeFilter):
         crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
         if resume_log is not None:
             follow_crawl(crawler, resume_log, df.mark_done)
+            if scrapy_scheduler(crawler):
+                df._queue_restored = resume_log.resumed and not resume_log.crashed
+                crawler.signals.connect(df.audit_queue, signal=signals.spider_idle)
         context.dupefilter = df
         context.connect_summary()
         return df
@@ -268,6 +279,12 @@ class DupeFilter(BaseDupeFilter):
             self.fail(e)
 
     def request_seen(self, request: Request) -> bool:
+        seen = self._seen(request)
+        if not seen:
+            self.admitted += 1
+        return seen
+
+    def _seen(self, request: Request) -> bool:
         # the store calls are guarded here without guarded(): its closure would cost every
         # scheduled request, and a failure queues the request unrecorded rather than answering
         batch = self.link_batch
@@ -350,6 +367,8 @@ class DupeFilter(BaseDupeFilter):
 
     def _record_unfiltered(self, request: Request, spider: Spider | None = None) -> None:
         """``request_scheduled`` handler: record what the scheduler will not ask about."""
+        if request.dont_filter:
+            self.admitted += 1
         if request.dont_filter and not request.meta.get(RESUMED_META):
             if store_failed(self.crawler):
                 request.meta[UNRECORDED_META] = "doubt"  # fetched on resume, and recorded then
@@ -357,9 +376,31 @@ class DupeFilter(BaseDupeFilter):
             if guarded(self.crawler, lambda: self._add(request, self.request_key(request)), False, self.fail):
                 self.stats.inc("recorded_unfiltered")
 
+    def audit_queue(self, spider: Spider | None = None) -> None:
+        """``spider_idle`` with JOBDIR and Scrapy's scheduler: a request its disk queue lost (a
+        write failed) is seen, and logged as scheduled, and never fetched; the crawl would end
+        "finished" without it, and the clean close would keep the next run from fetching it.
+        Closes the crawl as a JOBDIR store that fails does (``urlunify_store_error``, no clean
+        close: the next run fetches every page scheduled and not done)."""
+        if self._jobdir_failed or self.crawler is None:
+            return
+        engine = self.crawler.engine
+        emptied = not self._queue_restored and engine is not None and engine.spider_is_idle()
+        lost = queue_losses(self.crawler, self.admitted, emptied=emptied)
+        if lost:
+            self._jobdir_failed = True
+            store_unavailable(self.crawler, StoreError(
+                f"Scrapy's disk queue in JOBDIR lost {lost} of the {self.admitted} requests scheduled in this "
+                "run (a write failed: a full disk? its OSError is in the log above)"))
+
     def close(self, reason: str) -> None:
         if self.link_batch:
             self.link_batch.close()
+        if (self.resume_log is not None and not self._jobdir_failed and self.crawler is not None
+                and scrapy_scheduler(self.crawler) and queue_losses(self.crawler, self.admitted, emptied=False)):
+            self._jobdir_failed = True  # a push failed: the saved queue lacks a request
+            logger.error("Scrapy's disk queue in JOBDIR lost requests of this run (a write failed): "
+                         "the next run resumes as after a kill")
         # the scheduler saved its queue before closing us: a clean stop, whatever the reason,
         # unless the store failed (the next run then resumes as after a kill)
         if self.resume_log is not None:

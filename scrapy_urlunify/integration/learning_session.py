@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
 
+from ..core.url import InvalidURL, host_of
 from ..learning.persist import LearnedRulesStore
 from ..stores import StoreError
 from .fetched import FetchedPages
@@ -122,6 +123,24 @@ class LearningSession:
         learner.contradict(rule, earlier, url)
         if learner.version != version:
             self._apply([], list(learner.revoked[known_revoked:]))
+
+    def resumed(self, pages: list[tuple[str, str, bytes]]) -> int:
+        """The pages the earlier runs of a resumed job fetched (``(URL, base identifier,
+        signature)``, oldest first) count as fetched by this run, and the learner sees them again:
+        its index of pages is not saved, and a resumed run that learned from its own pages only
+        would adopt a rule one of them contradicts (two hosts whose home pages differ, seen by
+        the killed run), and merge away the pages the killed run had scheduled. The number of
+        pages now known."""
+        known = self.pages.resumed(pages, self.policies.unifier)
+        for url, _base_identifier, sig in pages:
+            host = host_of(url)
+            try:
+                # under the rules in force now: a page may teach one while they are replayed
+                identity_host = self.policies.unifier.host_rules(host).identity_host if host else ""
+            except InvalidURL:
+                continue
+            self.learn(url, identity_host, sig)
+        return known
 
     def fetched(self, identifier: str, shared: bool = True) -> bool:
         """Whether a page with this identifier (under the current policy) was fetched (see

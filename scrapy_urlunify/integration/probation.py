@@ -139,9 +139,10 @@ class Probation:
 
     # -- requests a rule merged ------------------------------------------------------------------
 
-    def fetch_anyway(self, request: Request) -> bool:
+    def fetch_anyway(self, request: Request, *, queued: bool = False) -> bool:
         """Called for a request the current policy merges with a page already seen (by the
-        dupefilter, and at dequeue). True: fetch it anyway, a probation sample of a new rule
+        dupefilter, and at dequeue: ``queued``, the request is in the seen store itself, under
+        the policy it was queued with). True: fetch it anyway, a probation sample of a new rule
         that merged it (the next ``RULE_PROBATION`` of them, each on its own path). Otherwise,
         while a rule that merged it is on probation, the request is kept (at most
         ``MERGED_KEPT``, in the crawl's store too), scheduled again if that rule is revoked, and
@@ -166,9 +167,10 @@ class Probation:
             identifier = self.policies.unifier.identify(url)
         except InvalidURL:
             return False
-        if self.pages.has_base(base_identifier) or self._base_seen(base_identifier):
+        if self.pages.has_base(base_identifier) or (not queued and self._base_seen(base_identifier)):
             # the settings' policy merges it too (its page was fetched, sampled or scheduled
-            # under another spelling): not the rule's doing; fetched, it was that page twice
+            # under another spelling): not the rule's doing; fetched, it was that page twice.
+            # (A queued request was scheduled itself: its own record is no other spelling's.)
             return False
         path = _path(url)
         # a sample is compared with the page it was merged into: only once that page is fetched

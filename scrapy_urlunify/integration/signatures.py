@@ -245,7 +245,7 @@ class SignatureMiddleware:
             return
         ctx = self.context
         pages = fetched_before(log, store, ctx.scope, unifier_for(ctx.base_policy), RECENT)
-        known = self.learning.pages.resumed(pages, ctx.unifier)
+        known = self.learning.resumed(pages)
         if known:
             logger.info("Resumed with %d pages fetched before, from %s", known, log.path)
 

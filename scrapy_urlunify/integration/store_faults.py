@@ -22,7 +22,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from scrapy.core.scheduler import Scheduler
 from scrapy.utils.job import job_dir
+from scrapy.utils.misc import load_object
 
 from ..stores import StoreError, StoreUnavailable
 from ..stores.factory import Stores
@@ -46,6 +48,8 @@ __all__ = [
     "count_outages",
     "crawl_stores",
     "guarded",
+    "queue_losses",
+    "scrapy_scheduler",
     "store_failed",
     "store_unavailable",
     "uses_redis",
@@ -183,6 +187,28 @@ def guarded(crawler: Crawler | None, call: Callable[[], T], default: T,
         else:
             failed(e)
         return default
+
+
+def scrapy_scheduler(crawler: Crawler) -> bool:
+    """Whether the crawl's ``SCHEDULER`` is Scrapy's (or a subclass): its stats count what its
+    queues took and gave back (``scheduler/enqueued``, ``scheduler/dequeued``)."""
+    scheduler = load_object(crawler.settings["SCHEDULER"])
+    return isinstance(scheduler, type) and issubclass(scheduler, Scheduler)
+
+
+def queue_losses(crawler: Crawler, admitted: int, *, emptied: bool) -> int:
+    """Requests Scrapy's scheduler lost of the ``admitted`` ones the dupefilter let into it in
+    this run. Its disk queue (``JOBDIR/requests.queue``) writes through a buffer: a full disk
+    fails a later push, or a pop that flushes it, and the request is gone, its error only in the
+    asyncio log ("Task exception was never retrieved"), while the crawl goes on to "finished".
+    A request it took is counted ``scheduler/enqueued``, one it gave back ``scheduler/dequeued``;
+    ``emptied``: the scheduler has given back everything it held, and held nothing at the start
+    (no saved queue was resumed), so every admitted request was given back."""
+    stats = crawler.stats
+    if stats is None:
+        return 0
+    counted = stats.get_value("scheduler/dequeued" if emptied else "scheduler/enqueued", 0)
+    return max(0, admitted - int(counted or 0))
 
 
 def _stats(crawler: Crawler) -> UnifyStats:

@@ -1,0 +1,48 @@
+"""A rule on probation merges, at dequeue, requests queued before it was learned: they are its
+samples (or kept), as the links it merges in the dupefilter are, never dropped on its word alone.
+
+A real crawl of a hand-written site on loopback, one request at a time, in link order.
+"""
+
+from __future__ import annotations
+
+import _minisite
+import pytest_twisted
+from _minicrawl import crawl_site
+
+A_PAGES = E_PAGES = 3
+
+
+class QueuedSite(_minisite.CountingSite):
+    """``/`` links ``/a/N?v=a`` and ``?v=b`` (``v`` changes nothing there: the learner adopts
+    the rule "``v`` does not matter") and, after them, ``/e/N?v=x`` and ``?v=y``, queued before the
+    rule is learned: on ``/e/`` pages ``v`` matters."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, params = self.count(request)
+        if base == "/":
+            links = [f"/a/{n}?v={v}" for n in range(A_PAGES) for v in "ab"]
+            links += [f"/e/{n}?v={v}" for n in range(E_PAGES) for v in "xy"]
+            body = "".join(f"<a href='{h}'>{h}</a>" for h in links)
+            return _minisite.page("home", "<p>Welcome home</p>" + body)
+        text = f"page {base}" + (f" variant {params.get('v')}" if base.startswith("/e/") else "")
+        return _minisite.page(text, _minisite.ARTICLE.format(t=text, x=f"The text of {text}, long enough to sign."))
+
+
+def _start():  # type: ignore[no-untyped-def]
+    site = QueuedSite()
+    port, base = _minisite.listen(site)
+    return site, port, base
+
+
+@pytest_twisted.inlineCallbacks
+def test_requests_queued_before_a_rule_are_its_samples_at_dequeue():
+    """Before the fix the three ``/e/N?v=y`` were dropped at dequeue (their page "fetched" as
+    ``?v=x`` under the rule on probation) without being sampled or kept: the rule was never
+    checked, and the crawl ended "finished" without them."""
+    site, stats, _items = yield crawl_site(_start, "/", {"URLUNIFY_LEARN": True})
+    assert stats["finish_reason"] == "finished"
+    assert stats.get("urlunify/learned/params") == 1, stats
+    never = sorted(f"/e/{n}?v={v}" for n in range(E_PAGES) for v in "xy" if not site.hits[f"/e/{n}?v={v}"])
+    assert never == []
+    assert stats.get("urlunify/learned/revoked") == 1, stats
