@@ -6,14 +6,14 @@ A real crawl of a hand-written site on loopback, one request at a time, in link 
 
 from __future__ import annotations
 
-import _minisite
+import minisite
 import pytest_twisted
-from _minicrawl import crawl_site
+from minicrawl import crawl_site
 
 A_PAGES = E_PAGES = 3
 
 
-class QueuedSite(_minisite.CountingSite):
+class QueuedSite(minisite.CountingSite):
     """``/`` links ``/a/N?v=a`` and ``?v=b`` (``v`` changes nothing there: the learner adopts
     the rule "``v`` does not matter") and, after them, ``/e/N?v=x`` and ``?v=y``, queued before the
     rule is learned: on ``/e/`` pages ``v`` matters."""
@@ -24,14 +24,14 @@ class QueuedSite(_minisite.CountingSite):
             links = [f"/a/{n}?v={v}" for n in range(A_PAGES) for v in "ab"]
             links += [f"/e/{n}?v={v}" for n in range(E_PAGES) for v in "xy"]
             body = "".join(f"<a href='{h}'>{h}</a>" for h in links)
-            return _minisite.page("home", "<p>Welcome home</p>" + body)
+            return minisite.page("home", "<p>Welcome home</p>" + body)
         text = f"page {base}" + (f" variant {params.get('v')}" if base.startswith("/e/") else "")
-        return _minisite.page(text, _minisite.ARTICLE.format(t=text, x=f"The text of {text}, long enough to sign."))
+        return minisite.page(text, minisite.ARTICLE.format(t=text, x=f"The text of {text}, long enough to sign."))
 
 
 def _start():  # type: ignore[no-untyped-def]
     site = QueuedSite()
-    port, base = _minisite.listen(site)
+    port, base = minisite.listen(site)
     return site, port, base
 
 

@@ -2,7 +2,7 @@
 
 The crawl stops with ``urlunify_store_error``; its job folder, copied to a disk with room, resumes
 and must fetch every page of the site. The demo site (with the learner's traps) is crawled by the
-add-on alone, learning on (``tests/addon_job.py``); the tree site (``tests/_treesite.py``) by
+add-on alone, learning on (``tests/support/addon_job.py``); the tree site (``tests/support/treesite.py``) by
 ``tests/tree_job.py``. See docs/reliability.md for the numbers.
 """
 
@@ -18,12 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from _treesite import TreeSite, run_job
+from treesite import TreeSite, run_job
 from integration.test_resume import fetched
 
 from scrapy_urlunify.demo.site import DemoSite
 
-HERE = Path(__file__).parents[1]
+HERE = Path(__file__).parents[1] / "support"
 
 
 @contextmanager

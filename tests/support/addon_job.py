@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _crawl import ADDON, BASE_SETTINGS
+from demo_crawl import ADDON, BASE_SETTINGS
 from crawl_job import recording
 from scrapy.crawler import CrawlerProcess
 
