@@ -4,5 +4,5 @@
 (the link middleware) and ``downstream`` (the spider middlewares after it), ``fingerprinter``, ``dupefilter`` and ``redis_dupefilter``,
 ``signatures`` (the page-signature middleware; the pages go on to ``learning_session``,
 ``fetched``, ``probation`` and ``canonicals``), ``stats``, ``resume`` (JOBDIR resume after a kill),
-``pipelines``, ``addon``, ``command`` (``scrapy urlunify``), ``store_faults`` (what a crawl
+``pipelines``, ``addon``, ``command`` (``scrapy urlunify``), ``crawl_stores`` (what a crawl
 does when its store fails) and ``refusal`` (a crawl refused at start: one ERROR line)."""

@@ -152,7 +152,7 @@ class UnifyContext:
         #: the learning session (``URLUNIFY_LEARN``), and its rule probation
         self.learning: LearningView | None = None
         self.probation: ProbationView | None = None
-        #: the crawl's stores (built on first use, see store_faults.crawl_stores)
+        #: the crawl's stores (built on first use, see crawl_stores.crawl_stores)
         self.stores: Stores | None = None
         #: id(item) -> ItemOrigin, from LinkMiddleware to SignaturePipeline (pipelines are
         #: not given the response an item came from)

@@ -47,13 +47,7 @@ from ..core.url import InvalidURL
 from ..stores import JobdirSeenStore, MemorySeenStore, SeenStore, StoreError
 from . import refusal
 from .context import UnifyContext
-from .fingerprinter import Fingerprinter
-from .internals import has_receivers
-from .keys import RequestKeys, crawl_fingerprinters, foreign_key
-from .meta import BATCH_CALL_META, PROBATION_META, RESUMED_META, UNRECORDED_META, meta_of
-from .resume import ResumeLog, follow_crawl, open_resume_log, warn_scrapy_jobdir
-from .stats import UnifyStats
-from .store_faults import (
+from .crawl_stores import (
     STORE_FAULTS,
     count_outages,
     crawl_stores,
@@ -63,6 +57,12 @@ from .store_faults import (
     store_failed,
     store_unavailable,
 )
+from .fingerprinter import Fingerprinter
+from .internals import has_receivers
+from .keys import RequestKeys, crawl_fingerprinters, foreign_key
+from .meta import BATCH_CALL_META, PROBATION_META, RESUMED_META, UNRECORDED_META, meta_of
+from .resume import ResumeLog, follow_crawl, open_resume_log, warn_scrapy_jobdir
+from .stats import UnifyStats
 
 if TYPE_CHECKING:
     from collections.abc import Callable

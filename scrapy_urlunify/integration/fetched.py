@@ -13,7 +13,7 @@ from hashlib import blake2b
 from typing import TYPE_CHECKING, TypeVar
 
 from ..core.url import InvalidURL
-from .store_faults import guarded
+from .crawl_stores import guarded
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

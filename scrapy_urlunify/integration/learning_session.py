@@ -22,10 +22,10 @@ from scrapy import signals
 from ..core.url import InvalidURL, host_of
 from ..learning.persist import LearnedRulesStore
 from ..stores import StoreError
+from .crawl_stores import count_outages, guarded
 from .fetched import FetchedPages
 from .meta import PROBATION_META
 from .probation import Policies, Probation, rule_key
-from .store_faults import count_outages, guarded
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

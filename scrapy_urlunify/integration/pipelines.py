@@ -42,9 +42,9 @@ from ..stores import (
     SignatureStore,
 )
 from .context import UnifyContext
+from .crawl_stores import crawl_stores
 from .fingerprinter import Fingerprinter
 from .near_duplicates import NearDuplicatePages, distance_for
-from .store_faults import crawl_stores
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -25,8 +25,8 @@ from ..core.domains import within
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
 from ..stores.memory import MemoryKeptStore
+from .crawl_stores import STORE_FAULTS, count_outages, guarded, store_failed
 from .meta import PROBATION_META
-from .store_faults import STORE_FAULTS, count_outages, guarded, store_failed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

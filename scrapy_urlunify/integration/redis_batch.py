@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from scrapy import Request, signals
 
+from .crawl_stores import STORE_FAULTS, guarded, store_failed
 from .internals import has_receivers
 from .meta import BATCH_CALL_META, OPT_OUT_META, PROBATION_META, UNRECORDED_META
-from .store_faults import STORE_FAULTS, guarded, store_failed
 
 if TYPE_CHECKING:
     from scrapy.http import Response

@@ -46,11 +46,11 @@ from scrapy import signals
 
 from ..stores.redis_seen import RedisSeenStore
 from .context import spider_name
+from .crawl_stores import crawl_stores
 from .dupefilter import DupeFilter
 from .fingerprinter import Fingerprinter
 from .keys import foreign_key
 from .settings import SettingsError
-from .store_faults import crawl_stores
 
 if TYPE_CHECKING:
     import redis

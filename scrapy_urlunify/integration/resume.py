@@ -62,8 +62,8 @@ from ..stores import (
     VarRecordLog,
 )
 from .context import ResumeLogView, UnifyContext
+from .crawl_stores import uses_redis
 from .meta import PROBATION_META, RESUMED_META, UNRECORDED_META
-from .store_faults import uses_redis
 
 if TYPE_CHECKING:
     from collections.abc import Callable

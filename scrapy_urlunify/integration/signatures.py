@@ -46,6 +46,7 @@ from ..learning.page_signature import page_signature, site_key
 from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore
 from .canonicals import Canonicals
 from .context import UnifyContext
+from .crawl_stores import count_outages, crawl_stores, guarded
 from .fetched import RECENT
 from .learning_session import LearningSession
 from .meta import DUPLICATE_OF_META, NEAR_DUPLICATE_OF_META, RESEMBLANCE_META, SIGNATURE_META
@@ -53,7 +54,6 @@ from .near_duplicates import FILENAME as NEAR_DUPLICATES_FILENAME
 from .near_duplicates import NearDuplicate, NearDuplicatePages, distance_for
 from .resume import fetched_before
 from .settings import crawl_sites
-from .store_faults import count_outages, crawl_stores, guarded
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
