@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from demo_crawl import fetched
 from treesite import TreeSite, run_job
-from integration.test_resume import fetched
 
 from scrapy_urlunify.demo.site import DemoSite
 

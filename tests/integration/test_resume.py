@@ -13,10 +13,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import pytest
+from demo_crawl import fetched
 
 from scrapy_urlunify.demo.site import DemoSite
 from scrapy_urlunify.stores import (
@@ -56,10 +56,6 @@ def kill_after(proc: subprocess.Popen, out: Path, responses: int) -> None:
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
-
-
-def fetched(out: Path, site: DemoSite) -> Counter[str]:
-    return Counter(site.page_id(line.split()[1]) for line in out.read_text().splitlines() if line.startswith("200"))
 
 
 def seen_set(jobdir: Path) -> set[bytes]:

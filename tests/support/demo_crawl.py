@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from scrapy import signals
@@ -76,3 +77,9 @@ def crawl(server: DemoServer, site: DemoSite, settings: dict[str, Any] | None = 
     spider_kwargs.setdefault("start_urls", list(site.start_urls))
     yield runner.crawl(crawler, **spider_kwargs)
     return CrawlResult(crawler, list(server.log[start:]), items)
+
+
+def fetched(out: Path, site: DemoSite) -> Counter[str]:
+    """Page id -> how many times it was fetched, from the ``<status> <url>`` lines a crawl job in its
+    own process writes (crawl_job.py's ``recording``)."""
+    return Counter(site.page_id(line.split()[1]) for line in out.read_text().splitlines() if line.startswith("200"))
