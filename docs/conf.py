@@ -25,7 +25,7 @@ version = release = __version__
 extensions = ["myst_parser", "urlunify_reference"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "readme-draft.md"]
+exclude_patterns = ["_build"]
 
 # `(stores.md#redis)`-style links between pages resolve to their headings
 myst_heading_anchors = 3
