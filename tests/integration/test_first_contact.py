@@ -8,43 +8,18 @@ import ast
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from tree_project import TREE_SPIDER, write_project
 from treesite import TreeSite, tree_links
 
 INSTALL_REDIS = "pip install 'scrapy-urlunify[redis]'"
 
-SETTINGS = """\
-BOT_NAME = "tree"
-SPIDER_MODULES = ["tree.spiders"]
-ADDONS = {"scrapy_urlunify.Addon": 0}
-ROBOTSTXT_OBEY = False
-TELNETCONSOLE_ENABLED = False
-LOG_LEVEL = "INFO"
-CONCURRENT_REQUESTS = 8
-RETRY_ENABLED = False
-URLUNIFY_SIGNATURE = False
-"""
+#: the misspelled setting the warning test looks for, in the project's settings
+EXTRA_SETTINGS = "URLUNIFY_SIGNATURE = False\n"
 
-SPIDER = """\
-from scrapy import Request, Spider
-
-
-class TreeSpider(Spider):
-    name = "tree"
-    custom_settings = {"URLUNIFY_KEY_PARAM": ["id"]}
-
-    def __init__(self, start=None, **kwargs):
-        super().__init__(**kwargs)
-        self.start_urls = [start]
-
-    def parse(self, response):
-        yield {"page": int(response.url.rsplit("/", 1)[1])}
-        for href in response.css("a::attr(href)").getall():
-            yield Request(response.urljoin(href))
-
+SPIDER = TREE_SPIDER.replace('    name = "tree"\n', '    name = "tree"\n    custom_settings = {"URLUNIFY_KEY_PARAM": ["id"]}\n') + """
 
 class SettingsStartSpider(TreeSpider):
     # its start URL from the setting TREE_START: scrapy urlunify learn passes no -a
@@ -88,15 +63,8 @@ WITHOUT_REDIS = "import sys; sys.modules['redis'] = None; from scrapy.cmdline im
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("project")
-    (root / "scrapy.cfg").write_text("[settings]\ndefault = tree.settings\n")
-    (root / "tree" / "spiders").mkdir(parents=True)
-    (root / "tree" / "__init__.py").write_text("")
-    (root / "tree" / "spiders" / "__init__.py").write_text("")
-    (root / "tree" / "settings.py").write_text(SETTINGS)
-    (root / "tree" / "spiders" / "tree.py").write_text(textwrap.dedent(SPIDER))
-    (root / "tree" / "spiders" / "mailto.py").write_text(MAILTO_SPIDERS)
-    return root
+    return write_project(tmp_path_factory.mktemp("project"), EXTRA_SETTINGS,
+                         {"tree": SPIDER, "mailto": MAILTO_SPIDERS})
 
 
 @pytest.fixture(scope="module")

@@ -10,53 +10,18 @@ import random
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from tree_project import write_project
 from treesite import TreeSite
 
 from scrapy_urlunify.stores import REQUESTS_FILENAME, SEEN_FILENAME
 
-SETTINGS = """\
-BOT_NAME = "tree"
-SPIDER_MODULES = ["tree.spiders"]
-ADDONS = {"scrapy_urlunify.Addon": 0}
-ROBOTSTXT_OBEY = False
-TELNETCONSOLE_ENABLED = False
-LOG_LEVEL = "INFO"
-CONCURRENT_REQUESTS = 8
-RETRY_ENABLED = False
-"""
-
-SPIDER = """\
-from scrapy import Request, Spider
-
-
-class TreeSpider(Spider):
-    name = "tree"
-
-    def __init__(self, start=None, **kwargs):
-        super().__init__(**kwargs)
-        self.start_urls = [start]
-
-    def parse(self, response):
-        yield {"page": int(response.url.rsplit("/", 1)[1])}
-        for href in response.css("a::attr(href)").getall():
-            yield Request(response.urljoin(href))
-"""
-
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("project")
-    (root / "scrapy.cfg").write_text("[settings]\ndefault = tree.settings\n")
-    (root / "tree" / "spiders").mkdir(parents=True)
-    (root / "tree" / "__init__.py").write_text("")
-    (root / "tree" / "spiders" / "__init__.py").write_text("")
-    (root / "tree" / "settings.py").write_text(SETTINGS)
-    (root / "tree" / "spiders" / "tree.py").write_text(textwrap.dedent(SPIDER))
-    return root
+    return write_project(tmp_path_factory.mktemp("project"))
 
 
 @pytest.fixture(scope="module")
