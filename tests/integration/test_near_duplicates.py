@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import wikisite
 import pytest
 import pytest_twisted
-from minicrawl import SETTINGS
-from scrapy import Spider, signals
+import wikisite
+from minicrawl import SETTINGS, run
+from scrapy import Spider
 from scrapy.crawler import CrawlerRunner
 from scrapy.linkextractors import LinkExtractor
 
@@ -32,24 +32,7 @@ class WikiSpider(Spider):
 
 @pytest_twisted.inlineCallbacks
 def crawl(settings, wrong=(), start="/", later=1236):  # type: ignore[no-untyped-def]
-    site, port, base = wikisite.start(wrong, later)
-    items, dropped = [], []
-    try:
-        runner = CrawlerRunner({**SETTINGS, **settings})
-        crawler = runner.create_crawler(WikiSpider)
-
-        def scraped(item, **kw):  # type: ignore[no-untyped-def]
-            items.append(item)
-
-        def dropped_item(item, exception, **kw):  # type: ignore[no-untyped-def]
-            dropped.append((item, str(exception)))
-
-        # named: the signals hold weak references
-        crawler.signals.connect(scraped, signal=signals.item_scraped)
-        crawler.signals.connect(dropped_item, signal=signals.item_dropped)
-        yield runner.crawl(crawler, start_urls=[base + start])
-    finally:
-        yield port.stopListening()
+    site, crawler, items, dropped = yield run(lambda: wikisite.start(wrong, later), start, settings, WikiSpider)
     return site, crawler.stats.get_stats(), crawler.spider.seen, items, dropped
 
 

@@ -38,12 +38,14 @@ SETTINGS = {
 
 
 @pytest_twisted.inlineCallbacks
-def crawl(settings):  # type: ignore[no-untyped-def]
-    site, port, base = minisite.start()
+def run(start, path, settings, spidercls=MiniSpider):  # type: ignore[no-untyped-def]
+    """Crawl the site ``start()`` serves (``(site, port, base URL)``) from ``path`` with
+    ``spidercls``: (site, crawler, items scraped, (item, reason) of the items dropped)."""
+    site, port, base = start()
     items, dropped = [], []
     try:
         runner = CrawlerRunner({**SETTINGS, **settings})
-        crawler = runner.create_crawler(MiniSpider)
+        crawler = runner.create_crawler(spidercls)
 
         def scraped(item, **kw):  # type: ignore[no-untyped-def]
             items.append(item)
@@ -51,40 +53,31 @@ def crawl(settings):  # type: ignore[no-untyped-def]
         def dropped_item(item, exception, **kw):  # type: ignore[no-untyped-def]
             dropped.append((item, str(exception)))
 
+        # named functions: the signals hold weak references
         crawler.signals.connect(scraped, signal=signals.item_scraped)
         crawler.signals.connect(dropped_item, signal=signals.item_dropped)
-        yield runner.crawl(crawler, start_urls=[base + "/"])
+        yield runner.crawl(crawler, start_urls=[base + path])
     finally:
         yield port.stopListening()
+    return site, crawler, items, dropped
+
+
+@pytest_twisted.inlineCallbacks
+def crawl(settings):  # type: ignore[no-untyped-def]
+    """The mini site from ``/``: (site, stats, items, dropped items)."""
+    site, crawler, items, dropped = yield run(minisite.start, "/", settings)
     return site, crawler.stats.get_stats(), items, dropped
 
 
 @pytest_twisted.inlineCallbacks
 def crawl_site(start, path, settings):  # type: ignore[no-untyped-def]
-    """Crawl the site that ``start()`` serves from ``path``: (site, stats, items, log records)."""
-    site, port, base = start()
-    items = []
-    try:
-        runner = CrawlerRunner({**SETTINGS, **settings})
-        crawler = runner.create_crawler(MiniSpider)
-
-        def scraped(item, **kw):  # type: ignore[no-untyped-def]
-            items.append(item)
-
-        crawler.signals.connect(scraped, signal=signals.item_scraped)
-        yield runner.crawl(crawler, start_urls=[base + path])
-    finally:
-        yield port.stopListening()
+    """Crawl the site that ``start()`` serves from ``path``: (site, stats, items)."""
+    site, crawler, items, _ = yield run(start, path, settings)
     return site, crawler.stats.get_stats(), items
 
 
 @pytest_twisted.inlineCallbacks
 def crawl_from(path, settings):  # type: ignore[no-untyped-def]
-    site, port, base = minisite.start()
-    try:
-        runner = CrawlerRunner({**SETTINGS, **settings})
-        crawler = runner.create_crawler(MiniSpider)
-        yield runner.crawl(crawler, start_urls=[base + path])
-    finally:
-        yield port.stopListening()
+    """The mini site from ``path``: (site, stats)."""
+    site, crawler, _, _ = yield run(minisite.start, path, settings)
     return site, crawler.stats.get_stats()
