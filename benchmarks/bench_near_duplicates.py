@@ -53,7 +53,7 @@ def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
     from lxml import html
 
     from scrapy_urlunify.learning.near_duplicates import fingerprint, main_text
-    from scrapy_urlunify.learning.signatures import page_signature
+    from scrapy_urlunify.learning.page_signature import page_signature
 
     pages = [path.read_bytes() for path in sorted(root.rglob("*.html"))]
     trees = [html.document_fromstring(body) for body in pages]

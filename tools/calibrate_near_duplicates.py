@@ -12,7 +12,7 @@ Data sets (real pages, no network):
   sidebar, search and footer removed, a "Retrieved from" line added), three words edited, and
   all of banner + redirect + counter + last-edited at once. *True distinct pairs*: every pair
   of distinct pages.
-* ``demo``: the package's demo site (``scrapy_urlunify.demo.DemoSite``), generated text from a
+* ``demo``: the package's demo site (``scrapy_urlunify.demo.site.DemoSite``), generated text from a
   small vocabulary, so distinct pages look alike: near-duplicates are two views of a page with
   a clock (its text changes on every view) and the print/mirror copies of the ground truth;
   distinct pairs are every pair of its unique pages.
@@ -39,7 +39,7 @@ from typing import Any
 from lxml import etree, html
 
 from scrapy_urlunify.learning.near_duplicates import distance, fingerprint, main_text
-from scrapy_urlunify.learning.signatures import body_text
+from scrapy_urlunify.learning.page_signature import body_text
 
 ROOT = Path("/usr/share/doc/python3/html")
 THRESHOLDS = range(11)
@@ -159,7 +159,7 @@ def python_doc(root: Path, limit: int | None) -> tuple[dict[str, dict[str, int |
 
 
 def demo() -> tuple[dict[str, dict[str, int | None]], dict[str, list[tuple[int | None, ...]]]]:
-    from scrapy_urlunify.demo import DemoSite
+    from scrapy_urlunify.demo.site import DemoSite
 
     site = DemoSite()
     pages = {page_id: _texts(site.render(page_id)) for page_id in sorted(site.unique_pages)}
@@ -202,7 +202,7 @@ def mediawiki(base: str, limit: int | None) -> tuple[dict[str, dict[str, int | N
         redirects.setdefault(target, []).append(page["title"])
     pages: dict[str, dict[str, int | None]] = {}
     pairs: dict[str, list[tuple[int | None, ...]]] = {"permanent link": [], "printable": [], "redirect": [],
-                                                     "previous revision": []}
+                                                     "diff": [], "previous revision": []}
     for number, title in enumerate(titles):
         revisions = _api(base, action="query", prop="revisions", titles=title, rvprop="ids", rvlimit="2")
         ids = [r["revid"] for r in revisions["query"]["pages"][0]["revisions"]]
@@ -211,6 +211,8 @@ def mediawiki(base: str, limit: int | None) -> tuple[dict[str, dict[str, int | N
         views = {"permanent link": [f"{base}/w/index.php?title={quote(title)}&oldid={ids[0]}"],
                  "printable": [f"{base}/w/index.php?title={quote(title)}&printable=yes"],
                  "redirect": [f"{base}/wiki/{quote(r.replace(' ', '_'))}" for r in redirects.get(title, [])],
+                 # the latest edit's diff: the change above the article as it is now
+                 "diff": [f"{base}/w/index.php?title={quote(title)}&diff=prev&oldid={ids[0]}"][:len(ids) - 1],
                  "previous revision": [f"{base}/w/index.php?title={quote(title)}&oldid={i}" for i in ids[1:]]}
         size = len(main_text(html.document_fromstring(page)).encode())
         for name, urls in views.items():

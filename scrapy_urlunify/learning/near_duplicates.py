@@ -72,7 +72,9 @@ MIN_FEATURES = 16
 # The main content of a page, else its body (else the whole document), in one libxslt pass.
 # MediaWiki puts two pieces of its interface inside its article text: the "[edit]" links of the
 # sections (gone in the printable view) and message boxes ("The printable version is no longer
-# supported ..."); on a stub they alone moved the printable view 8 bits from the article. Only
+# supported ..."); on a stub they alone moved the printable view 8 bits from the article. A diff
+# view ("?diff=prev&oldid=N") shows the change (table.diff, a "Latest revision as of" title) above
+# revision N: on a stub the change is longer than the article. Only
 # there (mode "mediawiki"): the class test on every element doubled the pass on other pages.
 _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
@@ -89,8 +91,8 @@ _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
   </xsl:template>
   <xsl:template match="script|style|noscript|template"/>
   <xsl:template match="script|style|noscript|template" mode="mediawiki"/>
-  <xsl:template match="*[@class][contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')]"
-                mode="mediawiki"/>
+  <xsl:template match="*[@class][contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')
+                                  or contains(@class, 'diff')]" mode="mediawiki"/>
 </xsl:stylesheet>"""))
 
 # One translate() pass cuts the text into chunks: white space deleted (it carries no meaning for
