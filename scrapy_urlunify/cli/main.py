@@ -42,6 +42,10 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
     p = sub.add_parser("same", help="are two URLs one page? (exit status 0: yes, 1: no)")
     p.add_argument("url1")
     p.add_argument("url2")
+    p.add_argument("--fetch", action="store_true",
+                   help="also download both pages and say how alike they are (exact signature, resemblance) "
+                        "as a crawl measures them; the exit status stays the URLs' verdict")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per download with --fetch")
     add_policy_options(p)
 
     for name, what in (("identify", "identifiers"), ("standardize", "URLs to fetch")):
@@ -202,12 +206,23 @@ def run(args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextI
             if c.any_of:
                 reasons = (reasons + " and " if reasons else "") + "any of " + ", ".join(c.any_of)
             out.write(f"same page: decided by {reasons}\n")
-            return 0
-        out.write("different pages\n")
-        return 1
+        else:
+            out.write("different pages\n")
+        if args.fetch:
+            _write_pages(args, out, err)
+        return 0 if c.same else 1
     fn = u.identify if args.command == "identify" else u.standardize
     base = args.base
     return _stream(stdin, out, err, (lambda url: fn(url, base)) if base else fn)
+
+
+def _write_pages(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    from .pages import compare_pages, describe
+
+    try:
+        out.write("\n" + describe(compare_pages(args.url1, args.url2, args.timeout)) + "\n")
+    except (OSError, ValueError) as e:
+        err.write(f"cannot fetch the pages: {e}\n")
 
 
 def main(argv: Sequence[str] | None = None, policy: Policy | None = None, prog: str = "urlunify") -> int:

@@ -59,3 +59,54 @@ def test_standardize_with_base():
 def test_bad_policy_option_is_a_usage_error():
     r = run("explain", "http://a.test/", "--max-url-length", "0")
     assert r.returncode == 2 and "max_url_length" in r.stderr
+
+
+def test_same_fetch_says_how_alike_the_pages_are():
+    """``same --fetch`` downloads both pages and reads them as a crawl does: a revision banner
+    above an article is a near-duplicate whose items a crawl drops, another article is not."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import random
+
+    vocabulary = [f"{a}{b}" for a in ("ka", "lo", "mi", "ne", "su", "ta", "ri") for b in ("ben", "dor", "fil", "gan", "hut")]
+
+    def article(seed: int) -> str:
+        # a long article: a 4-word banner moves its fingerprint by a bit or two
+        rng = random.Random(seed)
+        return " ".join(" ".join(rng.choice(vocabulary) for _ in range(5)) + "." for _ in range(1500))
+
+    pages = {
+        "/a": f"<html><body><nav>Menu</nav><main><p>{article(5)}</p></main></body></html>",
+        "/a-rev": f"<html><body><nav>Menu</nav><main><p>Revision as of 12:00.</p><p>{article(5)}</p></main></body></html>",
+        "/b": f"<html><body><nav>Menu</nav><main><p>{article(11)}</p></main></body></html>",
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = pages[self.path].encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        near = run("same", f"{base}/a", f"{base}/a-rev", "--fetch")
+        other = run("same", f"{base}/a", f"{base}/b", "--fetch")
+        itself = run("same", f"{base}/a", f"{base}/a#top", "--fetch")
+        gone = run("same", f"{base}/a", "http://127.0.0.1:9/x", "--fetch", "--timeout", "5")
+    finally:
+        httpd.shutdown()
+    # URL identity decides the exit status: /a and /a-rev are two URLs whatever their pages say
+    assert near.returncode == 1 and "different pages" in near.stdout
+    assert "alike" in near.stdout and "a near-duplicate page, its items dropped" in near.stdout
+    assert other.returncode == 1 and "different texts" in other.stdout and "near-duplicate" not in other.stdout
+    assert itself.returncode == 0 and "the same text (one exact signature)" in itself.stdout
+    assert "cannot fetch the pages" in gone.stderr
