@@ -130,6 +130,7 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
     from scrapy.crawler import CrawlerRunner
     from twisted.internet import defer
 
+    from ..integration.meta import NEAR_DUPLICATE_OF_META, RESEMBLANCE_META
     from .proxy import demo_settings
 
     @defer.inlineCallbacks
@@ -139,6 +140,13 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
         crawler = runner.create_crawler(spidercls)
         items: list[dict[str, Any]] = []
         dropped: list[str] = []
+        near: list[dict[str, Any]] = []
+
+        def on_response(response: Any, **kwargs: Any) -> None:
+            resemblance = response.meta.get(RESEMBLANCE_META)
+            if resemblance is not None:
+                near.append({"url": response.url, "of": response.meta.get(NEAR_DUPLICATE_OF_META),
+                             "resemblance": resemblance})
 
         def on_item(item: dict[str, Any], **kwargs: Any) -> None:
             items.append(dict(item))
@@ -149,6 +157,7 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
         # signal handlers are held weakly: the closures live as long as this generator
         crawler.signals.connect(on_item, signal=signals.item_scraped)
         crawler.signals.connect(on_dropped, signal=signals.request_dropped)
+        crawler.signals.connect(on_response, signal=signals.response_received)
         began = time.perf_counter()
         yield runner.crawl(crawler, start_urls=list(site.start_urls))
         seconds = time.perf_counter() - began
@@ -157,6 +166,7 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
             "stats": dict(crawler.stats.get_stats()),
             "items": items,
             "dropped": dropped,
+            "near_duplicates": near,
             "seconds": seconds,
         }
 

@@ -84,6 +84,13 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
             "filtered": dict(sorted(filtered.items())),
             "learned": dict(sorted(learned.items())),
         },
+        # the near-duplicate pages the crawl found (a page near an earlier one of another
+        # identifier), with how alike: the report lists them
+        "near_duplicates": [
+            {"url": n["url"], "of": n["of"], "resemblance": n["resemblance"]}
+            for n in raw.get("near_duplicates", [])],
+        "stats_near_duplicates": stats.get(prefix + "signature/near_duplicates", 0),
+        "near_duplicate_items_dropped": stats.get(prefix + "signature/dropped_near_duplicate_items", 0),
         "rewritten": stats.get(prefix + "rewritten", 0),
         "allowed_offsite": stats.get(prefix + "allowed_offsite", 0),
         "scrapy_dupefilter_filtered": stats.get("dupefilter/filtered", 0),

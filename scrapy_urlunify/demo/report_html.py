@@ -208,6 +208,26 @@ code {{ font-size:13px; }}
 """
 
 
+def _near_duplicates(report: dict[str, Any]) -> str:
+    """The near-duplicate pages the add-on's crawls found, most alike first: the same page under
+    a few changed words (a clock, a banner), which an exact signature cannot see."""
+    out = []
+    for key in crawl_keys(report)[1:]:
+        found = report[key].get("near_duplicates", [])
+        dropped = report[key].get("near_duplicate_items_dropped", 0)
+        out.append(f"<h3>{escape(SHORT[key])}</h3>")
+        if not found:
+            out.append('<p class="note">No near-duplicate page.</p>')
+            continue
+        out.append(f'<p class="note">{len(found)} near-duplicate page{"" if len(found) == 1 else "s"}; '
+                   f"{dropped} item{'' if dropped == 1 else 's'} dropped as near-duplicates.</p><ul>")
+        for n in sorted(found, key=lambda n: -n["resemblance"])[:10]:
+            of = f"<code>{escape(n['of'])}</code>" if n["of"] else "a page forgotten since"
+            out.append(f"<li><code>{escape(n['url'])}</code>: {n['resemblance']:.1%} alike to {of}</li>")
+        out.append("</ul>")
+    return "".join(out)
+
+
 def render_html(report: dict[str, Any]) -> str:
     """The report as one self-contained HTML page (inline CSS and SVG, no script, no network)."""
     site, p, a = report["site"], report["plain"], report["addon"]
@@ -276,6 +296,12 @@ configured crawl also rewrote {number(a['rewritten'])} URLs before fetching them
 learner which parameters, hosts and path prefixes do not matter. A rule starts on probation: the
 requests it merges are checked by fetching a few and kept until it is confirmed.</p>
 <div class="panel">{_learned(report)}</div>
+
+<h2>Near-duplicate pages</h2>
+<p class="note">Pages whose main text is nearly that of a page fetched before under another URL
+(a 64-bit SimHash of the text; <code>urlunify same URL1 URL2 --fetch</code> measures any two).
+Their links are still followed; their items are dropped at 98.5% alike or more.</p>
+<div class="panel">{_near_duplicates(report)}</div>
 
 <h2>Side by side</h2>
 <div class="panel scroll"><table>

@@ -7,6 +7,7 @@ as a user would type them, so nothing here shares the reactor with the pytest-tw
 from __future__ import annotations
 
 import json
+from html import escape
 import os
 import re
 import subprocess
@@ -105,6 +106,15 @@ def test_the_report_is_printed_and_written_as_html(comparison):
         for key in ("requests", "redundant_fetches", "items", "pages_missed"):
             assert f"{report[crawl][key]:,}" in page, (crawl, key)
     assert f"{report['site']['pages']}</b> distinct pages" in page
+    # the near-duplicate pages each add-on crawl found, with how alike (none on the demo site,
+    # whose print views and mirror copies are exact copies: the exact signature's)
+    section = page.split("<h2>Near-duplicate pages</h2>", 1)[1].split("<h2>", 1)[0]
+    for crawl in ("addon", "unconfigured"):
+        found = report[crawl]["near_duplicates"]
+        assert len(found) == report[crawl]["stats_near_duplicates"]
+        for near in found[:10]:
+            assert f"<code>{escape(near['url'])}</code>: {near['resemblance']:.1%} alike" in section
+    assert section.count("No near-duplicate page.") == sum(not report[c]["near_duplicates"] for c in ("addon", "unconfigured"))
     # self-contained: no script, no stylesheet or image fetched from anywhere
     assert not re.search(r"<script|<link|<img|\bsrc=|@import|url\(", page, re.I)
 
