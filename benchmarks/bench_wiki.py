@@ -18,13 +18,14 @@ Configurations (``--configs``):
 
 each in Scrapy's default order (depth-first, LIFO queues) and breadth-first (``DEPTH_PRIORITY=1``
 and FIFO queues) (``--orders``), with ``CLOSESPIDER_PAGECOUNT`` = ``--budget`` (6000). That
-extension counts ``response_received`` signals: a response the add-on drops in its downloader
-middleware (a duplicate page) is not received, so ``requests`` may exceed the budget.
+extension counts ``response_received`` signals: a duplicate page the add-on drops is received
+first (``DuplicatePageGate`` drops it in the spider's input chain), so it counts, and
+``requests`` exceeds the budget only by the requests in flight (up to ``CONCURRENT_REQUESTS``).
 
 Scores, per crawl (each in a fresh process): articles covered (distinct articles of the
 database seen in an item), duplicate items (items beyond one per article), login/account pages
-downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``,
-before the add-on's downloader middleware may drop them), requests, responses, responses received
+downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``:
+received or not, whatever the add-on does with them), requests, responses, responses received
 until the last article first showed up, items, CPU seconds of the crawl process, wall seconds.
 
     python benchmarks/bench_wiki.py                       # build /tmp/bench-wiki once, run all

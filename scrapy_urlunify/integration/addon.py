@@ -14,7 +14,9 @@ still win):
                                     no other middleware's work, and the depth, URL length and
                                     referer middlewares (900-700) see the URL to fetch; with JOBDIR,
                                     ``DoneMiddleware`` at 5 (closest to the engine: a page is
-                                    "done" for a resume once its output is handled)
+                                    "done" for a resume once its output is handled);
+                                    ``DuplicatePageGate`` at 1 (first in the input chain: drops
+                                    a duplicate page once the engine counted it as received)
 ``REQUEST_FINGERPRINTER_CLASS``     ``Fingerprinter``
 ``DUPEFILTER_CLASS``                ``DupeFilter``
 ``DOWNLOADER_MIDDLEWARES``          ``SignatureMiddleware`` at 20 (engine side of redirects
@@ -80,6 +82,8 @@ DEQUEUE_MIDDLEWARE_PRIORITY = 15
 DROP_GATE_PRIORITY = 990
 DONE_MIDDLEWARE_PRIORITY = 5
 SIGNATURE_MIDDLEWARE_PRIORITY = 20
+#: first in the spider's input chain: no other spider middleware sees a duplicate page
+DUPLICATE_GATE_PRIORITY = 1
 #: RedisQueue's components (integration/redis_queue_done.py), where each must sit to see when a
 #: request is done: closest to the engine on both sides, and the link rescue after LinkMiddleware
 _QUEUE_COMPONENTS = (
@@ -118,6 +122,9 @@ class Addon:
             return
         settings.set_in_component_priority_dict(
             "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.links.LinkMiddleware", SPIDER_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
+        )
+        settings.set_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.signatures.DuplicatePageGate", DUPLICATE_GATE_PRIORITY  # type: ignore[arg-type]
         )
         for path, priority in _DOWNLOADER_MIDDLEWARES.items():
             settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", path, priority)  # type: ignore[arg-type]

@@ -158,7 +158,11 @@ class Progress:
 
 def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
     """Crawl ``pages`` responses of the spider's site with learning on, storing nothing; print
-    the learned rules as a settings snippet (stdout) and what was revoked (stderr)."""
+    the learned rules as a settings snippet (stdout) and what was revoked (stderr).
+
+    ``pages`` counts downloaded responses (``response_received``, as ``CLOSESPIDER_PAGECOUNT``
+    does): the duplicate pages the add-on drops count, being received before they are dropped
+    (``signatures.DuplicatePageGate``); requests dropped before a download do not."""
     settings = settings.copy()
     settings.setdict({
         "URLUNIFY_LEARN": True,

@@ -38,7 +38,8 @@ def spider_middlewares(crawler: Crawler) -> tuple[Any, ...] | None:
     """The spider middlewares of the crawl, in output-chain order; None outside a crawl.
 
     The link middleware drops a known duplicate only when no middleware after it would have
-    seen the link: Scrapy has no public list of a crawl's middlewares."""
+    seen the link, and the signature middleware leaves a duplicate page to ``DuplicatePageGate``
+    only when the gate is there: Scrapy has no public list of a crawl's middlewares."""
     try:
         return tuple(crawler.engine.scraper.spidermw.middlewares)  # type: ignore[union-attr]
     except (AttributeError, RuntimeError):

@@ -11,7 +11,8 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
    a page with *another* identifier is a duplicate page: ``meta["urlunify_duplicate_of"]`` names
    that page, stats ``urlunify/signature/duplicates``, one debug log line; with
    ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` (default on) it never reaches the callback (no items,
-   no links followed: the seed's "will not be further processed");
+   no links followed: the seed's "will not be further processed"): :class:`DuplicatePageGate`
+   drops it (below);
 3. with ``URLUNIFY_NEAR_DUPLICATES`` (default on), an HTML page (up to 4 MiB) that is not a duplicate page gets
    a near-duplicate fingerprint of its main text, read from the same tree (:mod:`.near_duplicates`):
    a page within ``URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE`` of an earlier page of another identifier
@@ -23,6 +24,20 @@ and retry middlewares, so it sees each final response once). For every 2xx respo
 5. with ``URLUNIFY_CANONICALS`` (default on), a declared canonical goes to :mod:`.canonicals`,
    which trusts a site's canonicals once verified: the canonical URL is then recorded as seen,
    and is evidence for learning.
+
+**Where a duplicate page is dropped: where Scrapy drops a response.** It was downloaded, so it
+counts toward every budget of responses (``CLOSESPIDER_PAGECOUNT``, ``CLOSESPIDER_PAGECOUNT_NO_ITEM``,
+``response_received_count``, ``scrapy urlunify learn --pages``): those count the
+``response_received`` signal, which the engine sends only for a response that leaves the
+downloader middlewares. So the middleware marks it (the response flag ``urlunify_duplicate``,
+shown in Scrapy's "Crawled (200)" log line) and lets it through, and
+:class:`DuplicatePageGate`, a spider middleware first in the spider's input chain, drops it, as
+Scrapy's ``HttpErrorMiddleware`` drops a 404: the request's errback gets a :class:`DuplicatePage`
+failure, no other spider middleware and no callback sees the response, nothing is logged as an
+error. A ``response_received`` handler of the project sees it, as it sees a 404 the spider never
+gets: that signal says "downloaded", not "given to the spider" (``meta["urlunify_duplicate_of"]``
+tells the two apart). Without the gate (the components enabled by hand, without it), the
+middleware drops the page itself, as before: then it counts toward no budget.
 
 Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (32 MiB: larger
 bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANULARITY``, ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
@@ -48,6 +63,7 @@ from .canonicals import Canonicals
 from .context import UnifyContext
 from .crawl_stores import count_outages, crawl_stores, guarded
 from .fetched import RECENT
+from .internals import spider_middlewares
 from .learning_session import LearningSession
 from .meta import DUPLICATE_OF_META, NEAR_DUPLICATE_OF_META, RESEMBLANCE_META, SIGNATURE_META
 from .near_duplicates import FILENAME as NEAR_DUPLICATES_FILENAME
@@ -56,23 +72,49 @@ from .resume import fetched_before
 from .settings import crawl_sites
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
     from ..stores.redis_near_duplicates import RedisNearDuplicateLog
 
-__all__ = ["NEAR_BATCH", "DuplicatePage", "SignatureMiddleware"]
+__all__ = ["DUPLICATE_FLAG", "NEAR_BATCH", "DuplicatePage", "DuplicatePageGate", "SignatureMiddleware"]
 
 logger = logging.getLogger(__name__)
 
 #: near-duplicate page records written to Redis at a time
 NEAR_BATCH = 100
 _FAILED = object()  # what a failed signature index answers: no verdict, the page passes as new
+#: the flag (``Response.flags``) of a duplicate page the gate is to drop
+DUPLICATE_FLAG = "urlunify_duplicate"
 
 
 class DuplicatePage(IgnoreRequest):
     """A response whose body text was already seen on another page of the site."""
+
+
+class DuplicatePageGate:
+    """Spider middleware (the add-on enables it at 1: first in the spider's input chain): a
+    response :class:`SignatureMiddleware` flagged as a duplicate page stops here, after the engine
+    counted it as received (see the module's doc)."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DuplicatePageGate:
+        context = UnifyContext.of(crawler)
+        s = context.settings
+        if not context.enabled or not s["URLUNIFY_SIGNATURES"] or not s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]:
+            raise NotConfigured
+        return cls()
+
+    def process_spider_input(self, response: Response) -> None:
+        if DUPLICATE_FLAG in response.flags:
+            raise DuplicatePage(f"{response.url} has the body text of {response.meta.get(DUPLICATE_OF_META)}")
+
+    def process_spider_exception(self, response: Response, exception: Exception) -> Iterable[Any] | None:
+        # the request's errback has had it; without one, it ends here, as HttpError does
+        return [] if isinstance(exception, DuplicatePage) else None
 
 
 class SignatureMiddleware:
@@ -85,6 +127,8 @@ class SignatureMiddleware:
         self.context = context
         self.store = store
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
+        #: whether DuplicatePageGate drops the duplicate pages (known at the first one)
+        self._gate: bool | None = None
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         self.near = NearDuplicatePages.of(crawler, s) if s["URLUNIFY_NEAR_DUPLICATES"] else None
@@ -204,7 +248,12 @@ class SignatureMiddleware:
         df = self.context.dupefilter
         if df is not None and df.resume_log is not None:
             df.mark_done(request)  # handled: a resume must not fetch it again
-        raise DuplicatePage(f"{response.url} has the body text of {earlier}")
+        if self._gate is None:
+            self._gate = any(isinstance(mw, DuplicatePageGate) for mw in spider_middlewares(self.crawler) or ())
+        if not self._gate:
+            raise DuplicatePage(f"{response.url} has the body text of {earlier}")
+        response.flags.append(DUPLICATE_FLAG)  # received, then dropped by the gate
+        return response
 
     def _near_duplicate(self, request: Request, url: str, found: NearDuplicate) -> None:
         """A page nearly the same as an earlier page: marked, its links still followed."""

@@ -25,6 +25,7 @@ from scrapy_urlunify.integration.internals import (
     spider_middlewares,
 )
 from scrapy_urlunify.integration.links import LinkMiddleware
+from scrapy_urlunify.integration.signatures import DuplicatePageGate
 
 
 class _Looking(Spider):
@@ -52,6 +53,8 @@ def test_the_middleware_lists_and_receivers_of_a_running_crawl() -> None:  # typ
         yield port.stopListening()
     seen = _Looking.seen
     assert any(isinstance(mw, LinkMiddleware) for mw in seen["spider"])  # type: ignore[union-attr]
+    # SignatureMiddleware looks for its gate there: without it, it drops duplicate pages itself
+    assert any(isinstance(mw, DuplicatePageGate) for mw in seen["spider"])  # type: ignore[union-attr]
     assert any(type(mw) is OffsiteMiddleware for mw in seen["downloader"])  # type: ignore[union-attr]
     owners = seen["scheduled"]
     assert any(type(o) is OffsiteMiddleware for o in owners)  # type: ignore[union-attr]
