@@ -13,9 +13,9 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
+    "CLUSTER_SCHEMES",
     "DEFAULT_KEY_TEMPLATE",
     "KEY_SUFFIXES",
-    "CLUSTER_SCHEMES",
     "MEMORY",
     "REDIS_SCHEMES",
     "cluster_nodes",
@@ -81,9 +81,9 @@ def cluster_nodes(url: str) -> tuple[str, list[tuple[str, int]]]:
     if not nodes:
         raise ValueError("no node in the cluster URL (redis+cluster://host:port,host:port,...)")
     plain = "rediss" if scheme.lower().startswith("rediss") else "redis"
-    host, port = nodes[0]
-    host = f"[{host}]" if ":" in host else host
-    return f"{plain}://{userinfo}{host}:{port}" + (f"?{query}" if query else ""), nodes
+    first, first_port = nodes[0]
+    first = f"[{first}]" if ":" in first else first
+    return f"{plain}://{userinfo}{first}:{first_port}" + (f"?{query}" if query else ""), nodes
 
 
 def hash_tagged(key: str) -> str:

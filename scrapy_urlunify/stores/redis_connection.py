@@ -118,11 +118,11 @@ def store_key(client: object, key: str) -> str:
     return hash_tagged(key) if is_cluster(client) else key
 
 
-def client_url(client: redis.Redis) -> str:
+def client_url(client: Any) -> str:
     """A password-free URL naming the server ``client`` talks to, for messages."""
     if is_cluster(client):
         try:
-            nodes = client.nodes_manager.startup_nodes  # type: ignore[attr-defined]
+            nodes = client.nodes_manager.startup_nodes
             return "redis+cluster://" + ",".join(sorted(nodes))
         except AttributeError:
             return "<RedisCluster client>"
@@ -144,7 +144,7 @@ def own_retries(client: redis.Redis) -> redis.Redis:
     return client
 
 
-def ping(client: redis.Redis, url: str | None = None) -> None:
+def ping(client: redis.Redis | RedisCluster, url: str | None = None) -> None:
     """PING ``client``'s server once; :class:`StoreUnavailable` naming ``url`` if it fails."""
     try:
         client.ping()
@@ -262,7 +262,7 @@ def _pipelined(client: redis.Redis, calls: list[tuple[Any, list[Any], list[Any]]
         # EVALSHA by name: ClusterPipeline blocks its evalsha() method, not the command. The node
         # from the client's slot map: left to find it, ClusterPipeline asks the server for the
         # keys of each EVALSHA (COMMAND GETKEYS, a round trip per call). A MOVED reply is followed.
-        options = {"target_nodes": client.get_node_from_key(keys[0])} if cluster and keys else {}
+        options = {"target_nodes": client.get_node_from_key(keys[0])} if cluster and keys else {}  # type: ignore[attr-defined]
         pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args, **options)
     return pipe.execute(raise_on_error=False)
 

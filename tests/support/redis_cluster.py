@@ -70,7 +70,8 @@ class RedisCluster:
         return f"redis://127.0.0.1:{self.ports[0]}"
 
     def client(self, **kwargs: Any):  # -> redis.cluster.RedisCluster
-        from redis.cluster import ClusterNode, RedisCluster as Client
+        from redis.cluster import ClusterNode
+        from redis.cluster import RedisCluster as Client
 
         nodes = [ClusterNode("127.0.0.1", p) for n, p in zip(self.nodes, self.ports, strict=True) if n.running]
         return Client(startup_nodes=nodes, socket_timeout=5, socket_connect_timeout=5, **kwargs)
@@ -142,7 +143,7 @@ class RedisCluster:
                             return node
         raise RuntimeError(f"no master serves slot {slot}")
 
-    def keys(self) -> list[bytes]:
+    def all_keys(self) -> list[bytes]:
         """Every key on every master (SCAN on each)."""
         import redis
 
