@@ -18,4 +18,5 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # --- a real redis-server for the tests that need one (see tests/support/redis_server.py) ---------------
+from redis_cluster import redis_cluster, redis_cluster_session  # noqa: E402,F401
 from redis_server import redis_server, redis_server_factory  # noqa: E402,F401

@@ -11,9 +11,11 @@ process has scheduled).
 
 Settings:
 
-* ``URLUNIFY_STORE``: a ``redis://[:password@]host:port/db`` (``rediss://``, ``unix://``) URL;
-  otherwise the connection is scrapy-redis's (``REDIS_URL``, ``REDIS_HOST``/``REDIS_PORT``,
-  ``REDIS_PARAMS``).
+* ``URLUNIFY_STORE``: a ``redis://[:password@]host:port/db`` (``rediss://``, ``unix://``) URL,
+  or ``redis+cluster://host:port,...`` for a Redis Cluster (the keys hash-tagged:
+  ``docs/stores.md``, "Redis Cluster"); otherwise the connection is scrapy-redis's
+  (``REDIS_URL``, ``REDIS_HOST``/``REDIS_PORT``, ``REDIS_PARAMS``, whose ``redis_cls`` may be
+  ``redis.cluster.RedisCluster``).
 * ``URLUNIFY_REDIS_KEY`` (default ``"urlunify:%(scope)s"``): the seen set is
   ``<key>:seen``; the scope is ``URLUNIFY_SCOPE``, by default the spider's name (the
   instance's: ``spider.name``).

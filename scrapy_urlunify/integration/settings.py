@@ -120,7 +120,9 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_STORE", MEMORY, "store",
             '"memory": the seen set, page signatures and learned rules live in the process (and '
             "in JOBDIR files when JOBDIR is set); a redis://[:password@]host:port/db URL "
-            "(rediss://, unix:///path?db=N): in Redis, shared by every crawler of the scope."),
+            "(rediss://, unix:///path?db=N): in Redis, shared by every crawler of the scope; "
+            "redis+cluster://[:password@]host:port,host:port,... (rediss+cluster://): in a Redis "
+            "Cluster, every key hash-tagged (docs/stores.md, \"Redis Cluster\")."),
     Setting("URLUNIFY_REDIS_KEY", DEFAULT_KEY_TEMPLATE, "key_template",
             "Template of the Redis keys of a scope; must hold %(scope)s. The seen set is "
             "<key>:seen, the signatures <key>:signatures, the learned rules <key>:rules."),
@@ -311,7 +313,8 @@ def _check(setting: Setting, value: Any) -> Any:
                 raise SettingsError(name, missing)
             return _text(name, value).strip()
         shown = mask_url(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"
-        raise SettingsError(name, f'expected "memory" or a redis://, rediss:// or unix:// URL, got {shown!r}')
+        raise SettingsError(name, f'expected "memory" or a redis://, rediss://, unix:// or redis+cluster:// URL, '
+                                  f'got {shown!r}')
     if kind == "key_template":
         try:
             redis_keys(_text(name, value), "scope")

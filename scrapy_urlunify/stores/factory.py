@@ -62,7 +62,8 @@ class Stores:
     ) -> None:
         location = MEMORY if location in (None, "") else location
         if location != MEMORY and not is_redis_url(location):
-            raise ValueError(f'expected "memory" or a redis://, rediss:// or unix:// URL, got {mask_url(location)!r}')
+            raise ValueError(f'expected "memory" or a redis://, rediss://, unix:// or redis+cluster:// URL, '
+                             f'got {mask_url(location)!r}')
         missing = redis_missing(location) if location != MEMORY and client is None else None
         if missing:
             raise StoreError(missing)

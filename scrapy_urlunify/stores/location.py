@@ -13,10 +13,14 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
+    "CLUSTER_SCHEMES",
     "DEFAULT_KEY_TEMPLATE",
     "KEY_SUFFIXES",
     "MEMORY",
     "REDIS_SCHEMES",
+    "cluster_nodes",
+    "hash_tagged",
+    "is_cluster_url",
     "is_redis_url",
     "mask_url",
     "quote_userinfo",
@@ -26,7 +30,11 @@ __all__ = [
 ]
 
 MEMORY = "memory"
-REDIS_SCHEMES = ("redis", "rediss", "unix")
+#: A Redis Cluster: ``redis+cluster://[user:password@]host:port[,host:port...]`` (``rediss+cluster``:
+#: TLS). No other library names a cluster in a URL (redis-py's ``RedisCluster.from_url`` takes
+#: a plain ``redis://`` URL of one node), so the scheme says it, and lists the seed nodes.
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+REDIS_SCHEMES = ("redis", "rediss", "unix", *CLUSTER_SCHEMES)
 
 #: Default key template of a Redis store: one namespace per scope.
 DEFAULT_KEY_TEMPLATE = "urlunify:%(scope)s"
@@ -42,6 +50,52 @@ def is_redis_url(value: object) -> bool:
         return False
     scheme, sep, _ = value.strip().partition("://")
     return bool(sep) and scheme.lower() in REDIS_SCHEMES
+
+
+def is_cluster_url(value: object) -> bool:
+    """True for a ``redis+cluster://`` (``rediss+cluster://``) URL."""
+    return is_redis_url(value) and str(value).strip().partition("://")[0].lower() in CLUSTER_SCHEMES
+
+
+def cluster_nodes(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """The seed nodes of a cluster URL, and the URL of the first as redis-py reads it
+    (``redis://`` or ``rediss://``, with the user-info and query of ``url``): ``(seed_url,
+    [(host, port), ...])``. ValueError (password-free) for no node, a bad port, or a database
+    other than 0 (a cluster has only one)."""
+    text = url.strip()
+    scheme, _, rest = text.partition("://")
+    parts = _userinfo(text)
+    userinfo, hostpart = (parts[1] + "@", parts[2]) if parts is not None else ("", rest)
+    hostpart, _, query = hostpart.partition("?")
+    hosts, _, path = hostpart.partition("/")
+    if path.strip("/") not in ("", "0"):
+        raise ValueError(f"a Redis Cluster has only the database 0, not {path.strip('/')!r}")
+    nodes: list[tuple[str, int]] = []
+    for node in filter(None, (n.strip() for n in hosts.split(","))):
+        host, colon, port = node.rpartition(":")
+        if not colon:
+            host, port = node, "6379"
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"bad port in the cluster node {node!r}")
+        nodes.append((host.strip("[]") or "localhost", int(port)))
+    if not nodes:
+        raise ValueError("no node in the cluster URL (redis+cluster://host:port,host:port,...)")
+    plain = "rediss" if scheme.lower().startswith("rediss") else "redis"
+    first, first_port = nodes[0]
+    first = f"[{first}]" if ":" in first else first
+    return f"{plain}://{userinfo}{first}:{first_port}" + (f"?{query}" if query else ""), nodes
+
+
+def hash_tagged(key: str) -> str:
+    """``key`` as the name of a group of keys on one Redis Cluster slot: ``key`` itself when it
+    holds a hash tag already (a non-empty ``{...}``: the user chose the slot), else ``{key}``.
+    Keys made by appending to the result (``<tagged>:owners``) share its slot."""
+    start = key.find("{")
+    if start >= 0:
+        end = key.find("}", start + 1)
+        if end > start + 1:
+            return key
+    return "{" + key + "}"
 
 
 def redis_missing(location: str) -> str | None:

@@ -24,13 +24,17 @@ runs in between):
 
 No Scrapy import: the Scrapy side (``scrapy_urlunify.integration.redis_queue``) encodes
 requests and decides when one is done. A Redis error is raised to the caller as redis-py raises
-it. The scripts build the in-flight keys of other workers from ``<key>``: one Redis server (or
-all keys on one Cluster slot, e.g. a ``{...}`` hash tag in ``<key>``).
+it. The scripts build the in-flight keys of other workers from ``<key>``, so every key of the
+queue must be on one slot of a Redis Cluster: with a cluster client ``<key>`` is hash-tagged
+(``{<key>}``, unless it holds a tag already: :func:`~.redis_connection.store_key`), and the other
+keys, made by appending to it, share its tag.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
+
+from .redis_connection import store_key
 
 __all__ = ["Popped", "ReliableQueue"]
 
@@ -132,7 +136,8 @@ class ReliableQueue:
         if lease <= 0:
             raise ValueError(f"lease must be positive, not {lease!r}")
         self.client = client
-        self.key = key
+        #: on a cluster, hash-tagged: every key of the queue on its slot
+        self.key = key = store_key(client, key)
         self.worker = worker
         self.lease_ms = int(lease * 1000)
         self.seq_key = f"{key}:seq"

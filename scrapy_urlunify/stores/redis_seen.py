@@ -109,11 +109,11 @@ class RedisSeenStore(RedisStore):
     def __init__(self, client: redis.Redis, key: str, **kwargs: Any) -> None:
         super().__init__(client, key, **kwargs)
         #: every store's stamp (the id of its last call that added a member), by owner
-        self.owners_key = f"{key}:owners"
+        self.owners_key = f"{self.key}:owners"
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         #: exists as long as Redis keeps the set's data: an add that finds it gone (Redis restarted
         #: without persistence, or flushed) warns that every page seen before is new again
-        self.marker_key = f"{key}:marker"
+        self.marker_key = f"{self.key}:marker"
         #: times the marker was found gone
         self.data_lost = 0
         self._marked = False  # this store has seen (or made) the marker
