@@ -346,8 +346,9 @@ class DustSite:
         links += [(self.category_href(cid, sort, lim), f"Show {lim}") for lim in LIMITS]
         links += [(self.category_href(cid, sort, limit, n), str(n)) for n in range(1, self.pages(cat, limit) + 1)]
         chosen = [f for f in query.get("filter", "").split(",") if f in FILTERS]
-        links += [(self.category_href(cid, sort, limit, page, ",".join([*chosen, f])), f"Filter: {f}")
-                  for f in FILTERS if f not in chosen]  # the filter plug-in is off: the same listing
+        # the filter plug-in is off: every combination shows the same listing, with the same links
+        links += [(self.category_href(cid, sort, limit, page, ",".join(chosen if f in chosen else [*chosen, f])),
+                   f"Filter: {f}") for f in FILTERS]
         return cat.name, self.category_href(cid, sort, limit, page), body, links
 
     # --- ground truth --------------------------------------------------------------------------
