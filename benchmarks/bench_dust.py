@@ -55,16 +55,10 @@ from _common import child_json, write_json  # noqa: E402
 CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn"]
 
 #: The mirror named: what a user who noticed it writes.
-MIRROR = {"URLUNIFY_DOMAIN_ALIASES": [["shop.test", "mirror.shop.test"]]}
-
-#: What a careful user writes for this shop after reading a few of its pages: the route's
-#: identifying parameters (so ``sort`` and the like do not tell route URLs apart), the parameters
-#: that never change a page, and the mirror.
-CAREFUL = {
-    "URLUNIFY_KEY_PARAMS": ["route", "id"],
-    "URLUNIFY_REMOVE_PARAMS": ["ref", "print", "view", "filter", "date"],
-    **MIRROR,
-}
+MIRROR = dustsite.MIRROR_SETTINGS
+#: What a careful user writes for this shop (the route's key parameters, the parameters that
+#: never change a page, the mirror).
+CAREFUL = dustsite.CAREFUL_SETTINGS
 
 
 def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:

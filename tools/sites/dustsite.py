@@ -72,6 +72,17 @@ FILTERS = ("instock", "sale", "freeship")
 TODAY = dt.date(2026, 12, 2)
 DEFAULT_PORT = 8090
 
+#: The mirror named in a crawl's settings: what a user who noticed it writes.
+MIRROR_SETTINGS: dict[str, Any] = {"URLUNIFY_DOMAIN_ALIASES": [["shop.test", "mirror.shop.test"]]}
+#: What a careful user writes for this shop after reading a few of its pages: the route's
+#: identifying parameters (so ``sort`` and the like do not tell route URLs apart, while a
+#: listing's ``sort`` still does), the parameters that never change a page, and the mirror.
+CAREFUL_SETTINGS: dict[str, Any] = {
+    "URLUNIFY_KEY_PARAMS": ["route", "id"],
+    "URLUNIFY_REMOVE_PARAMS": ["ref", "print", "view", "filter", "date"],
+    **MIRROR_SETTINGS,
+}
+
 WORDS = _words("""sturdy light compact classic modern steel oak cotton wool leather ceramic glass
 handmade portable waterproof quiet fast warm soft bright matte polished durable folding
 adjustable slim large small travel kitchen garden office outdoor winter summer premium basic
