@@ -176,6 +176,7 @@ def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -
     row = {k: v for k, v in run.items() if k not in ("items", "downloads")}
     row.update({"floor": floor, "covered": len(covered), "items_count": len(ids),
                 "duplicate_items": len(ids) - len(set(ids)), "missed": floor - len(covered),
+                "missed_pages": sorted(set(truth) - covered)[:20],
                 "fetched_not_itemised": len(reached - covered),
                 "per_floor": round(run["fetches"] / floor, 2),
                 "excess": excess(run["downloads"], site, run["items"])})

@@ -147,7 +147,9 @@ class DustSite:
                 if name not in used:
                     used.add(name)
                     break
-            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 70)))
+            # most descriptions are long, a quarter one or two lines (a print banner weighs more there)
+            words = rng.randint(30, 60) if rng.random() < 0.25 else rng.randint(120, 220)
+            text = " ".join(rng.choice(WORDS) for _ in range(words))
             related = tuple(rng.sample([p for p in range(1, products + 1) if p != pid], 3))
             self.products[pid] = Product(pid, name, None if rng.random() < 0.2 else _slug(name),
                                          rng.randint(199, 49999), cats_of[pid - 1], text.capitalize() + ".", related)
