@@ -24,10 +24,11 @@ few host names does, from ``random.Random(seed)``:
   ``date=`` with next/previous-day links for ever (the same calendar page for any date).
 
 Ground truth: :meth:`DustSite.page_id` of any URL is the page it shows (``None``: a 404).
-A listing's id is its content (the products it shows, in order), so two spellings showing the
-same products are one page. The URL floor is :meth:`DustSite.floor`: the number of distinct
-page ids reachable from the start URL. Page text depends only on the page id, except the print
-banner; links may carry per-view noise.
+A listing's id is its content (the products it shows, in order, from which rank), so two
+spellings showing the same products are one page, whatever their pager says. The URL floor is
+:meth:`DustSite.floor`: the number of distinct page ids reachable from the start URL. Page text
+depends only on the page id, but for the print banner and a listing's pager; links may carry
+per-view noise.
 
 Host names on loopback: the server is also a forward proxy for http (requests in absolute form,
 ``GET http://www.shop.test/ HTTP/1.1``), as the demo server is; a crawler points
@@ -183,7 +184,9 @@ class DustSite:
         return tuple(self._ordered(cat, sort)[(page - 1) * limit:page * limit])
 
     def _content_key(self, cat: Category, sort: str, limit: int, page: int) -> tuple[Any, ...]:
-        return (self._shown(cat, sort, limit, page), (page - 1) * limit, self.pages(cat, limit))
+        # the products shown, in order, and from where: two pagers showing them are one page
+        # (``?limit=24&page=3`` = ``?page=5``), though their "(N pages)" differ
+        return (self._shown(cat, sort, limit, page), (page - 1) * limit)
 
     def _listing_labels(self, cat: Category) -> dict[tuple[Any, ...], str]:
         """Content of each listing page -> the page id of the first spelling showing it."""
