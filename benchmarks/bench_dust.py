@@ -1,0 +1,266 @@
+"""A crawl of the generated DUST shop (``tools/sites/dustsite.py``), scored against its URL floor.
+
+The shop serves a CMS route beside pretty URLs, three host names (``www.shop.test``,
+``shop.test`` and the mirror ``mirror.shop.test``), noise parameters (``utm_*``, ``ref``,
+per-view ``sessionid``/``;jsessionid``, ``print=1``, ``view``, ``sort`` on product pages),
+listings whose ``page``, ``limit`` and ``sort`` matter, and endless spaces made of DUST only
+(listing filters the shop ignores, a calendar's days). Its *URL floor* is one fetch per distinct
+page reachable from the start URL (the ground truth: each page declares its id).
+
+The spider is what a naive user writes: a ``CrawlSpider`` with one
+``Rule(LinkExtractor(), callback=..., follow=True)`` from ``http://www.shop.test/`` and an item
+``{url, page_id}`` per page (read from its ``<meta name="page-id">``). Configurations
+(``--configs``), each in Scrapy's default order (depth-first) and in a fresh process:
+
+* ``plain``: Scrapy's defaults;
+* ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
+* ``mirror``: the add-on, with the mirror named in ``URLUNIFY_DOMAIN_ALIASES``;
+* ``careful``: the add-on with what a careful user writes for this shop (:data:`CAREFUL`);
+* ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``.
+
+A crawl stops at ``--cap`` downloaded responses (counted at ``response_downloaded``, so responses
+the add-on drops count too) or ``--timeout`` seconds. The host names reach the shop's server (a
+forward proxy for http, in its own process) through the demo's ``DemoProxyMiddleware``.
+
+Scores: pages covered (distinct page ids seen in an item) / floor, fetches
+(``downloader/response_count``) and fetches / floor, duplicate items (items beyond one per page
+id), pages missed (floor - covered), requests dropped at dequeue
+(``urlunify/dropped_at_dequeue``), rules learned, CPU seconds of the crawl process.
+
+    python benchmarks/bench_dust.py                            # all five, seed 1, 600 products
+    python benchmarks/bench_dust.py --configs addon,careful --products 100 --categories 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "sites"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import dustsite  # noqa: E402
+from _common import child_json, write_json  # noqa: E402
+
+CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn"]
+
+#: The mirror named: what a user who noticed it writes.
+MIRROR = dustsite.MIRROR_SETTINGS
+#: What a careful user writes for this shop (the route's key parameters, the parameters that
+#: never change a page, the mirror).
+CAREFUL = dustsite.CAREFUL_SETTINGS
+
+
+def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
+    from scrapy_urlunify.demo.proxy import demo_settings
+
+    settings: dict[str, Any] = {
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "WARNING",
+        "CLOSESPIDER_TIMEOUT": cap_s,
+        **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)),
+    }
+    if config != "plain":
+        settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
+    if config == "nolearn":
+        settings["URLUNIFY_LEARN"] = False
+    if config == "mirror":
+        settings.update(MIRROR)
+    if config == "careful":
+        settings.update(CAREFUL)
+    return settings
+
+
+def crawl(config: str, proxy: str, cap: int, timeout: int) -> dict[str, Any]:
+    """One crawl in this process (called in a child): its stats and items."""
+    from scrapy import signals
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.linkextractors import LinkExtractor
+    from scrapy.spiders import CrawlSpider, Rule
+
+    items: list[dict[str, Any]] = []
+    downloads: list[str] = []
+
+    class ShopSpider(CrawlSpider):
+        name = "shop"
+        allowed_domains = ["shop.test"]
+        start_urls = [dustsite.START]
+        rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+        def parse_start_url(self, response):  # type: ignore[no-untyped-def]
+            return self.parse_page(response)
+
+        def parse_page(self, response):  # type: ignore[no-untyped-def]
+            page_id = response.css('meta[name="page-id"]::attr(content)').get()
+            if page_id:
+                yield {"url": response.url, "page_id": page_id}
+
+    process = CrawlerProcess(settings_for(config, proxy, timeout), install_root_handler=True)
+    crawler = process.create_crawler(ShopSpider)
+
+    def scraped(item: dict[str, str]) -> None:
+        items.append(dict(item))
+
+    def downloaded(response: Any, request: Any, spider: Any) -> None:
+        downloads.append(response.url)
+        if len(downloads) == cap and crawler.engine:
+            crawler.engine.close_spider(spider, "fetch_cap")
+
+    # named functions held here: the signals keep only weak references to receivers
+    crawler.signals.connect(scraped, signals.item_scraped)
+    crawler.signals.connect(downloaded, signals.response_downloaded)
+    process.crawl(crawler)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0, wall0 = usage.ru_utime + usage.ru_stime, time.monotonic()
+    process.start()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    return {
+        "config": config,
+        "cpu_s": round(usage.ru_utime + usage.ru_stime - cpu0, 2),
+        "wall_s": round(time.monotonic() - wall0, 1),
+        "fetches": stats.get("downloader/response_count", 0),
+        "downloads": downloads,
+        "items": items,
+        "finish_reason": stats.get("finish_reason"),
+        "dropped_at_dequeue": stats.get("urlunify/dropped_at_dequeue", 0),
+        "learned": sorted(k.split("/", 3)[3] for k in stats
+                          if k.startswith("urlunify/learned/") and k.count("/") >= 4),
+        "stats": {k: v for k, v in stats.items() if k.startswith(("urlunify", "dupefilter", "scheduler/enqueued"))
+                  and isinstance(v, (int, float))},
+    }
+
+
+def shape(url: str) -> str:
+    """What a URL is, without its values: ``www.shop.test /product/N ?print,ref``."""
+    parts = urlsplit(url)
+    path = re.sub(r"/\d+-[a-z0-9-]+", "/N", re.sub(r";jsessionid=[^/?]*", ";jsessionid", parts.path))
+    names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    return f"{parts.hostname} {path}" + (" ?" + ",".join(names) if names else "")
+
+
+def excess(downloads: list[str], site: dustsite.DustSite, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the fetches beyond one per page went, and the URLs of duplicate items, by shape."""
+    seen: set[str | None] = set()
+    refetched: Counter[str] = Counter()
+    for url in downloads:
+        page = site.page_id(url)
+        if page in seen:
+            refetched[shape(url)] += 1
+        seen.add(page)
+    first: set[str] = set()
+    duplicated: Counter[str] = Counter()
+    for item in items:
+        if item["page_id"] in first:
+            duplicated[shape(item["url"])] += 1
+        first.add(item["page_id"])
+    return {"refetched": dict(refetched.most_common()), "duplicate_items": dict(duplicated.most_common())}
+
+
+def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -> dict[str, Any]:
+    floor = len(truth)
+    ids = [item["page_id"] for item in run["items"]]
+    covered = set(ids) & set(truth)
+    reached = {site.page_id(url) for url in run["downloads"]} - {None}
+    row = {k: v for k, v in run.items() if k not in ("items", "downloads")}
+    row.update({"floor": floor, "covered": len(covered), "items_count": len(ids),
+                "duplicate_items": len(ids) - len(set(ids)), "missed": floor - len(covered),
+                "missed_pages": sorted(set(truth) - covered)[:20],
+                "fetched_not_itemised": len(reached - covered),
+                "per_floor": round(run["fetches"] / floor, 2),
+                "excess": excess(run["downloads"], site, run["items"])})
+    return row
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    cols = [("config", "config"), ("covered", "covered"), ("fetches", "fetches"), ("fetches/floor", "per_floor"),
+            ("dup items", "duplicate_items"), ("missed", "missed"), ("dropped at dequeue", "dropped_at_dequeue"),
+            ("rules learned", "learned"), ("finish", "finish_reason"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
+    lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|---|" + "|".join(["---:"] * (len(cols) - 1)) + "|"]
+    for r in rows:
+        cells = []
+        for _, key in cols:
+            if key == "covered":
+                cells.append(f"{r['covered']}/{r['floor']}")
+            elif key == "learned":
+                cells.append(", ".join(r["learned"]) or "—")
+            else:
+                cells.append(str(r[key]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
+    """The shop's server in its own process on a free port: (process, proxy URL)."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "sites" / "dustsite.py"), "serve", "--port", "0",
+                             "--seed", str(args.seed), "--products", str(args.products),
+                             "--categories", str(args.categories)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"
+    if not line.startswith("serving on "):
+        proc.kill()
+        raise SystemExit(f"the shop's server did not start: {line!r}")
+    return proc, line.split()[2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--products", type=int, default=600)
+    parser.add_argument("--categories", type=int, default=20)
+    parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}")
+    parser.add_argument("--cap", type=int, default=6000, help="downloaded responses after which a crawl stops")
+    parser.add_argument("--timeout", type=int, default=1200, help="CLOSESPIDER_TIMEOUT of each crawl")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--explain", action="store_true",
+                        help="also print, per crawl, where the fetches beyond one per page went (by URL shape)")
+    parser.add_argument("--child", nargs=4, metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        config, proxy, cap, timeout = args.child
+        print(json.dumps(crawl(config, proxy, int(cap), int(timeout))))
+        return
+    configs = args.configs.split(",")
+    for name in configs:
+        if name not in CONFIGS:
+            parser.error(f"unknown configuration {name!r}")
+    site = dustsite.DustSite(args.seed, args.categories, args.products)
+    truth = site.reachable()
+    print(f"shop: seed {args.seed}, {args.products} products, {args.categories} categories, "
+          f"URL floor {len(truth)}", file=sys.stderr)
+    server, proxy = start_server(args)
+    rows = []
+    try:
+        for config in configs:
+            run = child_json(__file__, "--child", config, proxy, str(args.cap), str(args.timeout))
+            rows.append(score(run, site, truth))
+            print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+    print(table(rows))
+    if args.explain:
+        for row in rows:
+            print(f"\n{row['config']}: fetched again (page fetched before), by URL shape:")
+            for what, n in row["excess"]["refetched"].items():
+                print(f"  {n:6d}  {what}")
+            print(f"{row['config']}: duplicate items, by URL shape:")
+            for what, n in row["excess"]["duplicate_items"].items():
+                print(f"  {n:6d}  {what}")
+    write_json(args.json, {"seed": args.seed, "products": args.products, "categories": args.categories,
+                           "floor": len(truth), "cap": args.cap, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
