@@ -23,7 +23,11 @@ first (``DuplicatePageGate`` drops it in the spider's input chain), so it counts
 ``requests`` exceeds the budget only by the requests in flight (up to ``CONCURRENT_REQUESTS``).
 
 Scores, per crawl (each in a fresh process): articles covered (distinct articles of the
-database seen in an item), duplicate items (items beyond one per article), login/account pages
+database seen in an item), duplicate items (items beyond one per article), split into *same
+revision* (an article's revision already yielded, shown again: a permanent link, a redirect view,
+a diff of the latest edit: the same text, which the near-duplicate signature is for), *older
+revisions* (another revision of an article yielded: another text) and *not articles* (a redirect
+page shown with ``redirect=no``, a title the database has no article for), login/account pages
 downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``:
 received or not, whatever the add-on does with them), requests, responses, responses received
 until the last article first showed up, items, CPU seconds of the crawl process, wall seconds.
@@ -65,6 +69,7 @@ CAREFUL = {
 
 ARTICLE_RE = re.compile(rb'"wgNamespaceNumber":0,.*?"wgIsArticle":true', re.S)
 TITLE_RE = re.compile(rb'"wgTitle":"((?:[^"\\]|\\.)*)"')
+REVISION_RE = re.compile(rb'"wgRevisionId":(\d+)')
 LOGIN_RE = re.compile(r"Special:(UserLogin|CreateAccount)")
 
 
@@ -114,8 +119,10 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
         def parse_page(self, response):  # type: ignore[no-untyped-def]
             if isinstance(response, TextResponse) and ARTICLE_RE.search(response.body):
                 title = TITLE_RE.search(response.body)
+                revision = REVISION_RE.search(response.body)
                 if title:
-                    yield {"url": response.url, "title": json.loads(b'"' + title.group(1) + b'"')}
+                    yield {"url": response.url, "title": json.loads(b'"' + title.group(1) + b'"'),
+                           "revision": int(revision.group(1)) if revision else None}
 
     process = CrawlerProcess(settings_for(config, order, budget), install_root_handler=True)
     crawler = process.create_crawler(WikiSpider)
@@ -175,6 +182,9 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     by_title = {a["title"]: a["id"] for a in truth["articles"]}
     ids = [by_title.get(item["title"]) for item in run["items"]]
     seen = {i for i in ids if i is not None}
+    # the same text twice: one article at one revision (a permanent link, a redirect view, a
+    # diff of the latest edit show the revision the article shows)
+    shown = {(i, item.get("revision")) for i, item in zip(ids, run["items"], strict=True) if i is not None}
     first: dict[int, int] = {}
     for i, item in zip(ids, run["items"], strict=True):
         if i is not None:
@@ -182,6 +192,9 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     row = {k: v for k, v in run.items() if k != "items"}
     row.update({"articles": len(by_title), "covered": len(seen),
                 "items_count": len(ids), "duplicate_items": len(ids) - len(seen),
+                # an older revision of an article seen is another text, yet another item of it
+                "same_revision_items": len(ids) - ids.count(None) - len(shown),
+                "older_revision_items": len(shown) - len(seen),
                 "unknown_items": ids.count(None),
                 # responses received when the last article first showed up
                 "responses_to_cover": max(first.values(), default=0)})
@@ -190,6 +203,8 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     cols = [("config", "config"), ("order", "order"), ("covered", "covered"), ("dup items", "duplicate_items"),
+            ("same revision", "same_revision_items"), ("older revisions", "older_revision_items"),
+            ("not articles", "unknown_items"),
             ("items", "items_count"), ("login pages", "login_pages"), ("requests", "requests"),
             ("responses", "responses"), ("to cover", "responses_to_cover"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
     lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|"]
