@@ -35,6 +35,13 @@ back), ``popped_given_back``, ``rescued_links`` (links of such pages queued agai
 ``already_queued`` (links of such pages another worker had queued), ``acked_late`` (done after
 their lease ended: someone may have fetched them again), ``unobserved`` (in flight while this
 worker was idle: a path the queue cannot see finish, acknowledged with a warning).
+
+A failover of the queue's master loses nothing: with ``URLUNIFY_QUEUE_REPLICAS = "auto"`` a push
+returns once the master's replicas have it (``WAIT``, in the push's round trip), and a push, pop
+or acknowledgement waits through an outage for up to ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT``. Past
+that, the crawl closes with the reason ``urlunify_store_unavailable`` naming the cause, and
+acknowledges nothing more: what this worker holds goes back to the queue (at close, or when its
+lease ends), so a resume fetches it again.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from twisted.internet import task
 
 from ..stores.redis_queue import ReliableQueue
 from .context import UnifyContext
+from .crawl_stores import STORE_FAULTS, store_failed, store_unavailable
 from .meta import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META
 from .settings import SettingsError
 
@@ -73,6 +81,8 @@ logger = logging.getLogger(__name__)
 
 
 LEASE_SETTING = "URLUNIFY_QUEUE_LEASE"
+REPLICAS_SETTING = "URLUNIFY_QUEUE_REPLICAS"
+UNAVAILABLE_SETTING = "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT"
 
 _QUEUES: WeakKeyDictionary[Any, RedisQueue] = WeakKeyDictionary()
 #: crawler -> the components of .redis_queue_done it has (the queue opens only with all three)
@@ -134,8 +144,11 @@ class RedisQueue:
         self.serializer = serializer
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.context = UnifyContext.of(crawler)
-        lease = self.context.settings[LEASE_SETTING]
-        self.store = ReliableQueue(server, self.key, self.worker, lease=lease)
+        settings = self.context.settings
+        lease = settings[LEASE_SETTING]
+        self.store = ReliableQueue(server, self.key, self.worker, lease=lease,
+                                   unavailable_timeout=settings[UNAVAILABLE_SETTING],
+                                   replicas=settings[REPLICAS_SETTING])
         #: entry ids whose handling .redis_queue_done follows now (a response, an errback)
         self.watched: set[str] = set()
         missing = [name for name in DONE_COMPONENTS if name not in _WATCHED.get(crawler, ())]
@@ -155,7 +168,17 @@ class RedisQueue:
     # --- scrapy-redis's queue API ------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.store)
+        return self._guarded(lambda: len(self.store), 0)
+
+    def _guarded(self, call: Callable[[], Any], default: Any) -> Any:
+        """``call()``; ``default`` once the queue failed (the crawl closes, naming the cause)."""
+        if store_failed(self.crawler):
+            return default
+        try:
+            return call()
+        except STORE_FAULTS as e:
+            store_unavailable(self.crawler, e)
+            return default
 
     def push(self, request: Request) -> None:
         if isinstance(request.errback, QueueErrback):
@@ -168,14 +191,22 @@ class RedisQueue:
         data = self.serializer.dumps(request.to_dict(spider=self.spider))
         if replaces:
             self.watched.discard(replaces)
-        queued = self.store.push(data, -request.priority, dedup=dedup, check=rescue, replaces=replaces)
+        if store_failed(self.crawler):
+            # nothing is acknowledged any more: the request whose link this is stays in flight and
+            # comes back (at close, or when the lease ends), and yields this link again
+            return
+        try:
+            queued = self.store.push(data, -request.priority, dedup=dedup, check=rescue, replaces=replaces)
+        except STORE_FAULTS as e:
+            store_unavailable(self.crawler, e)  # not known to be on a replica: its source stays in flight
+            return
         if rescue:
             self.context.inc("queue/rescued_links" if queued else "queue/already_queued")
 
     def pop(self, timeout: int = 0) -> Request | None:
         """Take the best request, in flight under this worker (``timeout`` is ignored, as by
         scrapy-redis's ``PriorityQueue``)."""
-        popped = self.store.pop()
+        popped = self._guarded(self.store.pop, None)
         if popped is None:
             return None
         try:
@@ -184,7 +215,7 @@ class RedisQueue:
             # acknowledged: a queue entry no worker can decode would come back forever
             logger.exception("Dropped a queue entry that cannot be decoded (%d bytes)", len(popped.payload))
             self.context.inc("queue/undecodable")
-            self.store.ack(popped.id)
+            self.ack(popped.id)
             return None
         request.meta[QUEUE_ID_META] = popped.id
         if popped.given_back:
@@ -200,10 +231,12 @@ class RedisQueue:
     def ack(self, entry_id: str) -> None:
         """The request of ``entry_id`` is done."""
         self.watched.discard(entry_id)
-        if not self.store.ack(entry_id):
+        # once the queue failed nothing is done: what this worker holds goes back to the queue
+        if self._guarded(lambda: self.store.ack(entry_id), True) is False:
             self.context.inc("queue/acked_late")
-            logger.warning("A request was done after this worker's lease ended (a stall longer than %s = %s s?): "
-                           "another worker may fetch it again", LEASE_SETTING, self.store.lease_ms / 1000)
+            logger.warning("A request was done after this worker's lease ended (a stall longer than %s = %s s?) "
+                           "or after a failover lost its pop: it may be fetched again", LEASE_SETTING,
+                           self.store.lease_ms / 1000)
 
     def dedup_key(self, request: Request) -> bytes:
         """What the queue remembers of a pushed request: the dupefilter's key when the crawl's
@@ -227,6 +260,16 @@ class RedisQueue:
 
     def _idle(self, spider: Spider | None = None) -> None:
         self._heartbeat()
+        if store_failed(self.crawler):
+            return  # closing, with the reason
+        try:
+            self._idle_check()
+        except STORE_FAULTS as e:
+            # not "finished": the queue may hold requests
+            store_unavailable(self.crawler, e)
+            raise DontCloseSpider from None
+
+    def _idle_check(self) -> None:
         held = self.store.mine_ids() - self.watched
         if held:
             # idle: nothing of this worker is in progress, so a path the queue does not watch
@@ -234,7 +277,7 @@ class RedisQueue:
             self.context.inc("queue/unobserved", len(held))
             logger.warning("%d requests were still in flight while this worker was idle; acknowledged", len(held))
             for entry_id in held:
-                self.store.ack(entry_id)
+                self.ack(entry_id)
         if len(self.store) or self.store.in_flight() > self.store.mine():
             raise DontCloseSpider  # peers hold requests that come back if they die
 

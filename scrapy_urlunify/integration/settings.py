@@ -132,6 +132,11 @@ _INTEGRATION: tuple[Setting, ...] = (
             "Seconds a store call waits through a Redis outage (blocking the crawl) before the "
             "crawl closes with the reason urlunify_store_unavailable.", minimum=0),
     Setting("URLUNIFY_QUEUE_LEASE", 30.0, "number", "Seconds a RedisQueue worker counts as alive without a heartbeat.", minimum=0.001),
+    Setting("URLUNIFY_QUEUE_REPLICAS", "auto", "choice",
+            '"auto": a RedisQueue push returns once every replica of the queue\'s master has it (WAIT, in the '
+            "push's round trip; nothing on a server without replicas), so a failover loses no request; "
+            '"off": no WAIT (a failover may lose the last pushes, docs/redis_queue.md).',
+            choices=("auto", "off")),
     Setting("URLUNIFY_SIGNATURES", True, "bool",
             "Compute page signatures (MD5 of the body text) and stop duplicate pages."),
     Setting("URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, "int",
