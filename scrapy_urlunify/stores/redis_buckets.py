@@ -29,7 +29,10 @@ __all__ = [
     "DEFAULT_SEEN_SIZE",
     "FILL",
     "LAYOUT",
+    "LAYOUT_SCRIPT",
     "MAX_SHARDS",
+    "SHARD_SCRIPT",
+    "STAMPS_TTL",
     "Layout",
     "group",
     "intset_limit",
@@ -48,6 +51,67 @@ FILL = 0.6
 #: Hash tags of a scope at most: enough to spread over a cluster's nodes, few enough that the
 #: links of one page (a few hundred) cost a few dozen script calls, not one per link.
 MAX_SHARDS = 64
+
+#: Seconds a shard's owners hash (the stamps of the calls that touched it) outlives the last
+#: call that stamped it: a job resumed later than that after a Redis outage cannot learn what
+#: its cut-off link batch did, and fetches all its links (RedisSeenStore.batch_answer).
+STAMPS_TTL = 7 * 86400
+#: One call on one shard. KEYS: its owners hash, its counter, then the buckets the call touches.
+#: ARGV: the caller's owner field, the call's id ("" for a call that needs no stamp: a plain
+#: removal), how many (bucket index in KEYS, member) pairs to remove first, then those pairs,
+#: then the pairs to add. A call with an id stamps its reply in the owners hash (field = owner,
+#: value "<call id> <reply>"): a retry after a lost reply returns the reply of the attempt that
+#: ran, instead of answering "seen" for members it added itself; and a run resuming requests
+#: whose call never got its reply asks what it answered (RedisSeenStore.batch_answer). The
+#: counter doubles as the shard's marker: gone means Redis lost the shard's data. The reply:
+#: "1" if the counter was gone else "0", "1" if a bucket outgrew the intset limit (ARGV[3]) in
+#: this call else "0", then one "1" (new) or "0" (seen) per member to add.
+SHARD_SCRIPT = """
+local stamp = ARGV[2] .. ' '
+if ARGV[2] ~= '' then
+  local done = redis.call('HGET', KEYS[1], ARGV[1])
+  if done and string.sub(done, 1, #stamp) == stamp then
+    return string.sub(done, #stamp + 1)
+  end
+end
+local lost = '0'
+if redis.call('EXISTS', KEYS[2]) == 0 then lost = '1' end
+local limit = tonumber(ARGV[3])
+local first = 5 + 2 * tonumber(ARGV[4])
+local delta = 0
+for i = 5, first - 1, 2 do
+  delta = delta - redis.call('SREM', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
+end
+local over = '0'
+local out = {}
+for i = first, #ARGV, 2 do
+  local key = KEYS[tonumber(ARGV[i])]
+  if redis.call('SADD', key, ARGV[i + 1]) == 1 then
+    delta = delta + 1
+    out[#out + 1] = '1'
+    if redis.call('SCARD', key) == limit + 1 then over = '1' end
+  else
+    out[#out + 1] = '0'
+  end
+end
+redis.call('INCRBY', KEYS[2], delta)
+local reply = lost .. over .. table.concat(out)
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[1], ARGV[1], stamp .. reply)
+  redis.call('EXPIRE', KEYS[1], STAMPS_TTL)
+end
+return reply
+""".replace("STAMPS_TTL", str(STAMPS_TTL))
+
+#: The layout hash at the seen set's key: created from ARGV (HSET arguments) when absent and
+#: ARGV is given, then returned (empty when absent); "old" when the key is a SET (the layout of
+#: earlier versions: one SET of 8-byte members).
+LAYOUT_SCRIPT = """
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind == 'set' then return 'old' end
+if kind == 'none' and #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
+return redis.call('HGETALL', KEYS[1])
+"""
 
 
 def intset_limit(client: redis.Redis) -> int:

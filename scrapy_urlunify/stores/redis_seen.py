@@ -19,13 +19,22 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import redis
 from redis import exceptions as rex
 
 from .base import StoreError
-from .redis_buckets import DEFAULT_SEEN_SIZE, Layout, group, intset_limit
+from .redis_buckets import (
+    DEFAULT_SEEN_SIZE,
+    LAYOUT_SCRIPT,
+    SHARD_SCRIPT,
+    STAMPS_TTL,
+    Layout,
+    group,
+    intset_limit,
+)
 from .redis_connection import PIPELINE_CHUNK, RedisStore
 
 __all__ = ["MIGRATING_SUFFIX", "STAMPS_TTL", "RedisSeenStore", "old_layout_error"]
@@ -34,71 +43,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: Seconds a shard's owners hash (the stamps of the calls that touched it) outlives the last
-#: call that stamped it: a job resumed later than that after a Redis outage cannot learn what
-#: its cut-off link batch did, and fetches all its links (RedisSeenStore.batch_answer).
-STAMPS_TTL = 7 * 86400
 #: ``scrapy urlunify store migrate`` keeps a seen set of the one-SET layout at this suffix of
 #: its key while it copies it into buckets.
 MIGRATING_SUFFIX = ":migrating"
-
-#: One call on one shard. KEYS: its owners hash, its counter, then the buckets the call touches.
-#: ARGV: the caller's owner field, the call's id ("" for a call that needs no stamp: a plain
-#: removal), how many (bucket index in KEYS, member) pairs to remove first, then those pairs,
-#: then the pairs to add. A call with an id stamps its reply in the owners hash (field = owner,
-#: value "<call id> <reply>"): a retry after a lost reply returns the reply of the attempt that
-#: ran, instead of answering "seen" for members it added itself; and a run resuming requests
-#: whose call never got its reply asks what it answered (RedisSeenStore.batch_answer). The
-#: counter doubles as the shard's marker: gone means Redis lost the shard's data. The reply:
-#: "1" if the counter was gone else "0", "1" if a bucket outgrew the intset limit (ARGV[3]) in
-#: this call else "0", then one "1" (new) or "0" (seen) per member to add.
-_CALL = """
-local stamp = ARGV[2] .. ' '
-if ARGV[2] ~= '' then
-  local done = redis.call('HGET', KEYS[1], ARGV[1])
-  if done and string.sub(done, 1, #stamp) == stamp then
-    return string.sub(done, #stamp + 1)
-  end
-end
-local lost = '0'
-if redis.call('EXISTS', KEYS[2]) == 0 then lost = '1' end
-local limit = tonumber(ARGV[3])
-local first = 5 + 2 * tonumber(ARGV[4])
-local delta = 0
-for i = 5, first - 1, 2 do
-  delta = delta - redis.call('SREM', KEYS[tonumber(ARGV[i])], ARGV[i + 1])
-end
-local over = '0'
-local out = {}
-for i = first, #ARGV, 2 do
-  local key = KEYS[tonumber(ARGV[i])]
-  if redis.call('SADD', key, ARGV[i + 1]) == 1 then
-    delta = delta + 1
-    out[#out + 1] = '1'
-    if redis.call('SCARD', key) == limit + 1 then over = '1' end
-  else
-    out[#out + 1] = '0'
-  end
-end
-redis.call('INCRBY', KEYS[2], delta)
-local reply = lost .. over .. table.concat(out)
-if ARGV[2] ~= '' then
-  redis.call('HSET', KEYS[1], ARGV[1], stamp .. reply)
-  redis.call('EXPIRE', KEYS[1], STAMPS_TTL)
-end
-return reply
-""".replace("STAMPS_TTL", str(STAMPS_TTL))
-
-#: The layout hash at the seen set's key: created from ARGV (HSET arguments) when absent and
-#: ARGV is given, then returned (empty when absent); "old" when the key is a SET (the layout of
-#: earlier versions: one SET of 8-byte members).
-_LAYOUT = """
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind == 'set' then return 'old' end
-if kind == 'none' and #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
-return redis.call('HGETALL', KEYS[1])
-"""
-
 
 def old_layout_error(url: str, key: str, what: str = "holds") -> StoreError:
     """The error of a crawl that meets a seen set of the one-SET layout (or half migrated)."""
@@ -122,7 +69,7 @@ class RedisSeenStore(RedisStore):
         self._layout: Layout | None = None
         self._migrating = False  # migrate() is filling the buckets from the old layout
         self._sha: str | None = None
-        self._layout_script = client.register_script(_LAYOUT)
+        self._layout_script = client.register_script(LAYOUT_SCRIPT)
         #: times a shard's counter was found gone after this store had seen it (Redis lost its data)
         self.data_lost = 0
         self._marked: set[int] = set()  # shards whose counter this store has seen or made
@@ -179,15 +126,22 @@ class RedisSeenStore(RedisStore):
         def send() -> list[Any]:
             if self._sha is None:
                 self.round_trips += 1
-                self._sha = self.client.script_load(_CALL)
-            pipe = self.client.pipeline(transaction=False)
-            for _, keys, args in calls:
-                pipe.evalsha(self._sha, len(keys), *keys, *args)
-            replies = pipe.execute(raise_on_error=False)
+                self._sha = self.client.script_load(SHARD_SCRIPT)
+            if len(calls) == 1:  # (redis-py's pipeline costs more than the command alone)
+                _, keys, args = calls[0]
+                try:
+                    replies = [self.client.evalsha(self._sha, len(keys), *keys, *args)]
+                except rex.NoScriptError as e:
+                    replies = [e]
+            else:
+                pipe = self.client.pipeline(transaction=False)
+                for _, keys, args in calls:
+                    pipe.evalsha(self._sha, len(keys), *keys, *args)
+                replies = pipe.execute(raise_on_error=False)
             missing = [n for n, r in enumerate(replies) if isinstance(r, rex.NoScriptError)]
             if missing:  # a restarted or flushed server: those calls did not run
                 self.round_trips += 2
-                self._sha = self.client.script_load(_CALL)
+                self._sha = self.client.script_load(SHARD_SCRIPT)
                 pipe = self.client.pipeline(transaction=False)
                 for n in missing:
                     _, keys, args = calls[n]
@@ -376,8 +330,7 @@ class RedisSeenStore(RedisStore):
             copied = skipped = 0
             cursor: Any = 0
             while True:
-                at = cursor
-                cursor, members = self._run("SSCAN", lambda: self.client.sscan(old, at, count=PIPELINE_CHUNK))
+                cursor, members = self._run("SSCAN", partial(self.client.sscan, old, cursor, count=PIPELINE_CHUNK))
                 fps = [int.from_bytes(m, "big") for m in members if isinstance(m, bytes) and len(m) == 8]
                 skipped += len(members) - len(fps)
                 copied += len(fps)

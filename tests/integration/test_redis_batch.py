@@ -298,18 +298,22 @@ def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server
         wait_for_pages(site, proc, 10)
         layout = seen_set(redis_server).layout(create=False)
         owners = [layout.owners_key(shard) for shard in range(layout.shards)]
-        saved = [key for key in owners if r.exists(key) and r.renamenx(key, key + ":saved")]
-        for key in owners:  # every shard's stamps: another program's string
-            r.set(key, "another program's value")
+        swap = r.pipeline(transaction=True)  # at once (MULTI), as one key would be
+        for key in owners:  # every shard's stamps (those it has: RENAME fails alone on the others)
+            swap.rename(key, key + ":saved")
+            swap.set(key, "another program's value")  # another program's string
+        swap.execute(raise_on_error=False)
         failed = finish(proc, result)
         assert failed.returncode == 0 and failed.stats["finish_reason"] == "urlunify_store_error", failed.stderr[-3000:]
         errors = [line for line in failed.stderr.splitlines() if "ERROR" in line]
         assert any("WRONGTYPE" in line and "SADD (batch)" in line for line in errors), errors
         first = sum(site.hits.values())
         assert 0 < first < SIZE
-        r.delete(*owners)
-        for key in saved:
-            r.rename(key + ":saved", key)
+        swap = r.pipeline(transaction=True)
+        for key in owners:
+            swap.delete(key)
+            swap.rename(key + ":saved", key)
+        swap.execute(raise_on_error=False)
         resumed = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server)))
         assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", resumed.stderr[-3000:]
         assert site.lost() == set()
