@@ -363,8 +363,16 @@ class LosingPipeline(redis.client.Pipeline):
 
 
 class LosingClient(redis.Redis):
+    """Its script calls (one alone, or a pipeline of several) lose their reply after running."""
+
     def pipeline(self, transaction: bool = True, shard_hint: object = None) -> LosingPipeline:
         return LosingPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+
+    def execute_command(self, *args, **options):  # type: ignore[no-untyped-def]
+        reply = super().execute_command(*args, **options)
+        if args[0] == "EVALSHA" and LosingPipeline.lose and LosingPipeline.lose.pop():
+            raise rex.ConnectionError("Connection reset by peer")
+        return reply
 
 
 def test_a_reply_lost_after_sadd_ran_still_reports_new(redis_server: RedisServer) -> None:
@@ -377,8 +385,11 @@ def test_a_reply_lost_after_sadd_ran_still_reports_new(redis_server: RedisServer
     LosingPipeline.lose[:] = [True]
     assert store.add(5) is False and store.retries == 2  # a lost reply does not make it new
     LosingPipeline.lose[:] = [True]
-    assert store.add_batch([5, 6, 7]) == [False, True, True] and store.retries == 3
-    assert len(store) == 3
+    assert store.add_batch([5, 6, 7]) == [False, True, True] and store.retries == 3  # one shard
+    LosingPipeline.lose[:] = [True]
+    far = [2**64 - 1, 2**63, 8]  # two shards: a pipeline
+    assert store.add_batch(far) == [True, True, True] and store.retries == 4
+    assert len(store) == 6
 
 
 def test_real_lost_reply_with_a_stalled_server(redis_server_factory) -> None:
