@@ -57,13 +57,18 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
                        description="Inspect or clear what a scope has seen, in Redis or a JOBDIR. "
                                    "'scrapy urlunify store' in a project uses its URLUNIFY_STORE "
                                    "(a Redis URL), else its JOBDIR, unless --store or --jobdir is given.")
-    p.add_argument("action", choices=("info", "clear"))
+    p.add_argument("action", choices=("info", "clear", "migrate"),
+                   help="migrate: copy a Redis seen set of the layout of earlier versions (one SET) into "
+                        "buckets (stop the scope's crawls first)")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--store", metavar="URL", help="a redis:// URL (URLUNIFY_STORE)")
     where.add_argument("--jobdir", metavar="DIR", help="a crawl's JOBDIR")
     p.add_argument("--scope", help="the scope (URLUNIFY_SCOPE; by default the spider's name); Redis only")
     p.add_argument("--key", default=None, help="URLUNIFY_REDIS_KEY (default urlunify:%%(scope)s)")
     p.add_argument("--yes", action="store_true", help="clear without asking")
+    p.add_argument("--size", type=int, default=None, metavar="URLS",
+                   help="migrate: URLs the new seen set is sized for (URLUNIFY_REDIS_SEEN_SIZE; "
+                        "default the larger of 10,000,000 and twice what it holds)")
     return parser
 
 

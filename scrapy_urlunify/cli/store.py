@@ -1,10 +1,11 @@
-"""``urlunify store info|clear``: what a scope has seen, in Redis or in a JOBDIR.
+"""``urlunify store info|clear|migrate``: what a scope has seen, in Redis or in a JOBDIR.
 
 ``info`` prints counts: seen requests, page signatures, learned rules (and, in a JOBDIR, the
 scheduled and handled requests of the resume log). ``clear`` deletes them, after asking for the
 scope's name (or the JOBDIR's path) to be typed back, unless ``--yes``: a shared Redis scope is
 every crawler's memory of what it fetched, and clearing it makes the next crawl fetch
-everything again.
+everything again. ``migrate`` copies a Redis seen set of the layout of earlier versions (one
+SET) into the buckets of ``stores/redis_buckets.py``; a crawl refuses to start on the old one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..core.policy import Policy
 from ..stores import (
@@ -27,6 +28,11 @@ from ..stores import (
     VarRecordLog,
 )
 from ..stores.location import redis_missing
+
+if TYPE_CHECKING:
+    import redis
+
+    from ..stores.redis_seen import RedisSeenStore
 
 __all__ = ["run_store"]
 
@@ -98,6 +104,35 @@ def _learned_rules(path: Path) -> int:
     return len(rules)
 
 
+def _seen_count(seen: RedisSeenStore, client: redis.Redis) -> int:
+    """The seen requests of a scope, in either layout (info tells a set of the old one)."""
+    old = client.type(seen.key)
+    return int(client.scard(seen.key)) if old in (b"set", "set") else len(seen)
+
+
+def _migrate(seen: RedisSeenStore, args: argparse.Namespace, scope: str, out: TextIO, err: TextIO) -> int:
+    from ..stores.redis_buckets import DEFAULT_SEEN_SIZE
+    from ..stores.redis_seen import MIGRATING_SUFFIX
+
+    client = seen.client
+    if args.size is not None and args.size < 1:
+        err.write(f"urlunify store: --size must be a positive integer, got {args.size}\n")
+        return 2
+    old = seen.key if client.type(seen.key) in (b"set", "set") else seen.key + MIGRATING_SUFFIX
+    held = int(client.scard(old)) if client.exists(old) else 0
+    if not held and not client.exists(old):
+        out.write(f"Scope {scope!r}: no seen set of the old layout at {seen.key} (nothing to migrate).\n")
+        return 0
+    seen.size = args.size or max(DEFAULT_SEEN_SIZE, 2 * held)
+    copied, skipped = seen.migrate()
+    layout = seen.layout(create=False)
+    assert layout is not None
+    out.write(f"Migrated {copied} seen requests of scope {scope!r} into {layout.buckets} buckets "
+              f"({layout.shards} shards), sized for {layout.size} URLs")
+    out.write(f"; skipped {skipped} members that were not 8-byte keys.\n" if skipped else ".\n")
+    return 0
+
+
 def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
     missing = redis_missing(args.store)
     if missing:
@@ -112,6 +147,7 @@ def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO
         without_secret,
     )
     from ..stores.redis_connection import connect
+    from ..stores.redis_seen import RedisSeenStore
 
     if not scope:
         err.write("urlunify store: give --scope (or --spider with scrapy urlunify)\n")
@@ -126,9 +162,12 @@ def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO
     except ValueError as e:  # not a Redis URL, a bad port or db (the message is password-free)
         err.write(f"urlunify store: {e}\n")
         return 2
+    seen = RedisSeenStore(client, keys["seen"], unavailable_timeout=0)
+    if args.action == "migrate":
+        return _migrate(seen, args, scope, out, err)
     try:
         counts = {
-            "seen requests": client.scard(keys["seen"]),
+            "seen requests": _seen_count(seen, client),
             "page signatures": client.hlen(keys["signatures"]),
             "learned-rule records": client.hlen(keys["rules"]),
         }
@@ -145,6 +184,7 @@ def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO
                     "for every crawler that uses it", scope, args, out, stdin):
         out.write("Nothing deleted.\n")
         return 1
-    client.delete(*keys.values(), keys["seen"] + ":marker", keys["seen"] + ":owners")
+    seen.clear()
+    client.delete(*(key for name, key in keys.items() if name != "seen"))
     out.write(f"Deleted the keys of scope {scope!r}.\n")
     return 0

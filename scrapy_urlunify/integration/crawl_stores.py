@@ -98,6 +98,7 @@ def crawl_stores(crawler: Crawler, *, redis_fallback: bool = False) -> Stores:
             timeout=urlunify_settings.get(s, "URLUNIFY_REDIS_TIMEOUT"),
             unavailable_timeout=urlunify_settings.get(s, "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT"),
             client=client,
+            seen_size=urlunify_settings.get(s, "URLUNIFY_REDIS_SEEN_SIZE"),
         )
     return ctx.stores
 
@@ -146,6 +147,10 @@ def count_outages(crawler: Crawler | None, store: Any) -> None:
     stats.inc("redis/outages", store.outages)
     if getattr(store, "data_lost", 0):
         stats.inc("redis/data_lost", store.data_lost)
+    if hasattr(store, "round_trips"):
+        stats.inc("redis/seen_round_trips", store.round_trips)
+    if getattr(store, "converted", 0):
+        stats.inc("redis/seen_hashtables", store.converted)
 
 
 def store_unavailable(crawler: Crawler | None, error: Exception) -> None:

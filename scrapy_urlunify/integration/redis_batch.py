@@ -193,10 +193,9 @@ class LinkBatch:
             # as request_seen: nothing counts as seen, and the script may have run without its
             # reply arriving, so the run that resumes them fetches them in any case
             df.fail(e)
-            call = self.store.last_batch
             for n, (_, request, _) in enumerate(checked):
                 request.meta[UNRECORDED_META] = "doubt"
-                request.meta[BATCH_CALL_META] = f"{call} {n}"  # the resume asks what the call did
+                request.meta[BATCH_CALL_META] = self.store.batch_call(n)  # the resume asks what the call did
             return outputs
         self._released(released, "their requests never reached the scheduler")
         spider = self.crawler.spider if self.crawler is not None else None

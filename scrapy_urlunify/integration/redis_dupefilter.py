@@ -110,7 +110,8 @@ class RedisDupeFilter(DupeFilter):
             except (KeyError, ValueError, TypeError) as exc:
                 raise SettingsError("SCHEDULER_DUPEFILTER_KEY",
                                     f"{template!r} is not a key template with %(spider)s only ({exc!r})") from None
-            return RedisSeenStore(stores.client(), key, unavailable_timeout=stores.unavailable_timeout)
+            return RedisSeenStore(stores.client(), key, unavailable_timeout=stores.unavailable_timeout,
+                                  **({"size": stores.seen_size} if stores.seen_size else {}))
         store = stores.seen()
         assert isinstance(store, RedisSeenStore)
         return store

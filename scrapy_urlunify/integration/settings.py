@@ -131,6 +131,11 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT", 60.0, "number",
             "Seconds a store call waits through a Redis outage (blocking the crawl) before the "
             "crawl closes with the reason urlunify_store_unavailable.", minimum=0),
+    Setting("URLUNIFY_REDIS_SEEN_SIZE", 10_000_000, "int",
+            "URLs a scope's Redis seen set is sized for when its first crawl creates it (later runs "
+            "keep that sizing): buckets of ~300 keys at that size, ~9 bytes of Redis memory per URL. "
+            "A scope that outgrows it by half keeps working at ~10x the memory per URL for its "
+            "overfull buckets (docs/stores.md, Sizing).", minimum=1),
     Setting("URLUNIFY_QUEUE_LEASE", 30.0, "number", "Seconds a RedisQueue worker counts as alive without a heartbeat.", minimum=0.001),
     Setting("URLUNIFY_QUEUE_REPLICAS", "auto", "choice",
             '"auto": a RedisQueue push returns once every replica of the queue\'s master has it (WAIT, in the '

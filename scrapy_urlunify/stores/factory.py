@@ -59,6 +59,7 @@ class Stores:
         timeout: float = 10.0,
         unavailable_timeout: float = 60.0,
         client: Callable[[], redis.Redis] | None = None,
+        seen_size: int | None = None,
     ) -> None:
         location = MEMORY if location in (None, "") else location
         if location != MEMORY and not is_redis_url(location):
@@ -74,6 +75,8 @@ class Stores:
         self.timeout = timeout
         self.unavailable_timeout = unavailable_timeout
         self._client_factory = client
+        #: URLs a new Redis seen set is sized for (URLUNIFY_REDIS_SEEN_SIZE; None: the default)
+        self.seen_size = seen_size
         self._client: redis.Redis | None = None
 
     @property
@@ -105,7 +108,10 @@ class Stores:
         if self.in_redis:
             from .redis_seen import RedisSeenStore
 
-            return RedisSeenStore(self.client(), self.keys()["seen"], **self._redis_kwargs())
+            kwargs = self._redis_kwargs()
+            if self.seen_size is not None:
+                kwargs["size"] = self.seen_size
+            return RedisSeenStore(self.client(), self.keys()["seen"], **kwargs)
         if self.jobdir is not None:
             return JobdirSeenStore(self.jobdir / SEEN_FILENAME)
         return MemorySeenStore()

@@ -1,12 +1,14 @@
-"""The seen set shared by many crawler processes: a Redis SET of 8-byte keys.
+"""The seen set shared by many crawler processes: buckets of integers in Redis.
 
-:class:`RedisSeenStore` -- a :class:`~.base.SeenStore` whose members are the 64-bit keys as
-8-byte big-endian binary strings. ``SADD`` answers 1 when the member is new, so "seen?" and
-"record" are one atomic step *in Redis*: two processes racing on one URL get exactly one "new".
-``add_batch`` checks and records many keys (a response's links) in one round trip, each as
-atomically (one Lua script). A retried ``SADD`` whose first reply was lost still answers "new"
-exactly once (a Lua script stamps the member with the call's id). What a lost reply does, and
-what a URL costs in Redis: ``docs/stores.md``; speed and memory against scrapy-redis:
+:class:`RedisSeenStore` -- a :class:`~.base.SeenStore` laid out as :mod:`.redis_buckets` says:
+each 64-bit key is a decimal integer member of one small SET (an ``intset``, ~9 bytes a URL),
+the buckets grouped in shards of one Redis Cluster hash tag each. ``SADD`` answers 1 when the
+member is new, so "seen?" and "record" are one atomic step *in Redis*: two processes racing on
+one URL get exactly one "new". Every write is one Lua script call per shard it touches, all of
+one call pipelined: ``add_batch`` checks and records a response's links in one round trip. A
+retried call whose first reply was lost answers what the attempt that ran answered (each call
+stamps its reply in its shard's owners hash). What a lost reply does, what a URL costs in
+Redis and how a scope is sized: ``docs/stores.md``; speed and memory against scrapy-redis:
 ``benchmarks/README.md``.
 """
 
@@ -16,168 +18,256 @@ import itertools
 import logging
 import os
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
 import redis
+from redis import exceptions as rex
 
 from .base import StoreError
-from .redis_connection import PIPELINE_CHUNK, RedisStore
+from .redis_buckets import (
+    DEFAULT_SEEN_SIZE,
+    LAYOUT_SCRIPT,
+    SHARD_SCRIPT,
+    STAMPS_TTL,
+    Layout,
+    group,
+    intset_limit,
+)
+from .redis_connection import PIPELINE_CHUNK, RedisStore, is_cluster, run_scripts
 
-__all__ = ["STAMPS_TTL", "RedisSeenStore"]
+__all__ = ["MIGRATING_SUFFIX", "STAMPS_TTL", "RedisSeenStore", "old_layout_error"]
 
 logger = logging.getLogger(__name__)
 
-#: Seconds the owners hash of a seen set (the stamps of add() and add_batch()) outlives the last
-#: call that stamped it: a job resumed later than that after a Redis outage cannot learn what
-#: its cut-off link batch did, and fetches all its links (RedisSeenStore.batch_answer).
-STAMPS_TTL = 7 * 86400
+T = TypeVar("T")
 
+#: ``scrapy urlunify store migrate`` keeps a seen set of the one-SET layout at this suffix of
+#: its key while it copies it into buckets.
+MIGRATING_SUFFIX = ":migrating"
 
-def _member(fp: int) -> bytes:
-    try:
-        return fp.to_bytes(8, "big")
-    except OverflowError:
-        raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)") from None
-    except AttributeError:
-        raise TypeError(f"fingerprint must be an int, not {type(fp).__name__}") from None
-
-
-#: SADD that knows whether an earlier attempt of the same call added the member: a new member
-#: stamps this store's field (ARGV[3]) of the set's owners hash (KEYS[2]) with the call's id
-#: (ARGV[2]), so a retry after a lost reply finds its own stamp ("new"), while a member that was
-#: already there is "seen". One hash per set, so clear() deletes every process's stamps at once.
-_ADD_ONCE = """
-local lost = 0
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  redis.call('SET', KEYS[3], '1')
-  lost = 2
-end
-if redis.call('SADD', KEYS[1], ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[2], ARGV[3], ARGV[2])
-  redis.call('EXPIRE', KEYS[2], STAMPS_TTL)
-  return 1 + lost
-end
-if redis.call('HGET', KEYS[2], ARGV[3]) == ARGV[2] then return 1 + lost end
-return lost
-""".replace("STAMPS_TTL", str(STAMPS_TTL))
-
-
-#: :meth:`RedisSeenStore.add_batch`: SADD of many members in one call, each new exactly once
-#: across processes (each SADD is atomic, and no other client's command runs inside a script).
-#: ARGV: the owner's field, the call's id, how many members to release (SREM first), those
-#: members, then the members to add. Every call stamps its reply in the owners hash (field
-#: "<owner>/batch" = "<call id> <reply>"): a retry after a lost reply returns the reply of the
-#: attempt that ran, instead of answering "seen" for members it added itself; and a later run
-#: resuming requests whose call never got its reply asks what that call answered
-#: (:meth:`RedisSeenStore.batch_answer`). The reply: "1" if the marker had vanished (Redis lost
-#: its data) else "0", then one "1" (new) or "0" (seen) per member to add.
-_ADD_BATCH = """
-local field = ARGV[1] .. '/batch'
-local stamp = ARGV[2] .. ' '
-local done = redis.call('HGET', KEYS[2], field)
-if done and string.sub(done, 1, #stamp) == stamp then
-  return string.sub(done, #stamp + 1)
-end
-local lost = '0'
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  redis.call('SET', KEYS[3], '1')
-  lost = '1'
-end
-local released = tonumber(ARGV[3])
-local first = 4 + released
-for i = 4, first - 1 do redis.call('SREM', KEYS[1], ARGV[i]) end
-local out = {lost}
-for i = first, #ARGV do
-  if redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    out[#out + 1] = '1'
-  else
-    out[#out + 1] = '0'
-  end
-end
-local reply = table.concat(out)
-redis.call('HSET', KEYS[2], field, stamp .. reply)
-redis.call('EXPIRE', KEYS[2], STAMPS_TTL)
-return reply
-""".replace("STAMPS_TTL", str(STAMPS_TTL))
+def old_layout_error(url: str, key: str, what: str = "holds") -> StoreError:
+    """The error of a crawl that meets a seen set of the one-SET layout (or half migrated)."""
+    return StoreError(f"Redis {url}: {key!r} {what} a seen set of the layout of earlier versions of "
+                      "scrapy-urlunify (one SET of 8-byte members): run `scrapy urlunify store migrate` "
+                      "(or `urlunify store migrate --store URL --scope SCOPE`) with every crawl of "
+                      "this scope stopped, then start the crawl again")
 
 
 class RedisSeenStore(RedisStore):
-    """A :class:`~.base.SeenStore` in a Redis SET of 8-byte members,
-    shared by every process given the same key."""
+    """A :class:`~.base.SeenStore` in buckets of integers (:mod:`.redis_buckets`), shared by
+    every process given the same key. ``size``: the URLs a new scope is sized for (a scope
+    that exists keeps the sizing it was created with)."""
 
-    def __init__(self, client: redis.Redis, key: str, **kwargs: Any) -> None:
+    def __init__(self, client: redis.Redis, key: str, *, size: int = DEFAULT_SEEN_SIZE, **kwargs: Any) -> None:
         super().__init__(client, key, **kwargs)
-        #: every store's stamp (the id of its last call that added a member), by owner
-        self.owners_key = f"{self.key}:owners"
+        if is_cluster(client):
+            # each shard's keys carry their own hash tag ({<key>:<shard>}): a store key tagged as
+            # a whole ({<key>}) would put every shard on one slot, one node
+            self.key = key
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        self.size = size
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        #: exists as long as Redis keeps the set's data: an add that finds it gone (Redis restarted
-        #: without persistence, or flushed) warns that every page seen before is new again
-        self.marker_key = f"{self.key}:marker"
-        #: times the marker was found gone
+        self._layout: Layout | None = None
+        self._migrating = False  # migrate() is filling the buckets from the old layout
+        self._sha: str | None = None
+        self._layout_script = client.register_script(LAYOUT_SCRIPT)
+        self._shard_script = client.register_script(SHARD_SCRIPT)
+        #: times a shard's counter was found gone after this store had seen it (Redis lost its data)
         self.data_lost = 0
-        self._marked = False  # this store has seen (or made) the marker
+        self._marked: set[int] = set()  # shards whose counter this store has seen or made
+        #: buckets this store saw grow past the intset limit (each then costs ~10x per URL)
+        self.converted = 0
         self._call_ids = itertools.count(1)
-        self._add_once = client.register_script(_ADD_ONCE)
-        self._add_batch = client.register_script(_ADD_BATCH)
         #: calls of :meth:`add_batch` (one round trip each, unless Redis had to load the script)
         self.batches = 0
+        #: requests to Redis sent (a pipeline is one): what a crawl waits on
+        self.round_trips = 0
+        #: ``"<owner> <call id>"`` of the last :meth:`add_batch`, and where each key went in it
         self.last_batch = ""
+        self._last_places: list[tuple[int, int]] = []
 
-    def add(self, fp: int) -> bool:
-        member = _member(fp)
-        call_id = str(next(self._call_ids))
-        # every attempt of this call carries the same id: exactly one of them can add the member
-        result = self._run("SADD", lambda: self._add_once(keys=[self.key, self.owners_key, self.marker_key],
-                                                          args=[member, call_id, self.owner]))
-        if result & 2 and self._marked:
+    def _call(self, what: str, command: Callable[[], T]) -> tuple[T, bool]:
+        def counted() -> T:
+            self.round_trips += 1
+            return command()
+
+        return super()._call(what, counted)
+
+    # --- the layout ---------------------------------------------------------------------------
+
+    def layout(self, create: bool = True) -> Layout | None:
+        """The seen set's layout, read once (created first when absent and ``create``); None
+        when absent. :class:`StoreError` for a seen set of the old layout, or a half-migrated one."""
+        if self._layout is not None:
+            return self._layout
+        args: list[str] = []
+        if create:
+            limit = self._run("CONFIG GET", lambda: intset_limit(self.client))
+            args = Layout.create(self.key, self.size, limit).fields()
+        migrating = self.key + MIGRATING_SUFFIX
+        if not self._migrating and self._run("EXISTS", lambda: self.client.exists(migrating)):
+            raise old_layout_error(self.url, migrating, "is being migrated from")
+        reply = self._run("HGETALL", lambda: self._layout_script(keys=[self.key], args=args))
+        if reply in (b"old", "old"):
+            raise old_layout_error(self.url, self.key)
+        if not reply:
+            return None
+        fields = dict(zip(reply[::2], reply[1::2], strict=True))
+        try:
+            self._layout = Layout.from_fields(self.key, fields)
+        except (KeyError, ValueError) as e:
+            raise StoreError(f"Redis {self.url}: {self.key!r} is not a seen set's layout ({e})") from None
+        return self._layout
+
+    # --- one pipelined round trip of per-shard script calls -----------------------------------
+
+    def _send(self, what: str, calls: list[tuple[int, list[str], list[Any]]]) -> list[str]:
+        """Run the script once per ``(shard, keys, args)``, all in one pipeline (one round trip;
+        two when Redis has to learn the script first); their replies, in order."""
+
+        def send() -> list[Any]:
+            if is_cluster(self.client):  # one pipeline per node the shards are on
+                return run_scripts(self.client, [(self._shard_script, keys, args) for _, keys, args in calls])
+            if self._sha is None:
+                self.round_trips += 1
+                self._sha = self.client.script_load(SHARD_SCRIPT)
+            if len(calls) == 1:  # (redis-py's pipeline costs more than the command alone)
+                _, keys, args = calls[0]
+                try:
+                    replies = [self.client.evalsha(self._sha, len(keys), *keys, *args)]
+                except rex.NoScriptError as e:
+                    replies = [e]
+            else:
+                pipe = self.client.pipeline(transaction=False)
+                for _, keys, args in calls:
+                    pipe.evalsha(self._sha, len(keys), *keys, *args)
+                replies = pipe.execute(raise_on_error=False)
+            missing = [n for n, r in enumerate(replies) if isinstance(r, rex.NoScriptError)]
+            if missing:  # a restarted or flushed server: those calls did not run
+                self.round_trips += 2
+                self._sha = self.client.script_load(SHARD_SCRIPT)
+                pipe = self.client.pipeline(transaction=False)
+                for n in missing:
+                    _, keys, args = calls[n]
+                    pipe.evalsha(self._sha, len(keys), *keys, *args)
+                for n, reply in zip(missing, pipe.execute(raise_on_error=False), strict=True):
+                    replies[n] = reply
+            for reply in replies:
+                if isinstance(reply, Exception):
+                    raise reply
+            return replies
+
+        replies = self._run(what, send)
+        out = [r.decode("ascii") if isinstance(r, bytes) else str(r) for r in replies]
+        lost = False
+        for (shard, _, _), reply in zip(calls, out, strict=True):
+            if reply[:1] == "1" and shard in self._marked:
+                lost = True
+            if reply[1:2] == "1":
+                self.converted += 1
+                self._outgrown()
+        if lost:
             self._lost()
-        self._marked = True
-        return bool(result & 1)
+            layout = self._layout
+            if layout is not None:  # the layout went with the data: write it back as it was
+                self._run("HSET", lambda: self._layout_script(keys=[self.key], args=layout.fields()))
+        self._marked.update(shard for shard, _, _ in calls)
+        return out
+
+    def _call_args(self, layout: Layout, shard: int, call_id: str, release: list[tuple[int, int, int]],
+                   add: list[tuple[int, int, int]]) -> tuple[int, list[str], list[Any]]:
+        keys = [layout.owners_key(shard), layout.count_key(shard)]
+        index: dict[int, int] = {}
+        args: list[Any] = [self.owner, call_id, layout.limit, len(release)]
+        for _, bucket, member in itertools.chain(release, add):
+            at = index.get(bucket)
+            if at is None:
+                keys.append(layout.bucket_key(bucket))
+                at = index[bucket] = len(keys)
+            args += (at, member)
+        return shard, keys, args
 
     def _lost(self) -> None:
         self.data_lost += 1
-        logger.warning("Redis %s lost its data (the key %r vanished: restarted without persistence, "
-                       "or flushed by someone else): every page seen before is new again and may be "
-                       "fetched a second time", self.url, self.marker_key)
+        self._marked.clear()  # the shards not touched since were lost too: one warning for all
+        logger.warning("Redis %s lost its data (the seen set %r lost its counters: restarted without "
+                       "persistence, or flushed by someone else): every page seen before is new again "
+                       "and may be fetched a second time", self.url, self.key)
+
+    def _outgrown(self) -> None:
+        if self.converted == 1:
+            layout = self._layout
+            assert layout is not None
+            logger.warning("The seen set %r outgrew its sizing (%d buckets for %d URLs): a bucket now "
+                           "holds more than Redis's set-max-intset-entries (%d) members, and costs ~10x "
+                           "the memory per URL from now on (stat urlunify/redis/seen_hashtables). See "
+                           "'Sizing' in docs/stores.md", self.key, layout.buckets, layout.size, layout.limit)
+
+    # --- SeenStore ----------------------------------------------------------------------------
 
     def add_batch(self, fps: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
-        """:meth:`add` for each of ``fps`` in one round trip (one Lua script): for each, True if
-        it was new. Each member is new for exactly one call of one process, as with :meth:`add`,
-        a retry after a lost reply included; a member repeated in ``fps`` is new once at most.
-        ``release`` is removed first (:meth:`discard_many`), in the same round trip."""
-        call_id = str(next(self._call_ids))
-        #: the call (``"<owner> <call id>"``) :meth:`batch_answer` can be asked about later
-        self.last_batch = f"{self.owner} {call_id}"
-        args: list[Any] = [self.owner, call_id, len(release)]
-        args.extend(_member(fp) for fp in release)
-        args.extend(_member(fp) for fp in fps)
-        reply = self._run("SADD (batch)", lambda: self._add_batch(
-            keys=[self.key, self.owners_key, self.marker_key], args=args))
+        """:meth:`add` for each of ``fps`` in one round trip (one script call per shard they
+        fall in, pipelined): for each, True if it was new. Each member is new for exactly one
+        call of one process, as with :meth:`add`, a retry after a lost reply included; a member
+        repeated in ``fps`` is new once at most. ``release`` is removed first
+        (:meth:`discard_many`), in the same round trip."""
         self.batches += 1
-        flags = bytes(reply) if not isinstance(reply, str) else reply.encode("ascii")
-        if len(flags) != len(fps) + 1:
-            raise StoreError(f"Redis {self.url}, SADD (batch) {self.key!r}: "
-                             f"{len(flags) - 1} answers for {len(fps)} members")
-        if flags[0] == 0x31 and self._marked:
-            self._lost()
-        self._marked = True
-        return [flag == 0x31 for flag in flags[1:]]
+        return self._add(fps, release)
+
+    def _add(self, fps: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
+        layout = self.layout()
+        assert layout is not None
+        call_id = str(next(self._call_ids))
+        self.last_batch = f"{self.owner} {call_id}"
+        adds, releases = group(layout, fps), group(layout, release)
+        shards = list(adds.keys() | releases.keys())
+        calls = [self._call_args(layout, s, call_id, releases.get(s, []), adds.get(s, [])) for s in shards]
+        self._last_places = [(0, 0)] * len(fps)
+        for shard in adds:
+            for pos, (i, _, _) in enumerate(adds[shard]):
+                self._last_places[i] = (shard, pos)
+        if not calls:
+            return []
+        replies = self._send("SADD (batch)", calls)
+        new = [False] * len(fps)
+        for shard, reply in zip(shards, replies, strict=True):
+            added = adds.get(shard, [])
+            if len(reply) != len(added) + 2:
+                raise StoreError(f"Redis {self.url}, SADD (batch) {self.key!r}: "
+                                 f"{len(reply) - 2} answers for {len(added)} members")
+            for (i, _, _), flag in zip(added, reply[2:], strict=True):
+                new[i] = flag == "1"
+        return new
+
+    def add(self, fp: int) -> bool:
+        return self._add([fp])[0]
+
+    def batch_call(self, index: int) -> str:
+        """What :meth:`batch_answer` needs to tell what the last :meth:`add_batch` did with its
+        key number ``index`` (kept with a request whose batch got no reply)."""
+        shard, pos = self._last_places[index]
+        return f"{self.last_batch} {shard} {pos}"
 
     def batch_answer(self, call: str) -> bool | None:
-        """Whether the :meth:`add_batch` call ``call`` (``"<owner> <call id> <index>"``: its
-        :attr:`last_batch` and a position in it, from this or an earlier process) added its
-        member ``index``: True if it did, False if that member was seen already, None if the
-        call never ran (the owner's stamp is of an earlier call: check the member as usual).
-        When Redis cannot tell (no stamp of that owner: it expired after :data:`STAMPS_TTL`, or
-        the call was the owner's first), or ``call`` is malformed: True, since fetching a page
-        twice is better than never."""
+        """Whether the :meth:`add_batch` call ``call`` (a :meth:`batch_call`, from this or an
+        earlier process) added its key: True if it did, False if that key was seen already,
+        None if the call never ran on its shard (the owner's stamp there is of an earlier call:
+        check the key as usual). When Redis cannot tell (no stamp of that owner: it expired after
+        :data:`STAMPS_TTL`, or the call was the owner's first; a call of the old layout), or
+        ``call`` is malformed: True, since fetching a page twice is better than never."""
+        layout = self.layout(create=False)
         try:
-            owner, call_id, index = call.split(" ")
-            position = len(call_id) + 2 + int(index)  # "<call id> " then the lost-data flag
+            owner, call_id, shard_text, pos = call.split(" ")
+            shard = int(shard_text)
+            position = len(call_id) + 3 + int(pos)  # "<call id> ", then the two flags
         except (AttributeError, ValueError):
             return True
-        stamp = self._run("HGET", lambda: self.client.hget(self.owners_key, owner + "/batch"))
+        if layout is None or not 0 <= shard < layout.shards:
+            return True
+        stamp = self._run("HGET", lambda: self.client.hget(layout.owners_key(shard), owner))
         if stamp is None:
             return True
         stamp = stamp if isinstance(stamp, bytes) else stamp.encode("ascii")
@@ -188,46 +278,92 @@ class RedisSeenStore(RedisStore):
 
     def discard_many(self, fps: Iterable[int]) -> None:
         """Remove ``fps`` from the set (SREM): each becomes new again, for every process."""
-        members = [_member(fp) for fp in fps]
-        if members:
-            self._run("SREM", lambda: self.client.srem(self.key, *members))  # type: ignore[arg-type]
+        fps = list(fps)
+        layout = self.layout(create=False) if fps else None
+        if layout is None:
+            return
+        calls = [self._call_args(layout, s, "", members, []) for s, members in group(layout, fps).items()]
+        self._send("SREM", calls)
 
     def discard(self, fp: int) -> None:
         """Remove ``fp`` (a request recorded as new that could not be logged as scheduled)."""
         self.discard_many((fp,))
 
     def add_many(self, fps: Iterable[int]) -> list[bool]:
-        """:meth:`add` for many fingerprints, pipelined (one round trip per 1,000): for each,
-        True if it was new. Not atomic as a whole; each SADD is."""
-        members = [_member(fp) for fp in fps]
+        """:meth:`add` for many fingerprints, :meth:`add_batch` of 1,000 at a time."""
+        fps = list(fps)
         out: list[bool] = []
-        for start in range(0, len(members), PIPELINE_CHUNK):
-            chunk = members[start : start + PIPELINE_CHUNK]
-
-            def send(chunk: list[bytes] = chunk) -> list[Any]:
-                pipe = self.client.pipeline(transaction=False)
-                for member in chunk:
-                    pipe.sadd(self.key, member)
-                return pipe.execute()
-
-            # (one stamp per store cannot tell which of 1,000 members a lost pipeline added:
-            # here a retry still says "new" when in doubt; crawls use add(), not add_many())
-            added, retried = self._call("SADD (pipeline)", send)
-            out.extend(bool(a) or retried for a in added)
+        for start in range(0, len(fps), PIPELINE_CHUNK):
+            out += self._add(fps[start : start + PIPELINE_CHUNK])
         return out
 
     def __contains__(self, fp: object) -> bool:
         if not isinstance(fp, int) or not 0 <= fp < 2**64:
             return False
-        member = fp.to_bytes(8, "big")
-        # redis-py sends bytes as they are; its hint says str
-        return bool(self._run("SISMEMBER", lambda: self.client.sismember(self.key, member)))  # type: ignore[arg-type]
+        layout = self.layout(create=False)
+        if layout is None:
+            return False
+        bucket, member = layout.place(fp)
+        return bool(self._run("SISMEMBER", lambda: self.client.sismember(layout.bucket_key(bucket), member)))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
-        return int(self._run("SCARD", lambda: self.client.scard(self.key)))
+        """The members, as the shards' counters hold them (one pipelined GET per shard)."""
+        layout = self.layout(create=False)
+        if layout is None:
+            return 0
+
+        def count() -> int:
+            pipe = self.client.pipeline(transaction=False)
+            for shard in range(layout.shards):
+                pipe.get(layout.count_key(shard))
+            return sum(int(v or 0) for v in pipe.execute())
+
+        return self._run("GET", count)
+
+    def migrate(self) -> tuple[int, int]:
+        """Copy a seen set of the old layout (one SET of 8-byte members at this key) into
+        buckets: ``(members copied, members skipped as not 8 bytes)``; ``(0, 0)`` when there is
+        none. The old set is renamed first (to the key + :data:`MIGRATING_SUFFIX`, which a crawl
+        refuses to start on) and deleted last, so an interrupted migration is finished by
+        running it again. Run it with no crawl of the scope running."""
+        old = self.key + MIGRATING_SUFFIX
+        kind = self._run("TYPE", lambda: self.client.type(self.key))
+        if kind in (b"set", "set"):
+            self._run("RENAME", lambda: self.client.renamenx(self.key, old))
+        if not self._run("EXISTS", lambda: self.client.exists(old)):
+            return 0, 0
+        self._migrating = True
+        try:
+            copied = skipped = 0
+            cursor: Any = 0
+            while True:
+                cursor, members = self._run("SSCAN", partial(self.client.sscan, old, cursor, count=PIPELINE_CHUNK))
+                fps = [int.from_bytes(m, "big") for m in members if isinstance(m, bytes) and len(m) == 8]
+                skipped += len(members) - len(fps)
+                copied += len(fps)
+                self.add_many(fps)
+                if not int(cursor):
+                    break
+            self._run("UNLINK", lambda: self.client.unlink(old, self.key + ":owners", self.key + ":marker"))
+        finally:
+            self._migrating = False
+        return copied, skipped
 
     def clear(self) -> None:
-        """Delete the set, every store's stamps and the marker (no key is left behind)."""
-        self._run("DEL", lambda: self.client.delete(self.owners_key, self.marker_key))
-        self._marked = False
-        super().clear()
+        """Delete every key of the set: its layout, buckets, counters and stamps (SCAN for the
+        buckets, whatever layout made them), and a seen set of the old layout at its key."""
+        probe = Layout(self.key, 1, 1, 0, 0)
+
+        def delete() -> None:
+            pipe = self.client.pipeline(transaction=False)
+            for n, key in enumerate(self.client.scan_iter(match=probe.match(), count=1000), 1):
+                pipe.unlink(key)  # one key a command: a cluster may hold them on several nodes
+                if n % PIPELINE_CHUNK == 0:
+                    pipe.execute()
+            for key in (self.key, self.key + MIGRATING_SUFFIX, self.key + ":owners", self.key + ":marker"):
+                pipe.unlink(key)
+            pipe.execute()
+
+        self._run("UNLINK", delete)
+        self._layout = None
+        self._marked.clear()

@@ -107,3 +107,22 @@ def test_store_info_on_corrupt_jobdir_files(tmp_path):
         f.write(b"\0" * 8)
     err = one_line_error(run("info", "--jobdir", str(tmp_path)))
     assert REQUESTS_FILENAME in err and "offset" in err
+
+
+def test_redis_migrate_from_the_one_set_layout(redis_server):
+    """A scope written by an earlier version (one SET of 8-byte members): info counts it, a
+    crawl's store refuses it naming the command, ``migrate`` copies it into buckets."""
+    client = connect(redis_server.url)
+    key = redis_keys("urlunify:%(scope)s", "acme")["seen"]
+    client.sadd(key, *(fp.to_bytes(8, "big") for fp in range(1, 1001)))
+    r = run("info", "--store", redis_server.url, "--scope", "acme")
+    assert r.returncode == 0 and "seen requests            1000" in r.stdout, r.stdout + r.stderr
+    r = run("migrate", "--store", redis_server.url, "--scope", "acme", "--size", "5000")
+    assert r.returncode == 0, r.stderr
+    assert "Migrated 1000 seen requests of scope 'acme'" in r.stdout and "sized for 5000 URLs" in r.stdout
+    seen = RedisSeenStore(client, key)
+    assert len(seen) == 1000 and 500 in seen and seen.add(500) is False and seen.add(5000) is True
+    r = run("migrate", "--store", redis_server.url, "--scope", "acme")
+    assert r.returncode == 0 and "nothing to migrate" in r.stdout
+    r = run("info", "--store", redis_server.url, "--scope", "acme")
+    assert "seen requests            1001" in r.stdout

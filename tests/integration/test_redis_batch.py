@@ -22,6 +22,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from scrapy_urlunify.integration.keys import seen_key
 from scrapy_urlunify.integration.fingerprinter import Fingerprinter
+from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
 pytestmark = pytest.mark.redis
 
@@ -40,10 +41,9 @@ def mesh_site(gate: int = 0) -> TreeSite:
     return TreeSite(SIZE, gate=gate, links=links_of)
 
 
-def seen_calls(server: Any) -> int:
-    """Round trips to the seen set: the scripts of add() and add_batch(), plain SADD/SISMEMBER."""
-    stats = server.client().info("commandstats")
-    return sum(stats.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval", "sismember", "smismember"))
+def seen_set(server: Any) -> RedisSeenStore:
+    """The mesh scope's seen set, as another process sees it."""
+    return RedisSeenStore(server.client(), "urlunify:mesh:seen")
 
 
 def store_key(url: str) -> bytes:
@@ -171,18 +171,19 @@ def test_a_page_costs_one_round_trip_and_counts_what_a_memory_store_counts(redis
     with mesh_site() as site:
         shared, dropped = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url})
         assert site.lost() == set() and site.fetched_twice() == {}
-    calls = seen_calls(redis_server)
+    calls = shared["urlunify/redis/seen_round_trips"]
     for key in ("urlunify/links", "urlunify/duplicates", "dupefilter/filtered", "urlunify/filtered/extension:pdf",
                 "urlunify/rewritten", "item_scraped_count", "response_received_count"):
         assert shared.get(key) == memory.get(key), key
     responses = shared["response_received_count"]
     assert responses == SIZE
     assert shared["urlunify/redis/link_batches"] == responses
-    # + the start request (recorded outside a batch) and Redis learning the two scripts (NOSCRIPT)
-    assert calls <= responses + 3, f"{calls} round trips to the seen set for {responses} pages"
+    # + the start request (recorded outside a batch), and at start: the layout (sizing, read or
+    # written), Redis learning the script, the count of what the store held before
+    assert calls <= responses + 8, f"{calls} round trips to the seen set for {responses} pages"
     assert shared["urlunify/links"] / responses > 10  # per link, it would have been 10x as many
     assert len(dropped) == shared["dupefilter/filtered"]  # request_dropped, as the scheduler sends it
-    assert redis_server.client().scard("urlunify:mesh:seen") == SIZE
+    assert len(seen_set(redis_server)) == SIZE
 
 
 @pytest.mark.parametrize("spider", [OrderSpider, AsyncOrderSpider], ids=["sync", "async-generator"])
@@ -228,10 +229,10 @@ def test_a_request_dropped_after_its_batch_is_taken_out_of_redis(redis_server): 
         assert site.lost() == {"/p/7"}
         assert site.fetched_twice() == {}
         seven = store_key(site.url(7))
-    r = redis_server.client()
+    seen = seen_set(redis_server)
     assert stats.get("urlunify/redis/released", 0) >= 1, stats
-    assert not r.sismember("urlunify:mesh:seen", seven), "a page never scheduled stays 'seen' in Redis"
-    assert r.scard("urlunify:mesh:seen") == SIZE - 1
+    assert int.from_bytes(seven, "big") not in seen, "a page never scheduled stays 'seen' in Redis"
+    assert len(seen) == SIZE - 1
 
 
 @pytest_twisted.inlineCallbacks
@@ -268,7 +269,6 @@ def test_two_processes_racing_on_one_site_fetch_each_page_once(redis_server, tmp
     on two pages of the mesh that link to each other, released together: both race for the
     links of the whole site. Each page is new for exactly one of them, so the site serves every
     page exactly once, none missed."""
-    redis_server.client().config_resetstat()
     with mesh_site(gate=2) as site:
         jobs = [start_job(tmp_path / f"w{i}", site.url(i), settings=store(redis_server, DOWNLOAD_DELAY=0.01))
                 for i in (0, 1)]
@@ -281,9 +281,9 @@ def test_two_processes_racing_on_one_site_fetch_each_page_once(redis_server, tmp
     assert min(fetched) > 5, f"no race: one process fetched almost everything {fetched}"
     assert all(run.stats["urlunify/duplicates"] > 0 for run in runs)
     responses = sum(fetched)
-    calls = seen_calls(redis_server)
-    # + per process: its start request (recorded outside a batch), Redis learning two scripts
-    assert calls <= responses + 2 * 3, f"{calls} round trips to the seen set for {responses} pages"
+    calls = sum(run.stats["urlunify/redis/seen_round_trips"] for run in runs)
+    # + per process: its start request (recorded outside a batch), the layout, Redis learning the script
+    assert calls <= responses + 2 * 8, f"{calls} round trips to the seen set for {responses} pages"
 
 
 def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server, tmp_path) -> None:
@@ -296,16 +296,24 @@ def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server
     with mesh_site() as site:
         proc, result = start_job(tmp_path, site.url(0), settings=store(redis_server, **slow))
         wait_for_pages(site, proc, 10)
-        r.rename("urlunify:mesh:seen", "saved")
-        r.set("urlunify:mesh:seen", "another program's value")
+        layout = seen_set(redis_server).layout(create=False)
+        owners = [layout.owners_key(shard) for shard in range(layout.shards)]
+        swap = r.pipeline(transaction=True)  # at once (MULTI), as one key would be
+        for key in owners:  # every shard's stamps (those it has: RENAME fails alone on the others)
+            swap.rename(key, key + ":saved")
+            swap.set(key, "another program's value")  # another program's string
+        swap.execute(raise_on_error=False)
         failed = finish(proc, result)
         assert failed.returncode == 0 and failed.stats["finish_reason"] == "urlunify_store_error", failed.stderr[-3000:]
         errors = [line for line in failed.stderr.splitlines() if "ERROR" in line]
         assert any("WRONGTYPE" in line and "SADD (batch)" in line for line in errors), errors
         first = sum(site.hits.values())
         assert 0 < first < SIZE
-        r.delete("urlunify:mesh:seen")
-        r.rename("saved", "urlunify:mesh:seen")
+        swap = r.pipeline(transaction=True)
+        for key in owners:
+            swap.delete(key)
+            swap.rename(key + ":saved", key)
+        swap.execute(raise_on_error=False)
         resumed = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server)))
         assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", resumed.stderr[-3000:]
         assert site.lost() == set()

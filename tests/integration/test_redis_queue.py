@@ -36,6 +36,7 @@ from scrapy_urlunify.integration.redis_queue import (
 )
 from scrapy_urlunify.integration.settings import SettingsError
 from scrapy_urlunify.stores.redis_queue import ReliableQueue
+from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
 pytestmark = [
     pytest.mark.redis,
@@ -289,7 +290,7 @@ def test_the_links_a_dead_worker_recorded_as_seen_without_queuing_them_are_queue
         assert client.zcard(QUEUE_KEY) == 0
         assert in_flight_of(client, proc.pid) == 1
         # the start URL and the three links of page 0, seen; the links never queued
-        assert client.scard("urlunify:fleet:seen") == 4
+        assert len(RedisSeenStore(client, "urlunify:fleet:seen")) == 4
         run = finish(*start_worker(tmp_path / "second", redis_server.url, marks=marks))
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stats.get("urlunify/queue/given_back") == 1

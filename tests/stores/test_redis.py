@@ -134,8 +134,13 @@ def test_seen_store_add_contains_len(client: redis.Redis) -> None:
         assert store.add(fp) is False
         assert fp in store
     assert len(store) == 4
-    # compact members: 8 bytes, big-endian
-    assert client.smembers("urlunify:t:seen") == {fp.to_bytes(8, "big") for fp in (0, 1, 2**63, MAX)}
+    # compact members: integers in small buckets, which Redis keeps as intsets
+    layout = store.layout()
+    for fp in (0, 1, 2**63, MAX):
+        bucket, member = layout.place(fp)
+        assert layout.join(bucket, member) == fp
+        assert client.sismember(layout.bucket_key(bucket), str(member))
+        assert client.object("encoding", layout.bucket_key(bucket)) == b"intset"
     assert -1 not in store and 2**64 not in store and "1" not in store and None not in store
     for bad in (-1, 2**64):
         with pytest.raises(ValueError):
@@ -172,7 +177,8 @@ def test_clear_deletes_only_this_key(client: redis.Redis) -> None:
     store, other = RedisSeenStore(client, "a:seen"), RedisSeenStore(client, "b:seen")
     store.add(1), other.add(1)
     store.clear()
-    assert len(store) == 0 and not client.exists("a:seen") and 1 in other
+    assert len(store) == 0 and 1 not in store and 1 in other
+    assert client.keys("a:*") == [] and client.keys("b:*")  # every bucket, counter, stamp of a:seen
 
 
 def test_wrong_type_key_is_a_store_error(client: redis.Redis) -> None:
@@ -267,7 +273,7 @@ def test_two_processes_add_the_same_fingerprints_each_new_exactly_once(redis_ser
     n = 2000
     new0, new1 = race(redis_server.url, "seen", n)
     assert sorted(new0 + new1) == list(range(n))  # every one new exactly once in total
-    assert redis_server.client().scard("race:seen") == n
+    assert len(RedisSeenStore(redis_server.client(), "race:seen")) == n
 
 
 def test_two_processes_get_or_set_each_signature_owned_once(redis_server: RedisServer) -> None:
@@ -344,33 +350,46 @@ def test_unavailable_timeout_raises_store_unavailable(redis_server_factory) -> N
     assert store.add(3) is True and store._gave_up is False
 
 
-def test_a_reply_lost_after_sadd_ran_still_reports_new() -> None:
+class LosingPipeline(redis.client.Pipeline):
+    """A pipeline whose reply is lost (the connection drops) after Redis ran it, while armed."""
+
+    lose: list[bool] = []
+
+    def execute(self, raise_on_error: bool = True):  # type: ignore[no-untyped-def]
+        replies = super().execute(raise_on_error)
+        if self.lose and self.lose.pop():
+            raise rex.ConnectionError("Connection reset by peer")
+        return replies
+
+
+class LosingClient(redis.Redis):
+    """Its script calls (one alone, or a pipeline of several) lose their reply after running."""
+
+    def pipeline(self, transaction: bool = True, shard_hint: object = None) -> LosingPipeline:
+        return LosingPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+
+    def execute_command(self, *args, **options):  # type: ignore[no-untyped-def]
+        reply = super().execute_command(*args, **options)
+        if args[0] == "EVALSHA" and LosingPipeline.lose and LosingPipeline.lose.pop():
+            raise rex.ConnectionError("Connection reset by peer")
+        return reply
+
+
+def test_a_reply_lost_after_sadd_ran_still_reports_new(redis_server: RedisServer) -> None:
     """The SADD ran but its reply was lost: the retry says "new" for a member this very call
     added, and "seen" for one that was there before (no page lost, none fetched twice)."""
-    client = redis.Redis(host="127.0.0.1", port=1)  # never connected: the script is faked
-    members: set[bytes] = set()
-    stamps: dict[str, str] = {}
-    lose = [True]
-
-    def add_once(keys, args, client=None):  # the Lua script _ADD_ONCE, in Python
-        (_, owner_key, *_marker), (member, call_id, _owner) = keys, args
-        if member not in members:
-            members.add(member)
-            stamps[owner_key] = call_id
-            result = 1
-        else:
-            result = int(stamps.get(owner_key) == call_id)
-        if lose[0]:
-            lose[0] = False
-            raise rex.ConnectionError("Connection reset by peer")
-        return result
-
-    store = RedisSeenStore(client, "seen")
-    store._add_once = add_once  # type: ignore[method-assign]
+    store = RedisSeenStore(LosingClient(port=redis_server.port), "seen")
+    LosingPipeline.lose[:] = [True]
     assert store.add(5) is True and store.retries == 1
     assert store.add(5) is False  # no retry: a plain duplicate
-    lose[0] = True
+    LosingPipeline.lose[:] = [True]
     assert store.add(5) is False and store.retries == 2  # a lost reply does not make it new
+    LosingPipeline.lose[:] = [True]
+    assert store.add_batch([5, 6, 7]) == [False, True, True] and store.retries == 3  # one shard
+    LosingPipeline.lose[:] = [True]
+    far = [2**64 - 1, 2**63, 8]  # two shards: a pipeline
+    assert store.add_batch(far) == [True, True, True] and store.retries == 4
+    assert len(store) == 6
 
 
 def test_real_lost_reply_with_a_stalled_server(redis_server_factory) -> None:
@@ -434,7 +453,7 @@ def test_scrapy_redis_scheduler_enqueues_one_variant_and_honours_persist(
     assert len(scheduler) == 2
     assert crawler.stats.get_value("urlunify/duplicates") == 3
     r = redis_server.client()
-    assert r.scard("urlunify:shop:seen") == 2
+    assert len(RedisSeenStore(r, "urlunify:shop:seen")) == 2
 
     # a second process of the same scope shares the seen set
     _, other = open_scheduler(redis_server.url, SCHEDULER_PERSIST=True)
@@ -456,9 +475,8 @@ def test_flush_on_start_clears_and_store_url_setting_wins(redis_server_factory) 
     _, scheduler = open_scheduler(plain.url, URLUNIFY_STORE=locked.url, URLUNIFY_SCOPE="s2",
                                   SCHEDULER_FLUSH_ON_START=True, SCHEDULER_PERSIST=True)
     assert scheduler.enqueue_request(Request(VARIANTS[0])) is True
-    assert locked.client().smembers("urlunify:s2:seen") != {b"old"}
-    assert locked.client().scard("urlunify:s2:seen") == 1  # "old" was flushed at open
-    assert not plain.client().exists("urlunify:s2:seen")
+    assert len(RedisSeenStore(locked.client(), "urlunify:s2:seen")) == 1  # "old" was flushed at open
+    assert not plain.client().keys("urlunify:s2:*")
 
 
 def test_dupefilter_settings_errors(redis_server: RedisServer) -> None:

@@ -35,14 +35,18 @@ def client(redis_server: RedisServer) -> redis.Redis:
 def test_add_batch_answers_as_add_in_one_round_trip(client: redis.Redis, redis_server: RedisServer) -> None:
     store = RedisSeenStore(client, "b:seen")
     assert store.add(7) is True
-    assert store.add_batch([7]) == [False]  # Redis learns the script (NOSCRIPT, SCRIPT LOAD) once
+    assert store.add_batch([7]) == [False]  # Redis learns the script (SCRIPT LOAD) once
     admin = redis_server.client()
     admin.config_resetstat()
+    trips = store.round_trips
     # a repeat inside the batch is new once; a key seen before is seen; 0 and 2**64-1 are keys too
     assert store.add_batch([1, 7, 2, 1, 0, 2**64 - 1]) == [True, False, True, False, True, True]
+    assert store.round_trips == trips + 1  # one round trip for the six: one pipeline ...
     stats = admin.info("commandstats")
-    assert stats["cmdstat_evalsha"]["calls"] == 1, stats  # one round trip for the six
+    # ... of one script call per shard the keys fall in (0, 1, 2 and 7 share bucket 0)
+    assert stats["cmdstat_evalsha"]["calls"] == 2, stats
     assert stats["cmdstat_sadd"]["calls"] == 6  # (commands a script runs are counted too)
+    assert "cmdstat_script" not in stats  # nothing asked whether the script is loaded
     assert store.add_batch([]) == []
     assert len(store) == 5 and all(k in store for k in (0, 1, 2, 7, 2**64 - 1))
     assert store.add(2) is False  # add and add_batch share one set
@@ -66,6 +70,14 @@ def test_a_key_of_another_type_is_a_store_error_and_adds_nothing(client: redis.R
         store.add_batch([1, 2])
     client.delete("b:seen")
     assert store.add_batch([1, 2]) == [True, True]
+    # a shard's key taken by another program mid-crawl: the whole call fails, naming the error
+    layout = store.layout()
+    client.delete(layout.owners_key(0))
+    client.set(layout.owners_key(0), "someone else's string")
+    with pytest.raises(StoreError, match=r"SADD \(batch\) 'b:seen'.*WRONGTYPE"):
+        store.add_batch([3, 4])
+    client.delete(layout.owners_key(0))
+    assert store.add_batch([3, 4, 1]) == [True, True, False]
 
 
 def test_batch_answer_tells_what_a_call_did(client: redis.Redis) -> None:
@@ -73,17 +85,26 @@ def test_batch_answer_tells_what_a_call_did(client: redis.Redis) -> None:
     store = RedisSeenStore(client, "b:seen")
     store.add(5)
     store.add_batch([4, 5, 6])
-    call = store.last_batch
+    calls = [store.batch_call(i) for i in range(3)]
     later = RedisSeenStore(client, "b:seen")  # another process, or the resumed run
-    assert [later.batch_answer(f"{call} {i}") for i in range(3)] == [True, False, True]
+    assert [later.batch_answer(call) for call in calls] == [True, False, True]
+    # far apart keys (other shards), in one call: each answered from its own shard's stamp
+    far = [2**64 - 1, 2**63, 2**62, 9]
+    store.add_batch([9])
+    assert store.add_batch(far) == [True, True, True, False]
+    calls = [store.batch_call(i) for i in range(4)]
+    assert len({call.split()[2] for call in calls}) > 1
+    assert [later.batch_answer(call) for call in calls] == [True, True, True, False]
     # an owner's calls are stamped in order: a stamp of another call means that one never ran
-    store.add_batch([8])
-    assert later.batch_answer(f"{call} 0") is None
-    # Redis cannot tell (no stamp of the owner; a malformed value): fetch rather than lose
-    assert later.batch_answer(f"nobody {call.split()[1]} 0") is True
+    store.add_batch([8])  # (8 shares the shard of 9)
+    assert later.batch_answer(calls[3]) is None
+    # Redis cannot tell (no stamp of the owner; a malformed value, or one of the old layout's
+    # "<owner> <call id> <index>"): fetch rather than lose
+    assert later.batch_answer("nobody " + calls[3].split(" ", 1)[1]) is True
     assert later.batch_answer("garbage") is True
+    assert later.batch_answer(store.last_batch + " 0") is True
     store.clear()
-    assert not client.exists("b:seen", "b:seen:owners", "b:seen:marker")
+    assert client.keys("b:seen*") == []
 
 
 def test_a_lost_reply_is_answered_by_the_attempt_that_ran(redis_server_factory) -> None:
@@ -145,14 +166,14 @@ def test_two_processes_batching_the_same_keys_get_each_new_exactly_once(redis_se
                 p.kill()
     assert sorted(new0 + new1) == list(range(n))  # every key new exactly once, in one process
     assert new0 and new1, "no race: one process added every key"
-    assert redis_server.client().scard("race:seen") == n
+    assert len(RedisSeenStore(redis_server.client(), "race:seen")) == n
 
 
 def test_add_batch_with_decoded_responses(redis_server: RedisServer) -> None:
     client = redis.Redis.from_url(redis_server.url, decode_responses=True)
     store = RedisSeenStore(client, "b:seen")
     assert store.add_batch([1, 1]) == [True, False]
-    assert store.batch_answer(f"{store.last_batch} 0") is True
+    assert store.batch_answer(store.batch_call(0)) is True
     client.close()
 
 

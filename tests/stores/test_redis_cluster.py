@@ -98,13 +98,22 @@ def test_every_store_works_on_a_cluster_with_its_keys_hash_tagged(redis_cluster:
         log.append([b"r1", b"r2"])
         assert log.records() == [b"r1", b"r2"]
         keys = redis_cluster.all_keys()
-        assert all(b"{" in k and b"}" in k for k in keys), keys
-        # the seen set's three keys (set, owners, marker) on one slot: its script touches all three
-        seen_keys = [k for k in keys if k.startswith(b"{urlunify:s:seen}")]
-        assert len(seen_keys) == 3
-        assert len({slot(client, k) for k in seen_keys}) == 1
+        seen_keys = [k for k in keys if k.startswith(b"urlunify:s:seen")]
+        # every key but the seen set's layout (one hash, read alone) is hash-tagged
+        assert all(b"{" in k and b"}" in k for k in keys if k != b"urlunify:s:seen"), keys
+        # the seen set's shards each on the slot of their own tag ({<key>:<shard>}: a script
+        # touches one shard's keys), so its buckets spread over the cluster
+        shards: dict[bytes, set[int]] = {}
+        for k in seen_keys:
+            if b"{" in k:
+                shards.setdefault(k[k.index(b"{"): k.index(b"}") + 1], set()).add(slot(client, k))
+        assert shards and all(len(slots) == 1 for slots in shards.values()), shards
+        many = RedisSeenStore(client, "urlunify:m:seen")
+        assert many.add_batch(list(range(0, 2**64 - 1, 2**64 // 500))) == [True] * 501
+        assert len({slot(client, k) for k in redis_cluster.all_keys() if k.startswith(b"urlunify:m:seen:")}) > 32
+        many.clear()
         seen.clear()
-        assert not [k for k in redis_cluster.all_keys() if k.startswith(b"{urlunify:s:seen}")]
+        assert not [k for k in redis_cluster.all_keys() if k.startswith((b"urlunify:s:seen", b"urlunify:m:seen"))]
     finally:
         client.close()
 
@@ -113,11 +122,11 @@ def test_an_untagged_key_left_by_another_client_is_reported(redis_cluster: Redis
                                                            caplog: pytest.LogCaptureFixture) -> None:
     client = connect(redis_cluster.url, timeout=5)
     try:
-        client.sadd("urlunify:old:seen", b"x")
+        client.hset("urlunify:old:signatures", b"sig", b"page")
         with caplog.at_level(logging.WARNING):
-            store = RedisSeenStore(client, "urlunify:old:seen")
-        assert store.key == "{urlunify:old:seen}"
-        assert any("'urlunify:old:seen'" in r.getMessage() and "does not read" in r.getMessage()
+            store = RedisSignatureStore(client, "urlunify:old:signatures")
+        assert store.key == "{urlunify:old:signatures}"
+        assert any("'urlunify:old:signatures'" in r.getMessage() and "does not read" in r.getMessage()
                    for r in caplog.records), caplog.text
     finally:
         client.close()
