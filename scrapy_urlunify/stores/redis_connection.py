@@ -10,16 +10,20 @@ and what a lost reply does: ``docs/stores.md``.
 
 On a cluster, redis-py follows ``MOVED`` and ``ASK`` itself (the command did not run where it
 was sent); every other cluster error (``CLUSTERDOWN``, ``TRYAGAIN``, ``MASTERDOWN``, a node that
-died, a slot no node serves yet during a failover) goes through the same retry loop, and every
-key of a store is on the slot of its hash tag (:func:`~.location.hash_tagged`), so its scripts and
-multi-key commands touch one slot. :func:`run_scripts` runs many script calls as one pipeline:
-one round trip per node.
+died, a slot no node serves yet during a failover) goes through the same retry loop, which reads
+the cluster's slot map again before each retry (:func:`remap`, at most every
+:data:`REMAP_INTERVAL` seconds per client), so every command of every store finds the promoted
+replica, however redis-py sent it. Every key of a store is on the slot of its hash tag
+(:func:`~.location.hash_tagged`), so its scripts and multi-key commands touch one slot.
+:func:`run_scripts` runs many script calls as one pipeline: one round trip per node.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -44,6 +48,7 @@ __all__ = [
     "BACKOFF_MAX",
     "BACKOFF_START",
     "PIPELINE_CHUNK",
+    "REMAP_INTERVAL",
     "RedisStore",
     "RedisUnavailable",
     "client_url",
@@ -51,6 +56,7 @@ __all__ = [
     "is_cluster",
     "own_retries",
     "ping",
+    "remap",
     "run_scripts",
     "store_key",
 ]
@@ -62,7 +68,8 @@ T = TypeVar("T")
 #: Errors after which the same command may succeed: the server is restarting, unreachable,
 #: still loading its data set, or is a replica that is being promoted; on a cluster, a
 #: failover in progress (CLUSTERDOWN, MASTERDOWN: subclasses of ClusterDownError; TRYAGAIN; a
-#: slot no node serves in the client's map yet; ClusterError: redirections without end).
+#: slot no node serves in the client's map yet; ClusterError: redirections without end; a
+#: MOVED or ASK that redis-py does not follow, as in a MULTI/EXEC, which then ran nothing).
 #: Authentication errors are ConnectionErrors in redis-py but never heal by waiting, so they
 #: are excluded.
 _TRANSIENT: tuple[type[BaseException], ...] = (
@@ -72,6 +79,7 @@ _TRANSIENT: tuple[type[BaseException], ...] = (
     rex.TryAgainError,
     rex.ClusterError,
     rex.SlotNotCoveredError,
+    rex.AskError,  # and MovedError, its subclass
     ConnectionError,  # builtins: OSError subclasses redis-py may let through
     TimeoutError,
 )
@@ -81,6 +89,12 @@ BACKOFF_START = 0.05
 BACKOFF_MAX = 2.0
 #: Members per pipeline or per variadic command (bounds the reply buffer).
 PIPELINE_CHUNK = 1000
+#: Least seconds between two re-reads of a cluster's slot map by the retry loop (one
+#: ``CLUSTER SLOTS``): through an outage every store of a client retries, none hammers the cluster.
+REMAP_INTERVAL = 0.5
+
+_remapped_at: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+_remap_lock = threading.Lock()
 
 
 def _transient(exc: BaseException) -> bool:
@@ -142,6 +156,29 @@ def own_retries(client: redis.Redis) -> redis.Redis:
     know when a command was retried (a lost reply, see :mod:`.redis_seen`)."""
     client.set_retry(Retry(NoBackoff(), 0))
     return client
+
+
+def remap(client: Any, interval: float = REMAP_INTERVAL) -> bool:
+    """On a cluster client, read the slot map again (``CLUSTER SLOTS`` from a node that answers),
+    unless it was read less than ``interval`` seconds ago; whether it was read.
+
+    redis-py re-reads it itself after most errors, but not every time: a transactional
+    ``ClusterPipeline`` (``MULTI``/``EXEC``) with retries off counts its errors on the pipeline
+    object, new for each call, and never gets to re-read it, so it would call a dead master until
+    the store gave up, while its replica was promoted within seconds. The one reach into the
+    client: ``nodes_manager.initialize()``, a public method redis-py's own error paths call."""
+    if not is_cluster(client):
+        return False
+    now = time.monotonic()
+    with _remap_lock:
+        if now - _remapped_at.get(client, -interval) < interval:
+            return False
+        _remapped_at[client] = now
+    try:
+        client.nodes_manager.initialize()
+    except (rex.RedisError, rex.RedisClusterException, OSError):
+        return False  # no node answers yet: the next retry's error says so, and maps again
+    return True
 
 
 def ping(client: redis.Redis | RedisCluster, url: str | None = None) -> None:
@@ -313,8 +350,9 @@ class RedisStore(ClosingContext):
 
         Blocks through an outage for up to ``unavailable_timeout`` seconds, then raises
         :class:`StoreUnavailable`; until Redis answers again, later calls try once and raise
-        at once, rather than each blocking for the whole timeout again. Any other Redis error
-        becomes a :class:`StoreError`."""
+        at once, rather than each blocking for the whole timeout again. On a cluster, the slot
+        map is read again (:func:`remap`) after each transient error, so a retry goes to the
+        replica promoted in a failover. Any other Redis error becomes a :class:`StoreError`."""
         deadline = 0.0
         delay = 0.0  # the first retry is immediate: usually a connection the server dropped
         failed_since: float | None = None
@@ -332,6 +370,7 @@ class RedisStore(ClosingContext):
                     raise
                 now = time.monotonic()
                 if self._gave_up:  # the outage already outlasted unavailable_timeout
+                    remap(self.client)  # so a later call, once the cluster is whole, finds its node
                     raise RedisUnavailable(self.url, f"{what} {self.key!r}: still down: "
                                                      f"{type(exc).__name__}: {exc}") from None
                 if failed_since is None:
@@ -341,6 +380,7 @@ class RedisStore(ClosingContext):
                                    self.url, exc, self.unavailable_timeout)
                 if now >= deadline:
                     self._gave_up = True
+                    remap(self.client)
                     raise RedisUnavailable(
                         self.url,
                         f"{what} {self.key!r} failed for {now - failed_since:.1f}s "
@@ -349,6 +389,7 @@ class RedisStore(ClosingContext):
                 self.retries += 1
                 time.sleep(min(delay, deadline - now))
                 delay = min(max(delay * 2, BACKOFF_START), BACKOFF_MAX)
+                remap(self.client)  # after the wait: the map read is the freshest the retry can have
             else:
                 self._gave_up = False
                 if failed_since is not None:

@@ -26,7 +26,8 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"),
 ]
 
-#: the queue's slot; the seen set ({urlunify:fleet:seen}) happens to be on the same master
+#: the queue's slot; the seen set ({urlunify:fleet:seen}) and the page signatures
+#: ({urlunify:fleet:signatures}, on by default) happen to be on the same master
 QUEUE = "{" + QUEUE_KEY + "}"
 CONCURRENT = 2
 
@@ -36,9 +37,6 @@ def settings(cluster: RedisCluster, **extra: object) -> dict[str, object]:
         "REDIS_URL": cluster.seed_url, "REDIS_PARAMS": {"redis_cls": "redis.cluster.RedisCluster"},
         "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 20, "URLUNIFY_REDIS_TIMEOUT": 1,
         "DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": CONCURRENT,
-        # the signature store's transactional pipeline does not read the slot map again after a
-        # failover of its own master (the same one here): off, so this test is about the queue
-        "URLUNIFY_SIGNATURES": False,
         **extra,
     }
 
