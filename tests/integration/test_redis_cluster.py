@@ -21,7 +21,8 @@ pytestmark = [
 
 #: slow enough that a master killed after 10 pages dies in the middle of the crawl
 SLOW = {"DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": 2}
-SEEN_KEY = "{urlunify:tree:seen}"
+SEEN_LAYOUT = "urlunify:tree:seen"  # the seen set's layout (a hash read alone: no tag needed)
+SEEN_KEY = "{urlunify:tree:seen:0}"  # one of its 64 shards; a third of them share its master
 SIGNATURES_KEY = "{urlunify:tree:signatures}"  # on another master than the seen set
 
 
@@ -31,7 +32,8 @@ def store(cluster: RedisCluster, **extra: object) -> dict[str, object]:
 
 def untagged(cluster: RedisCluster) -> list[bytes]:
     """Keys of the crawl that are not on the slot of a hash tag (SCAN on every master)."""
-    return [k for k in cluster.all_keys() if not re.search(rb"\{[^}]+\}", k)]
+    # (a seen set's layout, "<key>", is a hash read alone: it needs no tag)
+    return [k for k in cluster.all_keys() if not re.search(rb"\{[^}]+\}", k) and not k.endswith(b":seen")]
 
 
 def test_a_crawl_on_a_cluster_fetches_every_page_once_with_every_key_hash_tagged(
@@ -44,7 +46,13 @@ def test_a_crawl_on_a_cluster_fetches_every_page_once_with_every_key_hash_tagged
     assert site.fetched_twice() == {}
     assert run.stats["urlunify/redis/link_batches"] > 0  # the links of a response: one script call
     keys = redis_cluster.all_keys()
-    assert SEEN_KEY.encode() in keys
+    assert SEEN_LAYOUT.encode() in keys
+    # the seen set's buckets spread over every master
+    client = redis_cluster.client()
+    try:
+        assert len({client.get_node_from_key(k).port for k in keys if k.startswith(SEEN_LAYOUT.encode() + b":")}) == 3
+    finally:
+        client.close()
     assert untagged(redis_cluster) == [], keys
 
 
