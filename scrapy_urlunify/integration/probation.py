@@ -22,6 +22,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.request import request_from_dict
 
 from ..core.domains import within
+from ..core.params import context_items
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
 from ..stores.memory import MemoryKeptStore
@@ -67,7 +68,8 @@ class Policies(Protocol):
 
 
 def rule_key(rule: LearnedRule) -> RuleKey:
-    return (rule.kind, rule.host, rule.name)
+    """``(kind, scope, name)``: a rule of one rule context is keyed by host and context."""
+    return (rule.kind, rule.scope, rule.name)
 
 
 class Probation:
@@ -172,11 +174,11 @@ class Probation:
             # under another spelling): not the rule's doing; fetched, it was that page twice.
             # (A queued request was scheduled itself: its own record is no other spelling's.)
             return False
-        path = _path(url)
         # a sample is compared with the page it was merged into: only once that page is fetched
         earlier = self.pages.page(identifier)
         if earlier is not None:
             for p in rules:
+                path = p.sample_key(url)
                 if p.sampled < RULE_PROBATION and path not in p.paths:
                     p.paths.add(path)
                     p.sampled += 1
@@ -302,7 +304,7 @@ class Probation:
         earlier = self.pages.page(identifier)
         probe: tuple[Any, ...] = (p.key, identifier, entry_id.hex())
         request.meta[PROBATION_META] = probe + ((earlier[0], earlier[1].hex()) if earlier is not None else ())
-        p.paths.add(_path(request.url))
+        p.paths.add(p.sample_key(request.url))
         self._samples[entry_id] = p.key
         return request
 
@@ -426,7 +428,8 @@ def _key_text(key: RuleKey) -> str:
 
 def _text_key(text: str) -> RuleKey:
     kind, _, rest = text.removeprefix(_SAMPLE).partition("|")
-    host, _, name = rest.partition("|")
+    # a rule context may hold "|" (a raw query), a host never does
+    host, _, name = rest.partition("|") if "/" not in rest.partition("|")[0] else rest.rpartition("|")
     return (kind, host, name)
 
 
@@ -478,7 +481,8 @@ class _OnProbation:
 
     def covers(self, url: str, identity_host: str) -> bool:
         """Whether the rule takes part in merging ``url`` (its identity host under the
-        settings' policy): the host is the rule's, and has the parameter or leading segment."""
+        settings' policy): the host is the rule's, and has the parameter or leading segment
+        (in the rule's context, for a rule of one)."""
         rule = self.rule
         if not within(identity_host, rule.host):
             return False
@@ -489,4 +493,16 @@ class _OnProbation:
         path, _, query = rest.partition("?")
         if rule.kind == "path":
             return path.split("/", 1)[0] == rule.name
+        if rule.context and not rule.applies_to("/" + path, set(context_items(query))):
+            return False
         return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))
+
+    def sample_key(self, url: str) -> str:
+        """What two samples of the rule must differ in: their path; for a rule of one rule
+        context (one path), the parameter's value, so that its samples come as fast as the
+        requests it merges."""
+        if not self.rule.context:
+            return _path(url)
+        query = url.split("#", 1)[0].partition("?")[2]
+        values = [i for i in query.split("&") if i.partition("=")[0].lower() == self.rule.name]
+        return _path(url) + "?" + "&".join(sorted(values))

@@ -45,6 +45,10 @@ _FORMAT = "scrapy_urlunify.learning/1"
 #: least four times ``min_pairs``). Six option variants of one page (``limit``, ``days``) are
 #: not enough; a login page reached with the name of every page (``returnto``) soon is.
 CONTEXT_VALUES = 12
+#: A parameter learned from pages with and without it (one value on the host: ``print=1``)
+#: needs this many times ``min_pairs`` distinct pages: a default value (``?page=1`` = the
+#: list) looks the same, and is only caught by probation or a later ``page=2``.
+PRESENCE_FACTOR = 3
 _PREFIXES = prefix_matcher(DEFAULT_STRIP_HOST_PREFIXES)
 
 
@@ -62,10 +66,12 @@ class Learner:
     ``min_pairs`` (at least 2): independent pieces of evidence a rule needs. ``sites``: the
     hosts of the crawl (``allowed_domains``, start URL hosts); hosts within two of them may be
     learned as aliases. ``max_entries``: records of the per-page index (see "Memory and speed"
-    in ``docs/learning.md``). Not thread-safe, like the rest of a Scrapy crawl.
+    in ``docs/learning.md``). ``presence``: also learn a parameter that always has one value
+    (``print=1``) from pages with and without it. Not thread-safe, like the rest of a Scrapy crawl.
     """
 
-    def __init__(self, min_pairs: int = 3, sites: Iterable[str] = (), max_entries: int = 200_000) -> None:
+    def __init__(self, min_pairs: int = 3, sites: Iterable[str] = (), max_entries: int = 200_000,
+                 presence: bool = False) -> None:
         if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
             raise ValueError(f"min_pairs must be an integer >= 2 (never learn from one pair), got {min_pairs!r}")
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
@@ -74,6 +80,9 @@ class Learner:
             sites = [sites]
         self.min_pairs = min_pairs
         self.max_entries = max_entries
+        #: whether a parameter with one value on its host (``print=1``) may be learned from pages
+        #: with and without it (off by default: a print view may be an item of its own)
+        self.presence = presence
         self.max_candidates = max(100, max_entries // 20)
         self.sites: tuple[str, ...] = tuple(dict.fromkeys(
             strip_prefixes(s.strip().lower().rstrip("."), _PREFIXES) for s in sites if s and s.strip()
@@ -217,7 +226,7 @@ class Learner:
                 continue
             if not p.evidence:
                 self._stats["presence_pairs"] += 1
-                rule = self._support_presence(p, url) if p.kind == PARAM else None
+                rule = self._support_presence(p, url) if p.kind == PARAM and self.presence else None
             else:
                 self._stats["equal_pairs"] += 1
                 rule = self._support(p, url)
@@ -274,8 +283,8 @@ class Learner:
     def _support_presence(self, p: Pair, url: str) -> LearnedRule | None:
         """Count the pair ``p`` of a page with and without a parameter (``?print=1`` and no
         ``print``, one text) toward a rule of the host: only while the parameter showed one
-        value on the host, and it needs twice the evidence of two values (``min_pairs`` pages
-        twice over, on two paths; else four times on one): the default-value trap
+        value on the host, and it needs more evidence than two values do (``min_pairs`` pages
+        ``PRESENCE_FACTOR`` times over, on two paths; twice that on one): the default-value trap
         (``?page=1`` = the list) is what probation and the first ``page=2`` then catch."""
         a, b, sig = p.a, p.b, p.sig
         index, candidates = self._index, self._candidates
@@ -286,7 +295,7 @@ class Learner:
         if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
             return None
         n, paths = ev.count(index.catch_all, index.shared, page_of=self._contexts.page_of)
-        need = 2 * self.min_pairs
+        need = PRESENCE_FACTOR * self.min_pairs
         if n < need or (paths < 2 and n < 2 * need):
             return None
         rule = LearnedRule(PARAM, a, b, n, tuple(ev.examples))
@@ -397,7 +406,7 @@ class Learner:
 
     @classmethod
     def from_json(cls, text: str, *, min_pairs: int | None = None, sites: Iterable[str] | None = None,
-                  max_entries: int | None = None) -> Learner:
+                  max_entries: int | None = None, presence: bool = False) -> Learner:
         """A learner from :meth:`to_json` output; the keyword arguments, when given, replace the
         saved settings (blocked candidates and catch-all signatures are always kept). Raises
         ``ValueError`` on text that is not such output."""
@@ -413,6 +422,7 @@ class Learner:
                 min_pairs=saved["min_pairs"] if min_pairs is None else min_pairs,
                 sites=saved["sites"] if sites is None else sites,
                 max_entries=saved["max_entries"] if max_entries is None else max_entries,
+                presence=presence,
             )
             learner._rules = [LearnedRule.from_dict(r) for r in data["rules"]]
             learner._revoked = [Revocation(LearnedRule.from_dict(r["rule"]), tuple(r["counter_example"]))  # type: ignore[arg-type]
