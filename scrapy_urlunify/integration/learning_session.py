@@ -156,7 +156,7 @@ class LearningSession:
         pages that taught them, so their other spellings are not fetched again."""
         self._set_policy()
         for rule in adopted:
-            self.stats.set(f"learned/{rule.kind}/{rule.scope}/{rule.name}", rule.pairs)
+            self.stats.set(f"learned/{rule.kind}/{rule.context_key}/{rule.name}", rule.pairs)
             self.stats.inc(f"learned/{_PLURAL[rule.kind]}")
             logger.info("Learned: %s", rule)
         # the pages fetched so far count as seen under their new identifiers too: after an

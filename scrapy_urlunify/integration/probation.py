@@ -2,7 +2,7 @@
 the same pages.
 
 A newly adopted rule is on probation. The next ``RULE_PROBATION`` requests it merges with a page
-already fetched, each on its own path, are fetched anyway (samples, ``PROBATION_META``) and
+already fetched, each on its own path (its own value, for a rule of one context), are fetched anyway (samples, ``PROBATION_META``) and
 compared with the page they were merged into: that many agreeing confirm the rule, one that
 differs is a counter-example the learner hears (and revokes the rule). Meanwhile the other
 requests it merged are kept (at most ``MERGED_KEPT``, in the crawl's kept store too): scheduled
@@ -68,8 +68,8 @@ class Policies(Protocol):
 
 
 def rule_key(rule: LearnedRule) -> RuleKey:
-    """``(kind, scope, name)``: a rule of one rule context is keyed by host and context."""
-    return (rule.kind, rule.scope, rule.name)
+    """``(kind, host, name)``; a rule of one rule context has its context key for host."""
+    return (rule.kind, rule.context_key, rule.name)
 
 
 class Probation:

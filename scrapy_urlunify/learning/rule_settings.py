@@ -23,7 +23,7 @@ def ignore_params(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for r in rules:
         if r.kind == PARAM:
-            out.setdefault(r.scope, []).append(_escape_glob(r.name))
+            out.setdefault(r.context_key, []).append(_escape_glob(r.name))
     return out
 
 

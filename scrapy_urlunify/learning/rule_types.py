@@ -6,7 +6,7 @@ A rule is named by its **rule key** ``(kind, host, name)`` (:func:`rule_key`): `
 ``"path"`` (a leading path segment that does not matter). A parameter rule may hold in one
 **rule context** only: a path of the host and the items that identify the page there
 (``/w/index.php?title=Special:UserLogin``); its key's host is then the host and the context
-(:attr:`LearnedRule.scope`), the way ``URLUNIFY_IGNORE_PARAMS`` names it.
+(:attr:`LearnedRule.context_key`), the way ``URLUNIFY_IGNORE_PARAMS`` names it.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class LearnedRule:
     context: str = ""
 
     @property
-    def scope(self) -> str:
+    def context_key(self) -> str:
         """Where the rule holds, as ``URLUNIFY_IGNORE_PARAMS`` keys it: the host, or the host
         and the rule context (``wiki.test/w/index.php?title=Special:UserLogin``)."""
         return self.host + self.context
@@ -77,7 +77,7 @@ class LearnedRule:
         elif self.kind == PATH:
             what = f"a leading /{self.name}/ does not matter on {self.host}"
         elif self.context:
-            what = f"parameter {self.name!r} does not matter on {self.scope}"
+            what = f"parameter {self.name!r} does not matter on {self.context_key}"
             shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
             return f"{what} ({self.pairs} values with one text in this context, e.g. {shown})"
         else:
@@ -108,7 +108,7 @@ class Revocation(NamedTuple):
 
     def __str__(self) -> str:
         a, b = self.counter_example
-        return f"revoked: {self.rule.kind} {self.rule.scope} {self.rule.name}: {a} != {b}"
+        return f"revoked: {self.rule.kind} {self.rule.context_key} {self.rule.name}: {a} != {b}"
 
 
 class CounterExample(NamedTuple):

@@ -26,7 +26,7 @@ class LoginSite(CountingSite):
     is another page (``returnto`` matters there, were it ever linked)."""
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
-        base, params = self.count(request)
+        base, _params = self.count(request)
         if base == "/":
             return _html("home", [f"/p{i}" for i in range(PAGES)])
         if base == "/login":

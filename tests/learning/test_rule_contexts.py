@@ -15,7 +15,7 @@ def sig(content: str) -> bytes:
 
 
 def see(learner: Learner, url: str, content: str, host: str = "wiki.test") -> list[str]:
-    return [r.scope + " " + r.name for r in learner.observe(url, host, sig(content))]
+    return [r.context_key + " " + r.name for r in learner.observe(url, host, sig(content))]
 
 
 def articles(learner: Learner, n: int = 40) -> None:
@@ -45,7 +45,8 @@ def test_returnto_is_learned_in_its_context_from_many_values_of_one_text():
                               ("wiki.test", "/w/index.php?title=Special:CreateAccount", "returnto")]
     rule = learner.rules[0]
     assert rule.pairs == CONTEXT_VALUES
-    assert "wiki.test/w/index.php?title=Special:UserLogin" in str(rule) and "one text" in str(rule)
+    assert "wiki.test/w/index.php?title=Special:UserLogin" in str(rule)
+    assert "one text" in str(rule)
     # the host-wide rule is not learned: two texts on one path are two pieces, not enough
     assert not any(r.context == "" for r in learner.rules)
     # what the user is told to paste, and what it does: only in that context
@@ -132,7 +133,8 @@ def test_print_is_learned_from_presence_across_distinct_pages_and_revoked_by_a_v
     assert default.rules == ()
     # print=2 (another value) with other text: a counter-example, the rule revoked
     see(learner, "http://s.test/docs/d0?print=2", "text of /docs/d0, two columns", "s.test")
-    assert learner.rules == () and learner.is_blocked("param", "s.test", "print")
+    assert learner.rules == ()
+    assert learner.is_blocked("param", "s.test", "print")
 
 
 def test_a_parameter_of_several_values_is_never_learned_from_presence():
