@@ -2,8 +2,8 @@
 the same pages.
 
 A newly adopted rule is on probation. The next ``RULE_PROBATION`` requests it merges with a page
-already fetched, each on its own path (its own value, for a rule of one context), are fetched anyway (samples, ``PROBATION_META``) and
-compared with the page they were merged into: that many agreeing confirm the rule, one that
+already fetched, each on its own path (with its own value, for a rule of one rule context), are
+fetched anyway (samples, ``PROBATION_META``) and compared with the page they were merged into: that many agreeing confirm the rule, one that
 differs is a counter-example the learner hears (and revokes the rule). Meanwhile the other
 requests it merged are kept (at most ``MERGED_KEPT``, in the crawl's kept store too): scheduled
 again if the rule is revoked, forgotten once it is confirmed, fetched as samples if the crawl
