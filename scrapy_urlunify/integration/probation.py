@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .fetched import FetchedPages
     from .stats import UnifyStats
 
-__all__ = ["MERGED_KEPT", "RULE_PROBATION", "Policies", "Probation", "RuleKey", "rule_key"]
+__all__ = ["MERGED_KEPT", "RULE_PROBATION", "SAMPLE_PRIORITY", "Policies", "Probation", "RuleKey", "rule_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +50,9 @@ logger = logging.getLogger(__name__)
 RULE_PROBATION = 5
 #: requests merged by rules still on probation, kept to be scheduled again if one is revoked
 MERGED_KEPT = 10_000
+#: added to a sample's priority when it is scheduled: fetched next, in any crawl order, so a
+#: rule is confirmed or revoked within a few fetches of its samples, not at the end of a queue
+SAMPLE_PRIORITY = 1000
 #: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
 _SAMPLE = "~"
 
@@ -189,6 +192,8 @@ class Probation:
                     self._samples[entry_id] = p.key
                     self.pages.add_base(base_identifier)
                     self.stats.inc("learned/probation/samples")
+                    if not queued:  # (a queued one is being downloaded already)
+                        request.priority += SAMPLE_PRIORITY
                     return True
         if len(self._kept) < MERGED_KEPT:
             keys = tuple(p.key for p in rules)
