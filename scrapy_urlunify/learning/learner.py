@@ -218,7 +218,10 @@ class Learner:
         for p in pairs:
             if not p.equal:
                 self._stats["counter_pairs"] += 1
-                where = _where(p) if p.kind == PARAM else None
+                where = None
+                if p.kind == PARAM:
+                    where = _where(p)
+                    self._contexts.note_identifying(p.hint.partition("?")[0], p.b)
                 self._contradict(p.kind, p.a, p.b, p.earlier, url, where)
         adopted: list[LearnedRule] = []
         for p in pairs:

@@ -5,11 +5,13 @@ A *rule context* is a host, a path and the query items that identify the page th
 contexts from the URLs it sees, never from site-specific code (see "Rules with a context" in
 ``docs/learning.md``):
 
-* the distinct values each parameter showed on each path (at most :data:`_MAX_VALUES` counted):
-  the parameter of a rest query with the most of them names the *page* (``title`` on a wiki's
-  ``/w/index.php``, ``cid`` on a one-script site), the others are options of that page
-  (``days``, ``limit``); :meth:`RuleContexts.page_of` says which page a pair tested, and six
-  option variants of one page are one page;
+* the distinct values each parameter showed on each path (at most :data:`_MAX_VALUES` counted),
+  and whether two of its values ever gave two texts there (it *identifies*): of a rest query's
+  parameters, one that identifies, with the most values, names the *page* (``title`` on a
+  wiki's ``/w/index.php``, not ``from``, a timestamp of as many values that changes nothing;
+  ``cid`` on a one-script site), the others are options of that page (``days``, ``limit``);
+  :meth:`RuleContexts.page_of` says which page a pair tested, and six option variants of one
+  page are one page;
 * whether a parameter ever showed more than one value on a host (``print=1`` never does;
   :meth:`RuleContexts.single_valued`);
 * the values of a parameter seen with one text in one path (:class:`_Group`): many of them
@@ -74,6 +76,7 @@ class RuleContexts:
         self.max_keys = max_keys
         self.values_needed = values_needed
         self._path_values: OrderedDict[tuple[str, str], set[int]] = OrderedDict()  # (host:port+path, name)
+        self._identifying: OrderedDict[tuple[str, str], None] = OrderedDict()  # (host:port+path, name)
         self._host_values: OrderedDict[tuple[str, str], str] = OrderedDict()  # (host, name) -> value | _MULTI
         self._groups: OrderedDict[tuple[str, str, str, str], _Group] = OrderedDict()
         self._blocked: dict[tuple[str, str], set[tuple[str, frozenset[str] | None]]] = {}
@@ -107,6 +110,14 @@ class RuleContexts:
         while len(self._host_values) > self.max_keys:
             self._host_values.popitem(last=False)
 
+    def note_identifying(self, hostpath: str, name: str) -> None:
+        """Two values of ``name`` gave two texts on ``hostpath`` (a counter-example)."""
+        key = (hostpath, name)
+        self._identifying[key] = None
+        self._identifying.move_to_end(key)
+        if len(self._identifying) > self.max_keys:
+            self._identifying.popitem(last=False)
+
     def single_valued(self, host: str, name: str) -> bool:
         """Whether ``name`` showed one value only on ``host`` (as far as remembered)."""
         known = self._host_values.get((host, name))
@@ -114,16 +125,18 @@ class RuleContexts:
 
     def page_of(self, hint: str) -> str:
         """The page a pair tested, from its hint (``host:port/path?rest``): the path and the
-        item of the rest's parameter with the most distinct values on that path (ties: the
-        first name), or the path alone for an empty rest. Option variants of one page
-        (``days=1`` and ``days=3`` of ``title=Special:RecentChanges``) are one page."""
+        item of the rest's parameter that identifies pages on that path and has the most
+        distinct values there (then one that does not identify; ties: the first name), or the
+        path alone for an empty rest. Option variants of one page (``days=1`` and ``days=3``
+        of ``title=Special:RecentChanges``) are one page."""
         hostpath, _, rest = hint.partition("?")
         if not rest:
             return hostpath
-        best, best_n = "", -1
+        best, best_n = "", (-1, -1)
         for item in rest.split("&"):
             name = item.partition("=")[0].lower()
-            n = len(self._path_values.get((hostpath, name), ()))
+            key = (hostpath, name)
+            n = (key in self._identifying, len(self._path_values.get(key, ())))
             if n > best_n:
                 best, best_n = item, n
         return f"{hostpath}?{best}"

@@ -97,6 +97,22 @@ def test_option_variants_of_one_page_are_one_piece_of_evidence():
     assert learner.stats["equal_pairs"] >= 6
 
 
+def test_a_parameter_of_many_values_that_changes_nothing_does_not_name_the_page():
+    # from=<timestamp> takes as many values on /w/index.php as title (both past the count), but
+    # two titles are two texts and two timestamps one: title names the page, the six variants
+    # (one timestamp each) are still one page
+    learner = Learner()
+    articles(learner)
+    for t in range(40):
+        see(learner, f"{W}?title=Special:RecentChanges&from=2026{t:04d}", "changes since then: none")
+    for days in (1, 3, 7, 14, 30, 90):
+        for limit in (50, 500):
+            see(learner, f"{W}?title=Special:RecentChanges&days={days}&from=2026{days:04d}&limit={limit}",
+                f"no changes in {days} days")
+    # (from is learned where its values gave one text: on that page)
+    assert rules(learner) == [("wiki.test", "/w/index.php?title=Special:RecentChanges", "from")]
+
+
 def test_limit_learned_across_pages_is_revoked_by_a_differing_pair_elsewhere():
     learner = Learner()
     articles(learner)
