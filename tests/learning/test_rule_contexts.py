@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from scrapy_urlunify import Policy, identify
+from scrapy_urlunify.core.policy import PolicyValueError
 from scrapy_urlunify.learning.learner import CONTEXT_VALUES, Learner
 
 W = "http://wiki.test/w/index.php"
@@ -192,3 +195,21 @@ def test_a_context_without_items_needs_a_page_no_other_path_serves():
     for i in range(CONTEXT_VALUES):
         see(learner, f"http://s.test/login?returnto=/p{i}", "log in", "s.test")
     assert rules(learner) == [("s.test", "/login", "returnto")]
+
+
+def test_the_settings_form_of_a_rule_context():
+    # URLUNIFY_IGNORE_PARAMS keyed by host, path and items: normalized like any host, items sorted
+    policy = Policy(ignore_params={"Wiki.test/w/index.php?title=Special:UserLogin&uselang=en": ["returnto"]})
+    assert policy.ignore_params == (("wiki.test/w/index.php?title=Special:UserLogin&uselang=en", ("returnto",)),)
+    # every item of the context must be there, in any order, the path exactly
+    assert identify(f"{W}?uselang=en&returnto=X&title=Special:UserLogin", policy) == identify(
+        f"{W}?title=Special:UserLogin&uselang=en", policy)
+    assert identify(f"{W}?returnto=X&title=Special:UserLogin", policy) != identify(
+        f"{W}?title=Special:UserLogin", policy)
+    assert identify("http://wiki.test/w/index.php/x?uselang=en&returnto=X&title=Special:UserLogin", policy) != (
+        identify("http://wiki.test/w/index.php/x?uselang=en&title=Special:UserLogin", policy))
+    # a broken key fails naming the field; other parameter lists take hosts only
+    with pytest.raises(PolicyValueError, match="ignore_params"):
+        Policy(ignore_params={"wiki.test/x#top": ["a"]})
+    with pytest.raises(PolicyValueError, match="remove_params"):
+        Policy(remove_params={"wiki.test/x": ["a"]})
