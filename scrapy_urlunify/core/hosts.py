@@ -36,6 +36,8 @@ class HostRules(NamedTuple):
     path_prefixes: frozenset[str] | None
     # whether "http://<host>/" is what the WHATWG parser makes of itself
     canonical: bool = False
+    # ignore_params scoped by a rule context: (path, items that must all be in the query, names)
+    contexts: tuple[tuple[str, frozenset[str], NameMatcher], ...] | None = None
 
 
 class HostTable:
@@ -51,6 +53,11 @@ class HostTable:
         self._prefix = prefix_matcher(policy.strip_host_prefixes)
         self._aliases = {h: group[0] for group in policy.domain_aliases for h in group}
         self._alias_length = max(map(len, self._aliases), default=0)
+        # ignore_params keyed by a rule context ("host/path?items"): (host, path, items, names)
+        self._contexts = [(host, "/" + rest.partition("?")[0], frozenset(filter(None, rest.partition("?")[2].split("&"))),
+                           names)
+                          for key, names in policy.ignore_params if "/" in key
+                          for host, _, rest in (key.partition("/"),)]
         sites = policy.sister_suffixes if isinstance(policy.sister_suffixes, tuple) else policy.sites
         self._sister_sites: tuple[Domain, ...] = ()
         if policy.sister_suffixes:
@@ -97,6 +104,9 @@ class HostTable:
             key=self._matcher(_names_for(policy.key_params, host, ident)),
             path_prefixes=frozenset(_names_for(policy.ignore_path_prefixes, host, ident)) or None,
             canonical=is_canonical_host(host),
+            contexts=tuple((path, items, self._matcher(list(names)))  # type: ignore[misc]
+                           for h, path, items, names in self._contexts
+                           if within(host, h) or within(ident, h)) or None,
         )
 
     def _matcher(self, names: list[str]) -> NameMatcher | None:
@@ -153,6 +163,8 @@ def is_canonical_host(host: str) -> bool:
 def _names_for(rules: ParamRules, host: str, ident: str) -> list[str]:
     names: list[str] = []
     for domain, params in rules:
+        if "/" in domain:  # a rule context: HostRules.contexts
+            continue
         if not domain or within(host, domain) or within(ident, domain):
             names.extend(params)
     return names

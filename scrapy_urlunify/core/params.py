@@ -26,6 +26,7 @@ __all__ = [
     "TRACKING_PARAMS",
     "TRACKING_PREFIXES",
     "NameMatcher",
+    "context_items",
     "is_session_param",
     "is_tracking_param",
     "may_name_param",
@@ -251,6 +252,14 @@ def _glob_pattern(glob: str) -> str:
         return chunk(head)
     *middle, tail = rest
     return chunk(head) + "".join(f"(?>[^&=]*?{chunk(m)})" for m in middle) + "[^&=]*" + chunk(tail)
+
+
+def context_items(query: str) -> list[str]:
+    """The items of ``query`` as a rule context names them (the learner reads pages the same
+    way): empty items and ``name=`` items left out, ``%20`` read as ``+``, in query order."""
+    if "%20" in query:
+        query = query.replace("%20", "+")
+    return [i for i in query.split("&") if i and i[-1] != "="]
 
 
 def may_name_param(matcher: NameMatcher, query: str) -> bool:

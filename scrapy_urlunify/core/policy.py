@@ -14,6 +14,8 @@ from typing import Any
 
 import ada_url
 
+from .params import context_items
+
 __all__ = [
     "DEFAULT_DENY_EXTENSIONS",
     "DEFAULT_INDEX_PAGES",
@@ -96,7 +98,12 @@ class Policy:
       to that host and its subdomains (``"docs.example.test"`` also covers
       ``www.docs.example.test``); the key ``"*"`` means all hosts.
     * ``ignore_params``: same shapes, identity only: the parameters stay in the fetched URL
-      (the server may need them) but do not tell pages apart. Learned rules go here.
+      (the server may need them) but do not tell pages apart. Learned rules go here. A dict
+      key may also be a *rule context*: a host, a path and the parameters that identify the
+      page there (``"wiki.test/w/index.php?title=Special:UserLogin"``): the names are then
+      ignored only in URLs of that host (and its subdomains) with exactly that path and every
+      one of those items (``?title=Special:UserLogin&returnto=X`` is
+      ``?title=Special:UserLogin``, ``?title=Main&returnto=X`` keeps ``returnto``).
     * ``key_params``: same shapes; when a URL carries any key parameter of its host, only its
       key parameters identify it (``?cid=7&arglink=x`` and ``?cid=7`` are one page).
     * ``ignore_path_prefixes``: same shapes, path segments: a URL whose path starts with one
@@ -157,7 +164,7 @@ class Policy:
         set_ = object.__setattr__
         set_(self, "scope", _scope(self.scope))
         set_(self, "remove_params", _param_rules("remove_params", self.remove_params))
-        set_(self, "ignore_params", _param_rules("ignore_params", self.ignore_params))
+        set_(self, "ignore_params", _param_rules("ignore_params", self.ignore_params, contexts=True))
         set_(self, "key_params", _param_rules("key_params", self.key_params))
         set_(self, "ignore_path_prefixes", _param_rules("ignore_path_prefixes", self.ignore_path_prefixes,
                                                         segments=True))
@@ -285,7 +292,19 @@ def _hosts(name: str, value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(normalize_host(name, h) for h in _strings(name, value)))
 
 
-def _param_rules(name: str, value: object, segments: bool = False) -> ParamRules:
+def context_key(name: str, key: str) -> str:
+    """A rule context as a key of ``ignore_params``: ``host/path?items``, the host normalized
+    like any configured host, the items read as :func:`~.params.context_items` reads them,
+    sorted (``"Wiki.test/w/index.php?b=2&a=1"`` -> ``"wiki.test/w/index.php?a=1&b=2"``)."""
+    host, _, rest = key.strip().partition("/")
+    path, _, query = rest.partition("?")
+    if not host or "#" in rest:
+        raise PolicyValueError(name, f"{key!r} is not a host, or a host, path and query (a rule context)")
+    items = sorted(dict.fromkeys(context_items(query)))
+    return normalize_host(name, host) + "/" + path + ("?" + "&".join(items) if items else "")
+
+
+def _param_rules(name: str, value: object, segments: bool = False, contexts: bool = False) -> ParamRules:
     if value is None:
         return ()
     if isinstance(value, tuple) and all(
@@ -297,7 +316,10 @@ def _param_rules(name: str, value: object, segments: bool = False) -> ParamRules
         for key, names in value.items():
             if not isinstance(key, str):
                 raise PolicyTypeError(name, f"dict keys must be host names, got {_type_name(key)} {key!r}")
-            host = "" if key.strip() in ("*", "") else normalize_host(name, key)
+            if contexts and "/" in key and "://" not in key:
+                host = context_key(name, key)
+            else:
+                host = "" if key.strip() in ("*", "") else normalize_host(name, key)
             rules.setdefault(host, []).extend(_param_names(f"{name}[{key!r}]", names, segments))
         return tuple((h, tuple(dict.fromkeys(n))) for h, n in rules.items())
     names = _param_names(name, value, segments)

@@ -29,6 +29,7 @@ from .params import (
     PATH_SESSION,
     NameMatcher,
     cold_fusion_pair,
+    context_items,
     is_session_param,
     is_tracking_param,
     may_name_param,  # noqa: F401 - read by guards
@@ -369,6 +370,37 @@ def unescape_amp(p: Parts, ctx: Context) -> bool:
     return _set_query(p, _AMP_ENTITY.sub("", p.query))  # type: ignore[arg-type]
 
 
+@rule(IDENTITY, guard="query and hr.contexts is not None")
+def drop_context_params(p: Parts, ctx: Context) -> bool:
+    """The policy's ``ignore_params`` scoped by a rule context (configured, or learned): in a
+    URL of the context's host with its path and every one of its items (the parameters that
+    identify the page there), the context's names are left out of the identifier
+    (``/w/index.php?title=Special:UserLogin&returnto=X`` is
+    ``/w/index.php?title=Special:UserLogin``); kept in the fetched URL. Runs before the other
+    identity steps touch the path or the query: a context names the path and items as fetched."""
+    contexts = ctx.host_rules(p.host).contexts
+    items = p.query.split("&")  # type: ignore[union-attr]
+    present: set[str] | None = None
+    names: list[NameMatcher] = []
+    required: frozenset[str] = frozenset()
+    for path, needed, matcher in contexts:  # type: ignore[union-attr]
+        if path != p.path:
+            continue
+        if present is None:
+            present = set(context_items(p.query))  # type: ignore[arg-type]
+        if needed <= present:
+            names.append(matcher)
+            required |= needed
+    if not names:
+        return False
+    kept = [i for i in items
+            if not any(m(i.partition("=")[0].lower()) for m in names) or i.replace("%20", "+") in required]
+    if len(kept) == len(items):
+        return False
+    p.query = "&".join(kept) or None
+    return True
+
+
 @rule(IDENTITY, guard="query and hr.ignore is not None and may_name_param(hr.ignore, query)")
 def drop_ignored_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
@@ -481,6 +513,7 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     ignore_scheme,
     drop_userinfo,
     unify_host,
+    drop_context_params,
     drop_path_prefix,
     drop_trailing_slash,
     drop_index_page,

@@ -26,6 +26,7 @@ from .crawl_stores import count_outages, guarded
 from .fetched import FetchedPages
 from .meta import PROBATION_META
 from .probation import Policies, Probation, rule_key
+from .settings import get
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -68,7 +69,8 @@ class LearningSession:
         self.crawler = crawler
         self.stats = stats
         self.policies = policies
-        self.learner: Learner = Learner(min_pairs=min_pairs, sites=sites, max_entries=LEARNING_INDEX_ENTRIES)
+        self.learner: Learner = Learner(min_pairs=min_pairs, sites=sites, max_entries=LEARNING_INDEX_ENTRIES,
+                                        presence=get(crawler.settings, "URLUNIFY_LEARN_PRESENCE"))
         #: the learned rules in force, as a short digest ("" for none): a request stamped with
         #: another (``POLICY_META``) was judged under another policy, and is checked at dequeue
         self.policy_token = ""
@@ -154,7 +156,7 @@ class LearningSession:
         pages that taught them, so their other spellings are not fetched again."""
         self._set_policy()
         for rule in adopted:
-            self.stats.set(f"learned/{rule.kind}/{rule.host}/{rule.name}", rule.pairs)
+            self.stats.set(f"learned/{rule.kind}/{rule.context_key}/{rule.name}", rule.pairs)
             self.stats.inc(f"learned/{_PLURAL[rule.kind]}")
             logger.info("Learned: %s", rule)
         # the pages fetched so far count as seen under their new identifiers too: after an
@@ -195,7 +197,8 @@ class LearningSession:
             state: LearnedState = self.rules_store.load_state()
             if not state.learner:
                 return
-            self.learner = Learner.from_json(state.learner, min_pairs=fresh.min_pairs, sites=fresh.sites)
+            self.learner = Learner.from_json(state.learner, min_pairs=fresh.min_pairs, sites=fresh.sites,
+                                             presence=fresh.presence)
             self.probation.restore(state.probation, self.learner.rules)
             if self.learner.rules:
                 self._set_policy()

@@ -2,8 +2,8 @@
 the same pages.
 
 A newly adopted rule is on probation. The next ``RULE_PROBATION`` requests it merges with a page
-already fetched, each on its own path, are fetched anyway (samples, ``PROBATION_META``) and
-compared with the page they were merged into: that many agreeing confirm the rule, one that
+already fetched, each on its own path (with its own value, for a rule of one rule context), are
+fetched anyway (samples, ``PROBATION_META``) and compared with the page they were merged into: that many agreeing confirm the rule, one that
 differs is a counter-example the learner hears (and revokes the rule). Meanwhile the other
 requests it merged are kept (at most ``MERGED_KEPT``, in the crawl's kept store too): scheduled
 again if the rule is revoked, forgotten once it is confirmed, fetched as samples if the crawl
@@ -22,6 +22,7 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.request import request_from_dict
 
 from ..core.domains import within
+from ..core.params import context_items
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
 from ..stores.memory import MemoryKeptStore
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from .fetched import FetchedPages
     from .stats import UnifyStats
 
-__all__ = ["MERGED_KEPT", "RULE_PROBATION", "Policies", "Probation", "RuleKey", "rule_key"]
+__all__ = ["MERGED_KEPT", "RULE_PROBATION", "SAMPLE_PRIORITY", "Policies", "Probation", "RuleKey", "rule_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,9 @@ logger = logging.getLogger(__name__)
 RULE_PROBATION = 5
 #: requests merged by rules still on probation, kept to be scheduled again if one is revoked
 MERGED_KEPT = 10_000
+#: added to a sample's priority when it is scheduled: fetched next, in any crawl order, so a
+#: rule is confirmed or revoked within a few fetches of its samples, not at the end of a queue
+SAMPLE_PRIORITY = 1000
 #: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
 _SAMPLE = "~"
 
@@ -67,7 +71,8 @@ class Policies(Protocol):
 
 
 def rule_key(rule: LearnedRule) -> RuleKey:
-    return (rule.kind, rule.host, rule.name)
+    """``(kind, host, name)``; a rule of one rule context has its context key for host."""
+    return (rule.kind, rule.context_key, rule.name)
 
 
 class Probation:
@@ -172,11 +177,11 @@ class Probation:
             # under another spelling): not the rule's doing; fetched, it was that page twice.
             # (A queued request was scheduled itself: its own record is no other spelling's.)
             return False
-        path = _path(url)
         # a sample is compared with the page it was merged into: only once that page is fetched
         earlier = self.pages.page(identifier)
         if earlier is not None:
             for p in rules:
+                path = p.sample_key(url)
                 if p.sampled < RULE_PROBATION and path not in p.paths:
                     p.paths.add(path)
                     p.sampled += 1
@@ -187,6 +192,8 @@ class Probation:
                     self._samples[entry_id] = p.key
                     self.pages.add_base(base_identifier)
                     self.stats.inc("learned/probation/samples")
+                    if not queued:  # (a queued one is being downloaded already)
+                        request.priority += SAMPLE_PRIORITY
                     return True
         if len(self._kept) < MERGED_KEPT:
             keys = tuple(p.key for p in rules)
@@ -302,7 +309,7 @@ class Probation:
         earlier = self.pages.page(identifier)
         probe: tuple[Any, ...] = (p.key, identifier, entry_id.hex())
         request.meta[PROBATION_META] = probe + ((earlier[0], earlier[1].hex()) if earlier is not None else ())
-        p.paths.add(_path(request.url))
+        p.paths.add(p.sample_key(request.url))
         self._samples[entry_id] = p.key
         return request
 
@@ -426,7 +433,8 @@ def _key_text(key: RuleKey) -> str:
 
 def _text_key(text: str) -> RuleKey:
     kind, _, rest = text.removeprefix(_SAMPLE).partition("|")
-    host, _, name = rest.partition("|")
+    # a rule context may hold "|" (a raw query), a host never does
+    host, _, name = rest.partition("|") if "/" not in rest.partition("|")[0] else rest.rpartition("|")
     return (kind, host, name)
 
 
@@ -478,7 +486,8 @@ class _OnProbation:
 
     def covers(self, url: str, identity_host: str) -> bool:
         """Whether the rule takes part in merging ``url`` (its identity host under the
-        settings' policy): the host is the rule's, and has the parameter or leading segment."""
+        settings' policy): the host is the rule's, and has the parameter or leading segment
+        (in the rule's context, for a rule of one)."""
         rule = self.rule
         if not within(identity_host, rule.host):
             return False
@@ -489,4 +498,16 @@ class _OnProbation:
         path, _, query = rest.partition("?")
         if rule.kind == "path":
             return path.split("/", 1)[0] == rule.name
+        if rule.context and not rule.applies_to("/" + path, set(context_items(query))):
+            return False
         return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))
+
+    def sample_key(self, url: str) -> str:
+        """What two samples of the rule must differ in: their path; for a rule of one rule
+        context (one path), the parameter's value, so that its samples come as fast as the
+        requests it merges."""
+        if not self.rule.context:
+            return _path(url)
+        query = url.split("#", 1)[0].partition("?")[2]
+        values = [i for i in query.split("&") if i.partition("=")[0].lower() == self.rule.name]
+        return _path(url) + "?" + "&".join(sorted(values))

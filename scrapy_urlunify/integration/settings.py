@@ -179,6 +179,9 @@ _INTEGRATION: tuple[Setting, ...] = (
             "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),
     Setting("URLUNIFY_LEARN_MIN_PAIRS", 3, "int",
             "Distinct page pairs that must agree before a rule is learned.", minimum=2),
+    Setting("URLUNIFY_LEARN_PRESENCE", False, "bool",
+            "Also learn a parameter that always has one value on its host (print=1) from pages with "
+            "and without it (three times the pairs; off: a print view may be an item of its own)."),
     Setting("URLUNIFY_SIGNATURE_FIELD", None, "optional_field",
             "An item field whose text identifies an item: SignaturePipeline drops items whose "
             "text was seen on another page. None: drop the items of duplicate pages."),
@@ -195,7 +198,8 @@ _POLICY_DOCS = {
     "scope": "A name put in front of every identifier (default: the spider's name): two scopes never "
              "filter each other's pages.",
     "remove_params": "Query parameters removed from fetched URLs and identifiers (names or globs, per host).",
-    "ignore_params": "Query parameters ignored in identifiers only (fetched URLs keep them).",
+    "ignore_params": "Query parameters ignored in identifiers only (fetched URLs keep them); a key "
+                     "host/path?name=value scopes them to a rule context (that path, with those items).",
     "key_params": "When a URL carries a key parameter of its host, only key parameters identify it.",
     "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",

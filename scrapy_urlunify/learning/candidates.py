@@ -9,13 +9,18 @@ is independent of the others (see "Independence" in ``docs/learning.md``) is dec
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from hashlib import blake2b
 from typing import Any
 
 from ..core.domains import within
 from .rule_types import ALIAS, PARAM, PATH, CounterExample, rule_key
 
-__all__ = ["Candidates", "Evidence"]
+#: The candidate of a parameter rule learned from pages with and without it (``print=1``):
+#: its evidence is kept apart, and needs twice as much (see "Evidence" in docs/learning.md).
+PRESENCE = "presence"
+
+__all__ = ["PRESENCE", "Candidates", "Evidence"]
 
 #: URL pairs kept per rule for the log, and counter-examples kept in the log.
 _MAX_EXAMPLES = 3
@@ -34,22 +39,24 @@ class Evidence:
     __slots__ = ("ctxs", "examples", "first", "items", "paths", "sigs")
 
     def __init__(self, first: str = "") -> None:
-        self.items: list[tuple[str, str, str]] = []  # (context digest, signature, path digest)
+        # (context digest, signature, path digest, page hint: see rule_contexts.page_of)
+        self.items: list[tuple[str, str, str, str]] = []
         self.ctxs: set[str] = set()
         self.sigs: set[str] = set()
         self.paths: set[str] = set()
         self.examples: list[tuple[str, str]] = []
         self.first = first  # aliases: the host seen first
 
-    def add(self, ctx: str, sig: str, path: str, example: tuple[str, str], cap: int) -> bool:
-        """Add a piece (``ctx`` and ``path`` as text, digested here) unless it is not
-        independent of those kept, or ``cap`` pieces are kept already and its path is known."""
+    def add(self, ctx: str, sig: str, path: str, example: tuple[str, str], cap: int, hint: str = "") -> bool:
+        """Add a piece (``ctx`` and ``path`` as text, digested here; ``hint``: what tells
+        which page it tested) unless it is not independent of those kept, or ``cap`` pieces
+        are kept already and its path is known."""
         ctx, path = _digest(ctx), _digest(path)
         if ctx in self.ctxs or sig in self.sigs:
             return False  # same context or same content: not independent of what we have
         if len(self.items) >= cap and path in self.paths:
             return False  # enough from these paths; only a new path can still help
-        self.items.append((ctx, sig, path))
+        self.items.append((ctx, sig, path, hint))
         self.ctxs.add(ctx)
         self.sigs.add(sig)
         self.paths.add(path)
@@ -57,11 +64,15 @@ class Evidence:
             self.examples.append(example)
         return True
 
-    def count(self, *left_out: set[str]) -> tuple[int, int]:
+    def count(self, *left_out: set[str], page_of: Callable[[str], str] | None = None) -> tuple[int, int]:
         """Independent pieces and distinct paths, the signatures of ``left_out`` (catch-all,
-        shared) left out."""
+        shared) left out; with ``page_of``, pieces that tested one page (by their hints) are
+        one piece."""
         kept = [i for i in self.items if not any(i[1] in s for s in left_out)]
-        return len(kept), len({i[2] for i in kept})
+        if page_of is None:
+            return len(kept), len({i[2] for i in kept})
+        pages = {page_of(i[3]) if i[3] else i[0]: i[2] for i in kept}
+        return len(pages), len(set(pages.values()))
 
     def to_dict(self) -> dict[str, Any]:
         return {"items": [list(i) for i in self.items], "examples": [list(e) for e in self.examples],
@@ -70,8 +81,9 @@ class Evidence:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Evidence:
         ev = cls(str(d.get("first", "")))
-        for ctx, sig, path in d["items"]:
-            ev.items.append((ctx, sig, path))
+        for item in d["items"]:
+            ctx, sig, path = item[:3]
+            ev.items.append((ctx, sig, path, str(item[3]) if len(item) > 3 else ""))
             ev.ctxs.add(ctx)
             ev.sigs.add(sig)
             ev.paths.add(path)
@@ -190,7 +202,7 @@ class Candidates:
         self._blocked_aliases = {(str(a), str(b)) for a, b in data["blocked_aliases"]}
         self._blocked_paths = {str(n): set(map(str, h)) for n, h in data.get("blocked_paths", {}).items()}
         for kind, a, b, ev in data["candidates"]:
-            if kind not in (PARAM, ALIAS, PATH):
+            if kind not in (PARAM, ALIAS, PATH, PRESENCE):
                 raise ValueError(f"unknown rule kind {kind!r}")
             self._evidence[(kind, a, b)] = Evidence.from_dict(ev)
         while len(self._evidence) > self.max_candidates:

@@ -21,9 +21,10 @@ from collections.abc import Iterable
 from ..core.domains import prefix_matcher, strip_prefixes, within
 from ..core.policy import DEFAULT_STRIP_HOST_PREFIXES
 from . import rule_settings
-from .candidates import Candidates
+from .candidates import PRESENCE, Candidates
 from .page_index import PageIndex
-from .pairs import Pair, PairFinder, read_page
+from .pairs import MAX_ITEMS, Pair, PairFinder, read_page
+from .rule_contexts import RuleContexts, split_context
 from .rule_types import (
     ALIAS,
     PARAM,
@@ -40,6 +41,14 @@ from .unstable import UnstablePages
 __all__ = ["Learner"]
 
 _FORMAT = "scrapy_urlunify.learning/1"
+#: Distinct values of a parameter, one text, one rule context: a rule of that context (at
+#: least four times ``min_pairs``). Six option variants of one page (``limit``, ``days``) are
+#: not enough; a login page reached with the name of every page (``returnto``) soon is.
+CONTEXT_VALUES = 12
+#: A parameter learned from pages with and without it (one value on the host: ``print=1``)
+#: needs this many times ``min_pairs`` distinct pages: a default value (``?page=1`` = the
+#: list) looks the same, and is only caught by probation or a later ``page=2``.
+PRESENCE_FACTOR = 3
 _PREFIXES = prefix_matcher(DEFAULT_STRIP_HOST_PREFIXES)
 
 
@@ -57,10 +66,12 @@ class Learner:
     ``min_pairs`` (at least 2): independent pieces of evidence a rule needs. ``sites``: the
     hosts of the crawl (``allowed_domains``, start URL hosts); hosts within two of them may be
     learned as aliases. ``max_entries``: records of the per-page index (see "Memory and speed"
-    in ``docs/learning.md``). Not thread-safe, like the rest of a Scrapy crawl.
+    in ``docs/learning.md``). ``presence``: also learn a parameter that always has one value
+    (``print=1``) from pages with and without it. Not thread-safe, like the rest of a Scrapy crawl.
     """
 
-    def __init__(self, min_pairs: int = 3, sites: Iterable[str] = (), max_entries: int = 200_000) -> None:
+    def __init__(self, min_pairs: int = 3, sites: Iterable[str] = (), max_entries: int = 200_000,
+                 presence: bool = False) -> None:
         if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
             raise ValueError(f"min_pairs must be an integer >= 2 (never learn from one pair), got {min_pairs!r}")
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
@@ -69,11 +80,17 @@ class Learner:
             sites = [sites]
         self.min_pairs = min_pairs
         self.max_entries = max_entries
+        #: whether a parameter with one value on its host (``print=1``) may be learned from pages
+        #: with and without it (off by default: a print view may be an item of its own)
+        self.presence = presence
         self.max_candidates = max(100, max_entries // 20)
         self.sites: tuple[str, ...] = tuple(dict.fromkeys(
             strip_prefixes(s.strip().lower().rstrip("."), _PREFIXES) for s in sites if s and s.strip()
         ))
-        self._item_cap = 4 * min_pairs
+        self._item_cap = 8 * min_pairs
+        #: distinct values of a parameter with one text that teach a rule of their context
+        self.context_values = max(CONTEXT_VALUES, 4 * min_pairs)
+        self._contexts = RuleContexts(max(1000, max_entries // 10), self.context_values)
         self._index = PageIndex(max_entries)
         self._finder = PairFinder(self._index, self.sites)
         # learned state (persisted by to_json, with the index's catch-all and shared signatures)
@@ -113,7 +130,8 @@ class Learner:
         records evicted, rules, revocations, blocked candidates, catch-all signatures."""
         s = dict(self._stats)
         s.update(rules=len(self._rules), revoked=len(self._revoked), index=self._index.size,
-                 candidates=len(self._candidates), blocked=self._candidates.blocked_count(),
+                 candidates=len(self._candidates),
+                 blocked=self._candidates.blocked_count() + self._contexts.blocked_count(),
                  catch_all=len(self._index.catch_all), shared=len(self._index.shared))
         return s
 
@@ -179,6 +197,8 @@ class Learner:
                 if r[2] != sig:
                     self._mark_unstable(url, r[3])
                 return []
+        if page.items and len(page.items) <= MAX_ITEMS:
+            self._contexts.note_page(page.host, page.hostkey + page.path, page.items)
         finder = self._finder
         pairs = finder.param_pairs(page, e0)
         pairs += finder.path_pairs(page)
@@ -198,16 +218,23 @@ class Learner:
         for p in pairs:
             if not p.equal:
                 self._stats["counter_pairs"] += 1
-                self._contradict(p.kind, p.a, p.b, p.earlier, url)
+                where = None
+                if p.kind == PARAM:
+                    where = _where(p)
+                    self._contexts.note_identifying(p.hint.partition("?")[0], p.b)
+                self._contradict(p.kind, p.a, p.b, p.earlier, url, where)
         adopted: list[LearnedRule] = []
         for p in pairs:
             if not p.equal:
                 continue
             if not p.evidence:
                 self._stats["presence_pairs"] += 1
-                continue
-            self._stats["equal_pairs"] += 1
-            rule = self._support(p, url)
+                rule = self._support_presence(p, url) if p.kind == PARAM and self.presence else None
+            else:
+                self._stats["equal_pairs"] += 1
+                rule = self._support(p, url)
+                if rule is None and p.kind == PARAM:
+                    rule = self._support_context(p, url)
             if rule is not None:
                 adopted.append(rule)
         return adopted
@@ -236,9 +263,12 @@ class Learner:
             return None  # one of them is mapped already (the caller's policy lags behind)
         key = rule_key(kind, a, b)
         ev = candidates.evidence(key, self._finder.seen_first(a, b) if kind == ALIAS else "")
-        if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap):
+        if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
             return None
-        n, paths = ev.count(index.catch_all) if kind == PATH else ev.count(index.catch_all, index.shared)
+        if kind == PATH:
+            n, paths = ev.count(index.catch_all)
+        else:  # pairs of one page (its option variants) are one piece
+            n, paths = ev.count(index.catch_all, index.shared, page_of=self._contexts.page_of)
         if n < self.min_pairs or (paths < 2 and n < 2 * self.min_pairs):
             return None
         if kind in (PARAM, PATH):
@@ -253,9 +283,61 @@ class Learner:
         self._version += 1
         return rule
 
+    def _support_presence(self, p: Pair, url: str) -> LearnedRule | None:
+        """Count the pair ``p`` of a page with and without a parameter (``?print=1`` and no
+        ``print``, one text) toward a rule of the host: only while the parameter showed one
+        value on the host, and it needs more evidence than two values do (``min_pairs`` pages
+        ``PRESENCE_FACTOR`` times over, on two paths; twice that on one): the default-value trap
+        (``?page=1`` = the list) is what probation and the first ``page=2`` then catch."""
+        a, b, sig = p.a, p.b, p.sig
+        index, candidates = self._index, self._candidates
+        if (sig in index.catch_all or sig in index.shared or candidates.is_blocked(PARAM, a, b)
+                or self._covered(PARAM, a, b) or not self._contexts.single_valued(a, b)):
+            return None
+        ev = candidates.evidence((PRESENCE, a, b), "")
+        if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
+            return None
+        n, paths = ev.count(index.catch_all, index.shared, page_of=self._contexts.page_of)
+        need = PRESENCE_FACTOR * self.min_pairs
+        if n < need or (paths < 2 and n < 2 * need):
+            return None
+        rule = LearnedRule(PARAM, a, b, n, tuple(ev.examples))
+        candidates.drop((PRESENCE, a, b))
+        candidates.drop((PARAM, a, b))
+        self._rules.append(rule)
+        self._version += 1
+        return rule
+
+    def _support_context(self, p: Pair, url: str) -> LearnedRule | None:
+        """Count the values of the equal pair ``p`` toward a rule of its rule context: many
+        values of the parameter with one text on one path (``context_values``), in the items
+        all their URLs shared, and no counter-example there."""
+        a, b, sig = p.a, p.b, p.sig
+        if "#" in p.ctx or not p.hint or self._covered(PARAM, a, b):
+            return None
+        hostpath, _, rest = p.hint.partition("?")
+        items = frozenset(rest.split("&")) if rest else frozenset()
+        contexts = self._contexts
+        found = contexts.add_values(a, hostpath, p.path, b, sig, p.values, items, (p.earlier, url))
+        if found is None:
+            return None
+        context, n, examples = found
+        path, common = split_context(context)
+        if not common and sig in self._index.catch_all:
+            return None  # a page served on many paths (an error, a login wall) names no context
+        if contexts.is_blocked(a, b, context) or any(
+                r.kind == PARAM and r.name == b and r.context and r.host == a and r.applies_to(path, common)
+                for r in self._rules):
+            return None
+        contexts.drop_group(a, hostpath, b, sig)
+        rule = LearnedRule(PARAM, a, b, n, tuple(examples), context)
+        self._rules.append(rule)
+        self._version += 1
+        return rule
+
     def _covered(self, kind: str, host: str, name: str) -> bool:
-        """A rule for ``name`` on ``host`` or a parent domain is in force already."""
-        return any(r.kind == kind and r.name == name and within(host, r.host) for r in self._rules)
+        """A rule of the whole host for ``name`` on ``host`` or a parent domain is in force."""
+        return any(r.kind == kind and r.name == name and not r.context and within(host, r.host) for r in self._rules)
 
     def _direction(self, a: str, b: str, first: str) -> tuple[str, str]:
         """(alias, canonical): a parent domain is canonical for its subdomain; else the host
@@ -279,11 +361,22 @@ class Learner:
         other content than the page it was merged into): blocks the rule, and revokes it if
         adopted (see :attr:`revoked`)."""
         self._stats["counter_pairs"] += 1
-        self._contradict(rule.kind, rule.host, rule.name, url_a, url_b)
+        where = split_context(rule.context) if rule.context else None
+        self._contradict(rule.kind, rule.host, rule.name, url_a, url_b, where)
 
-    def _contradict(self, kind: str, a: str, b: str, earlier: str, url: str) -> None:
+    def _contradict(self, kind: str, a: str, b: str, earlier: str, url: str,
+                    where: tuple[str, frozenset[str]] | None = None) -> None:
+        """A counter-example: blocks the candidate on the host, and with ``where`` (the path
+        and the other items of a parameter pair) every rule context it falls in; revokes what
+        it blocks."""
         self._candidates.block(kind, a, b, earlier, url)
-        if kind in (PARAM, PATH):
+        if kind == PARAM:
+            self._candidates.drop((PRESENCE, a, b))
+            if where is not None:
+                self._contexts.block(a, b, *where)
+            doomed = [r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)
+                      and (not r.context or (where is not None and r.applies_to(*where)))]
+        elif kind == PATH:
             doomed = [r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)]
         else:
             doomed = [r for r in self._rules if r.kind == ALIAS and {r.host, r.name} == {a, b}]
@@ -305,6 +398,7 @@ class Learner:
             "rules": [r.to_dict() for r in self._rules],
             "revoked": [{"rule": r.rule.to_dict(), "counter_example": list(r.counter_example)} for r in self._revoked],
             **self._candidates.blocked_to_dict(),
+            "blocked_contexts": self._contexts.to_list(),
             "catch_all": sorted(self._index.catch_all),
             "shared": sorted(self._index.shared),
             "candidates": self._candidates.evidence_to_list(),
@@ -315,7 +409,7 @@ class Learner:
 
     @classmethod
     def from_json(cls, text: str, *, min_pairs: int | None = None, sites: Iterable[str] | None = None,
-                  max_entries: int | None = None) -> Learner:
+                  max_entries: int | None = None, presence: bool = False) -> Learner:
         """A learner from :meth:`to_json` output; the keyword arguments, when given, replace the
         saved settings (blocked candidates and catch-all signatures are always kept). Raises
         ``ValueError`` on text that is not such output."""
@@ -331,6 +425,7 @@ class Learner:
                 min_pairs=saved["min_pairs"] if min_pairs is None else min_pairs,
                 sites=saved["sites"] if sites is None else sites,
                 max_entries=saved["max_entries"] if max_entries is None else max_entries,
+                presence=presence,
             )
             learner._rules = [LearnedRule.from_dict(r) for r in data["rules"]]
             learner._revoked = [Revocation(LearnedRule.from_dict(r["rule"]), tuple(r["counter_example"]))  # type: ignore[arg-type]
@@ -338,8 +433,15 @@ class Learner:
             learner._index.catch_all = set(map(str, data["catch_all"]))
             learner._index.shared = set(map(str, data.get("shared", ())))
             learner._candidates.load(data)
+            learner._contexts.load(data.get("blocked_contexts", []))
             learner._stats.update({k: int(v) for k, v in data.get("stats", {}).items() if k in learner._stats})
             learner._version = int(data.get("version", len(learner._rules)))
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"not a saved Learner: {e!r}") from None
         return learner
+
+
+def _where(p: Pair) -> tuple[str, frozenset[str]]:
+    """The path and the other query items of a parameter pair (the rule contexts it is in)."""
+    rest = p.hint.partition("?")[2]
+    return p.path, frozenset(rest.split("&")) if rest else frozenset()

@@ -61,6 +61,10 @@ class Pair(NamedTuple):
     sig: str
     earlier: str
     evidence: bool
+    #: a parameter pair's ``host:port/path?rest`` (the rest of the query: the page it tested,
+    #: see ``rule_contexts``), and the parameter's two values ("" where absent)
+    hint: str = ""
+    values: tuple[str, str] = ("", "")
 
 
 def read_page(url: str, identity_host: str, sig: str) -> Page | None:
@@ -119,14 +123,15 @@ class PairFinder:
         host, path, sig, frag, items = page.host, page.path, page.sig, page.frag, page.items
         pairs: list[Pair] = []
         ctx_q = f"{path}?{page.query}{frag}"
-        for name, _value, s, u in e0:  # pages with one more parameter than this one
-            pairs.append(Pair(PARAM, host, name, s == sig, ctx_q, path, sig, u, False))
+        base = page.hostkey + path
+        hint_q = f"{base}?{page.query}"
+        for name, value, s, u in e0:  # pages with one more parameter than this one
+            pairs.append(Pair(PARAM, host, name, s == sig, ctx_q, path, sig, u, False, hint_q, ("", value)))
         index = self.index
         index.add(page.key, e0, (None, None, sig, page.url))
         if not items or len(items) > MAX_ITEMS:
             return pairs
         records = index.records
-        base = page.hostkey + path
         lowered = [i.partition("=")[0].lower() for i in items]
         for name in sorted(set(lowered))[:MAX_PARAMS]:
             if not name:
@@ -139,12 +144,13 @@ class PairFinder:
             if any(r[0] == name and r[1] == value for r in entry):
                 continue  # this page's record is there already (a repeat we had forgotten)
             n_values = 0
-            for other, _v, s, u in entry:
+            hint = f"{base}?{rest}"
+            for other, v, s, u in entry:
                 if other is None:  # the page without the parameter
-                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, False))
+                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, False, hint, (value, "")))
                 elif other == name:  # the same parameter with another value
                     n_values += 1
-                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, True))
+                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, True, hint, (value, v)))
             if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
                 index.add(key, entry, (name, value, sig, page.url))
         return pairs

@@ -18,11 +18,12 @@ def _escape_glob(name: str) -> str:
 
 def ignore_params(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
     """The parameter rules as an ``ignore_params`` dict ``{host: [names]}`` (names escaped so
-    that ``fnmatch`` characters match literally)."""
+    that ``fnmatch`` characters match literally); a rule of one rule context under its scope
+    (``{"wiki.test/w/index.php?title=Special:UserLogin": ["returnto"]}``)."""
     out: dict[str, list[str]] = {}
     for r in rules:
         if r.kind == PARAM:
-            out.setdefault(r.host, []).append(_escape_glob(r.name))
+            out.setdefault(r.context_key, []).append(_escape_glob(r.name))
     return out
 
 
@@ -48,7 +49,8 @@ def domain_aliases(rules: Sequence[LearnedRule]) -> list[list[str]]:
 def settings_snippet(rules: Sequence[LearnedRule]) -> str:
     """Settings to paste into a project so a later crawl starts with what this one learned,
     in the layer the crawl applied them: ``URLUNIFY_IGNORE_PARAMS`` (identity only, the
-    fetched URLs keep the parameters), ``URLUNIFY_DOMAIN_ALIASES`` and
+    fetched URLs keep the parameters; a rule of one rule context keyed by host, path and the
+    items that identify the page there), ``URLUNIFY_DOMAIN_ALIASES`` and
     ``URLUNIFY_IGNORE_PATH_PREFIXES``; a line only when there is a rule of its kind (an
     empty value would replace the project's own setting). Merge with the project's own
     values, if it has some."""

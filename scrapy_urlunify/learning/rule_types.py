@@ -3,7 +3,10 @@ how alias rules chain.
 
 A rule is named by its **rule key** ``(kind, host, name)`` (:func:`rule_key`): ``"param"``
 (a query parameter that does not matter on a host), ``"alias"`` (a host that mirrors another),
-``"path"`` (a leading path segment that does not matter).
+``"path"`` (a leading path segment that does not matter). A parameter rule may hold in one
+**rule context** only: a path of the host and the items that identify the page there
+(``/w/index.php?title=Special:UserLogin``); its key's host is then the host and the context
+(:attr:`LearnedRule.context_key`), the way ``URLUNIFY_IGNORE_PARAMS`` names it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ class LearnedRule:
       canonical host it maps to; for ``"path"``, the segment.
     * ``pairs``: independent pieces of evidence when adopted (see ``docs/learning.md``).
     * ``examples``: up to three URL pairs that taught it, for the log.
+    * ``context``: for a ``"param"`` rule that holds in one rule context only, its path and
+      the items that identify the page there (``"/login"``, ``"/w/index.php?title=X"``,
+      items sorted); ``""`` for a rule of the whole host. Its ``pairs`` are then the
+      distinct values of the parameter seen with one text in that context.
     """
 
     kind: str
@@ -48,12 +55,31 @@ class LearnedRule:
     name: str
     pairs: int
     examples: tuple[tuple[str, str], ...]
+    context: str = ""
+
+    @property
+    def context_key(self) -> str:
+        """Where the rule holds, as ``URLUNIFY_IGNORE_PARAMS`` keys it: the host, or the host
+        and the rule context (``wiki.test/w/index.php?title=Special:UserLogin``)."""
+        return self.host + self.context
+
+    def applies_to(self, path: str, items: set[str] | frozenset[str]) -> bool:
+        """Whether a URL of the rule's host with this path and these query items (as
+        ``core.params.context_items`` reads them) is in the rule's context."""
+        if not self.context:
+            return True
+        cpath, _, query = self.context.partition("?")
+        return path == cpath and (not query or set(query.split("&")) <= items)
 
     def __str__(self) -> str:
         if self.kind == ALIAS:
             what = f"host {self.host} is an alias of {self.name}"
         elif self.kind == PATH:
             what = f"a leading /{self.name}/ does not matter on {self.host}"
+        elif self.context:
+            what = f"parameter {self.name!r} does not matter on {self.context_key}"
+            shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
+            return f"{what} ({self.pairs} values with one text in this context, e.g. {shown})"
         else:
             what = f"parameter {self.name!r} does not matter on {self.host}"
         shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
@@ -61,13 +87,16 @@ class LearnedRule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as a JSON object (:meth:`from_dict` reads it back)."""
-        return {"kind": self.kind, "host": self.host, "name": self.name, "pairs": self.pairs,
-                "examples": [list(e) for e in self.examples]}
+        d = {"kind": self.kind, "host": self.host, "name": self.name, "pairs": self.pairs,
+             "examples": [list(e) for e in self.examples]}
+        if self.context:
+            d["context"] = self.context
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LearnedRule:
         return cls(str(d["kind"]), str(d["host"]), str(d["name"]), int(d["pairs"]),
-                   tuple((str(a), str(b)) for a, b in d["examples"]))
+                   tuple((str(a), str(b)) for a, b in d["examples"]), str(d.get("context", "")))
 
 
 class Revocation(NamedTuple):
@@ -79,7 +108,7 @@ class Revocation(NamedTuple):
 
     def __str__(self) -> str:
         a, b = self.counter_example
-        return f"revoked: {self.rule.kind} {self.rule.host} {self.rule.name}: {a} != {b}"
+        return f"revoked: {self.rule.kind} {self.rule.context_key} {self.rule.name}: {a} != {b}"
 
 
 class CounterExample(NamedTuple):

@@ -31,7 +31,7 @@ TRIES = 3
 
 #: every rule on: per-host lists with globs, aliases, sister suffixes, path prefixes, AMP markers
 POLICY = Policy(
-    remove_params=["x*y*z*", "drop"], key_params=["id"], ignore_params=["ign*"],
+    remove_params=["x*y*z*", "drop"], key_params=["id"], ignore_params={"*": ["ign*"], "h.test/?c=1": ["z"]},
     domain_aliases=[["a.test", "b.test"]], ignore_path_prefixes=["print"], sister_suffixes=["site.rs"],
     ignore_amp=True,
 )
@@ -73,6 +73,7 @@ HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
     "glob without its end": (("http://h.test/?", "xyxyxyxy", "=1"), ("remove_policy_params", "drop_ignored_params")),
     "glob items": (("http://h.test/?", "xy&ign&", ""), ("remove_policy_params", "drop_ignored_params")),
     "key parameters": (("http://h.test/?", "id=1&x=2&", ""), ("keep_key_params",)),
+    "context items": (("http://h.test/?c=1&", "z=1&c=2&", ""), ("drop_context_params",)),
     "path prefixes": (("http://h.test/", "print/", "x"), ("drop_path_prefix",)),
     "unsafe characters": (("http://h.test/", "|[", "?|[^"), ("escape_unsafe_chars",)),
     "escaped spaces": (("http://h.test/?q=", "%20", ""), ("plus_for_space",)),

@@ -1,0 +1,207 @@
+"""Rule contexts: where on a host a parameter rule holds, and which pages are one page.
+
+A *rule context* is a host, a path and the query items that identify the page there
+(``/w/index.php?title=Special:UserLogin``). This module keeps what the learner needs to read
+contexts from the URLs it sees, never from site-specific code (see "Rules with a context" in
+``docs/learning.md``):
+
+* the distinct values each parameter showed on each path (at most :data:`_MAX_VALUES` counted),
+  and whether two of its values ever gave two texts there (it *identifies*): of a rest query's
+  parameters, one that identifies, with the most values, names the *page* (``title`` on a
+  wiki's ``/w/index.php``, not ``from``, a timestamp of as many values that changes nothing;
+  ``cid`` on a one-script site), the others are options of that page (``days``, ``limit``);
+  :meth:`RuleContexts.page_of` says which page a pair tested, and six option variants of one
+  page are one page;
+* whether a parameter ever showed more than one value on a host (``print=1`` never does;
+  :meth:`RuleContexts.single_valued`);
+* the values of a parameter seen with one text in one path (:class:`_Group`): many of them
+  (:attr:`RuleContexts.values_needed`) make a rule of the context their URLs share;
+* the contexts a counter-example ruled out (never forgotten, like the learner's blocked
+  candidates).
+
+Bounded: at most ``max_keys`` paths-and-parameters and groups are remembered, least recently
+used out; the blocked contexts of a parameter collapse to its whole path past
+:data:`_MAX_BLOCKED` of them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from hashlib import blake2b
+from typing import Any
+
+__all__ = ["RuleContexts", "context_text", "split_context"]
+
+#: Distinct values counted per path and parameter (enough to tell a page's name from its options).
+_MAX_VALUES = 32
+#: Blocked contexts kept per host and parameter before the whole path is blocked.
+_MAX_BLOCKED = 64
+#: URL pairs kept per group for the log.
+_MAX_EXAMPLES = 3
+_MULTI = "\0"  # a parameter seen with several values on a host
+
+
+def _h(s: str) -> int:
+    return int.from_bytes(blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+def context_text(path: str, items: tuple[str, ...] | frozenset[str] | set[str]) -> str:
+    """A rule context as text: the path, and its items sorted after a ``?``."""
+    return path + ("?" + "&".join(sorted(items)) if items else "")
+
+
+def split_context(text: str) -> tuple[str, frozenset[str]]:
+    """The path and items of :func:`context_text`'s output."""
+    path, _, query = text.partition("?")
+    return path, frozenset(query.split("&")) if query else frozenset()
+
+
+class _Group:
+    """The values of one parameter seen with one text on one path, and the items every URL of
+    them shared (their rule context)."""
+
+    __slots__ = ("common", "examples", "values")
+
+    def __init__(self, rest: frozenset[str]) -> None:
+        self.values: set[int] = set()
+        self.common = rest
+        self.examples: list[tuple[str, str]] = []
+
+
+class RuleContexts:
+    """Values per path and parameter, parameters per host, groups of one text, blocked contexts.
+    ``values_needed``: distinct values of a parameter with one text that make a context rule."""
+
+    def __init__(self, max_keys: int, values_needed: int) -> None:
+        self.max_keys = max_keys
+        self.values_needed = values_needed
+        self._path_values: OrderedDict[tuple[str, str], set[int]] = OrderedDict()  # (host:port+path, name)
+        self._identifying: OrderedDict[tuple[str, str], None] = OrderedDict()  # (host:port+path, name)
+        self._host_values: OrderedDict[tuple[str, str], str] = OrderedDict()  # (host, name) -> value | _MULTI
+        self._groups: OrderedDict[tuple[str, str, str, str], _Group] = OrderedDict()
+        self._blocked: dict[tuple[str, str], set[tuple[str, frozenset[str] | None]]] = {}
+
+    # -- what the URLs say ---------------------------------------------------------------------
+
+    def note_page(self, host: str, hostpath: str, items: list[str]) -> None:
+        """An observed page (``items``: its query items, sorted): count its parameters' values."""
+        values: dict[str, list[str]] = {}
+        for item in items[:64]:
+            name, _, value = item.partition("=")
+            values.setdefault(name.lower(), []).append(value)
+        for name, vs in values.items():
+            value = "&".join(vs)
+            key = (hostpath, name)
+            seen = self._path_values.get(key)
+            if seen is None:
+                seen = self._path_values[key] = set()
+            else:
+                self._path_values.move_to_end(key)
+            if len(seen) < _MAX_VALUES:
+                seen.add(_h(value))
+            hkey = (host, name)
+            known = self._host_values.get(hkey)
+            if known is None:
+                self._host_values[hkey] = value
+            elif known != value:
+                self._host_values[hkey] = _MULTI
+        while len(self._path_values) > self.max_keys:
+            self._path_values.popitem(last=False)
+        while len(self._host_values) > self.max_keys:
+            self._host_values.popitem(last=False)
+
+    def note_identifying(self, hostpath: str, name: str) -> None:
+        """Two values of ``name`` gave two texts on ``hostpath`` (a counter-example)."""
+        key = (hostpath, name)
+        self._identifying[key] = None
+        self._identifying.move_to_end(key)
+        if len(self._identifying) > self.max_keys:
+            self._identifying.popitem(last=False)
+
+    def single_valued(self, host: str, name: str) -> bool:
+        """Whether ``name`` showed one value only on ``host`` (as far as remembered)."""
+        known = self._host_values.get((host, name))
+        return known is not None and known != _MULTI
+
+    def page_of(self, hint: str) -> str:
+        """The page a pair tested, from its hint (``host:port/path?rest``): the path and the
+        item of the rest's parameter that identifies pages on that path and has the most
+        distinct values there (then one that does not identify; ties: the first name), or the
+        path alone for an empty rest. Option variants of one page (``days=1`` and ``days=3``
+        of ``title=Special:RecentChanges``) are one page."""
+        hostpath, _, rest = hint.partition("?")
+        if not rest:
+            return hostpath
+        best, best_n = "", (-1, -1)
+        for item in rest.split("&"):
+            name = item.partition("=")[0].lower()
+            key = (hostpath, name)
+            n = (key in self._identifying, len(self._path_values.get(key, ())))
+            if n > best_n:
+                best, best_n = item, n
+        return f"{hostpath}?{best}"
+
+    # -- many values, one text -----------------------------------------------------------------
+
+    def add_values(self, host: str, hostpath: str, path: str, name: str, sig: str, values: tuple[str, str],
+                   rest: frozenset[str], example: tuple[str, str]) -> tuple[str, int, list[tuple[str, str]]] | None:
+        """Two values of ``name`` gave the text ``sig`` on ``path`` (the rest of their query:
+        ``rest``). The rule context (``path?common items``), the distinct values and the
+        examples when that makes ``values_needed`` values with this text: a rule of that
+        context, if no counter-example blocks it (the caller's to check)."""
+        key = (host, hostpath, name, sig)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = _Group(rest)
+            if len(self._groups) > self.max_keys:
+                self._groups.popitem(last=False)
+        else:
+            self._groups.move_to_end(key)
+            group.common = group.common & rest
+        before = len(group.values)
+        for v in values:
+            group.values.add(_h(v))
+        if len(group.values) > before and len(group.examples) < _MAX_EXAMPLES:
+            group.examples.append(example)
+        if len(group.values) < self.values_needed:
+            return None
+        return context_text(path, group.common), len(group.values), list(group.examples)
+
+    def drop_group(self, host: str, hostpath: str, name: str, sig: str) -> None:
+        self._groups.pop((host, hostpath, name, sig), None)
+
+    # -- counter-examples ----------------------------------------------------------------------
+
+    def block(self, host: str, name: str, path: str, rest: frozenset[str] | None) -> None:
+        """``name`` changed the text of a page of ``path`` whose other items were ``rest``: no
+        context of that path whose items are all in ``rest`` may ignore it (``None``: none of
+        that path)."""
+        blocked = self._blocked.setdefault((host, name), set())
+        blocked.add((path, rest))
+        if len(blocked) > _MAX_BLOCKED:
+            on_path = {b for b in blocked if b[0] == path}
+            blocked -= on_path
+            blocked.add((path, None))
+
+    def is_blocked(self, host: str, name: str, context: str) -> bool:
+        """Whether a counter-example was seen in ``context`` (a rule context's text) for ``name``."""
+        blocked = self._blocked.get((host, name))
+        if not blocked:
+            return False
+        path, items = split_context(context)
+        return any(p == path and (rest is None or items <= rest) for p, rest in blocked)
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def to_list(self) -> list[list[Any]]:
+        return [[host, name, path, None if rest is None else sorted(rest)]
+                for (host, name), entries in sorted(self._blocked.items())
+                for path, rest in sorted(entries, key=lambda e: (e[0], sorted(e[1] or ())))]
+
+    def load(self, entries: list[list[Any]]) -> None:
+        for host, name, path, rest in entries:
+            self._blocked.setdefault((str(host), str(name)), set()).add(
+                (str(path), None if rest is None else frozenset(map(str, rest))))
+
+    def blocked_count(self) -> int:
+        return sum(map(len, self._blocked.values()))

@@ -1,0 +1,63 @@
+"""A rule with a context in a real crawl: every page links the login page with its own name
+(``/login?returnto=/pN``), one text whatever ``returnto`` says. The learner learns that
+``returnto`` does not matter on ``/login`` (and nowhere else), its samples confirm it, and the
+crawl fetches few login variants from then on, missing no page."""
+
+from __future__ import annotations
+
+import pytest_twisted
+from minicrawl import crawl_site
+from minisite import CountingSite, listen
+
+from scrapy_urlunify.learning.learner import CONTEXT_VALUES
+
+PAGES = 40
+
+
+def _html(title: str, links: list[str], article: bool = True) -> bytes:
+    anchors = "".join(f"<a href='{h}'>{h}</a>" for h in links)
+    body = f"<article><h1>{title}</h1><p class='text'>The text of {title}.</p></article>" if article else \
+        "<form><p>Log in to the site.</p></form>"
+    return f"<!DOCTYPE html><html><head><title>{title}</title></head><body>{body}{anchors}</body></html>".encode()
+
+
+class LoginSite(CountingSite):
+    """``/pN`` links ``/p(N+1)`` and the login page returning to itself; ``/pN?returnto=x``
+    is another page (``returnto`` matters there, were it ever linked)."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, _params = self.count(request)
+        if base == "/":
+            return _html("home", [f"/p{i}" for i in range(PAGES)])
+        if base == "/login":
+            return _html("log in", ["/"], article=False)
+        if base.startswith("/p") and base[2:].isdigit():
+            n = int(base[2:])
+            links = [f"/login?returnto=/p{n}"] + ([f"/p{n + 1}"] if n + 1 < PAGES else [])
+            return _html(f"page {n}", links)
+        request.setResponseCode(404)
+        return b"not found"
+
+
+def _start() -> tuple[LoginSite, object, str]:
+    site = LoginSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_login_page_linked_from_every_page_is_learned_in_its_context():
+    site, stats, items = yield crawl_site(_start, "/", {"URLUNIFY_LEARN": True})
+    # learned on /login only, as the settings snippet will say
+    assert stats["urlunify/learned/param/127.0.0.1/login/returnto"] >= CONTEXT_VALUES
+    assert not any(k.startswith("urlunify/learned/param/127.0.0.1/") and not k.startswith(
+        "urlunify/learned/param/127.0.0.1/login/") for k in stats)
+    # confirmed by its samples (other values of returnto, fetched anyway), never revoked
+    assert stats["urlunify/learned/confirmed"] == 1
+    assert "urlunify/learned/revoked" not in stats
+    # few login variants fetched: the values that taught it and its samples, not one per page
+    logins = sum(n for url, n in site.hits.items() if url.startswith("/login"))
+    assert CONTEXT_VALUES <= logins <= CONTEXT_VALUES + 8, logins
+    # and no page missed: every page fetched once, its item yielded once
+    assert all(site.hits[f"/p{i}"] == 1 for i in range(PAGES))
+    titles = sorted(i["title"] for i in items)
+    assert titles == sorted(["home", *(f"page {i}" for i in range(PAGES))])
