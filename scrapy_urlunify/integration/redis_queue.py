@@ -59,7 +59,6 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.request import request_from_dict
 from twisted.internet import task
 
-from ..stores.redis_queue import ReliableQueue
 from .context import UnifyContext
 from .crawl_stores import STORE_FAULTS, store_failed, store_unavailable
 from .meta import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META
@@ -68,6 +67,8 @@ from .settings import SettingsError
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+
+    from ..stores.redis_queue import ReliableQueue
 
 __all__ = [
     "DONE_COMPONENTS",
@@ -146,7 +147,11 @@ class RedisQueue:
         self.context = UnifyContext.of(crawler)
         settings = self.context.settings
         lease = settings[LEASE_SETTING]
-        self.store = ReliableQueue(server, self.key, self.worker, lease=lease,
+        # here, not at the top: the add-on's middlewares import this module, and redis is an
+        # extra (without it the add-on works, and only a Redis store or this queue is refused)
+        from ..stores.redis_queue import ReliableQueue
+
+        self.store: ReliableQueue = ReliableQueue(server, self.key, self.worker, lease=lease,
                                    unavailable_timeout=settings[UNAVAILABLE_SETTING],
                                    replicas=settings[REPLICAS_SETTING])
         #: entry ids whose handling .redis_queue_done follows now (a response, an errback)

@@ -55,8 +55,10 @@ def test_a_page_budget_counts_the_duplicate_pages_downloaded(addon):
     site, crawler, _items, _ = yield run(_start, "/p/0", settings)
     stats = crawler.stats.get_stats()
     assert stats["finish_reason"] == "closespider_pagecount"
-    # Scrapy's own overshoot: the requests in flight when the budget is reached
-    assert BUDGET <= site.views <= BUDGET + CONCURRENT, site.views
+    # Scrapy's own overshoot: the requests in flight when the budget is reached, and those the
+    # downloader starts before the engine's close (asynchronous) stops it: plain Scrapy made 65
+    # of 60 on a loaded machine; the add-on made 417 before duplicates counted
+    assert BUDGET <= site.views <= BUDGET + 2 * CONCURRENT, site.views
     assert stats["response_received_count"] == site.views
     if addon:
         assert stats["urlunify/signature/duplicates"] > BUDGET // 2
