@@ -12,6 +12,8 @@ Configurations (``--configs``):
 
 * ``plain``: Scrapy's defaults;
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
+* ``nofrontier``: the add-on with ``URLUNIFY_FRONTIER = False`` (requests of URL patterns that
+  bring nothing new are not scheduled after the others: ``docs/frontier.md``);
 * ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
 * ``careful``: the add-on with the settings a careful user writes for MediaWiki (key parameters
   ``title``, ``action``, ``oldid``, ``diff``..., ``returnto``/``returntoquery`` removed);
@@ -52,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mediawiki  # noqa: E402
 from _common import child_json, write_json  # noqa: E402
 
-CONFIGS = ["plain", "addon", "nolearn", "careful"]
+CONFIGS = ["plain", "addon", "nofrontier", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
 
 #: What a careful user sets for a MediaWiki (the issue's "careful user's settings").
@@ -83,6 +85,8 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
         settings["URLUNIFY_LEARN"] = False
+    if config == "nofrontier":
+        settings["URLUNIFY_FRONTIER"] = False
     if config == "careful":
         settings.update(CAREFUL)
     return settings

@@ -167,6 +167,14 @@ _INTEGRATION: tuple[Setting, ...] = (
             "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),
     Setting("URLUNIFY_LEARN_MIN_PAIRS", 3, "int",
             "Distinct page pairs that must agree before a rule is learned.", minimum=2),
+    Setting("URLUNIFY_FRONTIER", False, "bool",
+            "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no new "
+            "links) after the others, through Request.priority; nothing is dropped (the add-on turns it on; "
+            "docs/frontier.md)."),
+    Setting("URLUNIFY_FRONTIER_PENALTY", 10_000, "int",
+            "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
+            "nothing new); larger than any depth, so breadth-first they also go after every other request.",
+            minimum=1),
     Setting("URLUNIFY_SIGNATURE_FIELD", None, "optional_field",
             "An item field whose text identifies an item: SignaturePipeline drops items whose "
             "text was seen on another page. None: drop the items of duplicate pages."),
