@@ -11,7 +11,8 @@ pattern recovers):
 * new pages: those neither a duplicate page (exact) nor a near-duplicate one, nor the page of
   their identifier fetched again;
 * linking responses: those that yielded at least one new link (a link the link middleware let
-  through to the scheduler).
+  through to the scheduler) of an unpenalised pattern: a wiki links a new log-in URL from every
+  page, which says nothing of the page.
 
 A response brought something new if it was a new page or yielded new links; the pattern's yield
 is the larger of its new pages and linking responses, per response. Once a pattern has
@@ -121,8 +122,8 @@ class Frontier:
 
     def schedule(self, request: Request, response: Response | None) -> None:
         """``request``, a link of ``response`` (None: a start request), goes to the scheduler:
-        the link counts for ``response``'s pattern, and the request's priority drops by its own
-        pattern's penalty."""
+        the link counts for ``response``'s pattern unless its own pattern is penalised, and the
+        request's priority drops by its own pattern's penalty."""
         entry = self._yield(self.patterns.pattern(request.url))
         if response is None:
             return
@@ -131,7 +132,7 @@ class Frontier:
             origin = self._yield(self.patterns.pattern(scheduled_url(response.request))
                                  if response.request is not None else response.url)
             page = self._page = (response, origin, False)
-        if not page[2] and page[1] is not None:
+        if not page[2] and page[1] is not None and not entry.level:
             origin = page[1]
             origin.linked = min(origin.linked + 1, origin.responses)
             self._page = (response, origin, True)

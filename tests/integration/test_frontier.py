@@ -109,3 +109,19 @@ def test_a_redirected_response_counts_for_the_pattern_it_was_scheduled_with():
     frontier.schedule(random_page, home)
     frontier.schedule(article, home)
     assert (random_page.priority, article.priority) == (-200, 0)
+
+
+def test_a_link_of_a_penalised_pattern_is_not_a_new_link():
+    frontier = Frontier(UnifyStats(None), 100)
+    home = page("http://s.test/")
+    for i in range(9):
+        frontier.schedule(Request(f"http://s.test/login?returnto=p{i}"), home)
+    for i in range(5):
+        frontier.fetched(Request(f"http://s.test/login?returnto=p{i}"), new=False)
+    for n in range(5):  # new pages whose only new link is a log-in link (a penalised pattern)
+        doc = f"http://s.test/doc/{n}"
+        frontier.fetched(Request(doc), new=True)
+        frontier.schedule(Request(f"http://s.test/login?returnto=doc{n}"), page(doc))
+    later = Request("http://s.test/doc/99")
+    frontier.schedule(later, home)
+    assert later.priority == -100
