@@ -27,7 +27,9 @@ Scores, per crawl (each in a fresh process): articles covered (distinct articles
 database seen in an item), duplicate items (items beyond one per article), login/account pages
 downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``,
 before the add-on's downloader middleware may drop them), requests, responses, responses received
-until the last article first showed up, items, CPU seconds of the crawl process, wall seconds.
+until the last article first showed up, articles covered within the first 1,500 and 6,000
+responses downloaded (``in 1,500 dl``: duplicate pages dropped included, whatever
+``CLOSESPIDER_PAGECOUNT`` counts), items, CPU seconds of the crawl process, wall seconds.
 
     python benchmarks/bench_wiki.py                       # build /tmp/bench-wiki once, run all
     python benchmarks/bench_wiki.py --configs plain,careful --orders bfs --json out.json
@@ -56,6 +58,8 @@ from _common import child_json, write_json  # noqa: E402
 
 CONFIGS = ["plain", "addon", "nofrontier", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
+#: the "in N dl" columns: articles covered within the first N responses downloaded
+WITHIN = (1500, 6000)
 
 #: What a careful user sets for a MediaWiki (the issue's "careful user's settings").
 CAREFUL = {
@@ -124,7 +128,7 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     crawler = process.create_crawler(WikiSpider)
 
     def scraped(item: dict[str, str]) -> None:
-        items.append({**item, "at": len(responses)})
+        items.append({**item, "at": len(responses), "downloaded": len(downloads)})
 
     def received(response: Any) -> None:
         responses.append(response.url)
@@ -174,30 +178,37 @@ def truth_from_api(url: str) -> dict[str, Any]:
         params.update(data["continue"])
 
 
-def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
+def score(run: dict[str, Any], truth: dict[str, Any], within: tuple[int, ...] = WITHIN) -> dict[str, Any]:
     by_title = {a["title"]: a["id"] for a in truth["articles"]}
     ids = [by_title.get(item["title"]) for item in run["items"]]
     seen = {i for i in ids if i is not None}
     first: dict[int, int] = {}
+    first_downloaded: dict[int, int] = {}
     for i, item in zip(ids, run["items"], strict=True):
         if i is not None:
             first.setdefault(i, item["at"])
+            first_downloaded.setdefault(i, item.get("downloaded", 0))
     row = {k: v for k, v in run.items() if k != "items"}
     row.update({"articles": len(by_title), "covered": len(seen),
                 "items_count": len(ids), "duplicate_items": len(ids) - len(seen),
                 "unknown_items": ids.count(None),
                 # responses received when the last article first showed up
                 "responses_to_cover": max(first.values(), default=0)})
+    # articles covered within the first n responses downloaded (duplicate pages the add-on drops
+    # included), whatever CLOSESPIDER_PAGECOUNT counts
+    for n in within:
+        row[f"covered_within_{n}"] = sum(1 for at in first_downloaded.values() if at <= n)
     return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     cols = [("config", "config"), ("order", "order"), ("covered", "covered"), ("dup items", "duplicate_items"),
             ("items", "items_count"), ("login pages", "login_pages"), ("requests", "requests"),
-            ("responses", "responses"), ("to cover", "responses_to_cover"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
+            ("responses", "responses"), ("to cover", "responses_to_cover"),
+            *((f"in {n:,} dl", f"covered_within_{n}") for n in WITHIN), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
     lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|"]
     for r in rows:
-        cells = [str(r[k]) if k != "covered" else f"{r['covered']}/{r['articles']}" for _, k in cols]
+        cells = [str(r.get(k, "")) if k != "covered" else f"{r['covered']}/{r['articles']}" for _, k in cols]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
