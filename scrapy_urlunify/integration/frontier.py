@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from ..learning.url_patterns import URLPatterns
 from .context import UnifyContext
+from .meta import meta_of
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -64,7 +65,8 @@ MAX_PATTERNS = 20_000
 
 def scheduled_url(request: Request) -> str:
     """The URL ``request`` was scheduled with: before its redirects, if any."""
-    redirects = request.meta.get("redirect_urls") if request.meta else None
+    meta = meta_of(request)
+    redirects = meta.get("redirect_urls") if meta else None
     return str(redirects[0]) if redirects else request.url
 
 
