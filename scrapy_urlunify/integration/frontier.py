@@ -37,7 +37,7 @@ import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from ..learning.url_patterns import URLPatterns
+from ..learning.url_patterns import URLPatterns, coarser
 from .context import UnifyContext
 from .meta import meta_of
 
@@ -102,9 +102,9 @@ class Frontier:
         self.penalty = penalty
         self.patterns = patterns if patterns is not None else URLPatterns()
         self._yields: OrderedDict[str, _Yield] = OrderedDict()
-        #: (response, its pattern's counts, whether it yielded a new link yet): the page whose
-        #: links are being scheduled (its links come in a row)
-        self._page: tuple[object, _Yield | None, bool] = (None, None, False)
+        #: (response, the counts of its pattern and coarser pattern, whether it yielded a new
+        #: link yet): the page whose links are being scheduled (its links come in a row)
+        self._page: tuple[object, tuple[_Yield, _Yield | None] | None, bool] = (None, None, False)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -122,38 +122,48 @@ class Frontier:
             yields.move_to_end(pattern)
         return entry
 
+    def _entries(self, url: str) -> tuple[_Yield, _Yield | None]:
+        """The counts of the URL pattern of ``url``, and of its coarser pattern (if any)."""
+        pattern = self.patterns.pattern(url)
+        coarse = coarser(pattern)
+        return self._yield(pattern), self._yield(coarse) if coarse is not None else None
+
     def schedule(self, request: Request, response: Response | None) -> None:
         """``request``, a link of ``response`` (None: a start request), goes to the scheduler:
-        the link counts for ``response``'s pattern unless its own pattern is penalised, and the
-        request's priority drops by its own pattern's penalty."""
-        entry = self._yield(self.patterns.pattern(request.url))
+        the link counts for ``response``'s patterns unless its own is penalised, and the
+        request's priority drops by its own pattern's penalty (its coarser pattern's while it
+        has fewer than :data:`FLOOR` responses)."""
+        entry, coarse = self._entries(request.url)
+        level = entry.level if entry.responses >= FLOOR or coarse is None else coarse.level
         if response is None:
             return
         page = self._page
         if page[0] is not response:
-            origin = self._yield(self.patterns.pattern(scheduled_url(response.request))
-                                 if response.request is not None else response.url)
-            page = self._page = (response, origin, False)
-        if not page[2] and page[1] is not None and not entry.level:
-            origin = page[1]
-            origin.linked = min(origin.linked + 1, origin.responses)
-            self._page = (response, origin, True)
-            self._judge(origin)
-        if entry.level:
-            request.priority -= entry.level * self.penalty
+            page = self._page = (response, self._entries(scheduled_url(response.request) if response.request
+                                                         is not None else response.url), False)
+        if not page[2] and not level and page[1] is not None:
+            for origin in page[1]:
+                if origin is not None:
+                    origin.linked = min(origin.linked + 1, origin.responses)
+                    self._judge(origin)
+            self._page = (response, page[1], True)
+        if level:
+            request.priority -= level * self.penalty
             self.stats.inc("frontier/deprioritised")
 
     def fetched(self, request: Request, new: bool) -> None:
         """A 2xx response of ``request`` was judged: a new page, or not (a duplicate or
         near-duplicate page, or its own page again)."""
-        entry = self._yield(self.patterns.pattern(scheduled_url(request)))
-        if entry.responses >= WINDOW:
-            entry.responses //= 2
-            entry.new //= 2
-            entry.linked //= 2
-        entry.responses += 1
-        entry.new += new
-        self._judge(entry)
+        for entry in self._entries(scheduled_url(request)):
+            if entry is None:
+                continue
+            if entry.responses >= WINDOW:
+                entry.responses //= 2
+                entry.new //= 2
+                entry.linked //= 2
+            entry.responses += 1
+            entry.new += new
+            self._judge(entry)
 
     def _judge(self, entry: _Yield) -> None:
         level = entry.judge()

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
-__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_NAMES", "WILDCARD", "URLPatterns", "looks_like_id"]
+__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_NAMES", "WILDCARD", "URLPatterns", "coarser", "looks_like_id"]
 
 #: a segment or value generalised: many values were seen at its place, or it looks like an id
 WILDCARD = "*"
@@ -61,6 +61,17 @@ _ID = re.compile(r"[0-9][0-9.,_:-]*|(?=[^/]*[0-9])[0-9a-fA-F-]{8,}").fullmatch
 def looks_like_id(value: str) -> bool:
     """A segment or value that names one of many things by number or hash: generalised at once."""
     return len(value) > MAX_VALUE_LENGTH or _ID(value) is not None
+
+
+def coarser(pattern: str) -> str | None:
+    """The pattern above ``pattern`` in the tree: every parameter value generalised
+    (``?action=history&title=*`` -> ``?action=*&title=*``); None when no value was kept. What
+    is learned of the coarser pattern holds for its patterns with too few URLs of their own."""
+    path, sep, query = pattern.partition("?")
+    if not sep or query == WILDCARD:
+        return None
+    out = path + "?" + "&".join(pair.partition("=")[0] + "=" + WILDCARD for pair in query.split("&"))
+    return out if out != pattern else None
 
 
 class _Node:

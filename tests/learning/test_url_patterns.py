@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scrapy_urlunify.learning.url_patterns import MAX_DEPTH, URLPatterns, looks_like_id
+from scrapy_urlunify.learning.url_patterns import MAX_DEPTH, URLPatterns, coarser, looks_like_id
 
 WIKI = "http://wiki.test"
 TITLES = [f"Article_{n}" for n in ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India",
@@ -118,3 +118,11 @@ def test_past_its_node_bound_a_host_generalises_without_learning():
 def test_bad_bounds_are_refused():
     with pytest.raises(ValueError, match="at least 1"):
         URLPatterns(max_values=0)
+
+
+def test_the_coarser_pattern_generalises_every_kept_value():
+    assert coarser("w.test/w/index.php?action=history&title=*") == "w.test/w/index.php?action=*&title=*"
+    assert coarser("w.test/x?a=&b=1") == "w.test/x?a=*&b=*"
+    assert coarser("w.test/w/index.php?oldid=*&title=*") is None
+    assert coarser("w.test/wiki/Main_Page") is None
+    assert coarser("w.test/*?*") is None
