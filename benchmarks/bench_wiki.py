@@ -12,6 +12,8 @@ Configurations (``--configs``):
 
 * ``plain``: Scrapy's defaults;
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
+* ``nofrontier``: the add-on with ``URLUNIFY_FRONTIER = False`` (requests of URL patterns that
+  bring nothing new are not scheduled after the others: ``docs/frontier.md``);
 * ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
 * ``careful``: the add-on with the settings a careful user writes for MediaWiki (key parameters
   ``title``, ``action``, ``oldid``, ``diff``..., ``returnto``/``returntoquery`` removed);
@@ -30,7 +32,9 @@ revisions* (another revision of an article yielded: another text) and *not artic
 page shown with ``redirect=no``, a title the database has no article for), login/account pages
 downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``:
 received or not, whatever the add-on does with them), requests, responses, responses received
-until the last article first showed up, items, CPU seconds of the crawl process, wall seconds.
+until the last article first showed up, articles covered within the first 1,500 and 6,000
+responses downloaded (``in 1,500 dl``: duplicate pages dropped included, whatever
+``CLOSESPIDER_PAGECOUNT`` counts), items, CPU seconds of the crawl process, wall seconds.
 
     python benchmarks/bench_wiki.py                       # build /tmp/bench-wiki once, run all
     python benchmarks/bench_wiki.py --configs plain,careful --orders bfs --json out.json
@@ -57,8 +61,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mediawiki  # noqa: E402
 from _common import child_json, write_json  # noqa: E402
 
-CONFIGS = ["plain", "addon", "nolearn", "careful"]
+CONFIGS = ["plain", "addon", "nofrontier", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
+#: the "in N dl" columns: articles covered within the first N responses downloaded
+WITHIN = (1500, 6000)
 
 #: What a careful user sets for a MediaWiki (the issue's "careful user's settings").
 CAREFUL = {
@@ -89,6 +95,8 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
         settings["URLUNIFY_LEARN"] = False
+    if config == "nofrontier":
+        settings["URLUNIFY_FRONTIER"] = False
     if config == "careful":
         settings.update(CAREFUL)
     return settings
@@ -128,7 +136,7 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     crawler = process.create_crawler(WikiSpider)
 
     def scraped(item: dict[str, str]) -> None:
-        items.append({**item, "at": len(responses)})
+        items.append({**item, "at": len(responses), "downloaded": len(downloads)})
 
     def received(response: Any) -> None:
         responses.append(response.url)
@@ -178,7 +186,7 @@ def truth_from_api(url: str) -> dict[str, Any]:
         params.update(data["continue"])
 
 
-def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
+def score(run: dict[str, Any], truth: dict[str, Any], within: tuple[int, ...] = WITHIN) -> dict[str, Any]:
     by_title = {a["title"]: a["id"] for a in truth["articles"]}
     ids = [by_title.get(item["title"]) for item in run["items"]]
     seen = {i for i in ids if i is not None}
@@ -186,9 +194,11 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     # diff of the latest edit show the revision the article shows)
     shown = {(i, item.get("revision")) for i, item in zip(ids, run["items"], strict=True) if i is not None}
     first: dict[int, int] = {}
+    first_downloaded: dict[int, int] = {}
     for i, item in zip(ids, run["items"], strict=True):
         if i is not None:
             first.setdefault(i, item["at"])
+            first_downloaded.setdefault(i, item.get("downloaded", 0))
     row = {k: v for k, v in run.items() if k != "items"}
     row.update({"articles": len(by_title), "covered": len(seen),
                 "items_count": len(ids), "duplicate_items": len(ids) - len(seen),
@@ -198,6 +208,10 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
                 "unknown_items": ids.count(None),
                 # responses received when the last article first showed up
                 "responses_to_cover": max(first.values(), default=0)})
+    # articles covered within the first n responses downloaded (duplicate pages the add-on drops
+    # included), whatever CLOSESPIDER_PAGECOUNT counts
+    for n in within:
+        row[f"covered_within_{n}"] = sum(1 for at in first_downloaded.values() if at <= n)
     return row
 
 
@@ -206,10 +220,11 @@ def table(rows: list[dict[str, Any]]) -> str:
             ("same revision", "same_revision_items"), ("older revisions", "older_revision_items"),
             ("not articles", "unknown_items"),
             ("items", "items_count"), ("login pages", "login_pages"), ("requests", "requests"),
-            ("responses", "responses"), ("to cover", "responses_to_cover"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
+            ("responses", "responses"), ("to cover", "responses_to_cover"),
+            *((f"in {n:,} dl", f"covered_within_{n}") for n in WITHIN), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
     lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|"]
     for r in rows:
-        cells = [str(r[k]) if k != "covered" else f"{r['covered']}/{r['articles']}" for _, k in cols]
+        cells = [str(r.get(k, "")) if k != "covered" else f"{r['covered']}/{r['articles']}" for _, k in cols]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -37,6 +37,9 @@ still win):
                                     pages (new rules on probation, declared canonicals verified
                                     first, see ``docs/learning.md``); ``False`` in a spider's
                                     ``custom_settings`` turns it off
+``URLUNIFY_FRONTIER``               ``True``: requests of URL patterns whose pages bring
+                                    nothing new go after the others (``docs/frontier.md``);
+                                    ``False`` turns it off
 ==================================  ==========================================================
 
 **Never clobbers.** When the project already set its own ``REQUEST_FINGERPRINTER_CLASS`` or
@@ -151,6 +154,8 @@ class Addon:
         # on with the add-on (a test site full of learning traps and the demo site are crawled
         # with it, no page missed, no item twice); the components alone keep the table's False
         settings.set("URLUNIFY_LEARN", True, priority="addon")
+        # on with the add-on: the real MediaWiki in Scrapy's default order (docs/frontier.md)
+        settings.set("URLUNIFY_FRONTIER", True, priority="addon")
         for path, priority in PIPELINE_PRIORITIES.items():
             settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
 

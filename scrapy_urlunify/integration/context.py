@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
     from ..core.policy import Policy
     from ..learning.learner import Learner
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DupeFilterView",
+    "FrontierView",
     "ItemOrigin",
     "ItemOrigins",
     "LearningView",
@@ -103,6 +105,13 @@ class LearningView(Protocol):
     def settings_snippet(self) -> str | None: ...
 
 
+class FrontierView(Protocol):
+    """What the link and signature middlewares tell the frontier (:class:`~.frontier.Frontier`)."""
+
+    def schedule(self, request: Request, response: Response | None) -> None: ...
+    def fetched(self, request: Request, new: bool) -> None: ...
+
+
 class ItemOrigin(NamedTuple):
     """The page an item came from: its identifier, and the page it duplicates (or None)."""
 
@@ -157,6 +166,8 @@ class UnifyContext:
         #: id(item) -> ItemOrigin, from LinkMiddleware to SignaturePipeline (pipelines are
         #: not given the response an item came from)
         self.item_origins: ItemOrigins = ItemOrigins()
+        #: the frontier (``URLUNIFY_FRONTIER``), built with the link middleware
+        self.frontier: FrontierView | None = None
         #: the crawl's DupeFilter, once the scheduler has built it
         self.dupefilter: DupeFilterView | None = None
         #: LinkMiddleware marks responses done for resumes (else the dupefilter does, earlier)

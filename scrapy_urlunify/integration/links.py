@@ -52,6 +52,7 @@ from ..core.rules import fragment_is_route
 from ..core.url import host_of
 from .context import ItemOrigin, UnifyContext
 from .downstream import Downstream, link_depth
+from .frontier import Frontier
 from .internals import request_with_url
 from .meta import DUPLICATE_OF_META, OPT_OUT_META, ORIGINAL_URL_META, VERBATIM_META, meta_of
 from .redis_batch import link_batch
@@ -100,6 +101,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         if not context.enabled:
             raise NotConfigured("URLUNIFY_ENABLED is off")
         context.connect_summary()
+        if context.frontier is None and context.settings["URLUNIFY_FRONTIER"]:
+            context.frontier = Frontier.from_crawler(crawler)
         return cls(crawler, context)
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any:
@@ -165,7 +168,10 @@ class LinkMiddleware(BaseSpiderMiddleware):
                                                              response))):
             after.dropped(request, response)
             return None
-        return rewritten(request, fetch) if rewrite else request
+        out = rewritten(request, fetch) if rewrite else request
+        if ctx.frontier is not None:
+            ctx.frontier.schedule(out, response)  # its priority, after its URL pattern's yield
+        return out
 
     def _page_fetch_url(self, response: Response, unifier: Any) -> str | None:
         """The standardized URL of the page being parsed (its links ask in a row), or None."""

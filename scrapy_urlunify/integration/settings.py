@@ -182,6 +182,14 @@ _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_LEARN_PRESENCE", False, "bool",
             "Also learn a parameter that always has one value on its host (print=1) from pages with "
             "and without it (three times the pairs; off: a print view may be an item of its own)."),
+    Setting("URLUNIFY_FRONTIER", False, "bool",
+            "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no new "
+            "links) after the others, through Request.priority; nothing is dropped (the add-on turns it on; "
+            "docs/frontier.md)."),
+    Setting("URLUNIFY_FRONTIER_PENALTY", 10_000, "int",
+            "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
+            "nothing new); larger than any depth, so breadth-first they also go after every other request.",
+            minimum=1),
     Setting("URLUNIFY_SIGNATURE_FIELD", None, "optional_field",
             "An item field whose text identifies an item: SignaturePipeline drops items whose "
             "text was seen on another page. None: drop the items of duplicate pages."),

@@ -238,6 +238,8 @@ class SignatureMiddleware:
             trusted = canonicals.trusted(response, identifier, site, sig, unifier, fp)
             if trusted is not None:
                 self._trusted_canonical(*trusted, learn_sig, evidence)
+        if self.context.frontier is not None:  # a new page: neither a duplicate nor a near-duplicate
+            self.context.frontier.fetched(request, earlier is None and RESEMBLANCE_META not in request.meta)
         if earlier is None or earlier == base_identifier:
             return response
         self.context.inc("signature/duplicates")
