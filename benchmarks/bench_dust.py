@@ -16,7 +16,9 @@ The spider is what a naive user writes: a ``CrawlSpider`` with one
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
 * ``mirror``: the add-on, with the mirror named in ``URLUNIFY_DOMAIN_ALIASES``;
 * ``careful``: the add-on with what a careful user writes for this shop (:data:`CAREFUL`);
-* ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``.
+* ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
+* ``presence``: the add-on with ``URLUNIFY_LEARN_PRESENCE = True`` (``print=1`` learned from
+  pages with and without it; off by default, see docs/learning.md).
 
 A crawl stops at ``--cap`` downloaded responses (counted at ``response_downloaded``, so responses
 the add-on drops count too) or ``--timeout`` seconds. The host names reach the shop's server (a
@@ -52,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dustsite  # noqa: E402
 from _common import child_json, write_json  # noqa: E402
 
-CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn"]
+CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn", "presence"]
 
 #: The mirror named: what a user who noticed it writes.
 MIRROR = dustsite.MIRROR_SETTINGS
@@ -75,6 +77,8 @@ def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
         settings["URLUNIFY_LEARN"] = False
+    if config == "presence":
+        settings["URLUNIFY_LEARN_PRESENCE"] = True
     if config == "mirror":
         settings.update(MIRROR)
     if config == "careful":
