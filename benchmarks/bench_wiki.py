@@ -12,6 +12,8 @@ Configurations (``--configs``):
 
 * ``plain``: Scrapy's defaults;
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
+* ``nonear``: the add-on with ``URLUNIFY_NEAR_DUPLICATES = False`` (the exact signature alone:
+  what near-duplicate pages cost and save);
 * ``nofrontier``: the add-on with ``URLUNIFY_FRONTIER = False`` (requests of URL patterns that
   bring nothing new are not scheduled after the others: ``docs/frontier.md``);
 * ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
@@ -61,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mediawiki  # noqa: E402
 from _common import child_json, write_json  # noqa: E402
 
-CONFIGS = ["plain", "addon", "nofrontier", "nolearn", "careful"]
+CONFIGS = ["plain", "addon", "nofrontier", "nonear", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
 #: the "in N dl" columns: articles covered within the first N responses downloaded
 WITHIN = (1500, 6000)
@@ -95,6 +97,8 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
         settings["URLUNIFY_LEARN"] = False
+    if config == "nonear":
+        settings["URLUNIFY_NEAR_DUPLICATES"] = False
     if config == "nofrontier":
         settings["URLUNIFY_FRONTIER"] = False
     if config == "careful":
