@@ -21,6 +21,21 @@ def child_json(script: str, *args: str, env: dict[str, str] | None = None) -> An
     return json.loads(lines[-1])
 
 
+def run_measured(process: Any, crawler: Any) -> tuple[dict[str, Any], float, float]:
+    """Run ``crawler`` in ``process`` (a ``CrawlerProcess``) to its end: its stats, and the CPU
+    seconds (user + system) and wall seconds the crawl took in this process."""
+    import resource
+    import time
+
+    process.crawl(crawler)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0, wall0 = usage.ru_utime + usage.ru_stime, time.monotonic()
+    process.start()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    return stats, round(usage.ru_utime + usage.ru_stime - cpu0, 2), round(time.monotonic() - wall0, 1)
+
+
 def write_json(path: Path | None, results: Any) -> None:
     """``--json PATH``: also write the results there (nothing without the option)."""
     if path:

@@ -38,10 +38,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -52,7 +50,7 @@ sys.path.insert(0, str(ROOT / "tools" / "sites"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dustsite  # noqa: E402
-from _common import child_json, write_json  # noqa: E402
+from _common import child_json, run_measured, write_json  # noqa: E402
 
 CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn", "presence"]
 
@@ -90,28 +88,12 @@ def crawl(config: str, proxy: str, cap: int, timeout: int) -> dict[str, Any]:
     """One crawl in this process (called in a child): its stats and items."""
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
-    from scrapy.linkextractors import LinkExtractor
-    from scrapy.spiders import CrawlSpider, Rule
 
     items: list[dict[str, Any]] = []
     downloads: list[str] = []
 
-    class ShopSpider(CrawlSpider):
-        name = "shop"
-        allowed_domains = ["shop.test"]
-        start_urls = [dustsite.START]
-        rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
-
-        def parse_start_url(self, response):  # type: ignore[no-untyped-def]
-            return self.parse_page(response)
-
-        def parse_page(self, response):  # type: ignore[no-untyped-def]
-            page_id = response.css('meta[name="page-id"]::attr(content)').get()
-            if page_id:
-                yield {"url": response.url, "page_id": page_id}
-
     process = CrawlerProcess(settings_for(config, proxy, timeout), install_root_handler=True)
-    crawler = process.create_crawler(ShopSpider)
+    crawler = process.create_crawler(dustsite.shop_spider())
 
     def scraped(item: dict[str, str]) -> None:
         items.append(dict(item))
@@ -124,16 +106,11 @@ def crawl(config: str, proxy: str, cap: int, timeout: int) -> dict[str, Any]:
     # named functions held here: the signals keep only weak references to receivers
     crawler.signals.connect(scraped, signals.item_scraped)
     crawler.signals.connect(downloaded, signals.response_downloaded)
-    process.crawl(crawler)
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu0, wall0 = usage.ru_utime + usage.ru_stime, time.monotonic()
-    process.start()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    stats = crawler.stats.get_stats() if crawler.stats else {}
+    stats, cpu_s, wall_s = run_measured(process, crawler)
     return {
         "config": config,
-        "cpu_s": round(usage.ru_utime + usage.ru_stime - cpu0, 2),
-        "wall_s": round(time.monotonic() - wall0, 1),
+        "cpu_s": cpu_s,
+        "wall_s": wall_s,
         "fetches": stats.get("downloader/response_count", 0),
         "downloads": downloads,
         "items": items,

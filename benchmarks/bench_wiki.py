@@ -48,9 +48,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import resource
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus, urlencode
@@ -61,7 +59,7 @@ sys.path.insert(0, str(ROOT / "tools" / "sites"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mediawiki  # noqa: E402
-from _common import child_json, write_json  # noqa: E402
+from _common import child_json, run_measured, write_json  # noqa: E402
 
 CONFIGS = ["plain", "addon", "nofrontier", "nonear", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
@@ -152,16 +150,11 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     crawler.signals.connect(scraped, signals.item_scraped)
     crawler.signals.connect(received, signals.response_received)
     crawler.signals.connect(downloaded, signals.response_downloaded)
-    process.crawl(crawler)
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    cpu0, wall0 = usage.ru_utime + usage.ru_stime, time.monotonic()
-    process.start()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    stats = crawler.stats.get_stats() if crawler.stats else {}
+    stats, cpu_s, wall_s = run_measured(process, crawler)
     return {
         "config": config, "order": order,
-        "cpu_s": round(usage.ru_utime + usage.ru_stime - cpu0, 2),
-        "wall_s": round(time.monotonic() - wall0, 1),
+        "cpu_s": cpu_s,
+        "wall_s": wall_s,
         "requests": stats.get("downloader/request_count", 0),
         "responses": stats.get("downloader/response_count", 0),
         "received": len(responses),

@@ -16,8 +16,6 @@ import pytest
 import pytest_twisted
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
-from scrapy.linkextractors import LinkExtractor
-from scrapy.spiders import CrawlSpider, Rule
 
 from scrapy_urlunify.demo.proxy import demo_settings
 
@@ -74,19 +72,6 @@ def _text(site: dustsite.DustSite, url: str) -> str:
     return re.sub(r"<[^>]*>", " ", site.render(url)[1].decode())
 
 
-class ShopSpider(CrawlSpider):
-    name = "shop"
-    allowed_domains = ["shop.test"]
-    start_urls = [dustsite.START]
-    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
-
-    def parse_start_url(self, response):  # type: ignore[no-untyped-def]
-        return self.parse_page(response)
-
-    def parse_page(self, response):  # type: ignore[no-untyped-def]
-        yield {"url": response.url, "page_id": response.css('meta[name="page-id"]::attr(content)').get()}
-
-
 @pytest.fixture(scope="module")
 def proxy(site: dustsite.DustSite):  # type: ignore[no-untyped-def]
     server = dustsite.serve(site, 0)
@@ -103,7 +88,7 @@ def _crawl(proxy: str, **settings: Any):  # type: ignore[no-untyped-def]
     runner = CrawlerRunner({"ADDONS": {"scrapy_urlunify.Addon": 0}, "ROBOTSTXT_OBEY": False,
                             "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "WARNING", "CLOSESPIDER_TIMEOUT": 60,
                             **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)), **settings})
-    crawler = runner.create_crawler(ShopSpider)
+    crawler = runner.create_crawler(dustsite.shop_spider())
     items: list[str] = []
     downloads: list[str] = []
 

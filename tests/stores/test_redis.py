@@ -43,13 +43,6 @@ def random_fps(n: int, seed: int = 0) -> list[int]:
     return [rng.getrandbits(64) for _ in range(n)]
 
 
-@pytest.fixture
-def client(redis_server: RedisServer) -> redis.Redis:
-    c = connect(redis_server.url, timeout=2)
-    yield c
-    c.close()
-
-
 # --- keys and URLs (no server) ------------------------------------------------------------
 
 

@@ -25,13 +25,6 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.redis
 
 
-@pytest.fixture
-def client(redis_server: RedisServer) -> redis.Redis:
-    c = connect(redis_server.url, timeout=2)
-    yield c
-    c.close()
-
-
 def test_add_batch_answers_as_add_in_one_round_trip(client: redis.Redis, redis_server: RedisServer) -> None:
     store = RedisSeenStore(client, "b:seen")
     assert store.add(7) is True

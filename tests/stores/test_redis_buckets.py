@@ -20,13 +20,6 @@ from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 pytestmark = pytest.mark.redis
 
 
-@pytest.fixture
-def client(redis_server: RedisServer) -> redis.Redis:
-    c = connect(redis_server.url, timeout=2)
-    yield c
-    c.close()
-
-
 def keys(n: int, seed: int = 0) -> list[int]:
     rng = random.Random(seed)
     return [rng.getrandbits(64) for _ in range(n)]

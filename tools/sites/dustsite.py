@@ -393,6 +393,30 @@ class DustSite:
 
 # --- serving -------------------------------------------------------------------------------------
 
+def shop_spider() -> type:
+    """The spider a naive user writes for the shop (Scrapy imported here: the site itself needs
+    none): a ``CrawlSpider`` following every link from :data:`START`, one item ``{url, page_id}``
+    per page that names its page id."""
+    from scrapy.linkextractors import LinkExtractor
+    from scrapy.spiders import CrawlSpider, Rule
+
+    class ShopSpider(CrawlSpider):
+        name = "shop"
+        allowed_domains = ["shop.test"]
+        start_urls = [START]
+        rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+        def parse_start_url(self, response):  # type: ignore[no-untyped-def]
+            return self.parse_page(response)
+
+        def parse_page(self, response):  # type: ignore[no-untyped-def]
+            page_id = response.css('meta[name="page-id"]::attr(content)').get()
+            if page_id:
+                yield {"url": response.url, "page_id": page_id}
+
+    return ShopSpider
+
+
 def request_url(target: str, host_header: str | None) -> str:
     """The URL a request asks for: its target in absolute form (a proxy request), else the
     ``Host`` header (without its port) and the target."""
