@@ -24,9 +24,11 @@ the memory counted is the masters' anyway), through a ``redis+cluster://`` URL a
 one server, and reports each master's ``used_memory`` delta and their sum; part 2 adds ours on
 the cluster to ours and scrapy-redis's on one server. Round trips are counted per node as the
 client writes them (one write of a pipeline to a node is one round trip to it), next to each
-master's ``EVALSHA`` calls (``INFO commandstats``).
+master's ``EVALSHA`` calls (``INFO commandstats``). ``--reshard`` (with ``--cluster``): then, on a
+cluster holding ``--n`` URLs, one shard's slot moved to another master under link batches of new
+URLs: how long it took, the slowest batch, the store's retries, every URL new exactly once.
 
-Usage: python benchmarks/bench_redis_seen.py [--n 10000000] [--rate-n 1000000] [--links 100] [--cluster] [--json out.json]
+Usage: python benchmarks/bench_redis_seen.py [--n 10000000] [--rate-n 1000000] [--links 100] [--cluster [--reshard]] [--json out.json]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import argparse
 import hashlib
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -242,6 +245,61 @@ def bench_rate(n: int, links: int, cluster: bool = False) -> dict[str, Any]:
     return out
 
 
+def move_slot(admins: list[Any], slot: int, source: Any, target: Any) -> int:
+    """Move ``slot`` from ``source`` to ``target`` as ``redis-cli --cluster reshard`` does
+    (IMPORTING, MIGRATING, ``MIGRATE`` its keys 10 at a time, then the slot's owner on every
+    master); the keys moved."""
+    ids = {a: a.execute_command("CLUSTER", "MYID") for a in (source, target)}
+    target.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source])
+    source.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[target])
+    port, moved = target.connection_pool.connection_kwargs["port"], 0
+    while keys := source.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 10):
+        source.execute_command("MIGRATE", "127.0.0.1", port, "", 0, 5000, "KEYS", *keys)
+        moved += len(keys)
+    for a in admins:
+        a.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
+    return moved
+
+
+def bench_reshard(n: int, links: int) -> dict[str, Any]:
+    """A crawl's link batches on the cluster (``n`` URLs already seen, then new pages) while
+    one shard's slot moves to another master: the slowest batch, the store's retries, and
+    whether every URL was new exactly once."""
+    out: dict[str, Any] = {"n": n, "links_per_page": links}
+    with redis_target(True) as (location, admins):
+        store = RedisSeenStore(connect(location), "bench:seen", owns_client=True)
+        layout = store.layout()
+        assert layout is not None
+        for keys in hashed_keys(0, n):
+            store.add_batch(keys)
+        slot = int(admins[0].execute_command("CLUSTER", "KEYSLOT", layout.count_key(0)))
+        source = next(a for a in admins if a.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot))
+        target = next(a for a in admins if a is not source)
+        moving, result = threading.Event(), {}
+
+        def reshard() -> None:
+            t0 = time.perf_counter()
+            result["keys_moved"] = move_slot(admins, slot, source, target)
+            result["move_seconds"] = time.perf_counter() - t0
+            moving.set()
+
+        first, slowest, news, calls, during = n, 0.0, 0, 0, 0
+        mover = threading.Thread(target=reshard)
+        mover.start()
+        while not moving.is_set() or during < 2:  # and a few batches after it
+            keys = [k for batch in hashed_keys(first, first + links) for k in batch]
+            t0 = time.perf_counter()
+            news += sum(store.add_batch(keys))
+            slowest, first, calls = max(slowest, time.perf_counter() - t0), first + links, calls + 1
+            during += moving.is_set()
+        mover.join()
+        repeat = sum(store.add_batch([k for batch in hashed_keys(0, first) for k in batch[:1]]))
+        out.update(result, slot=slot, batches=calls, slowest_batch_ms=slowest * 1000, retries=store.retries,
+                   new=news, expected_new=first - n, repeated_new=repeat, members=len(store))
+        store.close()
+    return out
+
+
 def _nodes(values: list[float], fmt: str) -> str:
     return " + ".join(format(v, fmt) for v in values) if len(values) > 1 else format(values[0], fmt)
 
@@ -294,6 +352,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--links", type=int, default=100, help="links per page in the speed part")
     ap.add_argument("--cluster", action="store_true",
                     help="memory on a 3-master Redis Cluster, and ours on it in the speed part too")
+    ap.add_argument("--reshard", action="store_true",
+                    help="with --cluster: move one shard's slot to another master under link batches")
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)
     if find_redis_server() is None:
@@ -303,7 +363,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("redis-cli not found (it joins the cluster): apt-get install redis-tools", file=sys.stderr)
         return 1
     results = {"memory": bench_memory(args.n, args.cluster), "rate": bench_rate(args.rate_n, args.links, args.cluster)}
+    if args.cluster and args.reshard:
+        results["reshard"] = bench_reshard(args.n, args.links)
     print(table(results))
+    if "reshard" in results:
+        print("reshard:", results["reshard"])
     if args.json:
         write_json(args.json, results)
     return 0
