@@ -50,10 +50,12 @@ def _free_pair() -> int:
 class RedisCluster:
     """Six ``redis-server``s in cluster mode: three masters, one replica each."""
 
-    def __init__(self, executable: str, size: int = 6) -> None:
+    def __init__(self, executable: str, size: int = 6, replicas: int = 1) -> None:
         self.executable = executable
         self.nodes: list[RedisServer] = []
         self.size = size
+        #: replicas per master (the benchmark runs 3 masters alone: ``size=3, replicas=0``)
+        self.replicas = replicas
 
     @property
     def ports(self) -> list[int]:
@@ -86,7 +88,7 @@ class RedisCluster:
             self.nodes.append(node)
         subprocess.run(
             ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
-             "--cluster-replicas", "1", "--cluster-yes"],
+             "--cluster-replicas", str(self.replicas), "--cluster-yes"],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=START_TIMEOUT)
         self.wait_healthy()
         return self
