@@ -379,7 +379,6 @@ def drop_context_params(p: Parts, ctx: Context) -> bool:
     ``/w/index.php?title=Special:UserLogin``); kept in the fetched URL. Runs before the other
     identity steps touch the path or the query: a context names the path and items as fetched."""
     contexts = ctx.host_rules(p.host).contexts
-    items = p.query.split("&")  # type: ignore[union-attr]
     present: set[str] | None = None
     names: list[NameMatcher] = []
     required: frozenset[str] = frozenset()
@@ -393,6 +392,7 @@ def drop_context_params(p: Parts, ctx: Context) -> bool:
             required |= needed
     if not names:
         return False
+    items = p.query.split("&")  # type: ignore[union-attr]
     kept = [i for i in items
             if not any(m(i.partition("=")[0].lower()) for m in names) or i.replace("%20", "+") in required]
     if len(kept) == len(items):

@@ -95,7 +95,8 @@ _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
   <xsl:template match="script|style|noscript|template"/>
   <xsl:template match="script|style|noscript|template" mode="mediawiki"/>
   <xsl:template match="*[@class][contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')
-                                  or contains(@class, 'diff')]" mode="mediawiki"/>
+                                  or contains(concat(' ', @class, ' '), ' diff ')
+                                  or contains(@class, 'diff-currentversion-title')]" mode="mediawiki"/>
 </xsl:stylesheet>"""))
 
 # One translate() pass cuts the text into chunks: white space deleted (it carries no meaning for
