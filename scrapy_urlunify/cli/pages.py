@@ -3,7 +3,7 @@
 :func:`compare_pages` downloads both URLs once and reads each page the way the crawl's signature
 middleware does: Scrapy's decoding (``w3lib.encoding.html_to_unicode``) and parse (a parsel
 tree), the exact signature (``page_signature``: the MD5 of the body text) and the near-duplicate
-fingerprint (``main_text`` + ``fingerprint``), so the verdict printed is the one a crawl with the
+fingerprint (``main_text`` + ``page_fingerprint``), so the verdict printed is the one a crawl with the
 default thresholds would reach. URL identity (the exit status of ``same``) is not changed by it:
 two spellings of one URL are one page whatever their pages say today.
 """
@@ -24,8 +24,8 @@ from ..learning.near_duplicates import (
     MIN_FEATURES,
     PAGE_DISTANCE,
     distance,
-    fingerprint,
     main_text,
+    page_fingerprint,
     resemblance,
 )
 from ..learning.page_signature import is_html, page_signature
@@ -38,12 +38,14 @@ MAX_BODY = 4 << 20
 
 class FetchedPage(NamedTuple):
     """One URL's page: the URL answered (after redirects), its status, its exact signature and
-    its fingerprint (None: not HTML, or under the floor of text a crawl fingerprints)."""
+    its fingerprint (None: not HTML, or no text), and whether that is the digest of a text too
+    short for SimHash (equal or not, no distance)."""
 
     url: str
     status: int
     signature: bytes
     fingerprint: int | None
+    short: bool = False
 
 
 class PageComparison(NamedTuple):
@@ -63,10 +65,11 @@ def read_page(url: str, body: bytes, content_type: str | None, status: int) -> F
     if is_html(content_type, body):
         root = Selector(text=text, type="html").root
         sig = page_signature(body, content_type, text, tree=lambda: root).digest
-        value = fingerprint(main_text(root), DEFAULT_MAX_BYTES, MIN_FEATURES)
+        found = page_fingerprint(main_text(root), DEFAULT_MAX_BYTES)
+        value, short = found if found is not None else (None, False)
     else:
-        sig, value = page_signature(body, content_type).digest, None
-    return FetchedPage(url, status, sig, value)
+        sig, value, short = page_signature(body, content_type).digest, None, False
+    return FetchedPage(url, status, sig, value, short)
 
 
 def fetch(url: str, timeout: float) -> FetchedPage:
@@ -85,7 +88,10 @@ def compare_pages(url1: str, url2: str, timeout: float = 30.0) -> PageComparison
     first, second = fetch(url1, timeout), fetch(url2, timeout)
     bits = None
     if first.fingerprint is not None and second.fingerprint is not None:
-        bits = distance(first.fingerprint, second.fingerprint)
+        if first.short or second.short:  # digests of short texts: equal (0 bits) or unrelated
+            bits = 0 if first.short and second.short and first.fingerprint == second.fingerprint else None
+        else:
+            bits = distance(first.fingerprint, second.fingerprint)
     return PageComparison(first, second, first.signature == second.signature, bits,
                           None if bits is None else resemblance(bits))
 
@@ -97,8 +103,9 @@ def describe(c: PageComparison) -> str:
         lines.append("pages: the same text (one exact signature): a duplicate page, its items dropped")
         return "\n".join(lines)
     if c.bits is None:
-        lines.append("pages: different texts; no resemblance (a page that is not HTML, or has under "
-                     f"{MIN_FEATURES} chunks of text, gets no fingerprint)")
+        lines.append("pages: different texts; no resemblance (a page that is not HTML or has no text gets "
+                     f"no fingerprint; one under {MIN_FEATURES} chunks of text is alike only when its main "
+                     "text is equal)")
         return "\n".join(lines)
     alike = f"{c.resemblance:.1%} alike ({c.bits} bits of 64 apart)"
     if c.bits <= ITEM_DISTANCE:

@@ -37,6 +37,8 @@ still win):
                                     pages (new rules on probation, declared canonicals verified
                                     first, see ``docs/learning.md``); ``False`` in a spider's
                                     ``custom_settings`` turns it off
+``URLUNIFY_LEARN_PRESENCE``         ``True``: a parameter with one value on its host
+                                    (``print=1``) is learned from pages with and without it
 ``URLUNIFY_FRONTIER``               ``True``: requests of URL patterns whose pages bring
                                     nothing new go after the others (``docs/frontier.md``);
                                     ``False`` turns it off
@@ -154,6 +156,9 @@ class Addon:
         # on with the add-on (a test site full of learning traps and the demo site are crawled
         # with it, no page missed, no item twice); the components alone keep the table's False
         settings.set("URLUNIFY_LEARN", True, priority="addon")
+        # on with the add-on: a print view's one value (print=1) is learned from pages with and
+        # without it; near-duplicate items are dropped anyway (docs/learning.md)
+        settings.set("URLUNIFY_LEARN_PRESENCE", True, priority="addon")
         # on with the add-on: the real MediaWiki in Scrapy's default order (docs/frontier.md)
         settings.set("URLUNIFY_FRONTIER", True, priority="addon")
         for path, priority in PIPELINE_PRIORITIES.items():

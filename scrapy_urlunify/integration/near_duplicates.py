@@ -40,9 +40,8 @@ from lxml import etree
 from ..learning.near_duplicate_index import MAX_DISTANCE, NearDuplicateIndex
 from ..learning.near_duplicates import (
     DEFAULT_MAX_BYTES,
-    MIN_FEATURES,
-    fingerprint,
     main_text,
+    page_fingerprint,
     resemblance,
 )
 from .fetched import RECENT
@@ -54,6 +53,9 @@ __all__ = ["FILENAME", "MAX_BODY", "NearDuplicate", "NearDuplicatePages", "dista
 
 logger = logging.getLogger(__name__)
 
+#: appended to a site's name for the index of its pages too short for SimHash
+#: (``learning.near_duplicates.short_fingerprint``): their digests are compared for equality only
+SHORT_SITE = "\0short"
 #: the file of a JOBDIR the near-duplicate indexes are kept in
 FILENAME = "near_duplicates.bin"
 #: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
@@ -127,19 +129,24 @@ class NearDuplicatePages:
     def check(self, site: str, root: etree._Element, base_identifier: str,
               sig: bytes) -> tuple[int | None, NearDuplicate | None]:
         """A page of ``site`` was fetched (``root``: its parsed tree): its fingerprint (None
-        for a page of fewer than ``MIN_FEATURES`` chunks of text), and the earlier page of another identifier nearest to it
-        within :attr:`reach` bits (None when there is none). The page is remembered."""
+        for a page with no text), and the earlier page of another identifier nearest to it
+        within :attr:`reach` bits (None when there is none). The page is remembered. A page of
+        fewer than ``MIN_FEATURES`` chunks of text gets the digest of its main text, looked up
+        in the site's index of such digests: a near-duplicate (0 bits) only of an equal main text."""
         try:
-            value = fingerprint(main_text(root), DEFAULT_MAX_BYTES, MIN_FEATURES)
+            found_fp = page_fingerprint(main_text(root), DEFAULT_MAX_BYTES)
         except (ValueError, etree.LxmlError):
             return None, None
-        if value is None:
+        if found_fp is None:
             return None, None
+        value, short = found_fp
+        if short:  # a digest of the text: equal or not, in an index of its own
+            site += SHORT_SITE
         index = self._indexes.get(site)
         if index is None:
             index = self._indexes[site] = NearDuplicateIndex()
         key = page_key(base_identifier)
-        match = index.seen(value, key, self.reach)
+        match = index.seen(value, key, 0 if short else self.reach)
         found = None
         group = sig
         if match is not None and match.key != key:

@@ -49,6 +49,10 @@ CONTEXT_VALUES = 12
 #: needs this many times ``min_pairs`` distinct pages: a default value (``?page=1`` = the
 #: list) looks the same, and is only caught by probation or a later ``page=2``.
 PRESENCE_FACTOR = 3
+#: Distinct pages of one rule context (``route=product/view``), two values of a parameter with
+#: one text on each, that make a rule of that context: this many times ``min_pairs`` (a host
+#: rule on one path needs twice ``min_pairs`` too).
+CONTEXT_PAGE_FACTOR = 2
 _PREFIXES = prefix_matcher(DEFAULT_STRIP_HOST_PREFIXES)
 
 
@@ -234,7 +238,7 @@ class Learner:
                 self._stats["equal_pairs"] += 1
                 rule = self._support(p, url)
                 if rule is None and p.kind == PARAM:
-                    rule = self._support_context(p, url)
+                    rule = self._support_context(p, url) or self._support_context_pages(p, url)
             if rule is not None:
                 adopted.append(rule)
         return adopted
@@ -330,6 +334,34 @@ class Learner:
                 for r in self._rules):
             return None
         contexts.drop_group(a, hostpath, b, sig)
+        rule = LearnedRule(PARAM, a, b, n, tuple(examples), context)
+        self._rules.append(rule)
+        self._version += 1
+        return rule
+
+    def _support_context_pages(self, p: Pair, url: str) -> LearnedRule | None:
+        """Count the equal pair ``p`` toward a rule of its rule context by distinct pages: two
+        values of a parameter with one text on ``CONTEXT_PAGE_FACTOR * min_pairs`` pages of one
+        context (``sort`` on ``route=product/view``, each product its own text), where a
+        counter-example elsewhere on the host (``sort`` on a listing) keeps a host rule out."""
+        a, b, sig = p.a, p.b, p.sig
+        if "#" in p.ctx or not p.hint or self._covered(PARAM, a, b) or sig in self._index.shared:
+            return None
+        contexts = self._contexts
+        found = contexts.context_of(p.path, p.hint)
+        if found is None:
+            return None
+        page, context = found
+        if contexts.is_blocked(a, b, context):
+            return None
+        n, examples = contexts.add_page(a, b, context, page, (p.earlier, url))
+        if n < CONTEXT_PAGE_FACTOR * self.min_pairs:
+            return None
+        path, common = split_context(context)
+        if any(r.kind == PARAM and r.name == b and r.context and r.host == a and r.applies_to(path, common)
+               for r in self._rules):
+            return None
+        contexts.drop_pages(a, b, context)
         rule = LearnedRule(PARAM, a, b, n, tuple(examples), context)
         self._rules.append(rule)
         self._version += 1

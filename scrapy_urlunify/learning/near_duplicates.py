@@ -52,7 +52,9 @@ __all__ = [
     "distance",
     "fingerprint",
     "main_text",
+    "page_fingerprint",
     "resemblance",
+    "short_fingerprint",
 ]
 
 BITS = 64
@@ -195,6 +197,30 @@ def fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES, min_features: int
             if 2 * plane_bytes.translate(table).count(1) > count:
                 result |= 1 << (_LANES * plane + lane)
     return result
+
+
+def short_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int | None:
+    """The fingerprint of a text too short for SimHash (fewer than :data:`MIN_FEATURES` chunks):
+    a 64-bit digest of the text itself, white space collapsed, digits and case kept. Two such
+    pages are near-duplicates (0 bits apart) only when their main texts are equal: a print view
+    whose banner is outside the main content, a page shown with another pager or sidebar. None
+    for a text with no word (equal empty texts would make every image gallery one page)."""
+    words = text[:max_bytes].split()
+    if not words:
+        return None
+    return int.from_bytes(hashlib.blake2b(" ".join(words).encode("utf-8", "surrogatepass"),
+                                          digest_size=8, person=b"urlunify-short").digest(), "little")
+
+
+def page_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, bool] | None:
+    """The fingerprint a crawl gives a page of main text ``text``, and whether it is a
+    :func:`short_fingerprint` (compared for equality only, never by distance with a SimHash);
+    None for a text with no word."""
+    value = fingerprint(text, max_bytes, MIN_FEATURES)
+    if value is not None:
+        return value, False
+    value = short_fingerprint(text, max_bytes)
+    return None if value is None else (value, True)
 
 
 def distance(a: int, b: int) -> int:

@@ -16,6 +16,10 @@ contexts from the URLs it sees, never from site-specific code (see "Rules with a
   :meth:`RuleContexts.single_valued`);
 * the values of a parameter seen with one text in one path (:class:`_Group`): many of them
   (:attr:`RuleContexts.values_needed`) make a rule of the context their URLs share;
+* the distinct pages of a context where two values of a parameter gave one text each
+  (``sort=price`` = ``sort=name`` on ``route=product/view&id=5``, ``id=6``...): many pages make
+  a rule of that context (the learner says how many), where the parameter matters elsewhere on
+  the host (``sort`` on a listing);
 * the contexts a counter-example ruled out (never forgotten, like the learner's blocked
   candidates).
 
@@ -79,6 +83,8 @@ class RuleContexts:
         self._identifying: OrderedDict[tuple[str, str], None] = OrderedDict()  # (host:port+path, name)
         self._host_values: OrderedDict[tuple[str, str], str] = OrderedDict()  # (host, name) -> value | _MULTI
         self._groups: OrderedDict[tuple[str, str, str, str], _Group] = OrderedDict()
+        #: (host, name, context) -> the pages where two values of name gave one text
+        self._page_groups: OrderedDict[tuple[str, str, str], _Group] = OrderedDict()
         self._blocked: dict[tuple[str, str], set[tuple[str, frozenset[str] | None]]] = {}
 
     # -- what the URLs say ---------------------------------------------------------------------
@@ -169,6 +175,42 @@ class RuleContexts:
 
     def drop_group(self, host: str, hostpath: str, name: str, sig: str) -> None:
         self._groups.pop((host, hostpath, name, sig), None)
+
+    # -- one difference, many pages --------------------------------------------------------------
+
+    def context_of(self, path: str, hint: str) -> tuple[str, str] | None:
+        """The page a parameter pair tested and the rule context it shares with the other pages
+        of its kind: ``/index.php?id=5&route=product%2Fview`` is the page ``id=5`` in the
+        context ``/index.php?route=product%2Fview``. None when the rest of the query names no
+        page (a pair of one path: a rule of the host's, not of a context)."""
+        page = self.page_of(hint)
+        rest = hint.partition("?")[2]
+        item = page.partition("?")[2]
+        if not item:
+            return None
+        common = tuple(i for i in rest.split("&") if i != item)
+        return page, context_text(path, common)
+
+    def add_page(self, host: str, name: str, context: str, page: str,
+                 example: tuple[str, str]) -> tuple[int, list[tuple[str, str]]]:
+        """Two values of ``name`` gave one text on ``page`` in ``context``: the distinct pages
+        of that context where they did, and examples."""
+        key = (host, name, context)
+        group = self._page_groups.get(key)
+        if group is None:
+            group = self._page_groups[key] = _Group(frozenset())
+            if len(self._page_groups) > self.max_keys:
+                self._page_groups.popitem(last=False)
+        else:
+            self._page_groups.move_to_end(key)
+        before = len(group.values)
+        group.values.add(_h(page))
+        if len(group.values) > before and len(group.examples) < _MAX_EXAMPLES:
+            group.examples.append(example)
+        return len(group.values), list(group.examples)
+
+    def drop_pages(self, host: str, name: str, context: str) -> None:
+        self._page_groups.pop((host, name, context), None)
 
     # -- counter-examples ----------------------------------------------------------------------
 

@@ -47,7 +47,8 @@ class LearnedRule:
     * ``context``: for a ``"param"`` rule that holds in one rule context only, its path and
       the items that identify the page there (``"/login"``, ``"/w/index.php?title=X"``,
       items sorted); ``""`` for a rule of the whole host. Its ``pairs`` are then the
-      distinct values of the parameter seen with one text in that context.
+      distinct values of the parameter seen with one text in that context, or the distinct
+      pages of the context on which two of its values showed one text.
     """
 
     kind: str
@@ -79,7 +80,8 @@ class LearnedRule:
         elif self.context:
             what = f"parameter {self.name!r} does not matter on {self.context_key}"
             shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
-            return f"{what} ({self.pairs} values with one text in this context, e.g. {shown})"
+            return (f"{what} ({self.pairs} values with one text, or pages whose values show one text, in this "
+                    f"context, e.g. {shown})")
         else:
             what = f"parameter {self.name!r} does not matter on {self.host}"
         shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])

@@ -213,3 +213,43 @@ def test_the_settings_form_of_a_rule_context():
         Policy(ignore_params={"wiki.test/x#top": ["a"]})
     with pytest.raises(PolicyValueError, match="remove_params"):
         Policy(remove_params={"wiki.test/x": ["a"]})
+
+
+def test_a_parameter_that_matters_on_listings_is_learned_on_product_pages_from_distinct_pages():
+    """``sort`` orders a listing (a counter-example on the host) and changes nothing on a
+    product page of the CMS route: each product is its own text, two values each."""
+    shop = "http://shop.test/index.php?route=product%2Fview"
+    learner = Learner()
+    see(learner, "http://shop.test/category/1?sort=price", "cheap first", "shop.test")
+    see(learner, "http://shop.test/category/1?sort=name", "a to z", "shop.test")
+    see(learner, f"{shop}&id=1", "product 1", "shop.test")
+    see(learner, f"{shop}&id=2", "product 2", "shop.test")  # id names the page
+    assert learner.is_blocked("param", "shop.test", "sort")
+    needed = 2 * learner.min_pairs
+    for i in range(1, needed + 1):
+        for order in ("price", "name"):
+            learned = see(learner, f"{shop}&id={i}&sort={order}", f"product {i}", "shop.test")
+        assert (learned == ["shop.test/index.php?route=product%2Fview sort"]) == (i == needed)
+    assert rules(learner) == [("shop.test", "/index.php?route=product%2Fview", "sort")]
+    assert "pages whose values show one text" in str(learner.rules[0])
+    policy = Policy(ignore_params=learner.ignore_params())
+    assert identify(f"{shop}&id=9&sort=name", policy) == identify(f"{shop}&id=9", policy)
+    assert identify("http://shop.test/category/1?sort=name", policy) != identify(
+        "http://shop.test/category/1", policy)
+    # a product whose sort order shows another text revokes it in that context
+    see(learner, f"{shop}&id=40&sort=price", "product forty", "shop.test")
+    see(learner, f"{shop}&id=40&sort=name", "product forty, reviews by name", "shop.test")
+    assert learner.rules == ()
+    assert [r.rule.context for r in learner.revoked] == ["/index.php?route=product%2Fview"]
+
+
+def test_option_variants_of_one_product_do_not_make_a_context_rule():
+    shop = "http://shop.test/index.php?route=product%2Fview"
+    learner = Learner()
+    see(learner, f"{shop}&id=1", "product one", "shop.test")
+    see(learner, f"{shop}&id=2", "product two", "shop.test")
+    see(learner, f"{shop}&id=2&sort=a", "product two", "shop.test")
+    see(learner, f"{shop}&id=1&sort=a", "product one", "shop.test")
+    for order in "bcdefghijk":  # ten values on one product: one page, one piece of evidence
+        see(learner, f"{shop}&id=1&sort={order}", "product one", "shop.test")
+    assert not any(r.context for r in learner.rules)
