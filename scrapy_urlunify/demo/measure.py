@@ -1,8 +1,8 @@
 """The numbers of a demo crawl, counted from ground truth rather than estimated.
 
 The demo site knows which distinct page every URL serves, so "redundant fetches" (a page
-fetched again), "pages missed" and "false merges" (a page dropped as already seen although it
-never was fetched) come from the server's log and the site, beside the crawl's own stats.
+fetched again), "pages missed" and "false merges" (a page dropped as already seen although
+neither it nor its content twin -- a print view, a mirror copy -- was fetched) come from the server's log and the site, beside the crawl's own stats.
 Pure Python: a report can be rebuilt and re-rendered without Scrapy.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from .hosts import MIRROR, NEWS, SITE, TERMOMONT
 from .site import DemoSite
 
-__all__ = ["SECTIONS", "build_report", "measure"]
+__all__ = ["SECTIONS", "build_report", "measure", "pages_read"]
 
 SECTIONS: dict[str, str] = {
     SITE: "www.site.test",
@@ -22,6 +22,15 @@ SECTIONS: dict[str, str] = {
     TERMOMONT: "termomont.rs + .co.rs",
     MIRROR: "mirror.site.test",
 }
+
+
+def pages_read(site: DemoSite, fetched: set[str]) -> set[str]:
+    """The pages whose body text a crawl that fetched the pages ``fetched`` has: those, and
+    their content twins (a print view and its article, a mirror copy: the same body text by
+    construction, so the seed's signature says they are one page, whichever came first)."""
+    twins = site.content_duplicates
+    return (fetched | {p for p, original in twins.items() if original in fetched}
+            | {twins[p] for p in fetched if p in twins})
 
 
 def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
@@ -46,11 +55,12 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
     item_pages = Counter(site.page_id(i.get("url", ""), follow_redirects=True) for i in raw["items"])
     same_text = sorted(p for p in item_pages if p and site.content_duplicates.get(p) in item_pages)
 
-    missed = sorted(site.pages - fetched)
+    read = pages_read(site, fetched)
+    missed = sorted(site.pages - read)
     merged: dict[str, str] = {}
     for url in raw["dropped"]:
         pid = site.page_id(url, follow_redirects=True)
-        if pid is not None and pid not in fetched:
+        if pid is not None and pid not in read:
             merged.setdefault(pid, url)
 
     prefix = "urlunify/"
