@@ -181,7 +181,8 @@ _INTEGRATION: tuple[Setting, ...] = (
             "Distinct page pairs that must agree before a rule is learned.", minimum=2),
     Setting("URLUNIFY_LEARN_PRESENCE", False, "bool",
             "Also learn a parameter that always has one value on its host (print=1) from pages with "
-            "and without it (three times the pairs; off: a print view may be an item of its own)."),
+            "and without it (three times the pairs; the add-on turns it on; off: print views are "
+            "fetched and judged by their signatures)."),
     Setting("URLUNIFY_FRONTIER", False, "bool",
             "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no new "
             "links) after the others, through Request.priority; nothing is dropped (the add-on turns it on; "
