@@ -111,6 +111,11 @@ def test_the_addon_alone_misses_no_page(site: dustsite.DustSite, proxy: str):  #
     truth = site.reachable()
     assert stats["finish_reason"] == "finished"
     assert set(truth) - set(items) == set()
+    # what a careful user writes, learned: print=1 from pages with and without it (one value),
+    # sort on the route's product pages only (it orders a listing)
+    learned = {k.split("/", 3)[3] for k in stats if k.startswith("urlunify/learned/param/")}
+    assert {"shop.test/print", "shop.test/index.php?route=product%2Fview/sort"} <= learned, learned
+    assert "shop.test/sort" not in learned
 
 
 @pytest_twisted.inlineCallbacks

@@ -245,3 +245,28 @@ def test_the_index_file_round_trips_and_a_bad_one_is_ignored(tmp_path, caplog):
     assert not again.load(tmp_path / "bad")
     assert "Ignoring unreadable near-duplicate index" in caplog.text
     assert len(again) == 1  # the same fingerprint is not added twice
+
+
+def test_short_pages_are_near_duplicates_only_of_an_equal_main_text(tmp_path):
+    """A product of one line and its print view (a banner above ``<main>``): too short for a
+    SimHash, they are one page by the digest of their main text, saved and read back with the
+    rest; another line is another page, and a long page is never compared with them."""
+    from lxml import html
+
+    from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
+
+    def page(banner: str, line: str) -> html.HtmlElement:
+        return html.fromstring(f"<html><body><nav>Shop | Cart</nav>{banner}<main><h1>Red kettle</h1>"
+                               f"<p>{line}</p></main></body></html>")
+
+    pages = NearDuplicatePages(1 << 20, 7, 7)
+    assert pages.check("s|a", page("", "Steel, 1.7 litres."), "s|a/p1", b"1" * 16)[1] is None
+    pages.save(tmp_path / "f")
+    again = NearDuplicatePages(1 << 20, 7, 7)
+    assert again.load(tmp_path / "f")
+    _, found = again.check("s|a", page("<p>Printer-friendly version</p>", "Steel, 1.7 litres."), "s|a/p1?print=1",
+                           b"2" * 16)
+    assert (found.of, found.distance, found.resemblance) == ("s|a/p1", 0, 1.0)
+    assert again.group("s|a/p1?print=1", b"2" * 16) == b"1" * 16
+    assert again.check("s|a", page("", "Steel, 1.8 litres."), "s|a/p2", b"3" * 16)[1] is None
+    assert again.check("s|a", html.fromstring(wikisite.wiki_page("A1")), "s|a/A1", b"4" * 16)[1] is None

@@ -19,11 +19,14 @@ from lxml import html
 from scrapy_urlunify.learning.near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
 from scrapy_urlunify.learning.near_duplicates import (
     ITEM_DISTANCE,
+    MIN_FEATURES,
     PAGE_DISTANCE,
     distance,
     fingerprint,
     main_text,
+    page_fingerprint,
     resemblance,
+    short_fingerprint,
 )
 
 ARTICLE = """
@@ -260,3 +263,20 @@ def test_fingerprints_are_the_same_in_another_process_and_pinned():
 
 
 PINNED = 0x5D1511831AEF4C80
+
+
+SHORT = "<html><body>{banner}<main><h1>Red kettle</h1><p>Steel, 1.7 litres. {price} EUR.</p></main></body></html>"
+
+
+def test_a_page_too_short_for_simhash_is_alike_only_when_its_main_text_is_equal():
+    page = main_text(html.document_fromstring(SHORT.format(banner="", price="29")))
+    printed = main_text(html.document_fromstring(SHORT.format(banner="<p>Printer-friendly version</p>", price="29")))
+    other = main_text(html.document_fromstring(SHORT.format(banner="", price="39")))
+    assert fingerprint(page, min_features=MIN_FEATURES) is None  # too few chunks for SimHash
+    assert page_fingerprint(page) == page_fingerprint(printed) == (short_fingerprint(page), True)
+    # digits and case count here: one price, one word, is another page
+    assert page_fingerprint(other) != page_fingerprint(page)
+    assert short_fingerprint(page.upper()) != short_fingerprint(page)
+    assert short_fingerprint(" \n ") is None
+    assert page_fingerprint("") is None
+    assert page_fingerprint(ARTICLE) == (fingerprint(ARTICLE, min_features=MIN_FEATURES), False)
