@@ -113,10 +113,13 @@ class FrontierView(Protocol):
 
 
 class ItemOrigin(NamedTuple):
-    """The page an item came from: its identifier, and the page it duplicates (or None)."""
+    """The page an item came from: its identifier, the page it duplicates (or None), and the
+    URL it was fetched at (near-duplicates are marked by it: a rule learned from the very page
+    changes its identifier between its signature and its items)."""
 
     identifier: str
     duplicate_of: str | None
+    url: str = ""
 
 
 class ItemOrigins(OrderedDict):  # type: ignore[type-arg]

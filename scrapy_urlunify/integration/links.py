@@ -111,7 +111,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 identifier = self.context.unifier.identify(response.url)
             except ValueError:
                 return item
-            self.context.item_origins.add(item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META)))
+            self.context.item_origins.add(item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META),
+                                                           response.url))
         return item
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:

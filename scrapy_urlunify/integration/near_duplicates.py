@@ -105,7 +105,7 @@ class NearDuplicatePages:
         self.group_distance = group_distance
         self._indexes: dict[str, NearDuplicateIndex] = {}
         self._pages: OrderedDict[int, tuple[str, bytes]] = OrderedDict()  # key -> (base identifier, signature)
-        #: identifier -> the page it is a near-duplicate of, for the item pipeline
+        #: fetched URL -> the page it is a near-duplicate of, for the item pipeline
         self.marked: OrderedDict[str, NearDuplicate] = OrderedDict()
         #: with a shared (Redis) log: the records of the pages added since it was last written
         self.pending: list[bytes] | None = None
@@ -196,10 +196,12 @@ class NearDuplicatePages:
         if len(pages) > RECENT:
             pages.popitem(last=False)
 
-    def mark(self, identifier: str, found: NearDuplicate) -> None:
-        """A page (``identifier`` under the current policy) is a near-duplicate of ``found``."""
+    def mark(self, url: str, found: NearDuplicate) -> None:
+        """The page fetched at ``url`` is a near-duplicate of ``found`` (by URL, not identifier:
+        the page that completes a rule's evidence changes its own identifier before its items
+        reach the pipeline)."""
         marked = self.marked
-        marked[identifier] = found
+        marked[url] = found
         if len(marked) > RECENT:
             marked.popitem(last=False)
 

@@ -96,7 +96,7 @@ class SignaturePipeline:
             raise DropItem(f"its page has the body text of {origin.duplicate_of}")
         near = self.near
         if origin is not None and near is not None:
-            found = near.marked.get(origin.identifier)
+            found = near.marked.get(origin.url)
             if found is not None and found.distance <= self.near_distance:
                 self.context.inc("signature/dropped_near_duplicate_items")
                 raise DropItem(f"its page is a near-duplicate ({found.resemblance:.1%} alike) of "

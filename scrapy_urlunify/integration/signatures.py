@@ -222,7 +222,7 @@ class SignatureMiddleware:
             if near.pending is not None and len(near.pending) >= NEAR_BATCH:
                 self._write_near()
             if found is not None:
-                near.mark(identifier, found)  # for the item pipeline, whose threshold is its own
+                near.mark(response.url, found)  # for the item pipeline, whose threshold is its own
                 if found.distance <= self.near_distance:
                     self._near_duplicate(request, response.url, found)
         canonicals = self.canonicals
