@@ -11,7 +11,9 @@ For each request from the spider's start requests and callbacks:
    ``DOWNLOAD_HANDLERS``/``DOWNLOAD_HANDLERS_BASE``: ``ftp``, ``file``, ``s3``, ``data``) passes
    untouched, as there is nothing to unify in it;
 3. an on-page anchor (the page being parsed plus a fragment) is dropped
-   (``urlunify/filtered/anchor``);
+   (``urlunify/filtered/anchor``); with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), so is
+   every request from a page that declares ``nofollow`` for all robots
+   (``urlunify/filtered/nofollow``, :mod:`~.robots_meta`);
 4. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
    asked for is kept in ``request.meta["urlunify_original_url"]`` (stats ``urlunify/rewritten``).
    A request with ``meta["verbatim_url"]`` (sent exactly as written) is never rewritten;
@@ -56,6 +58,7 @@ from .frontier import Frontier
 from .internals import request_with_url
 from .meta import DUPLICATE_OF_META, OPT_OUT_META, ORIGINAL_URL_META, VERBATIM_META, meta_of
 from .redis_batch import link_batch
+from .robots_meta import NOFOLLOW, RobotsMeta
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -94,6 +97,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         self.downstream: Downstream | None = None
         #: (response, unifier, its standardized URL): the last page whose links were processed
         self._page: tuple[Any, Any, str | None] = (None, None, None)
+        #: the pages whose links are not followed for their robots nofollow, when that is on
+        self.robots = RobotsMeta() if context.settings["URLUNIFY_ROBOTS_NOFOLLOW"] else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -131,6 +136,11 @@ class LinkMiddleware(BaseSpiderMiddleware):
         unifier = ctx.unifier
         stats = ctx.stats
         stats.inc("links")
+        if response is not None and self.robots is not None and self.robots.nofollow(response, after.depth is not None):
+            stats.inc("filtered/" + NOFOLLOW)
+            logger.debug("Filtered nofollow link %s (from %s)", url, response.url)
+            after.dropped(request, response)
+            return None
         reason = unifier.filter_reason(url)
         if reason is not None:
             if reason in self._downloadable:
