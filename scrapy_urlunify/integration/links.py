@@ -5,19 +5,20 @@ Scrapy's ``MetaCopyDetectionMiddleware``, before its depth, URL length and refer
 For each request from the spider's start requests and callbacks:
 
 1. a request with ``meta["urlunify"] = False`` passes untouched;
-2. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
+2. with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), every request from a page that
+   declares ``nofollow`` for all robots (never a start page) is dropped
+   (``urlunify/filtered/nofollow``, :mod:`~.robots_meta`);
+3. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
    ``urlunify/filtered/<reason>`` (``scheme:mailto``, ``extension:pdf``, ``trap``...), one debug
    log line each; but a request whose scheme Scrapy can download (one with a handler in
    ``DOWNLOAD_HANDLERS``/``DOWNLOAD_HANDLERS_BASE``: ``ftp``, ``file``, ``s3``, ``data``) passes
    untouched, as there is nothing to unify in it;
-3. an on-page anchor (the page being parsed plus a fragment) is dropped
-   (``urlunify/filtered/anchor``); with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), so is
-   every request from a page that declares ``nofollow`` for all robots
-   (``urlunify/filtered/nofollow``, :mod:`~.robots_meta`);
-4. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
+4. an on-page anchor (the page being parsed plus a fragment) is dropped
+   (``urlunify/filtered/anchor``);
+5. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
    asked for is kept in ``request.meta["urlunify_original_url"]`` (stats ``urlunify/rewritten``).
    A request with ``meta["verbatim_url"]`` (sent exactly as written) is never rewritten;
-5. a request to a domain alias or sister domain of one of the spider's ``allowed_domains``
+6. a request to a domain alias or sister domain of one of the spider's ``allowed_domains``
    gets ``meta["allow_offsite"] = True``, so Scrapy's offsite filter lets it through: the
    other hosts of a multi-domain site are part of the crawl without listing them all
    (stats ``urlunify/allowed_offsite``).
