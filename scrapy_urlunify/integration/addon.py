@@ -42,6 +42,10 @@ still win):
 ``URLUNIFY_FRONTIER``               ``True``: requests of URL patterns whose pages bring
                                     nothing new go after the others (``docs/frontier.md``);
                                     ``False`` turns it off
+``URLUNIFY_ROBOTS_NOFOLLOW``        ``True``: the links of a page that declares ``nofollow``
+                                    (``<meta name="robots">``, ``X-Robots-Tag``) are not
+                                    followed; a start page's always are (``docs/rules.md``);
+                                    ``False`` follows them all
 ==================================  ==========================================================
 
 **Never clobbers.** When the project already set its own ``REQUEST_FINGERPRINTER_CLASS`` or
@@ -161,6 +165,9 @@ class Addon:
         settings.set("URLUNIFY_LEARN_PRESENCE", True, priority="addon")
         # on with the add-on: the real MediaWiki in Scrapy's default order (docs/frontier.md)
         settings.set("URLUNIFY_FRONTIER", True, priority="addon")
+        # on with the add-on: a wiki's history, old revisions, diffs and log-in pages say so
+        # (docs/rules.md), and every well-behaved crawler honours it
+        settings.set("URLUNIFY_ROBOTS_NOFOLLOW", True, priority="addon")
         for path, priority in PIPELINE_PRIORITIES.items():
             settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
 

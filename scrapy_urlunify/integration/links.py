@@ -5,17 +5,20 @@ Scrapy's ``MetaCopyDetectionMiddleware``, before its depth, URL length and refer
 For each request from the spider's start requests and callbacks:
 
 1. a request with ``meta["urlunify"] = False`` passes untouched;
-2. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
+2. with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), every request from a page that
+   declares ``nofollow`` for all robots (never a start page) is dropped
+   (``urlunify/filtered/nofollow``, :mod:`~.robots_meta`);
+3. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
    ``urlunify/filtered/<reason>`` (``scheme:mailto``, ``extension:pdf``, ``trap``...), one debug
    log line each; but a request whose scheme Scrapy can download (one with a handler in
    ``DOWNLOAD_HANDLERS``/``DOWNLOAD_HANDLERS_BASE``: ``ftp``, ``file``, ``s3``, ``data``) passes
    untouched, as there is nothing to unify in it;
-3. an on-page anchor (the page being parsed plus a fragment) is dropped
+4. an on-page anchor (the page being parsed plus a fragment) is dropped
    (``urlunify/filtered/anchor``);
-4. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
+5. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
    asked for is kept in ``request.meta["urlunify_original_url"]`` (stats ``urlunify/rewritten``).
    A request with ``meta["verbatim_url"]`` (sent exactly as written) is never rewritten;
-5. a request to a domain alias or sister domain of one of the spider's ``allowed_domains``
+6. a request to a domain alias or sister domain of one of the spider's ``allowed_domains``
    gets ``meta["allow_offsite"] = True``, so Scrapy's offsite filter lets it through: the
    other hosts of a multi-domain site are part of the crawl without listing them all
    (stats ``urlunify/allowed_offsite``).
@@ -56,6 +59,7 @@ from .frontier import Frontier
 from .internals import request_with_url
 from .meta import DUPLICATE_OF_META, OPT_OUT_META, ORIGINAL_URL_META, VERBATIM_META, meta_of
 from .redis_batch import link_batch
+from .robots_meta import NOFOLLOW, RobotsMeta
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -94,6 +98,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         self.downstream: Downstream | None = None
         #: (response, unifier, its standardized URL): the last page whose links were processed
         self._page: tuple[Any, Any, str | None] = (None, None, None)
+        #: the pages whose links are not followed for their robots nofollow, when that is on
+        self.robots = RobotsMeta() if context.settings["URLUNIFY_ROBOTS_NOFOLLOW"] else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -132,6 +138,11 @@ class LinkMiddleware(BaseSpiderMiddleware):
         unifier = ctx.unifier
         stats = ctx.stats
         stats.inc("links")
+        if response is not None and self.robots is not None and self.robots.nofollow(response, after.depth is not None):
+            stats.inc("filtered/" + NOFOLLOW)
+            logger.debug("Filtered nofollow link %s (from %s)", url, response.url)
+            after.dropped(request, response)
+            return None
         reason = unifier.filter_reason(url)
         if reason is not None:
             if reason in self._downloadable:

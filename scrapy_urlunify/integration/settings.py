@@ -191,6 +191,11 @@ _INTEGRATION: tuple[Setting, ...] = (
             "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
             "nothing new); larger than any depth, so breadth-first they also go after every other request.",
             minimum=1),
+    Setting("URLUNIFY_ROBOTS_NOFOLLOW", False, "bool",
+            "Do not follow the links of an HTML page that declares nofollow for all robots (<meta "
+            "name=\"robots\">, X-Robots-Tag): urlunify/filtered/nofollow. A start page's links are always "
+            "followed, and a host whose start page declares it is crawled whole (the add-on turns it on; "
+            "docs/rules.md)."),
     Setting("URLUNIFY_SIGNATURE_FIELD", None, "optional_field",
             "An item field whose text identifies an item: SignaturePipeline drops items whose "
             "text was seen on another page. None: drop the items of duplicate pages."),

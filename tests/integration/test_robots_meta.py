@@ -1,0 +1,149 @@
+"""Pages that declare ``nofollow`` (``URLUNIFY_ROBOTS_NOFOLLOW``, integration/robots_meta.py):
+the directives a response declares, and real crawls of a loopback site whose history-like pages
+say ``noindex,nofollow`` in a meta tag or an ``X-Robots-Tag`` header, as a MediaWiki's do."""
+
+from __future__ import annotations
+
+import logging
+
+import minicrawl
+import pytest
+import pytest_twisted
+from minisite import CountingSite, listen
+from scrapy import Request
+from scrapy.http import HtmlResponse, TextResponse
+from wikisite import article_text
+
+from scrapy_urlunify.integration.robots_meta import robots_directives
+
+NOINDEX_NOFOLLOW = "<meta name='robots' content='noindex,nofollow'>"
+
+
+def html(body: str, headers: dict[str, list[str]] | None = None) -> HtmlResponse:
+    return HtmlResponse("http://s.test/p", body=body.encode(), headers=headers, request=Request("http://s.test/p"))
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("<html><head><meta name='robots' content='noindex,nofollow'></head><body>x</body></html>",
+     {"noindex", "nofollow"}),
+    ("<html><head><META NAME='Robots' CONTENT=' NoFollow  NOARCHIVE'></head></html>", {"nofollow", "noarchive"}),
+    ("<html><head><meta name='robots' content='none'></head></html>", {"none", "noindex", "nofollow"}),
+    ("<html><head><meta name='robots' content='noindex'><meta name='robots' content='follow'></head></html>",
+     {"noindex", "follow"}),
+    # one robot's tag, a link's rel: not the page's directives for all robots
+    ("<html><head><meta name='googlebot' content='nofollow'></head><body><a rel='nofollow' href='/x'>x</a></body>",
+     set()),
+    ("<meta name='robots' content='nofollow'><p>no head element: the parser makes one</p>", {"nofollow"}),
+    ("<html><body><p>text</p><meta name='robots' content='nofollow'></body></html>", set()),  # not in the head
+    ("", set()),
+])
+def test_the_meta_directives_of_a_page(body, expected):  # type: ignore[no-untyped-def]
+    assert robots_directives(html(body)) == expected
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    (["noindex, nofollow"], {"noindex", "nofollow"}),
+    (["NoIndex", "NOFOLLOW"], {"noindex", "nofollow"}),  # several headers
+    (["googlebot: nofollow"], set()),  # one robot's
+    (["noindex, googlebot: nofollow, noarchive"], {"noindex"}),  # all robots', then googlebot's
+    (["max-snippet: 20, nofollow"], {"max-snippet:20", "nofollow"}),  # a value, not a robot
+    (["unavailable_after: 25 Jun 2030 15:00:00 PST"], {"unavailable_after:25jun203015:00:00pst"}),
+])
+def test_the_x_robots_tag_directives_of_a_page(values, expected):  # type: ignore[no-untyped-def]
+    assert robots_directives(html("<html><head></head></html>", {"X-Robots-Tag": values})) == expected
+
+
+def test_a_response_that_is_not_html_declares_nothing():
+    # a sitemap or a feed sent with X-Robots-Tag: noindex, nofollow still lists its URLs
+    text = TextResponse("http://s.test/sitemap.xml", body=b"<urlset/>", headers={"X-Robots-Tag": "noindex, nofollow"})
+    assert robots_directives(text) == frozenset()
+
+
+class RobotsSite(CountingSite):
+    """``/``: an article linking pages that declare nofollow (``/history``: meta; ``/header``:
+    ``X-Robots-Tag``), one that declares it for googlebot only (``/googlebot``), and a link with
+    ``rel="nofollow"``; each of those links one page behind it (``/behind/...``). ``/closed/``: a
+    site whose every page declares ``noindex,nofollow``, three pages in a chain."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, _ = self.count(request)
+        if base == "/":
+            links = ("<a href='/history'>history</a><a href='/header'>h</a><a href='/googlebot'>g</a>"
+                     "<a rel='nofollow' href='/behind/rel'>login</a>")
+            return self._page("home", links)
+        if base == "/history":
+            return self._page("history", "<a href='/behind/meta'>old revision</a>", head=NOINDEX_NOFOLLOW)
+        if base == "/header":
+            request.setHeader(b"X-Robots-Tag", b"noindex, nofollow")
+            return self._page("header", "<a href='/behind/header'>diff</a>")
+        if base == "/googlebot":
+            request.setHeader(b"X-Robots-Tag", b"googlebot: noindex, nofollow")
+            return self._page("googlebot", "<a href='/behind/googlebot'>x</a>")
+        if base.startswith("/closed/"):
+            n = int(base[len("/closed/"):] or 0)
+            return self._page(base, f"<a href='/closed/{n + 1}'>next</a>" if n < 2 else "", head=NOINDEX_NOFOLLOW)
+        return self._page(base, "")
+
+    @staticmethod
+    def _page(name: str, links: str, head: str = "") -> bytes:
+        return (f"<html><head><title>{name}</title>{head}</head><body><article><h1>{name}</h1>"
+                f"<p class='text'>{article_text(name)}</p></article>{links}</body></html>").encode()
+
+
+def start() -> tuple[RobotsSite, object, str]:
+    site = RobotsSite()
+    return (site, *listen(site))
+
+
+#: the pages of the site from / that are behind a page declaring nofollow for all robots
+BEHIND_NOFOLLOW = {"/behind/meta", "/behind/header"}
+FROM_HOME = {"/", "/history", "/header", "/googlebot", "/behind/rel", "/behind/googlebot", *BEHIND_NOFOLLOW}
+
+
+@pytest_twisted.inlineCallbacks
+def crawl(path, settings):  # type: ignore[no-untyped-def]
+    site, crawler, items, _ = yield minicrawl.run(start, path, settings)
+    return set(site.hits), crawler.stats.get_stats(), {item["title"] for item in items}
+
+
+@pytest.mark.parametrize("store", ["memory", "redis"])
+@pytest_twisted.inlineCallbacks
+def test_the_links_of_a_nofollow_page_are_not_followed(store, request, caplog):  # type: ignore[no-untyped-def]
+    """With the add-on: the pages behind a meta or a header nofollow are not fetched, each such
+    link counted; one INFO line for the host; the links of a googlebot-only nofollow and of a
+    rel=nofollow link are followed; a noindex page still makes its item. With Redis, a page's
+    links go through the link batch, which asks the same middleware."""
+    settings = {} if store == "memory" else {"URLUNIFY_STORE": request.getfixturevalue("redis_server").url}
+    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.robots_meta")
+    fetched, stats, titles = yield crawl("/", settings)
+    assert fetched == FROM_HOME - BEHIND_NOFOLLOW
+    assert stats["urlunify/filtered/nofollow"] == len(BEHIND_NOFOLLOW)
+    assert {"history", "header"} <= titles  # noindex changes nothing
+    logged = [r.getMessage() for r in caplog.records if "nofollow" in r.getMessage()]
+    assert len(logged) == 1, logged
+    assert "URLUNIFY_ROBOTS_NOFOLLOW = False" in logged[0]
+    assert "/history" in logged[0] or "/header" in logged[0]
+    if store == "redis":
+        assert stats["urlunify/redis/link_batches"] >= 1
+
+
+@pytest_twisted.inlineCallbacks
+def test_with_the_setting_off_every_link_is_followed():  # type: ignore[no-untyped-def]
+    fetched, stats, _ = yield crawl("/", {"URLUNIFY_ROBOTS_NOFOLLOW": False})
+    assert fetched == FROM_HOME
+    assert "urlunify/filtered/nofollow" not in stats
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_site_whose_start_page_declares_nofollow_is_crawled_whole(caplog):  # type: ignore[no-untyped-def]
+    """Crawled on purpose (a staging site, an intranet): the start page's links are followed,
+    and so are those of the host's other pages, with one WARNING naming the host and the setting."""
+    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.robots_meta")
+    fetched, stats, _ = yield crawl("/closed/", {})
+    assert fetched == {"/closed/", "/closed/1", "/closed/2"}
+    assert "urlunify/filtered/nofollow" not in stats
+    logged = [r for r in caplog.records if r.name.endswith("robots_meta")]
+    assert [r.levelno for r in logged] == [logging.WARNING], [r.getMessage() for r in logged]
+    warning = logged[0].getMessage()
+    assert "127.0.0.1" in warning
+    assert "URLUNIFY_ROBOTS_NOFOLLOW" in warning
