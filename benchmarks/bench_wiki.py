@@ -16,6 +16,9 @@ Configurations (``--configs``):
   what near-duplicate pages cost and save);
 * ``nofrontier``: the add-on with ``URLUNIFY_FRONTIER = False`` (requests of URL patterns that
   bring nothing new are not scheduled after the others: ``docs/frontier.md``);
+* ``follow``: the add-on with ``URLUNIFY_ROBOTS_NOFOLLOW = False`` (the links of pages that
+  declare ``nofollow`` -- history, old revisions, diffs, special pages -- followed as plain
+  Scrapy does);
 * ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
 * ``careful``: the add-on with the settings a careful user writes for MediaWiki (key parameters
   ``title``, ``action``, ``oldid``, ``diff``..., ``returnto``/``returntoquery`` removed);
@@ -61,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mediawiki  # noqa: E402
 from _common import child_json, run_measured, write_json  # noqa: E402
 
-CONFIGS = ["plain", "addon", "nofrontier", "nonear", "nolearn", "careful"]
+CONFIGS = ["plain", "addon", "follow", "nofrontier", "nonear", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
 #: the "in N dl" columns: articles covered within the first N responses downloaded
 WITHIN = (1500, 6000)
@@ -99,6 +102,8 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         settings["URLUNIFY_NEAR_DUPLICATES"] = False
     if config == "nofrontier":
         settings["URLUNIFY_FRONTIER"] = False
+    if config == "follow":
+        settings["URLUNIFY_ROBOTS_NOFOLLOW"] = False
     if config == "careful":
         settings.update(CAREFUL)
     return settings
