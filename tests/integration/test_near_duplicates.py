@@ -309,7 +309,7 @@ def test_running_processes_of_a_scope_share_their_pages_in_redis(redis_server):
     """Two crawls of one scope at the same time: B opens first (the list is empty), A fetches
     /wiki/A0 and, NEAR_SYNC_SECONDS later, its next page writes it to Redis; B, still running,
     then fetches A0's permanent link: a near-duplicate of a page only A fetched."""
-    site, port, base = wikisite.start()
+    _site, port, base = wikisite.start()
     b_started, a_wrote, b_done = Deferred(), Deferred(), Deferred()
     try:
         runner = CrawlerRunner({**SETTINGS, "URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "near"})
@@ -326,7 +326,8 @@ def test_running_processes_of_a_scope_share_their_pages_in_redis(redis_server):
     finally:
         yield port.stopListening()
     of, alike = b.spider.seen["index.php?title=A0&oldid=1234"]
-    assert of is not None and of.endswith("/wiki/A0")
+    assert of is not None
+    assert of.endswith("/wiki/A0")
     assert alike == 1.0
     assert b.stats.get_value("urlunify/signature/near_records_read") == 1  # A0's record, read live
     assert redis_server.client().llen("urlunify:near:signatures:near") == 4  # A0, A1, A2 and the link

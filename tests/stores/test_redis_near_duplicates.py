@@ -41,17 +41,20 @@ class LosingClient(redis.Redis):
 
 def test_each_exchange_reads_the_others_records_once_and_never_its_own(client: redis.Redis) -> None:
     a, b = RedisNearDuplicateLog(client, KEY), RedisNearDuplicateLog(client, KEY)
-    assert a.exchange([]) == [] and b.exchange([]) == []  # both open on an empty list
+    assert a.exchange([]) == []  # both open on an empty list
+    assert b.exchange([]) == []
     assert a.exchange([b"a1", b"a2"]) == []
     assert b.exchange([b"b1"]) == [b"a1", b"a2"]
     assert a.exchange([]) == [b"b1"]  # a read alone (a process with nothing to write)
     assert a.exchange([b"a3"]) == []
     assert b.exchange([]) == [b"a3"]
-    assert b.exchange([]) == [] and a.exchange([]) == []
+    assert b.exchange([]) == []
+    assert a.exchange([]) == []
     # a process opening later reads everything, then only what comes after
     c = RedisNearDuplicateLog(client, KEY)
     assert c.exchange([]) == [b"a1", b"a2", b"b1", b"a3"]
-    assert c.exchange([b"c1"]) == [] and a.exchange([]) == [b"c1"]
+    assert c.exchange([b"c1"]) == []
+    assert a.exchange([]) == [b"c1"]
     assert a.offset == b.offset + 1 == c.offset == client.llen(KEY) == 5
 
 
@@ -86,11 +89,14 @@ def test_a_retried_exchange_pushes_twice_harmlessly(redis_server: RedisServer, c
     b.exchange([b"b1"])
     LosingPipeline.lose = True
     assert a.exchange([record]) == [b"b1"]
-    assert a.retries == 1 and client.lrange(KEY, 0, -1) == [b"b1", record, record]
-    assert a.offset == 3 and a.exchange([]) == []
+    assert a.retries == 1
+    assert client.lrange(KEY, 0, -1) == [b"b1", record, record]
+    assert a.offset == 3
+    assert a.exchange([]) == []
     pages_b = NearDuplicatePages(1 << 20, 7, 7)
     assert pages_b.replay(b.exchange([])) == 2
     assert len(pages_b) == 1  # the same key and fingerprint again add nothing
     _, found = pages_b.check("s|w", html.fromstring(wikisite.wiki_page("A1", banner="<p>Printable version</p>")),
                              "s|w/A1?print=1", b"2" * 16)
-    assert found is not None and found.of == "s|w/A1" and found.distance == 0
+    assert found is not None
+    assert (found.of, found.distance) == ("s|w/A1", 0)
