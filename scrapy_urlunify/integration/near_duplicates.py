@@ -22,8 +22,9 @@ largest distance in bits whose resemblance reaches it.
 
 With a JOBDIR, the indexes and the pages they remember are written at close to
 ``near_duplicates.bin`` and read back by a resumed crawl. With a Redis store, each page added is
-a record of a Redis list of the scope (:mod:`scrapy_urlunify.stores.redis_near_duplicates`),
-written in batches; a process reads the list when it opens.
+a record of a Redis list of the scope (:mod:`scrapy_urlunify.stores.redis_near_duplicates`):
+a process reads the list when it opens, then each batch it writes reads in the same round trip
+the records the other processes wrote since, so running processes share their pages.
 """
 
 from __future__ import annotations
@@ -164,7 +165,8 @@ class NearDuplicatePages:
 
     def replay(self, records: list[bytes]) -> int:
         """Add the pages of a shared log's ``records`` (see :attr:`pending`); how many were read
-        (a record that does not unpack is skipped)."""
+        (a record that does not unpack is skipped). A record replayed again adds nothing: its
+        fingerprint is in the index already (at 0 bits, so not added twice), its key remembered."""
         read = 0
         for record in records:
             try:

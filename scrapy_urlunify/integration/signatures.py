@@ -48,6 +48,7 @@ and its thresholds.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,8 +85,11 @@ __all__ = ["DUPLICATE_FLAG", "NEAR_BATCH", "DuplicatePage", "DuplicatePageGate",
 
 logger = logging.getLogger(__name__)
 
-#: near-duplicate page records written to Redis at a time
+#: near-duplicate page records written to Redis at a time (each write reads the others' too)
 NEAR_BATCH = 100
+#: seconds after which a page's check first reads what the other processes of the scope wrote
+#: to Redis (writing what is pending): a crawl that fetches few pages still learns of theirs
+NEAR_SYNC_SECONDS = 5.0
 _FAILED = object()  # what a failed signature index answers: no verdict, the page passes as new
 #: the flag (``Response.flags``) of a duplicate page the gate is to drop
 DUPLICATE_FLAG = "urlunify_duplicate"
@@ -136,6 +140,8 @@ class SignatureMiddleware:
         self.near_path: Path | None = None
         #: with a Redis store: the scope's list of near-duplicate pages
         self.near_log: RedisNearDuplicateLog | None = None
+        #: when it was last written and read (time.monotonic())
+        self._near_synced = 0.0
         stores = crawl_stores(crawler)
         if self.near is not None and stores.in_redis:
             from ..stores.redis_near_duplicates import RedisNearDuplicateLog
@@ -143,8 +149,9 @@ class SignatureMiddleware:
             self.near_log = RedisNearDuplicateLog(stores.client(), stores.keys()["signatures"] + ":near",
                                                   unavailable_timeout=stores.unavailable_timeout)
             log = self.near_log
-            read = self.near.replay(guarded(crawler, log.records, []))
+            read = self.near.replay(guarded(crawler, lambda: log.exchange([]), []))
             self.near.pending = []
+            self._near_synced = time.monotonic()
             if read:
                 logger.info("Started with the near-duplicate fingerprints of %d pages from %s", read, log)
         elif self.near is not None and stores.jobdir is not None:
@@ -218,9 +225,11 @@ class SignatureMiddleware:
         if (near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier)
                 and len(response.body) <= near.max_body):
             # an exact duplicate of another page is that page: nothing nearer to find
+            if self.near_log is not None and time.monotonic() - self._near_synced >= NEAR_SYNC_SECONDS:
+                self._sync_near()  # before the check: the page is compared with the others' pages too
             fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
             if near.pending is not None and len(near.pending) >= NEAR_BATCH:
-                self._write_near()
+                self._sync_near()
             if found is not None:
                 near.mark(response.url, found)  # for the item pipeline, whose threshold is its own
                 if found.distance <= self.near_distance:
@@ -300,18 +309,25 @@ class SignatureMiddleware:
         if known:
             logger.info("Resumed with %d pages fetched before, from %s", known, log.path)
 
-    def _write_near(self) -> None:
-        """Append the pages added since the last write to the scope's Redis list."""
+    def _sync_near(self) -> None:
+        """One round trip to the scope's Redis list: append the pages added since the last sync,
+        and add to the indexes the pages the other processes appended meanwhile."""
         near, log = self.near, self.near_log
-        if near is None or log is None or not near.pending:
+        if near is None or log is None:
             return
-        records, near.pending = near.pending, []
-        guarded(self.crawler, lambda: log.append(records), None)
+        self._near_synced = time.monotonic()
+        records, near.pending = near.pending or [], []
+        read = near.replay(guarded(self.crawler, lambda: log.exchange(records), []))
+        if read:
+            self.context.inc("signature/near_records_read", read)
 
     def close(self, spider: Any = None, reason: str = "") -> None:
         count_outages(self.crawler, self.store)
+        if self.near is not None and self.near_log is not None and self.near.pending:
+            records, self.near.pending = self.near.pending, []
+            log = self.near_log
+            guarded(self.crawler, lambda: log.append(records), None)  # the last write reads nothing
         if self.near_log is not None:
-            self._write_near()
             count_outages(self.crawler, self.near_log)
         if self.near is not None and self.near_path is not None:
             try:

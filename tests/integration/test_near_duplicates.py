@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import pytest_twisted
 import wikisite
@@ -9,8 +11,12 @@ from minicrawl import SETTINGS, run
 from scrapy import Spider
 from scrapy.crawler import CrawlerRunner
 from scrapy.linkextractors import LinkExtractor
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred, DeferredList, succeed
 
 from scrapy_urlunify.integration.near_duplicates import distance_for
+from scrapy_urlunify.integration.signatures import NEAR_SYNC_SECONDS
 from scrapy_urlunify.learning.near_duplicates import ITEM_DISTANCE, PAGE_DISTANCE, resemblance
 
 
@@ -270,3 +276,58 @@ def test_short_pages_are_near_duplicates_only_of_an_equal_main_text(tmp_path):
     assert again.group("s|a/p1?print=1", b"2" * 16) == b"1" * 16
     assert again.check("s|a", page("", "Steel, 1.8 litres."), "s|a/p2", b"3" * 16)[1] is None
     assert again.check("s|a", html.fromstring(wikisite.wiki_page("A1")), "s|a/A1", b"4" * 16)[1] is None
+
+
+
+class LiveSpider(Spider):
+    """Fetches its start URL; its callback calls back ``started``, sleeps ``pause`` seconds,
+    waits for ``wait_for`` (a Deferred), then fetches ``then``, whose callback calls back
+    ``done`` and waits for ``hold`` before the crawl may close."""
+
+    name = "live"
+
+    def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.seen: dict[str, tuple[str | None, float | None]] = {}
+
+    async def parse(self, response):  # type: ignore[no-untyped-def]
+        self.started.callback(None)
+        await asyncio.sleep(self.pause)
+        await maybe_deferred_to_future(self.wait_for.addTimeout(30, reactor))
+        yield response.follow(self.then, self.parse_then)
+
+    async def parse_then(self, response):  # type: ignore[no-untyped-def]
+        self.seen[response.url.split("/", 3)[3]] = (response.meta.get("urlunify_near_duplicate_of"),
+                                                    response.meta.get("urlunify_resemblance"))
+        self.done.callback(None)
+        await maybe_deferred_to_future(self.hold.addTimeout(30, reactor))
+        yield {"url": response.url}
+
+
+@pytest_twisted.inlineCallbacks
+def test_running_processes_of_a_scope_share_their_pages_in_redis(redis_server):
+    """Two crawls of one scope at the same time: B opens first (the list is empty), A fetches
+    /wiki/A0 and, NEAR_SYNC_SECONDS later, its next page writes it to Redis; B, still running,
+    then fetches A0's permanent link: a near-duplicate of a page only A fetched."""
+    _site, port, base = wikisite.start()
+    b_started, a_wrote, b_done = Deferred(), Deferred(), Deferred()
+    try:
+        runner = CrawlerRunner({**SETTINGS, "URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "near"})
+        b = runner.create_crawler(LiveSpider)
+        crawl_b = runner.crawl(b, start_urls=[base + "/wiki/A1"], started=b_started, pause=0, wait_for=a_wrote,
+                               then="/index.php?title=A0&oldid=1234", done=b_done, hold=succeed(None))
+        yield b_started
+        a = runner.create_crawler(LiveSpider)
+        # A's second page, NEAR_SYNC_SECONDS after it opened, writes A0's record; A stays open
+        # until B is done, so its last write (at close) comes after B's read
+        crawl_a = runner.crawl(a, start_urls=[base + "/wiki/A0"], started=Deferred(), pause=NEAR_SYNC_SECONDS + 0.2,
+                               wait_for=succeed(None), then="/wiki/A2", done=a_wrote, hold=b_done)
+        yield DeferredList([crawl_a, crawl_b], fireOnOneErrback=True)
+    finally:
+        yield port.stopListening()
+    of, alike = b.spider.seen["index.php?title=A0&oldid=1234"]
+    assert of is not None
+    assert of.endswith("/wiki/A0")
+    assert alike == 1.0
+    assert b.stats.get_value("urlunify/signature/near_records_read") == 1  # A0's record, read live
+    assert redis_server.client().llen("urlunify:near:signatures:near") == 4  # A0, A1, A2 and the link

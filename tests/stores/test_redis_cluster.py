@@ -97,6 +97,8 @@ def test_every_store_works_on_a_cluster_with_its_keys_hash_tagged(redis_cluster:
         log = RedisNearDuplicateLog(client, "urlunify:s:near")
         log.append([b"r1", b"r2"])
         assert log.records() == [b"r1", b"r2"]
+        assert log.exchange([b"r3"]) == [b"r1", b"r2"]  # a MULTI/EXEC on its slot
+        assert log.offset == 3
         keys = redis_cluster.all_keys()
         seen_keys = [k for k in keys if k.startswith(b"urlunify:s:seen")]
         # every key but the seen set's layout (one hash, read alone) is hash-tagged
