@@ -262,8 +262,11 @@ class UnifyContext:
         unified = max(duplicates - same_url, 0) if same_url is not None else None
         fetched = stats.get("downloader/request_count", 0)
         # plain Scrapy never requests an on-page anchor (the page's own fingerprint) nor a
-        # mailto: link (it refuses them): not saved by the add-on
-        avoided = sum(n for reason, n in filtered.items() if reason != "anchor" and not reason.startswith("scheme:"))
+        # mailto: link (it refuses them): not saved by the add-on. The links of a nofollow page
+        # are dropped before the seen check, so most are repeats plain Scrapy drops too: not
+        # counted as saved either (the filtered line shows them)
+        avoided = sum(n for reason, n in filtered.items()
+                      if reason not in ("anchor", "nofollow") and not reason.startswith("scheme:"))
         saved = avoided + (unified if unified is not None else duplicates)
         return {
             "links": stats.get(STATS_PREFIX + "links", 0),
