@@ -234,6 +234,8 @@ class Learner:
             if not p.evidence:
                 self._stats["presence_pairs"] += 1
                 rule = self._support_presence(p, url) if p.kind == PARAM and self.presence else None
+                if rule is None and p.kind == PARAM:
+                    rule = self._support_context_pages(p, url, valued=False)
             else:
                 self._stats["equal_pairs"] += 1
                 rule = self._support(p, url)
@@ -339,11 +341,14 @@ class Learner:
         self._version += 1
         return rule
 
-    def _support_context_pages(self, p: Pair, url: str) -> LearnedRule | None:
-        """Count the equal pair ``p`` toward a rule of its rule context by distinct pages: two
-        values of a parameter with one text on ``CONTEXT_PAGE_FACTOR * min_pairs`` pages of one
-        context (``sort`` on ``route=product/view``, each product its own text), where a
-        counter-example elsewhere on the host (``sort`` on a listing) keeps a host rule out."""
+    def _support_context_pages(self, p: Pair, url: str, valued: bool = True) -> LearnedRule | None:
+        """Count the equal pair ``p`` toward a rule of its rule context by distinct pages: the
+        parameter changed nothing on ``CONTEXT_PAGE_FACTOR * min_pairs`` pages of one context
+        (``sort`` on ``route=product/view``, each product its own text), where a counter-example
+        elsewhere on the host (``sort`` on a listing) keeps a host rule out. A page with and
+        without the parameter (``valued`` False) counts once ``min_pairs`` pages of the context
+        showed two of its values with one text: a default value (``?page=1`` = the list) alone
+        never makes a rule."""
         a, b, sig = p.a, p.b, p.sig
         if "#" in p.ctx or not p.hint or self._covered(PARAM, a, b) or sig in self._index.shared:
             return None
@@ -354,8 +359,8 @@ class Learner:
         page, context = found
         if contexts.is_blocked(a, b, context):
             return None
-        n, examples = contexts.add_page(a, b, context, page, (p.earlier, url))
-        if n < CONTEXT_PAGE_FACTOR * self.min_pairs:
+        n, n_valued, examples = contexts.add_page(a, b, context, page, (p.earlier, url), valued)
+        if n < CONTEXT_PAGE_FACTOR * self.min_pairs or n_valued < self.min_pairs:
             return None
         path, common = split_context(context)
         if any(r.kind == PARAM and r.name == b and r.context and r.host == a and r.applies_to(path, common)

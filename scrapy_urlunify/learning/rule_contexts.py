@@ -72,6 +72,18 @@ class _Group:
         self.examples: list[tuple[str, str]] = []
 
 
+class _PageGroup:
+    """The pages of one rule context where a parameter changed nothing, and those where two of
+    its values did (not only its presence: ``?page=1`` is the list)."""
+
+    __slots__ = ("examples", "pages", "valued")
+
+    def __init__(self) -> None:
+        self.pages: set[int] = set()
+        self.valued: set[int] = set()
+        self.examples: list[tuple[str, str]] = []
+
+
 class RuleContexts:
     """Values per path and parameter, parameters per host, groups of one text, blocked contexts.
     ``values_needed``: distinct values of a parameter with one text that make a context rule."""
@@ -84,7 +96,7 @@ class RuleContexts:
         self._host_values: OrderedDict[tuple[str, str], str] = OrderedDict()  # (host, name) -> value | _MULTI
         self._groups: OrderedDict[tuple[str, str, str, str], _Group] = OrderedDict()
         #: (host, name, context) -> the pages where two values of name gave one text
-        self._page_groups: OrderedDict[tuple[str, str, str], _Group] = OrderedDict()
+        self._page_groups: OrderedDict[tuple[str, str, str], _PageGroup] = OrderedDict()
         self._blocked: dict[tuple[str, str], set[tuple[str, frozenset[str] | None]]] = {}
 
     # -- what the URLs say ---------------------------------------------------------------------
@@ -191,23 +203,26 @@ class RuleContexts:
         common = tuple(i for i in rest.split("&") if i != item)
         return page, context_text(path, common)
 
-    def add_page(self, host: str, name: str, context: str, page: str,
-                 example: tuple[str, str]) -> tuple[int, list[tuple[str, str]]]:
-        """Two values of ``name`` gave one text on ``page`` in ``context``: the distinct pages
-        of that context where they did, and examples."""
+    def add_page(self, host: str, name: str, context: str, page: str, example: tuple[str, str],
+                 valued: bool = True) -> tuple[int, int, list[tuple[str, str]]]:
+        """Two values of ``name`` (``valued``), or the page with and without it, gave one text on
+        ``page`` in ``context``: the distinct pages of that context where they did, how many of
+        them by two values, and examples."""
         key = (host, name, context)
         group = self._page_groups.get(key)
         if group is None:
-            group = self._page_groups[key] = _Group(frozenset())
+            group = self._page_groups[key] = _PageGroup()
             if len(self._page_groups) > self.max_keys:
                 self._page_groups.popitem(last=False)
         else:
             self._page_groups.move_to_end(key)
-        before = len(group.values)
-        group.values.add(_h(page))
-        if len(group.values) > before and len(group.examples) < _MAX_EXAMPLES:
+        h = _h(page)
+        if h not in group.pages and len(group.examples) < _MAX_EXAMPLES:
             group.examples.append(example)
-        return len(group.values), list(group.examples)
+        group.pages.add(h)
+        if valued:
+            group.valued.add(h)
+        return len(group.pages), len(group.valued), list(group.examples)
 
     def drop_pages(self, host: str, name: str, context: str) -> None:
         self._page_groups.pop((host, name, context), None)

@@ -253,3 +253,29 @@ def test_option_variants_of_one_product_do_not_make_a_context_rule():
     for order in "bcdefghijk":  # ten values on one product: one page, one piece of evidence
         see(learner, f"{shop}&id=1&sort={order}", "product one", "shop.test")
     assert not any(r.context for r in learner.rules)
+
+
+def test_pages_with_and_without_a_parameter_count_in_a_context_once_two_values_have():
+    shop = "http://shop.test/index.php?route=product%2Fview"
+    cat = "http://shop.test/index.php?route=product%2Fcategory"
+    learner = Learner()
+    see(learner, "http://shop.test/category/1?sort=price", "cheap first", "shop.test")
+    see(learner, "http://shop.test/category/1?sort=name", "a to z", "shop.test")
+    # a default value alone: page=1 is each category's listing, on twelve categories
+    for c in range(12):
+        see(learner, f"{cat}&path={c}", f"category {c}", "shop.test")
+        see(learner, f"{cat}&path={c}&page=1", f"category {c}", "shop.test")
+    assert learner.rules == ()
+    see(learner, f"{shop}&id=1", "product 1", "shop.test")
+    see(learner, f"{shop}&id=2", "product 2", "shop.test")  # id names the page
+    # sort: present or absent on six products, two values on three of them
+    for i in range(1, 4):
+        see(learner, f"{shop}&id={i}&sort=price", f"product {i}", "shop.test")
+        see(learner, f"{shop}&id={i}&sort=name", f"product {i}", "shop.test")
+    for i in range(4, 6):
+        see(learner, f"{shop}&id={i}", f"product {i}", "shop.test")
+        see(learner, f"{shop}&id={i}&sort=price", f"product {i}", "shop.test")
+    assert learner.rules == ()  # five pages
+    see(learner, f"{shop}&id=6", "product 6", "shop.test")
+    assert see(learner, f"{shop}&id=6&sort=name", "product 6", "shop.test") == [
+        "shop.test/index.php?route=product%2Fview sort"]
