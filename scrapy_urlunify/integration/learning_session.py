@@ -97,6 +97,10 @@ class LearningSession:
             counter = self.probation.check_sample(probe, url, sig)
             if counter is not None:
                 self._contradict(*counter, url)
+        elif evidence and self.probation.active:
+            counter = self.probation.check_fetched(url, sig)
+            if counter is not None:
+                self._contradict(*counter, url)
         self.pages.add(url, identifier, sig)
         policies = self.policies
         if policies.policy is not policies.base_policy:

@@ -261,6 +261,41 @@ class Probation:
             return None
         return p.rule, earlier[0]
 
+    def check_fetched(self, url: str, sig: bytes) -> tuple[LearnedRule, str] | None:
+        """A page fetched without being a sample (requested before a rule was adopted: in flight
+        then) that a rule on probation merges with a page fetched before: a verdict like a
+        sample's, on a path the rule has no verdict for yet, so the rule is not confirmed later
+        than the pages it merged were fetched anyway. The rule and the earlier page's URL when
+        they differ (the learner's pairs hear it too: a second contradiction changes nothing)."""
+        if not self._rules:
+            return None
+        base = unifier_for(self.policies.base_policy)
+        try:
+            host = host_of(url)
+            identity_host = base.host_rules(host).identity_host if host else ""
+            rules = [p for p in self._rules.values() if p.covers(url, identity_host)]
+            if not rules or self.pages.has_base(base.identify(url)):
+                return None  # no rule merges it, or the settings' policy does (its page again)
+            earlier = self.pages.page(self.policies.unifier.identify(url))
+        except InvalidURL:
+            return None
+        if earlier is None or earlier[0] == url:
+            return None
+        for p in rules:
+            path = p.sample_key(url)
+            if path in p.paths:
+                continue
+            if earlier[1] != sig:
+                return p.rule, earlier[0]
+            p.paths.add(path)
+            p.sampled += 1  # one sample fewer to take from the requests it merges
+            p.confirmed += 1
+            self.stats.inc("learned/probation/fetched_verdicts")
+            if p.confirmed >= RULE_PROBATION:
+                self._confirm(p)
+            return None
+        return None
+
     def verify_at_idle(self, spider: Any = None) -> None:
         """``spider_idle``: nothing is left to fetch, and a rule still on probation would end the
         crawl trusted, the requests it kept never fetched. They are verified instead: fetched as

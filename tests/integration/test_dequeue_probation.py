@@ -46,3 +46,34 @@ def test_requests_queued_before_a_rule_are_its_samples_at_dequeue():
     never = sorted(f"/e/{n}?v={v}" for n in range(E_PAGES) for v in "xy" if not site.hits[f"/e/{n}?v={v}"])
     assert never == []
     assert stats.get("urlunify/learned/revoked") == 1, stats
+
+
+class InFlightSite(minisite.CountingSite):
+    """``/`` links ``/a/N?v=a`` and ``?v=b`` for ten pages (``v`` changes nothing): requested at
+    once, most are still in flight when the rule "``v`` does not matter" is adopted."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, _params = self.count(request)
+        if base == "/":
+            body = "".join(f"<a href='/a/{n}?v={v}'>{n}{v}</a>" for n in range(10) for v in "ab")
+            return minisite.page("home", "<p>Welcome home</p>" + body)
+        return minisite.page(f"page {base}", minisite.ARTICLE.format(t=base, x=f"The text of {base}, long enough."))
+
+
+@pytest_twisted.inlineCallbacks
+def test_pages_in_flight_when_a_rule_is_adopted_are_its_verdicts():
+    """They were fetched anyway: each is compared with the page the rule merges it with, as a
+    sample would be, and the rule is confirmed without fetching a sample of its own."""
+    def start():  # type: ignore[no-untyped-def]
+        site = InFlightSite()
+        port, base = minisite.listen(site)
+        return site, port, base
+
+    site, stats, _items = yield crawl_site(start, "/", {
+        "URLUNIFY_LEARN": True, "CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32})
+    assert stats["finish_reason"] == "finished"
+    assert stats.get("urlunify/learned/params") == 1, stats
+    assert stats.get("urlunify/learned/probation/fetched_verdicts", 0) >= 1, stats
+    assert stats.get("urlunify/learned/confirmed") == 1, stats
+    assert "urlunify/learned/revoked" not in stats
+    assert all(site.hits[f"/a/{n}?v=a"] or site.hits[f"/a/{n}?v=b"] for n in range(10))
