@@ -5,7 +5,7 @@ Scrapy's ``MetaCopyDetectionMiddleware``, before its depth, URL length and refer
 For each request from the spider's start requests and callbacks:
 
 1. a request with ``meta["urlunify"] = False`` passes untouched;
-2. with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), every request from a page that
+2. with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), every GET request from a page that
    declares ``nofollow`` for all robots (never a start page) is dropped
    (``urlunify/filtered/nofollow``, :mod:`~.robots_meta`);
 3. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
@@ -138,7 +138,10 @@ class LinkMiddleware(BaseSpiderMiddleware):
         unifier = ctx.unifier
         stats = ctx.stats
         stats.inc("links")
-        if response is not None and self.robots is not None and self.robots.nofollow(response, after.depth is not None):
+        # a link is a GET: a POST a callback builds (a log-in form on a nofollow log-in page) is
+        # an action of the spider's, not a link the page asks robots not to follow
+        if (response is not None and self.robots is not None and request.method == "GET"
+                and self.robots.nofollow(response, after.depth is not None)):
             stats.inc("filtered/" + NOFOLLOW)
             logger.debug("Filtered nofollow link %s (from %s)", url, response.url)
             after.dropped(request, response)

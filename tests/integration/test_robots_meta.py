@@ -10,7 +10,7 @@ import minicrawl
 import pytest
 import pytest_twisted
 from minisite import CountingSite, listen
-from scrapy import Request
+from scrapy import FormRequest, Request
 from scrapy.http import HtmlResponse, TextResponse
 from wikisite import article_text
 
@@ -84,6 +84,10 @@ class RobotsSite(CountingSite):
             return self._page(base, f"<a href='/closed/{n + 1}'>next</a>" if n < 2 else "", head=NOINDEX_NOFOLLOW)
         return self._page(base, "")
 
+    def render_POST(self, request):  # type: ignore[no-untyped-def]
+        base, _ = self.count(request)
+        return self._page("posted " + base, "")
+
     @staticmethod
     def _page(name: str, links: str, head: str = "") -> bytes:
         return (f"<html><head><title>{name}</title>{head}</head><body><article><h1>{name}</h1>"
@@ -147,3 +151,22 @@ def test_a_site_whose_start_page_declares_nofollow_is_crawled_whole(caplog):  # 
     warning = logged[0].getMessage()
     assert "127.0.0.1" in warning
     assert "URLUNIFY_ROBOTS_NOFOLLOW" in warning
+
+
+class FormSpider(minicrawl.MiniSpider):
+    """Posts a form from the nofollow page ``/history`` (a log-in form on a log-in page)."""
+
+    name = "form"
+
+    def parse_page(self, response):  # type: ignore[no-untyped-def]
+        yield from super().parse_page(response)
+        if response.url.endswith("/history"):
+            yield FormRequest(response.urljoin("/behind/post"), formdata={"user": "me"}, callback=self.parse_page)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_form_posted_from_a_nofollow_page_is_sent():  # type: ignore[no-untyped-def]
+    site, _crawler, items, _ = yield minicrawl.run(start, "/", {}, spidercls=FormSpider)
+    assert site.hits["/behind/post"] == 1  # the spider's own action, not a link
+    assert not site.hits["/behind/meta"]  # the page's links still are not followed
+    assert "posted /behind/post" in {item["title"] for item in items}
