@@ -2,7 +2,7 @@
 the same pages.
 
 A newly adopted rule is on probation. The next ``RULE_PROBATION`` requests it merges with a page
-already fetched, each on its own path (with its own value, for a rule of one rule context), are
+already fetched, each on its own path (with its own items outside the context, for a rule of one rule context), are
 fetched anyway (samples, ``PROBATION_META``) and compared with the page they were merged into: that many agreeing confirm the rule, one that
 differs is a counter-example the learner hears (and revokes the rule). Meanwhile the other
 requests it merged are kept (at most ``MERGED_KEPT``, in the crawl's kept store too): scheduled
@@ -509,11 +509,13 @@ class _Kept:
 class _OnProbation:
     """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
 
-    __slots__ = ("confirmed", "key", "paths", "rule", "sampled", "verified_at_idle")
+    __slots__ = ("confirmed", "context_items", "key", "paths", "rule", "sampled", "verified_at_idle")
 
     def __init__(self, rule: LearnedRule) -> None:
         self.rule = rule
         self.key = rule_key(rule)
+        #: the query items of the rule's context (none for a rule of a whole host)
+        self.context_items = frozenset(i for i in rule.context.partition("?")[2].split("&") if i)
         self.paths: set[str] = set()
         self.sampled = 0
         self.confirmed = 0
@@ -539,10 +541,11 @@ class _OnProbation:
 
     def sample_key(self, url: str) -> str:
         """What two samples of the rule must differ in: their path; for a rule of one rule
-        context (one path), the parameter's value, so that its samples come as fast as the
-        requests it merges."""
+        context (one path), the query items outside the context -- the parameter's value and
+        the item naming the page (``returnto=X``; ``id=5&sort=price``) -- so that its samples
+        come as fast as the requests it merges, even for a parameter of two or three values."""
         if not self.rule.context:
             return _path(url)
         query = url.split("#", 1)[0].partition("?")[2]
-        values = [i for i in query.split("&") if i.partition("=")[0].lower() == self.rule.name]
-        return _path(url) + "?" + "&".join(sorted(values))
+        common = self.context_items
+        return _path(url) + "?" + "&".join(sorted(i for i in context_items(query) if i not in common))

@@ -61,3 +61,18 @@ def test_a_login_page_linked_from_every_page_is_learned_in_its_context():
     assert all(site.hits[f"/p{i}"] == 1 for i in range(PAGES))
     titles = sorted(i["title"] for i in items)
     assert titles == sorted(["home", *(f"page {i}" for i in range(PAGES))])
+
+
+def test_the_samples_of_a_context_rule_differ_by_page_and_value():
+    """A rule of two or three values (``sort`` on a shop's product route) gets its five samples
+    from five products as they come, not only from its values (then at the crawl's end)."""
+    from scrapy_urlunify.integration.probation import _OnProbation
+    from scrapy_urlunify.learning.rule_types import LearnedRule
+
+    rule = LearnedRule("param", "shop.test", "sort", 6, (), "/index.php?route=product%2Fview")
+    p = _OnProbation(rule)
+    url = "http://shop.test/index.php?route=product%2Fview&id={}&sort={}"
+    keys = {p.sample_key(url.format(i, s)) for i in range(1, 6) for s in ("price", "name")}
+    assert len(keys) == 10
+    assert p.sample_key(url.format(1, "price")) == "http://shop.test/index.php?id=1&sort=price"
+    assert p.covers(url.format(1, "price"), "shop.test")
