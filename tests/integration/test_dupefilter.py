@@ -157,6 +157,25 @@ def test_a_url_scheduled_before_is_a_duplicate_only_where_its_url_decides():
     df.close("finished")
 
 
+def test_a_url_scheduled_before_a_rule_was_learned_is_a_duplicate_after_it():
+    """``?ref=`` learned as noise: the same URL met again is new under the rule's key, but it is
+    queued already (before the rule, under the settings' key); both copies dequeued before
+    either was fetched made one page two downloads and its items twice."""
+    from scrapy import Request
+
+    from scrapy_urlunify.integration.context import UnifyContext
+
+    df = _dupefilter()
+    url = "http://shop.test/product/513?ref=p239"
+    assert df.request_seen(Request(url)) is False
+    UnifyContext.of(df.crawler).set_learned({"shop.test": ["ref"]}, [])
+    assert df.request_seen(Request(url)) is True
+    assert df.request_seen(Request("http://shop.test/product/513?ref=p1")) is True  # the rule's merge
+    assert df.request_seen(Request("http://shop.test/product/514?ref=p239")) is False
+    assert df.request_seen(Request("http://shop.test/product/514?ref=p239")) is True
+    df.close("finished")
+
+
 def test_the_dupefilter_keeps_nothing_per_url_beyond_its_seen_set():
     """Issue 24: the whole dupefilter costs what its seen set costs (9.5-11.9 bytes a URL),
     measured through request_seen: no second table per URL. The unifier's result cache is
