@@ -343,7 +343,7 @@ class DupeFilter(BaseDupeFilter):
                 if source != key:
                     self.resume_log.done(source)
         if self._add(request, key):
-            return self._scheduled_before_rules(request)
+            return self._scheduled_before_rules(request, key)
         redirect_urls = meta.get("redirect_urls") if meta else None
         if redirect_urls and self._same_page_as_chain(request, redirect_urls):
             self.stats.inc("redirects/same_page")
@@ -355,22 +355,20 @@ class DupeFilter(BaseDupeFilter):
         # merged under a learned rule on probation: a sample to check it, or kept in case it goes
         return not probation.fetch_anyway(request)
 
-    def _scheduled_before_rules(self, request: Request) -> bool:
+    def _scheduled_before_rules(self, request: Request, key: int) -> bool:
         """A request new under the learned rules whose URL was scheduled before they were learned
         (its key under the settings' policy is in the store): the same URL twice. Rules only
         merge, so the page it names is queued already under that key; without this a link met
         again after a rule, both copies dequeued before either was fetched, made one page two
-        downloads and its items twice."""
+        downloads and its items twice. (``key``: the request's key, just recorded.)"""
         ctx = self.fingerprinter.context
         if ctx is None or ctx.policy is ctx.base_policy or not self._direct or request.method != "GET":
             return False
         try:
-            base_identifier = unifier_for(ctx.base_policy).identify(request.url)
+            base_key = self.keys.of_identifier(unifier_for(ctx.base_policy).identify(request.url))
         except InvalidURL:
             return False
-        if base_identifier == self.fingerprinter.identifier(request):
-            return False  # the key just recorded
-        return self.keys.of_identifier(base_identifier) in self.store
+        return base_key != key and base_key in self.store
 
     def _same_page_as_chain(self, request: Request, chain: list[str]) -> bool:
         identifier = self.fingerprinter.identifier(request)

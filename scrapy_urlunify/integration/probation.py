@@ -25,6 +25,7 @@ from ..core.domains import within
 from ..core.params import context_items
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
+from ..learning.rule_contexts import split_context
 from ..stores.memory import MemoryKeptStore
 from .crawl_stores import STORE_FAULTS, count_outages, guarded, store_failed
 from .meta import PROBATION_META
@@ -158,20 +159,10 @@ class Probation:
         if not self._rules or request.method != "GET":
             return False
         url = request.url
-        base = unifier_for(self.policies.base_policy)
-        host = host_of(url)
-        try:
-            identity_host = base.host_rules(host).identity_host if host else ""
-        except InvalidURL:
+        merged = self._merging(url)
+        if merged is None:
             return False
-        rules = [p for p in self._rules.values() if p.covers(url, identity_host)]
-        if not rules:
-            return False
-        try:
-            base_identifier = base.identify(url)
-            identifier = self.policies.unifier.identify(url)
-        except InvalidURL:
-            return False
+        rules, base_identifier, identifier = merged
         if self.pages.has_base(base_identifier) or (not queued and self._base_seen(base_identifier)):
             # the settings' policy merges it too (its page was fetched, sampled or scheduled
             # under another spelling): not the rule's doing; fetched, it was that page twice.
@@ -203,6 +194,20 @@ class Probation:
         else:  # beyond the bound: merged on the rule's word, as without probation
             self.stats.inc("learned/probation/not_kept")
         return False
+
+    def _merging(self, url: str) -> tuple[list[_OnProbation], str, str] | None:
+        """The rules on probation that take part in merging ``url``, its base identifier and its
+        identifier under the current policy; None when no rule does (or it is no URL)."""
+        base = unifier_for(self.policies.base_policy)
+        try:
+            host = host_of(url)
+            identity_host = base.host_rules(host).identity_host if host else ""
+            rules = [p for p in self._rules.values() if p.covers(url, identity_host)]
+            if not rules:
+                return None
+            return rules, base.identify(url), self.policies.unifier.identify(url)
+        except InvalidURL:
+            return None
 
     def _base_seen(self, base_identifier: str) -> bool:
         """Whether the seen store holds the key of ``base_identifier`` (a request recorded
@@ -267,18 +272,11 @@ class Probation:
         sample's, on a path the rule has no verdict for yet, so the rule is not confirmed later
         than the pages it merged were fetched anyway. The rule and the earlier page's URL when
         they differ (the learner's pairs hear it too: a second contradiction changes nothing)."""
-        if not self._rules:
-            return None
-        base = unifier_for(self.policies.base_policy)
-        try:
-            host = host_of(url)
-            identity_host = base.host_rules(host).identity_host if host else ""
-            rules = [p for p in self._rules.values() if p.covers(url, identity_host)]
-            if not rules or self.pages.has_base(base.identify(url)):
-                return None  # no rule merges it, or the settings' policy does (its page again)
-            earlier = self.pages.page(self.policies.unifier.identify(url))
-        except InvalidURL:
-            return None
+        merged = self._merging(url) if self._rules else None
+        if merged is None or self.pages.has_base(merged[1]):
+            return None  # no rule merges it, or the settings' policy does (its page again)
+        rules, _, identifier = merged
+        earlier = self.pages.page(identifier)
         if earlier is None or earlier[0] == url:
             return None
         for p in rules:
@@ -515,7 +513,7 @@ class _OnProbation:
         self.rule = rule
         self.key = rule_key(rule)
         #: the query items of the rule's context (none for a rule of a whole host)
-        self.context_items = frozenset(i for i in rule.context.partition("?")[2].split("&") if i)
+        self.context_items = split_context(rule.context)[1]
         self.paths: set[str] = set()
         self.sampled = 0
         self.confirmed = 0

@@ -85,7 +85,7 @@ class Learner:
         self.min_pairs = min_pairs
         self.max_entries = max_entries
         #: whether a parameter with one value on its host (``print=1``) may be learned from pages
-        #: with and without it (off by default: a print view may be an item of its own)
+        #: with and without it (the add-on turns it on: URLUNIFY_LEARN_PRESENCE)
         self.presence = presence
         self.max_candidates = max(100, max_entries // 20)
         self.sites: tuple[str, ...] = tuple(dict.fromkeys(
@@ -285,9 +285,7 @@ class Learner:
                 return None
             rule = LearnedRule(ALIAS, alias, canonical, n, tuple(ev.examples))
         candidates.drop(key)
-        self._rules.append(rule)
-        self._version += 1
-        return rule
+        return self._adopt(rule)
 
     def _support_presence(self, p: Pair, url: str) -> LearnedRule | None:
         """Count the pair ``p`` of a page with and without a parameter (``?print=1`` and no
@@ -310,9 +308,7 @@ class Learner:
         rule = LearnedRule(PARAM, a, b, n, tuple(ev.examples))
         candidates.drop((PRESENCE, a, b))
         candidates.drop((PARAM, a, b))
-        self._rules.append(rule)
-        self._version += 1
-        return rule
+        return self._adopt(rule)
 
     def _support_context(self, p: Pair, url: str) -> LearnedRule | None:
         """Count the values of the equal pair ``p`` toward a rule of its rule context: many
@@ -331,15 +327,10 @@ class Learner:
         path, common = split_context(context)
         if not common and sig in self._index.catch_all:
             return None  # a page served on many paths (an error, a login wall) names no context
-        if contexts.is_blocked(a, b, context) or any(
-                r.kind == PARAM and r.name == b and r.context and r.host == a and r.applies_to(path, common)
-                for r in self._rules):
+        if contexts.is_blocked(a, b, context) or self._in_context_rule(a, b, path, common):
             return None
         contexts.drop_group(a, hostpath, b, sig)
-        rule = LearnedRule(PARAM, a, b, n, tuple(examples), context)
-        self._rules.append(rule)
-        self._version += 1
-        return rule
+        return self._adopt(LearnedRule(PARAM, a, b, n, tuple(examples), context))
 
     def _support_context_pages(self, p: Pair, url: str, valued: bool = True) -> LearnedRule | None:
         """Count the equal pair ``p`` toward a rule of its rule context by distinct pages: the
@@ -362,12 +353,18 @@ class Learner:
         n, n_valued, examples = contexts.add_page(a, b, context, page, (p.earlier, url), valued)
         if n < CONTEXT_PAGE_FACTOR * self.min_pairs or n_valued < self.min_pairs:
             return None
-        path, common = split_context(context)
-        if any(r.kind == PARAM and r.name == b and r.context and r.host == a and r.applies_to(path, common)
-               for r in self._rules):
+        if self._in_context_rule(a, b, *split_context(context)):
             return None
         contexts.drop_pages(a, b, context)
-        rule = LearnedRule(PARAM, a, b, n, tuple(examples), context)
+        return self._adopt(LearnedRule(PARAM, a, b, n, tuple(examples), context))
+
+    def _in_context_rule(self, host: str, name: str, path: str, items: frozenset[str]) -> bool:
+        """A rule of a rule context for ``name`` on ``host`` already covers this context."""
+        return any(r.kind == PARAM and r.name == name and r.context and r.host == host and r.applies_to(path, items)
+                   for r in self._rules)
+
+    def _adopt(self, rule: LearnedRule) -> LearnedRule:
+        """``rule`` in force from now on (``version`` changes)."""
         self._rules.append(rule)
         self._version += 1
         return rule

@@ -31,8 +31,9 @@ used out; the blocked contexts of a parameter collapse to its whole path past
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from hashlib import blake2b
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["RuleContexts", "context_text", "split_context"]
 
@@ -43,10 +44,24 @@ _MAX_BLOCKED = 64
 #: URL pairs kept per group for the log.
 _MAX_EXAMPLES = 3
 _MULTI = "\0"  # a parameter seen with several values on a host
+_T = TypeVar("_T")
 
 
 def _h(s: str) -> int:
     return int.from_bytes(blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+def _recent(table: OrderedDict[Any, _T], key: Any, make: Callable[[], _T], bound: int) -> _T:
+    """``table[key]``, made if missing, now the most recent entry; the least recent entry goes
+    when the table grows past ``bound``."""
+    found = table.get(key)
+    if found is None:
+        found = table[key] = make()
+        if len(table) > bound:
+            table.popitem(last=False)
+    else:
+        table.move_to_end(key)
+    return found
 
 
 def context_text(path: str, items: tuple[str, ...] | frozenset[str] | set[str]) -> str:
@@ -167,15 +182,8 @@ class RuleContexts:
         ``rest``). The rule context (``path?common items``), the distinct values and the
         examples when that makes ``values_needed`` values with this text: a rule of that
         context, if no counter-example blocks it (the caller's to check)."""
-        key = (host, hostpath, name, sig)
-        group = self._groups.get(key)
-        if group is None:
-            group = self._groups[key] = _Group(rest)
-            if len(self._groups) > self.max_keys:
-                self._groups.popitem(last=False)
-        else:
-            self._groups.move_to_end(key)
-            group.common = group.common & rest
+        group = _recent(self._groups, (host, hostpath, name, sig), lambda: _Group(rest), self.max_keys)
+        group.common = group.common & rest
         before = len(group.values)
         for v in values:
             group.values.add(_h(v))
@@ -208,14 +216,7 @@ class RuleContexts:
         """Two values of ``name`` (``valued``), or the page with and without it, gave one text on
         ``page`` in ``context``: the distinct pages of that context where they did, how many of
         them by two values, and examples."""
-        key = (host, name, context)
-        group = self._page_groups.get(key)
-        if group is None:
-            group = self._page_groups[key] = _PageGroup()
-            if len(self._page_groups) > self.max_keys:
-                self._page_groups.popitem(last=False)
-        else:
-            self._page_groups.move_to_end(key)
+        group = _recent(self._page_groups, (host, name, context), _PageGroup, self.max_keys)
         h = _h(page)
         if h not in group.pages and len(group.examples) < _MAX_EXAMPLES:
             group.examples.append(example)
