@@ -22,6 +22,10 @@ may still be another spelling of a page some older request, judged under the old
 queued for and has fetched since (the local look-up, free, covers every request under learned
 rules). Requests a resume schedules again were judged by the run that queued them: checked too.
 
+The same middleware asks the frontier (``URLUNIFY_FRONTIER``) whether a request that would test a
+candidate rule may go now (``integration.frontier``, "Evidence a page at a time"): a request held
+back goes back to the scheduler, lower.
+
 A drop is not a download error: Scrapy's ``DownloaderStats`` (at 850) counts every exception
 that goes through the downloader middlewares' ``process_exception`` chain
 (``downloader/exception_type_count/...``), and that chain runs from the highest priority down.
@@ -38,13 +42,14 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from ..core.url import InvalidURL
+from ..core.url import InvalidURL, host_of
 from .context import UnifyContext
-from .meta import POLICY_META, RESUMED_META
+from .meta import HELD_META, POLICY_META, PROBATION_META, QUEUE_ID_META, RESUMED_META
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 __all__ = ["DequeueDropGate", "DequeueMiddleware", "DroppedAtDequeue"]
 
@@ -72,6 +77,7 @@ class DequeueMiddleware:
             raise NotConfigured
         mw = cls(context)
         crawler.signals.connect(mw.stamp, signal=signals.request_scheduled)
+        crawler.signals.connect(mw.landed, signal=signals.request_left_downloader)
         return mw
 
     def stamp(self, request: Request, spider: Spider | None = None) -> None:
@@ -85,20 +91,48 @@ class DequeueMiddleware:
         elif POLICY_META in request.meta:
             del request.meta[POLICY_META]
 
-    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+    def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
         ctx = self.context
         learning, probation = ctx.learning, ctx.probation
         meta = request.meta
         if learning is None or probation is None or request.method != "GET":
-            return
+            return None
+        # redirects and retries are the same fetch; a resume's dont_filter is not the spider's
+        if (meta.get("urlunify") is False
+                or (request.dont_filter and not meta.get(RESUMED_META) and not meta.get(HELD_META))
+                or "redirect_urls" in meta or meta.get("retry_times")):
+            return None
         token = learning.policy_token
         other_rules = meta.get(POLICY_META, "") != token
-        if not other_rules and not token:  # no learned rules, and none when it was queued
-            return
-        # redirects and retries are the same fetch; a resume's dont_filter is not the spider's
-        if (meta.get("urlunify") is False or (request.dont_filter and not meta.get(RESUMED_META))
-                or "redirect_urls" in meta or meta.get("retry_times")):
-            return
+        if other_rules or token:  # learned rules now, or when it was queued
+            self._drop_fetched(request, other_rules)
+        frontier = ctx.frontier
+        if frontier is None or HELD_META in meta or PROBATION_META in meta or QUEUE_ID_META in meta:
+            return None  # held once at most; a probation sample is the check; a reliable queue's entry is in flight
+        df = ctx.dupefilter
+        if df is not None and df.resume_log is not None:
+            return None  # JOBDIR: a request is in the resume log once, as scheduled; never written to the queue twice
+        host = host_of(request.url)
+        if not host:
+            return None
+        try:
+            identity_host = ctx.unifier.host_rules(host).identity_host
+        except InvalidURL:
+            return None
+        if frontier.admit(request, learning.learner.open_questions(request.url, identity_host)):
+            return None
+        ctx.inc("frontier/held")
+        logger.debug("Held back: %s (it would test a candidate rule other requests are testing)", request.url)
+        return request.replace(priority=request.priority - frontier.penalty, dont_filter=True,
+                               meta={**meta, HELD_META: True})
+
+    def _drop_fetched(self, request: Request, other_rules: bool) -> None:
+        """Raise :class:`DroppedAtDequeue` when the page of ``request`` under the current rules
+        was fetched while it waited (``other_rules``: it was queued under other rules)."""
+        ctx = self.context
+        learning, probation = ctx.learning, ctx.probation
+        assert learning is not None
+        assert probation is not None
         if other_rules:
             self._window = SHARED_WINDOW
         elif self._window:
@@ -115,6 +149,18 @@ class DequeueMiddleware:
         if df is not None and df.resume_log is not None:
             df.mark_done(request)  # handled: a resume must not fetch it again
         raise DroppedAtDequeue(f"{request.url}: its page {identifier} was fetched while it waited")
+
+    def landed(self, request: Request, spider: Spider | None = None) -> None:
+        """``request_left_downloader``, and a request that never reached it: no longer testing."""
+        if self.context.frontier is not None:
+            self.context.frontier.landed(id(request))
+
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+        self.landed(request)  # a response from a middleware (a cache) never reached the downloader
+        return response
+
+    def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
+        self.landed(request)
 
 
 class DequeueDropGate:

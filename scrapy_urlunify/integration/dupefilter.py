@@ -61,7 +61,7 @@ from .crawl_stores import (
 from .fingerprinter import Fingerprinter
 from .internals import has_receivers
 from .keys import RequestKeys, crawl_fingerprinters, foreign_key
-from .meta import BATCH_CALL_META, PROBATION_META, RESUMED_META, UNRECORDED_META, meta_of
+from .meta import BATCH_CALL_META, HELD_META, PROBATION_META, RESUMED_META, UNRECORDED_META, meta_of
 from .resume import ResumeLog, follow_crawl, open_resume_log, warn_scrapy_jobdir
 from .stats import UnifyStats
 
@@ -385,7 +385,7 @@ class DupeFilter(BaseDupeFilter):
         """``request_scheduled`` handler: record what the scheduler will not ask about."""
         if request.dont_filter:
             self.admitted += 1
-        if request.dont_filter and not request.meta.get(RESUMED_META):
+        if request.dont_filter and not request.meta.get(RESUMED_META) and not request.meta.get(HELD_META):
             if store_failed(self.crawler):
                 request.meta[UNRECORDED_META] = "doubt"  # fetched on resume, and recorded then
                 return

@@ -29,11 +29,21 @@ A pattern penalised for the first time is logged at INFO with its yield (stat
 ``urlunify/frontier/penalised``). Start requests are never penalised, nor requests already
 queued when their pattern is. Nothing is persisted: a resumed ``JOBDIR`` crawl starts with no
 patterns known (its queued requests keep their priorities).
+
+**Evidence a page at a time.** With learning on, a request leaving the scheduler that would test
+a candidate rule not yet adopted nor ruled out (``Learner.open_questions``) is *held* --
+scheduled again once, ``URLUNIFY_FRONTIER_PENALTY`` lower (stat ``urlunify/frontier/held``) --
+when two values of the parameter are on its page already, observed or in flight (a third adds
+no evidence), or when it would start a new page of a candidate another request is starting a
+page of. When the rule is adopted the held requests are dropped as they leave the queue; when
+it is ruled out they are fetched later. Nothing is dropped here either; nothing is held in a
+``JOBDIR`` crawl (docs/frontier.md).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
@@ -61,6 +71,11 @@ FLOOR = 5
 WINDOW = 32
 #: URL patterns whose counts are kept (the least recently used go first)
 MAX_PATTERNS = 20_000
+#: values of a parameter with one text on one page: that page's piece of evidence
+EVIDENCE_VALUES = 2
+#: seconds after which a request testing a candidate counts as landed, whatever became of it (a
+#: downloader middleware that gives a request back to the scheduler sends no signal)
+TESTING_SECONDS = 60.0
 
 
 def scheduled_url(request: Request) -> str:
@@ -105,6 +120,10 @@ class Frontier:
         #: (response, the counts of its pattern and coarser pattern, whether it yielded a new
         #: link yet): the page whose links are being scheduled (its links come in a row)
         self._page: tuple[object, tuple[_Yield, _Yield | None] | None, bool] = (None, None, False)
+        #: open question -> {id(request): when it left the scheduler}: the requests asking it
+        self._testing: dict[str, dict[int, float]] = {}
+        #: id(request) -> the questions it asks
+        self._tests: dict[int, list[str]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -150,6 +169,55 @@ class Frontier:
         if level:
             request.priority -= level * self.penalty
             self.stats.inc("frontier/deprioritised")
+
+    def admit(self, request: Request, questions: list[tuple[str, str, int]]) -> bool:
+        """``request`` leaves the scheduler and would ask ``questions`` of open candidate rules
+        on its page (``(question, candidate, values observed)``: see
+        ``Learner.open_questions``): whether it may go now. Not when two values of a question's
+        parameter are on its page already, observed or in flight (a third adds no evidence), nor
+        when it would start a page of a candidate another request is starting a page of."""
+        if not questions:
+            return True
+        testing, now = self._testing, time.monotonic()
+        asked: list[str] = []
+        for question, candidate, observed in questions:
+            on_page = self._flying(question, now)
+            if observed + on_page >= EVIDENCE_VALUES:
+                return False
+            if not observed and not on_page:  # a new page for this candidate
+                if self._flying(candidate, now):
+                    return False
+                asked.append(candidate)
+            asked.append(question)
+        rid = id(request)
+        self.landed(rid)
+        self._tests[rid] = asked
+        for name in asked:
+            testing.setdefault(name, {})[rid] = now
+        return True
+
+    def _flying(self, name: str, now: float) -> int:
+        """Requests asking ``name`` that have not landed."""
+        flying = self._testing.get(name)
+        if not flying:
+            return 0
+        for rid, since in list(flying.items()):
+            if now - since > TESTING_SECONDS:
+                self.landed(rid)
+        return len(flying)
+
+    def landed(self, rid: int) -> None:
+        """The request ``id(request) == rid`` left the downloader (or never reached it)."""
+        names = self._tests.pop(rid, None)
+        if names is None:
+            return
+        testing = self._testing
+        for name in names:
+            flying = testing.get(name)
+            if flying is not None:
+                flying.pop(rid, None)
+                if not flying:
+                    del testing[name]
 
     def fetched(self, request: Request, new: bool) -> None:
         """A 2xx response of ``request`` was judged: a new page, or not (a duplicate or

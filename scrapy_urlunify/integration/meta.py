@@ -29,6 +29,7 @@ __all__ = [
     "BATCH_CALL_META",
     "DUPLICATE_OF_META",
     "GIVEN_BACK_META",
+    "HELD_META",
     "NEAR_DUPLICATE_OF_META",
     "OPT_OUT_META",
     "ORIGINAL_URL_META",
@@ -58,6 +59,8 @@ PROBATION_META = "urlunify_probation"
 POLICY_META = "urlunify_policy"
 #: a request scheduled again at resume (its seen key was recorded by the killed run)
 RESUMED_META = "urlunify_resumed"
+#: a request the frontier held back once and scheduled again (its seen key is recorded)
+HELD_META = "urlunify_held"
 #: a request queued while the store was unavailable: True, or "doubt" when its own store call
 #: was cut off (Redis may have recorded it without answering)
 UNRECORDED_META = "urlunify_unrecorded"

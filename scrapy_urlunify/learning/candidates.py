@@ -119,6 +119,10 @@ class Candidates:
             self._evidence.move_to_end(key)
         return ev
 
+    def has(self, key: RuleKey) -> bool:
+        """Whether there is evidence toward ``key``."""
+        return key in self._evidence
+
     def drop(self, key: RuleKey) -> None:
         """Forget the evidence toward ``key`` (adopted, or contradicted)."""
         self._evidence.pop(key, None)

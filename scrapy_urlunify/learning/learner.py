@@ -214,6 +214,36 @@ class Learner:
             stats["evicted"] += evicted
         return adopted
 
+    def open_questions(self, url: str, identity_host: str) -> list[tuple[str, str, int]]:
+        """What fetching ``url`` would ask of a parameter rule not yet adopted nor ruled out (on
+        the host, or in the rule context of ``url``) on the page the rest of its URL names:
+        ``(question, candidate, n)``, the question and its candidate rule as text, ``n`` the
+        other values of the parameter observed on that page (two values with one text are the
+        page's piece of evidence; a third adds nothing). A parameter of a page not observed
+        yet is asked only of a candidate with evidence (a rule under way). What the frontier
+        asks before it lets a request go (``integration.frontier``)."""
+        page = read_page(url, identity_host, "")
+        if page is None or url in self._unstable.urls:
+            return []
+        found: list[tuple[str, str, int]] = []
+        host = page.host
+        candidates, contexts = self._candidates, self._contexts
+        for name, hint, n in self._finder.values_seen(page):
+            if self._covered(PARAM, host, name) or self._in_context_rule(host, name, page.path, _rest(hint)):
+                continue
+            candidate = f"{name} {host}"
+            if candidates.is_blocked(PARAM, host, name):
+                context = contexts.context_of(page.path, hint)
+                if context is None or contexts.is_blocked(host, name, context[1]):
+                    continue
+                candidate = f"{name} {host}{context[1]}"
+                under_way = contexts.has_pages(host, name, context[1])
+            else:
+                under_way = candidates.has((PARAM, host, name)) or candidates.has((PRESENCE, host, name))
+            if n >= 0 or under_way:  # a page of its own, or one more page of a rule under way
+                found.append((f"{name} {hint}", candidate, max(n, 0)))
+        return found
+
     def _weigh(self, pairs: list[Pair], url: str) -> list[LearnedRule]:
         """Counter-examples first (one observation can both support and contradict), then
         evidence; pairs with a page known to be unstable count as neither."""
@@ -475,7 +505,12 @@ class Learner:
         return learner
 
 
+def _rest(hint: str) -> frozenset[str]:
+    """The other query items of a parameter pair, from its hint."""
+    rest = hint.partition("?")[2]
+    return frozenset(rest.split("&")) if rest else frozenset()
+
+
 def _where(p: Pair) -> tuple[str, frozenset[str]]:
     """The path and the other query items of a parameter pair (the rule contexts it is in)."""
-    rest = p.hint.partition("?")[2]
-    return p.path, frozenset(rest.split("&")) if rest else frozenset()
+    return p.path, _rest(p.hint)

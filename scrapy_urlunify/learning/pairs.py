@@ -155,6 +155,28 @@ class PairFinder:
                 index.add(key, entry, (name, value, sig, page.url))
         return pairs
 
+    def values_seen(self, page: Page) -> list[tuple[str, str, int]]:
+        """For each parameter of ``page`` (not fetched yet): ``(name, hint, n)``, ``n`` the other
+        values of it observed with the rest of its URL, -1 when no page with that rest was
+        (``hint``: ``host:port/path?rest``, as a pair's). Reads the index only: the
+        pair finders above record the page once it is fetched."""
+        items = page.items
+        if not items or len(items) > MAX_ITEMS:
+            return []
+        records = self.index.records
+        found: list[tuple[str, str, int]] = []
+        base = page.hostkey + page.path
+        lowered = [i.partition("=")[0].lower() for i in items]
+        for name in sorted(set(lowered))[:MAX_PARAMS]:
+            if not name:
+                continue
+            value = "&".join(i for i, n in zip(items, lowered, strict=True) if n == name)
+            rest = "&".join(i for i, n in zip(items, lowered, strict=True) if n != name)
+            entry = records.get(slot(f"P{base}?{rest}{page.frag}"), ())
+            others = {r[1] for r in entry if r[0] == name and r[1] != value}
+            found.append((name, f"{base}?{rest}", len(others) if entry else -1))
+        return found
+
     def path_pairs(self, page: Page) -> list[Pair]:
         """Pairs for path rules: ``/print/x`` and ``/x`` (same host, query and fragment). As the
         longer URL: the page without its first segment, seen before; as the shorter one: pages

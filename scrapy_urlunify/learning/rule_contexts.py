@@ -225,6 +225,10 @@ class RuleContexts:
             group.valued.add(h)
         return len(group.pages), len(group.valued), list(group.examples)
 
+    def has_pages(self, host: str, name: str, context: str) -> bool:
+        """Whether pages of ``context`` where ``name`` changed nothing were seen."""
+        return (host, name, context) in self._page_groups
+
     def drop_pages(self, host: str, name: str, context: str) -> None:
         self._page_groups.pop((host, name, context), None)
 
