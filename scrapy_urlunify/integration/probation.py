@@ -29,6 +29,7 @@ from ..learning.rule_contexts import split_context
 from ..stores.memory import MemoryKeptStore
 from .crawl_stores import STORE_FAULTS, count_outages, guarded, store_failed
 from .meta import PROBATION_META
+from .settings import get
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -53,6 +54,8 @@ RULE_PROBATION = 5
 MERGED_KEPT = 10_000
 #: added to a sample's priority when it is scheduled: fetched next, in any crawl order, so a
 #: rule is confirmed or revoked within a few fetches of its samples, not at the end of a queue
+#: (with the frontier, twice its penalty more: a sample's URL pattern is usually one of
+#: duplicates, penalised twice)
 SAMPLE_PRIORITY = 1000
 #: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
 _SAMPLE = "~"
@@ -97,6 +100,10 @@ class Probation:
         self._samples: dict[bytes, RuleKey] = {}  # entry id -> rule of a sample awaiting its verdict
         self._restored_entries = kept_store.entries()
         self._warned_unpicklable = False
+        settings = crawler.settings
+        #: what a sample's priority gains: above every request, penalised by the frontier or not
+        self.sample_boost = SAMPLE_PRIORITY + (2 * get(settings, "URLUNIFY_FRONTIER_PENALTY")
+                                               if get(settings, "URLUNIFY_FRONTIER") else 0)
 
     @property
     def active(self) -> bool:
@@ -184,7 +191,7 @@ class Probation:
                     self.pages.add_base(base_identifier)
                     self.stats.inc("learned/probation/samples")
                     if not queued:  # (a queued one is being downloaded already)
-                        request.priority += SAMPLE_PRIORITY
+                        request.priority += self.sample_boost
                     return True
         if len(self._kept) < MERGED_KEPT:
             keys = tuple(p.key for p in rules)
