@@ -220,8 +220,9 @@ class Learner:
         ``(question, candidate, n)``, the question and its candidate rule as text, ``n`` the
         other values of the parameter observed on that page (two values with one text are the
         page's piece of evidence; a third adds nothing). A parameter of a page not observed
-        yet is asked only of a candidate with evidence (a rule under way). What the frontier
-        asks before it lets a request go (``integration.frontier``)."""
+        yet is asked only of a candidate with evidence (a rule under way). A page observed on a
+        related host asks whether the two hosts are aliases. What the frontier asks before it
+        lets a request go (``integration.frontier``)."""
         page = read_page(url, identity_host, "")
         if page is None or url in self._unstable.urls:
             return []
@@ -242,6 +243,11 @@ class Learner:
                 under_way = candidates.has((PARAM, host, name)) or candidates.has((PRESENCE, host, name))
             if n >= 0 or under_way:  # a page of its own, or one more page of a rule under way
                 found.append((f"{name} {hint}", candidate, max(n, 0)))
+        for other in self._finder.hosts_seen(page):  # a page of a host that may mirror another
+            pair = sorted((host, other))
+            if candidates.is_blocked(ALIAS, host, other) or alias_of(self._rules, host) or alias_of(self._rules, other):
+                continue
+            found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
         return found
 
     def _weigh(self, pairs: list[Pair], url: str) -> list[LearnedRule]:

@@ -177,6 +177,15 @@ class PairFinder:
             found.append((name, f"{base}?{rest}", len(others) if entry else -1))
         return found
 
+    def hosts_seen(self, page: Page) -> list[str]:
+        """The related hosts (see :meth:`alias_pairs`) on which the path and query of ``page``
+        (not fetched yet) were observed. Reads the index only."""
+        host = page.host
+        if is_ip(host):
+            return []
+        entry = self.index.records.get(slot(f"A{page.path}?{page.query}{page.frag}"), ())
+        return [h for h, pt, _s, _u in entry if h != host and pt == page.port and self._related(h, host)]
+
     def path_pairs(self, page: Page) -> list[Pair]:
         """Pairs for path rules: ``/print/x`` and ``/x`` (same host, query and fragment). As the
         longer URL: the page without its first segment, seen before; as the shorter one: pages

@@ -80,3 +80,15 @@ def test_open_questions_are_those_of_undecided_parameters_with_a_page_observed()
         learner.observe(f"http://s.test/item/{n}?view=b", "s.test", sig[f"/item/{n}"])
     assert [r.name for r in learner.rules] == ["view"]
     assert learner.open_questions("http://s.test/item/5?view=b", "s.test") == []
+
+
+def test_a_page_seen_on_a_related_host_asks_whether_the_hosts_are_aliases():
+    learner = Learner(min_pairs=3, sites=["site.test"])
+    learner.observe("http://site.test/a", "site.test", b"page a")
+    assert learner.open_questions("http://m.site.test/a", "m.site.test") == [
+        ("alias m.site.test/a?", "alias m.site.test site.test", 0)]
+    assert learner.open_questions("http://other.test/a", "other.test") == []  # not related
+    assert learner.open_questions("http://m.site.test/b", "m.site.test") == []  # nothing to pair with
+    learner.observe("http://site.test/", "site.test", b"home")
+    learner.observe("http://m.site.test/", "m.site.test", b"another home")  # a counter-example
+    assert learner.open_questions("http://m.site.test/a", "m.site.test") == []
