@@ -9,7 +9,7 @@ one counter-example (different ones); weighing them is the learner's business.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from ..core.domains import is_ip, split_domain, within
@@ -93,6 +93,16 @@ def read_page(url: str, identity_host: str, sig: str) -> Page | None:
                 slot(f"P{hostkey}{p.path}?{query}{frag}"))
 
 
+def _each_param(items: list[str]) -> Iterator[tuple[str, str, str]]:
+    """For each parameter of a query's ``items`` (the first :data:`MAX_PARAMS` names, lower-cased,
+    sorted): its name, its value (all its items) and the rest of the query."""
+    lowered = [i.partition("=")[0].lower() for i in items]
+    for name in sorted(set(lowered))[:MAX_PARAMS]:
+        if name:
+            yield (name, "&".join(i for i, n in zip(items, lowered, strict=True) if n == name),
+                   "&".join(i for i, n in zip(items, lowered, strict=True) if n != name))
+
+
 def _registrable(host: str) -> str:
     """``shop.site.co.uk`` -> ``site.co.uk``; under no known public suffix, the last two labels
     (``mirror.site.test`` -> ``site.test``); ``""`` for an IP address or a public suffix."""
@@ -132,12 +142,7 @@ class PairFinder:
         if not items or len(items) > MAX_ITEMS:
             return pairs
         records = index.records
-        lowered = [i.partition("=")[0].lower() for i in items]
-        for name in sorted(set(lowered))[:MAX_PARAMS]:
-            if not name:
-                continue
-            value = "&".join(i for i, n in zip(items, lowered, strict=True) if n == name)
-            rest = "&".join(i for i, n in zip(items, lowered, strict=True) if n != name)
+        for name, value, rest in _each_param(items):
             key = slot(f"P{base}?{rest}{frag}")
             entry = records.get(key, ())
             ctx = f"{path}?{rest}{frag}"
@@ -166,12 +171,7 @@ class PairFinder:
         records = self.index.records
         found: list[tuple[str, str, int]] = []
         base = page.hostkey + page.path
-        lowered = [i.partition("=")[0].lower() for i in items]
-        for name in sorted(set(lowered))[:MAX_PARAMS]:
-            if not name:
-                continue
-            value = "&".join(i for i, n in zip(items, lowered, strict=True) if n == name)
-            rest = "&".join(i for i, n in zip(items, lowered, strict=True) if n != name)
+        for name, value, rest in _each_param(items):
             entry = records.get(slot(f"P{base}?{rest}{page.frag}"), ())
             others = {r[1] for r in entry if r[0] == name and r[1] != value}
             found.append((name, f"{base}?{rest}", len(others) if entry else -1))
