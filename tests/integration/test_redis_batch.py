@@ -292,8 +292,7 @@ def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server
     the resume (the set restored) fetches every page the first run did not, none twice beyond
     the pages in flight. (Before the bound counted the page whose batch failed, the test failed
     on a slower machine in three of five full runs, the commit before this change included:
-    three pages, two downloads and
-    that page.)"""
+    three pages, two downloads and that page.)"""
     r = redis_server.client()
     slow = {"DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": 2}
     with mesh_site() as site:
