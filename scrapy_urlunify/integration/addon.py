@@ -40,8 +40,9 @@ still win):
 ``URLUNIFY_LEARN_PRESENCE``         ``True``: a parameter with one value on its host
                                     (``print=1``) is learned from pages with and without it
 ``URLUNIFY_FRONTIER``               ``True``: requests of URL patterns whose pages bring
-                                    nothing new go after the others (``docs/frontier.md``);
-                                    ``False`` turns it off
+                                    nothing new go after the others, and a request that
+                                    would test a candidate rule with nothing to add is held
+                                    back once (``docs/frontier.md``); ``False`` turns it off
 ``URLUNIFY_ROBOTS_NOFOLLOW``        ``True``: the links of a page that declares ``nofollow``
                                     (``<meta name="robots">``, ``X-Robots-Tag``) are not
                                     followed; a start page's always are (``docs/rules.md``);

@@ -185,7 +185,8 @@ _INTEGRATION: tuple[Setting, ...] = (
             "fetched and judged by their signatures)."),
     Setting("URLUNIFY_FRONTIER", False, "bool",
             "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no new "
-            "links) after the others, through Request.priority; nothing is dropped (the add-on turns it on; "
+            "links) after the others, through Request.priority, and, with learning on, hold back once a request "
+            "that would test a candidate rule with nothing to add; nothing is dropped (the add-on turns it on; "
             "docs/frontier.md)."),
     Setting("URLUNIFY_FRONTIER_PENALTY", 10_000, "int",
             "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
