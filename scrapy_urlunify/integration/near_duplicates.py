@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lxml import etree
 
-from ..learning.near_duplicate_index import MAX_DISTANCE, NearDuplicateIndex
+from ..learning.near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
 from ..learning.near_duplicates import (
     DEFAULT_MAX_BYTES,
+    folded_fingerprint,
     main_text,
     page_fingerprint,
     resemblance,
@@ -57,6 +58,9 @@ logger = logging.getLogger(__name__)
 #: appended to a site's name for the index of its pages too short for SimHash
 #: (``learning.near_duplicates.short_fingerprint``): their digests are compared for equality only
 SHORT_SITE = "\0short"
+#: appended to a site's name for the index of its pages' digests up to numbers
+#: (``learning.near_duplicates.folded_fingerprint``), compared for equality only
+FOLDED_SITE = "\0folded"
 #: the file of a JOBDIR the near-duplicate indexes are kept in
 FILENAME = "near_duplicates.bin"
 #: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
@@ -125,7 +129,8 @@ class NearDuplicatePages:
         return pages
 
     def __len__(self) -> int:
-        return sum(map(len, self._indexes.values()))
+        """How many pages the indexes hold (a page's digest up to numbers is not one more)."""
+        return sum(len(index) for site, index in self._indexes.items() if not site.endswith(FOLDED_SITE))
 
     def check(self, site: str, root: etree._Element, base_identifier: str,
               sig: bytes) -> tuple[int | None, NearDuplicate | None]:
@@ -133,24 +138,28 @@ class NearDuplicatePages:
         for a page with no text), and the earlier page of another identifier nearest to it
         within :attr:`reach` bits (None when there is none). The page is remembered. A page of
         fewer than ``MIN_FEATURES`` chunks of text gets the digest of its main text, looked up
-        in the site's index of such digests: a near-duplicate (0 bits) only of an equal main text."""
+        in the site's index of such digests: a near-duplicate (0 bits) only of an equal main text.
+        A longer page whose main text equals an earlier one's up to its numbers
+        (``folded_fingerprint``, in an index of its own) is 0 bits from it."""
         try:
-            found_fp = page_fingerprint(main_text(root), DEFAULT_MAX_BYTES)
+            text = main_text(root)
+            found_fp = page_fingerprint(text, DEFAULT_MAX_BYTES)
         except (ValueError, etree.LxmlError):
             return None, None
         if found_fp is None:
             return None, None
         value, short = found_fp
-        if short:  # a digest of the text: equal or not, in an index of its own
-            site += SHORT_SITE
-        index = self._indexes.get(site)
-        if index is None:
-            index = self._indexes[site] = NearDuplicateIndex()
         key = page_key(base_identifier)
-        match = index.seen(value, key, 0 if short else self.reach)
+        # a digest of the text: equal or not, in an index of its own
+        looked_up = [(site + SHORT_SITE if short else site, value)]
+        match = self._seen(*looked_up[0], key, 0 if short else self.reach)
+        if not short and (match is None or match.distance > 0):
+            # equal up to its numbers: 0 bits, whatever the SimHash of the pager around them says
+            looked_up.append((site + FOLDED_SITE, folded_fingerprint(text, DEFAULT_MAX_BYTES)))
+            match = self._seen(*looked_up[1], key, 0) or match
         found = None
         group = sig
-        if match is not None and match.key != key:
+        if match is not None:
             of, earlier_sig = self._pages.get(match.key, (None, None))
             found = NearDuplicate(of, earlier_sig, match.distance, match.resemblance)
             if earlier_sig is not None and match.distance <= self.group_distance:
@@ -158,10 +167,19 @@ class NearDuplicatePages:
         if key not in self._pages:
             self._remember(key, base_identifier, group)
             if self.pending is not None:
-                name = site.encode()
-                self.pending.append(_RECORD.pack(value, key, group[:16].ljust(16, b"\0"), len(name))
-                                    + name + base_identifier.encode())
+                for name, looked in ((site.encode(), value) for site, value in looked_up):
+                    self.pending.append(_RECORD.pack(looked, key, group[:16].ljust(16, b"\0"), len(name))
+                                        + name + base_identifier.encode())
         return value, found
+
+    def _seen(self, site: str, value: int, key: int, reach: int) -> Match | None:
+        """Look ``value`` up in the index ``site``, and add it there: the nearest page of
+        another key within ``reach``, if any."""
+        index = self._indexes.get(site)
+        if index is None:
+            index = self._indexes[site] = NearDuplicateIndex()
+        match = index.seen(value, key, reach)
+        return match if match is not None and match.key != key else None
 
     def replay(self, records: list[bytes]) -> int:
         """Add the pages of a shared log's ``records`` (see :attr:`pending`); how many were read

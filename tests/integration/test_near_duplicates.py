@@ -229,7 +229,8 @@ def test_another_process_of_the_scope_knows_the_pages_fetched_before_in_redis(re
     of, alike = seen_runs[1]["/index.php?title=A0&oldid=1234"]
     assert of.endswith("/wiki/A0")
     assert alike == 1.0
-    assert redis_server.client().llen("urlunify:near:signatures:near") == 2
+    # A0 by its fingerprint and by its digest up to numbers; the permanent link, 0 bits from it, once
+    assert redis_server.client().llen("urlunify:near:signatures:near") == 3
 
 
 def test_the_index_file_round_trips_and_a_bad_one_is_ignored(tmp_path, caplog):
@@ -329,5 +330,7 @@ def test_running_processes_of_a_scope_share_their_pages_in_redis(redis_server):
     assert of is not None
     assert of.endswith("/wiki/A0")
     assert alike == 1.0
-    assert b.stats.get_value("urlunify/signature/near_records_read") == 1  # A0's record, read live
-    assert redis_server.client().llen("urlunify:near:signatures:near") == 4  # A0, A1, A2 and the link
+    # A0's records (its fingerprint, its digest up to numbers), read live
+    assert b.stats.get_value("urlunify/signature/near_records_read") == 2
+    # two for each of A0, A1, A2; one for the link (0 bits from A0: no digest looked up)
+    assert redis_server.client().llen("urlunify:near:signatures:near") == 7

@@ -26,6 +26,7 @@ from scrapy_urlunify.learning.near_duplicates import (
     main_text,
     page_fingerprint,
     resemblance,
+    folded_fingerprint,
     short_fingerprint,
 )
 
@@ -280,3 +281,18 @@ def test_a_page_too_short_for_simhash_is_alike_only_when_its_main_text_is_equal(
     assert short_fingerprint(" \n ") is None
     assert page_fingerprint("") is None
     assert page_fingerprint(ARTICLE) == (fingerprint(ARTICLE, min_features=MIN_FEATURES), False)
+
+
+def test_a_digest_up_to_numbers_is_equal_only_for_texts_that_differ_in_their_numbers():
+    rows = [f"Product {name}: a long description of it, {price} EUR." for name, price in
+            (("lamp", "12.50"), ("kettle", "7.99"), ("rug", "120.00"), ("desk", "89.00"))]
+    listing = " ".join(["Showing 9 to 12 of 12 (3 pages)", *rows, "Sort: name Show 24 1 2 3"])
+    # another count, another pager: equal, whatever the number of digits
+    assert folded_fingerprint(listing) == folded_fingerprint(
+        listing.replace("(3 pages)", "(12 pages)").replace("1 2 3", "1 2 3 4 5 6 7 8 9 10 11 12"))
+    # the same rows in another order, or a row fewer, or a word changed: another text
+    assert folded_fingerprint(listing) != folded_fingerprint(listing.replace(rows[0] + " " + rows[1], rows[1] + " " + rows[0]))
+    assert folded_fingerprint(listing) != folded_fingerprint(listing.replace(rows[3], ""))
+    assert folded_fingerprint(listing) != folded_fingerprint(listing.replace("kettle", "kettles"))
+    # white space and ASCII case are no change, as for the fingerprint
+    assert folded_fingerprint(listing) == folded_fingerprint(listing.upper().replace(" ", "\n  "))
