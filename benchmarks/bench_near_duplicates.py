@@ -52,7 +52,7 @@ def best(function: Any, rounds: int) -> float:
 def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
     from lxml import html
 
-    from scrapy_urlunify.learning.near_duplicates import fingerprint, main_text
+    from scrapy_urlunify.learning.near_duplicates import fingerprint, folded_fingerprint, main_text
     from scrapy_urlunify.learning.page_signature import page_signature
 
     pages = [path.read_bytes() for path in sorted(root.rglob("*.html"))]
@@ -73,6 +73,10 @@ def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
         for text in texts:
             fingerprint(text)
 
+    def fold_texts() -> None:
+        for text in texts:
+            folded_fingerprint(text)
+
     def both() -> None:
         for tree in trees:
             fingerprint(main_text(tree))
@@ -80,7 +84,8 @@ def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
     results: dict[str, Any] = {"pages": len(pages), "html_mb": round(html_bytes / 1e6, 1),
                                "text_mb": round(sum(len(t.encode()) for t in texts) / 1e6, 1)}
     for name, function in (("exact signature (tree)", exact), ("main_text", extract),
-                           ("fingerprint(text)", hash_texts), ("main_text + fingerprint", both)):
+                           ("fingerprint(text)", hash_texts), ("folded_fingerprint(text)", fold_texts),
+                           ("main_text + fingerprint", both)):
         results[name] = round(best(function, rounds) * per_100k, 1)
     # about 100 KB of HTML, the unit: python3-doc's pages between 80 and 120 KB
     sized = [(body, text) for body, text in zip(pages, texts, strict=True) if 80_000 <= len(body) <= 120_000]

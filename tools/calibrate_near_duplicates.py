@@ -38,7 +38,7 @@ from typing import Any
 
 from lxml import etree, html
 
-from scrapy_urlunify.learning.near_duplicates import distance, fingerprint, main_text
+from scrapy_urlunify.learning.near_duplicates import MIN_FEATURES, distance, fingerprint, folded_fingerprint, main_text
 from scrapy_urlunify.learning.page_signature import body_text
 
 ROOT = Path("/usr/share/doc/python3/html")
@@ -134,8 +134,23 @@ def _render(source: bytes, change: Callable[[etree._Element], None] | None) -> b
 
 
 def _texts(document: bytes) -> dict[str, int | None]:
-    return {"main": fingerprint(main_text(html.document_fromstring(document))),
-            "body": fingerprint(body_text(document))}
+    main = main_text(html.document_fromstring(document))
+    return {"main": fingerprint(main), "body": fingerprint(body_text(document)),
+            # what a crawl compares for pages long enough for SimHash: equal up to numbers
+            "folded": folded_fingerprint(main) if fingerprint(main, min_features=MIN_FEATURES) is not None else None}
+
+
+def folded_merges(title: str, pages: dict[str, dict[str, int | None]]) -> list[list[str]]:
+    """The groups of distinct pages whose main texts are equal up to their numbers (each would
+    drop the items of the others)."""
+    groups: dict[int, list[str]] = {}
+    for name, fp in pages.items():
+        if fp["folded"] is not None:
+            groups.setdefault(fp["folded"], []).append(name)
+    merged = [names for names in groups.values() if len(names) > 1]
+    pairs = sum(len(names) * (len(names) - 1) // 2 for names in merged)
+    print(f"\n{title}: distinct pairs equal up to numbers: {pairs}", *(" ~ ".join(n) for n in merged[:10]))
+    return merged
 
 
 def python_doc(root: Path, limit: int | None) -> tuple[dict[str, dict[str, int | None]], dict[str, list[tuple[int | None, ...]]]]:
@@ -297,14 +312,17 @@ def main() -> None:
         doc_pages, doc_pairs = python_doc(args.root, args.limit)
         for text in ("main", "body"):
             results[f"python3-doc/{text}"] = table("python3-doc", doc_pages, doc_pairs, text)
+        results["python3-doc/folded"] = folded_merges("python3-doc", doc_pages)
     if args.wiki:
         wiki_pages, wiki_pairs = mediawiki(args.wiki.rstrip("/"), args.limit)
         for text in ("main", "body"):
             results[f"mediawiki/{text}"] = table("MediaWiki", wiki_pages, wiki_pairs, text)
+        results["mediawiki/folded"] = folded_merges("MediaWiki", wiki_pages)
     if not args.no_demo:
         demo_pages, demo_pairs = demo()
         for text in ("main", "body"):
             results[f"demo/{text}"] = table("demo site", demo_pages, demo_pairs, text)
+        results["demo/folded"] = folded_merges("demo site", demo_pages)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 
