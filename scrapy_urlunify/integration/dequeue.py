@@ -77,7 +77,7 @@ class DequeueMiddleware:
             raise NotConfigured
         mw = cls(context)
         crawler.signals.connect(mw.stamp, signal=signals.request_scheduled)
-        crawler.signals.connect(mw.landed, signal=signals.request_left_downloader)
+        crawler.signals.connect(mw.left_downloader, signal=signals.request_left_downloader)
         return mw
 
     def stamp(self, request: Request, spider: Spider | None = None) -> None:
@@ -150,13 +150,22 @@ class DequeueMiddleware:
             df.mark_done(request)  # handled: a resume must not fetch it again
         raise DroppedAtDequeue(f"{request.url}: its page {identifier} was fetched while it waited")
 
-    def landed(self, request: Request, spider: Spider | None = None) -> None:
-        """``request_left_downloader``, and a request that never reached it: no longer testing."""
+    def left_downloader(self, request: Request, spider: Spider | None = None) -> None:
+        """``request_left_downloader``: its response is not judged yet (the signature middleware's
+        ``process_response`` comes after)."""
+        if self.context.frontier is not None:
+            self.context.frontier.left_downloader(id(request))
+
+    def landed(self, request: Request) -> None:
+        """No longer testing: its response was judged, or it failed."""
         if self.context.frontier is not None:
             self.context.frontier.landed(id(request))
 
     def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
-        self.landed(request)  # a response from a middleware (a cache) never reached the downloader
+        # after the SignatureMiddleware's (a higher order: closer to the downloader): the learner
+        # has observed the page; also a response from a middleware (a cache) that never reached
+        # the downloader
+        self.landed(request)
         return response
 
     def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:

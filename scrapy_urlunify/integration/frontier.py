@@ -76,6 +76,12 @@ EVIDENCE_VALUES = 2
 #: seconds after which a request testing a candidate counts as landed, whatever became of it (a
 #: downloader middleware that gives a request back to the scheduler sends no signal)
 TESTING_SECONDS = 60.0
+#: seconds a request testing a candidate still counts as in flight after it left the downloader,
+#: unless its response is judged first: the learner observes a page in the downloader
+#: middlewares' ``process_response``, after ``request_left_downloader`` (released there, the
+#: next page of a candidate went before the page completing its evidence was observed); a
+#: response that a middleware turns into a request (a redirect) or an error lands this way
+LANDING_SECONDS = 2.0
 
 
 def scheduled_url(request: Request) -> str:
@@ -124,6 +130,8 @@ class Frontier:
         self._testing: dict[str, dict[int, float]] = {}
         #: id(request) -> the questions it asks
         self._tests: dict[int, list[str]] = {}
+        #: id(request) -> when it left the downloader, its response not judged yet
+        self._downloaded: dict[int, float] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -201,13 +209,22 @@ class Frontier:
         flying = self._testing.get(name)
         if not flying:
             return 0
+        downloaded = self._downloaded
         for rid, since in list(flying.items()):
-            if now - since > TESTING_SECONDS:
+            if now - since > TESTING_SECONDS or now - downloaded.get(rid, now) > LANDING_SECONDS:
                 self.landed(rid)
         return len(flying)
 
+    def left_downloader(self, rid: int) -> None:
+        """The request ``id(request) == rid`` left the downloader: it lands once its response is
+        judged (:meth:`landed`), or :data:`LANDING_SECONDS` from now."""
+        if rid in self._tests:
+            self._downloaded[rid] = time.monotonic()
+
     def landed(self, rid: int) -> None:
-        """The request ``id(request) == rid`` left the downloader (or never reached it)."""
+        """The response of the request ``id(request) == rid`` was judged (or it failed, or never
+        reached the downloader): it no longer tests anything."""
+        self._downloaded.pop(rid, None)
         names = self._tests.pop(rid, None)
         if names is None:
             return

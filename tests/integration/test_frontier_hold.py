@@ -62,6 +62,28 @@ def test_a_third_value_waits_and_a_second_page_waits_for_the_first():
     assert not frontier.admit(c, [("view s.test/item/1?", "view s.test", 2)])
 
 
+def test_a_page_out_of_the_downloader_is_in_flight_until_its_response_is_judged(monkeypatch):
+    """``request_left_downloader`` comes before the middlewares' ``process_response``, where the
+    learner observes the page: until then (or ``LANDING_SECONDS``, for a response turned into a
+    redirect) the next page of its candidate waits."""
+    from scrapy_urlunify.integration import frontier as frontier_module
+
+    clock = [100.0]
+    monkeypatch.setattr(frontier_module.time, "monotonic", lambda: clock[0])
+    frontier = Frontier(UnifyStats(None), 100)
+    a = Request("http://s.test/item/1?view=a")
+    assert frontier.admit(a, [("view s.test/item/1?", "view s.test", 0)])  # starts item 1
+    other = Request("http://s.test/item/2?view=a")
+    frontier.left_downloader(id(a))
+    assert not frontier.admit(other, [("view s.test/item/2?", "view s.test", 0)])
+    frontier.landed(id(a))  # judged
+    assert frontier.admit(other, [("view s.test/item/2?", "view s.test", 0)])
+    third = Request("http://s.test/item/3?view=a")
+    frontier.left_downloader(id(other))
+    clock[0] += frontier_module.LANDING_SECONDS + 0.1  # never judged: a redirect
+    assert frontier.admit(third, [("view s.test/item/3?", "view s.test", 0)])
+
+
 def test_open_questions_are_those_of_undecided_parameters_with_a_page_observed():
     learner = Learner(min_pairs=3)
     sig = {f"/item/{n}": f"text{n}".encode() for n in range(8)}
