@@ -159,7 +159,8 @@ _INTEGRATION: tuple[Setting, ...] = (
             "page; no two distinct articles of the calibration sites came this close.", minimum=0.94),
     Setting("URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS", True, "bool",
             "SignaturePipeline drops the items of pages within URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE "
-            "of an earlier page (logged with that page)."),
+            "of an earlier page, or whose main text equals an earlier page's up to its numbers (logged "
+            "with that page). Off for a crawl whose pages differ only in their numbers (scores, prices)."),
     Setting("URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE", 0.94, "number",
             "Resemblance from which a declared canonical's target counts as the same page.", minimum=0.94),
     Setting("URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE", 0.94, "number",
