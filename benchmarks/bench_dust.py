@@ -31,6 +31,7 @@ id), pages missed (floor - covered), requests dropped at dequeue
 
     python benchmarks/bench_dust.py                            # all five, seed 1, 600 products
     python benchmarks/bench_dust.py --configs addon,careful --products 100 --categories 6
+    python benchmarks/bench_dust.py --configs mirror --set URLUNIFY_LEARN_PROBATION_SAMPLES=3
 """
 
 from __future__ import annotations
@@ -84,15 +85,19 @@ def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
     return settings
 
 
-def crawl(config: str, proxy: str, cap: int, timeout: int) -> dict[str, Any]:
-    """One crawl in this process (called in a child): its stats and items."""
+def crawl(config: str, proxy: str, cap: int, timeout: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One crawl in this process (called in a child): its stats and items. ``extra``: settings
+    added to an add-on configuration (``--set``)."""
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
     items: list[dict[str, Any]] = []
     downloads: list[str] = []
 
-    process = CrawlerProcess(settings_for(config, proxy, timeout), install_root_handler=True)
+    settings = settings_for(config, proxy, timeout)
+    if config != "plain":
+        settings.update(extra or {})
+    process = CrawlerProcess(settings, install_root_handler=True)
     crawler = process.create_crawler(dustsite.shop_spider())
 
     def scraped(item: dict[str, str]) -> None:
@@ -206,12 +211,24 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--explain", action="store_true",
                         help="also print, per crawl, where the fetches beyond one per page went (by URL shape)")
-    parser.add_argument("--child", nargs=4, metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting added to every add-on configuration, VALUE read as JSON "
+                             "(e.g. URLUNIFY_LEARN_PROBATION_SAMPLES=3); repeatable")
+    parser.add_argument("--child", nargs=5, metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT", "EXTRA"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        config, proxy, cap, timeout = args.child
-        print(json.dumps(crawl(config, proxy, int(cap), int(timeout))))
+        config, proxy, cap, timeout, extra = args.child
+        print(json.dumps(crawl(config, proxy, int(cap), int(timeout), json.loads(extra))))
         return
+    extra: dict[str, Any] = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            parser.error(f"--set {item!r}: expected NAME=VALUE")
+        try:
+            extra[name] = json.loads(value)
+        except ValueError:
+            extra[name] = value
     configs = args.configs.split(",")
     for name in configs:
         if name not in CONFIGS:
@@ -224,7 +241,7 @@ def main() -> None:
     rows = []
     try:
         for config in configs:
-            run = child_json(__file__, "--child", config, proxy, str(args.cap), str(args.timeout))
+            run = child_json(__file__, "--child", config, proxy, str(args.cap), str(args.timeout), json.dumps(extra))
             rows.append(score(run, site, truth))
             print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     finally:
@@ -240,7 +257,7 @@ def main() -> None:
             for what, n in row["excess"]["duplicate_items"].items():
                 print(f"  {n:6d}  {what}")
     write_json(args.json, {"seed": args.seed, "products": args.products, "categories": args.categories,
-                           "floor": len(truth), "cap": args.cap, "rows": rows})
+                           "floor": len(truth), "cap": args.cap, "settings": extra, "rows": rows})
 
 
 if __name__ == "__main__":

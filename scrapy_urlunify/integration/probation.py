@@ -1,7 +1,7 @@
 """Rule probation: a learned rule is trusted only once requests it merged, fetched anyway, were
 the same pages.
 
-A newly adopted rule is on probation. The next ``RULE_PROBATION`` requests it merges with a page
+A newly adopted rule is on probation. The next ``URLUNIFY_LEARN_PROBATION_SAMPLES`` (5) requests it merges with a page
 already fetched, each on its own path (with its own items outside the context, for a rule of one rule context), are
 fetched anyway (samples, ``PROBATION_META``) and compared with the page they were merged into: that many agreeing confirm the rule, one that
 differs is a counter-example the learner hears (and revokes the rule). Meanwhile the other
@@ -49,6 +49,7 @@ __all__ = ["MERGED_KEPT", "RULE_PROBATION", "SAMPLE_PRIORITY", "Policies", "Prob
 logger = logging.getLogger(__name__)
 
 #: requests a newly adopted rule merges that are fetched anyway to check it, each on its own path
+#: (the default of URLUNIFY_LEARN_PROBATION_SAMPLES)
 RULE_PROBATION = 5
 #: requests merged by rules still on probation, kept to be scheduled again if one is revoked
 MERGED_KEPT = 10_000
@@ -101,6 +102,8 @@ class Probation:
         self._restored_entries = kept_store.entries()
         self._warned_unpicklable = False
         settings = crawler.settings
+        #: agreeing verdicts that confirm a rule (URLUNIFY_LEARN_PROBATION_SAMPLES)
+        self.samples_needed: int = get(settings, "URLUNIFY_LEARN_PROBATION_SAMPLES")
         #: what a sample's priority gains: above every request, penalised by the frontier or not
         self.sample_boost = SAMPLE_PRIORITY + (2 * get(settings, "URLUNIFY_FRONTIER_PENALTY")
                                                if get(settings, "URLUNIFY_FRONTIER") else 0)
@@ -156,7 +159,7 @@ class Probation:
         """Called for a request the current policy merges with a page already seen (by the
         dupefilter, and at dequeue: ``queued``, the request is in the seen store itself, under
         the policy it was queued with). True: fetch it anyway, a probation sample of a new rule
-        that merged it (the next ``RULE_PROBATION`` of them, each on its own path). Otherwise,
+        that merged it (the next ``samples_needed`` of them, each on its own path). Otherwise,
         while a rule that merged it is on probation, the request is kept (at most
         ``MERGED_KEPT``, in the crawl's store too), scheduled again if that rule is revoked, and
         fetched as a sample if the crawl goes idle with the rule still on probation
@@ -180,7 +183,7 @@ class Probation:
         if earlier is not None:
             for p in rules:
                 path = p.sample_key(url)
-                if p.sampled < RULE_PROBATION and path not in p.paths:
+                if p.sampled < self.samples_needed and path not in p.paths:
                     p.paths.add(path)
                     p.sampled += 1
                     # the page it was merged into goes with it: a resumed run no longer knows it
@@ -268,7 +271,7 @@ class Probation:
             return None
         if earlier[1] == sig:
             p.confirmed += 1
-            if p.confirmed >= RULE_PROBATION:
+            if p.confirmed >= self.samples_needed:
                 self._confirm(p)
             return None
         return p.rule, earlier[0]
@@ -296,7 +299,7 @@ class Probation:
             p.sampled += 1  # one sample fewer to take from the requests it merges
             p.confirmed += 1
             self.stats.inc("learned/probation/fetched_verdicts")
-            if p.confirmed >= RULE_PROBATION:
+            if p.confirmed >= self.samples_needed:
                 self._confirm(p)
             return None
         return None
@@ -304,7 +307,7 @@ class Probation:
     def verify_at_idle(self, spider: Any = None) -> None:
         """``spider_idle``: nothing is left to fetch, and a rule still on probation would end the
         crawl trusted, the requests it kept never fetched. They are verified instead: fetched as
-        samples, as many as the rule lacks (``RULE_PROBATION`` agreeing verdicts), on paths not
+        samples, as many as the rule lacks (``samples_needed`` agreeing verdicts), on paths not
         sampled yet first, each compared with the page it was merged into; one that differs
         revokes the rule (and everything it kept is scheduled again), enough that agree confirm
         it (and the rest are forgotten). A rule all of whose kept requests were verified, and
@@ -326,7 +329,7 @@ class Probation:
                 if p.verified_at_idle and p.confirmed:  # everything it merged was fetched, and agreed
                     self._confirm(p)
                 continue
-            chosen = _fresh_paths_first(kept, p.paths)[: max(1, RULE_PROBATION - p.confirmed)]
+            chosen = _fresh_paths_first(kept, p.paths)[: max(1, self.samples_needed - p.confirmed)]
             for entry_id, k in chosen:
                 del self._kept[entry_id]
                 requests.append(self._idle_sample(p, entry_id, k.request))
@@ -334,7 +337,7 @@ class Probation:
             self.stats.inc("learned/probation/verified_at_idle", len(chosen))
             logger.info("Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d of "
                         "the %d requests it kept as its samples before the crawl ends: %s",
-                        p.confirmed, RULE_PROBATION, len(chosen), len(kept), p.rule)
+                        p.confirmed, self.samples_needed, len(chosen), len(kept), p.rule)
         if requests:
             self._schedule(requests, stat=None)
             raise DontCloseSpider

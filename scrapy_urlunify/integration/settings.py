@@ -180,6 +180,10 @@ _INTEGRATION: tuple[Setting, ...] = (
             "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),
     Setting("URLUNIFY_LEARN_MIN_PAIRS", 3, "int",
             "Distinct page pairs that must agree before a rule is learned.", minimum=2),
+    Setting("URLUNIFY_LEARN_PROBATION_SAMPLES", 5, "int",
+            "Requests a newly learned rule merges that are fetched anyway (each on its own path) and must "
+            "show the page they were merged into before the rule is trusted; one that differs revokes it. "
+            "Fewer: fewer fetches, a weaker check.", minimum=1),
     Setting("URLUNIFY_LEARN_PRESENCE", False, "bool",
             "Also learn a parameter that always has one value on its host (print=1) from pages with "
             "and without it (three times the pairs; the add-on turns it on; off: print views are "

@@ -74,6 +74,7 @@ WRONG: dict[str, list[object]] = {
 EXTRA: dict[str, list[object]] = {
     "URLUNIFY_TRAP_REPETITIONS": [1],  # every path would be a trap: nothing fetched
     "URLUNIFY_LEARN_MIN_PAIRS": [1],
+    "URLUNIFY_LEARN_PROBATION_SAMPLES": [0],  # a rule trusted on its evidence alone
     "URLUNIFY_REDIS_TIMEOUT": [0],
 }
 CASES = [(name, value) for name, s in SETTINGS.items() for value in WRONG[s.kind] + EXTRA.get(name, [])]

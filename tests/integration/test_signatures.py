@@ -87,6 +87,16 @@ def test_learning_an_irrelevant_parameter_stops_later_fetches(tmp_path):
 
 
 @pytest_twisted.inlineCallbacks
+def test_the_number_of_probation_samples_is_a_setting():
+    site, stats = yield crawl_from("/learn", {"URLUNIFY_LEARN": True, "URLUNIFY_LEARN_PROBATION_SAMPLES": 1})
+    # one sample that agrees confirms the rule: the ?ref=3..5 links cost /g's one fetch (new) and it
+    samples = stats["urlunify/learned/probation/samples"] + stats.get("urlunify/learned/probation/verified_at_idle", 0)
+    assert samples == 1
+    assert sum(site.hits[f"/{x}?ref={i}"] for x in "befg" for i in (3, 4, 5)) == 1 + samples
+    assert stats["urlunify/learned/confirmed"] == 1
+
+
+@pytest_twisted.inlineCallbacks
 def test_without_learning_every_ref_variant_is_fetched():
     # the add-on turns learning on; a spider turns it off
     site, stats = yield crawl_from("/learn", {"URLUNIFY_LEARN": False})
