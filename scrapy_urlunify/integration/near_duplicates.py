@@ -150,7 +150,7 @@ class NearDuplicatePages:
             return None, None
         value, short = found_fp
         key = page_key(base_identifier)
-        # a digest of the text: equal or not, in an index of its own
+        # a short page's digest: equal or not, in an index of its own
         looked_up = [(site + SHORT_SITE if short else site, value)]
         match = self._seen(*looked_up[0], key, 0 if short else self.reach)
         if not short and (match is None or match.distance > 0):
@@ -167,19 +167,23 @@ class NearDuplicatePages:
         if key not in self._pages:
             self._remember(key, base_identifier, group)
             if self.pending is not None:
-                for name, looked in ((site.encode(), value) for site, value in looked_up):
-                    self.pending.append(_RECORD.pack(looked, key, group[:16].ljust(16, b"\0"), len(name))
+                for index_name, indexed in looked_up:
+                    name = index_name.encode()
+                    self.pending.append(_RECORD.pack(indexed, key, group[:16].ljust(16, b"\0"), len(name))
                                         + name + base_identifier.encode())
         return value, found
 
     def _seen(self, site: str, value: int, key: int, reach: int) -> Match | None:
         """Look ``value`` up in the index ``site``, and add it there: the nearest page of
         another key within ``reach``, if any."""
+        match = self._index(site).seen(value, key, reach)
+        return match if match is not None and match.key != key else None
+
+    def _index(self, site: str) -> NearDuplicateIndex:
         index = self._indexes.get(site)
         if index is None:
             index = self._indexes[site] = NearDuplicateIndex()
-        match = index.seen(value, key, reach)
-        return match if match is not None and match.key != key else None
+        return index
 
     def replay(self, records: list[bytes]) -> int:
         """Add the pages of a shared log's ``records`` (see :attr:`pending`); how many were read
@@ -193,10 +197,7 @@ class NearDuplicatePages:
                 identifier = record[_RECORD.size + size :].decode()
             except (struct.error, UnicodeDecodeError):
                 continue
-            index = self._indexes.get(site)
-            if index is None:
-                index = self._indexes[site] = NearDuplicateIndex()
-            index.seen(value, key, 0)
+            self._index(site).seen(value, key, 0)
             if key not in self._pages:
                 self._remember(key, identifier, sig)
             read += 1

@@ -353,10 +353,9 @@ class Learner:
         a, b, sig = p.a, p.b, p.sig
         if "#" in p.ctx or not p.hint or self._covered(PARAM, a, b):
             return None
-        hostpath, _, rest = p.hint.partition("?")
-        items = frozenset(rest.split("&")) if rest else frozenset()
+        hostpath = p.hint.partition("?")[0]
         contexts = self._contexts
-        found = contexts.add_values(a, hostpath, p.path, b, sig, p.values, items, (p.earlier, url))
+        found = contexts.add_values(a, hostpath, p.path, b, sig, p.values, _rest(p.hint), (p.earlier, url))
         if found is None:
             return None
         context, n, examples = found

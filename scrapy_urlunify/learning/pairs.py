@@ -90,7 +90,7 @@ def read_page(url: str, identity_host: str, sig: str) -> Page | None:
         items = []
     query = "&".join(items)
     return Page(url, sig, host, port, hostkey, p.path, frag, items, query,
-                slot(f"P{hostkey}{p.path}?{query}{frag}"))
+                _param_slot(hostkey + p.path, query, frag))
 
 
 def _each_param(items: list[str]) -> Iterator[tuple[str, str, str]]:
@@ -101,6 +101,18 @@ def _each_param(items: list[str]) -> Iterator[tuple[str, str, str]]:
         if name:
             yield (name, "&".join(i for i, n in zip(items, lowered, strict=True) if n == name),
                    "&".join(i for i, n in zip(items, lowered, strict=True) if n != name))
+
+
+def _param_slot(base: str, rest: str, frag: str) -> int:
+    """The index slot of ``base`` (``host:port/path``) with the query ``rest``: the page's own
+    record (the page without a parameter, for a pair) and those of that page with one parameter
+    more, each value; written and read by the pair finders and :meth:`PairFinder.values_seen`."""
+    return slot(f"P{base}?{rest}{frag}")
+
+
+def _alias_slot(page: Page) -> int:
+    """The index slot of ``page``'s path and query on any host (alias pairs)."""
+    return slot(f"A{page.path}?{page.query}{page.frag}")
 
 
 def _registrable(host: str) -> str:
@@ -143,7 +155,7 @@ class PairFinder:
             return pairs
         records = index.records
         for name, value, rest in _each_param(items):
-            key = slot(f"P{base}?{rest}{frag}")
+            key = _param_slot(base, rest, frag)
             entry = records.get(key, ())
             ctx = f"{path}?{rest}{frag}"
             if any(r[0] == name and r[1] == value for r in entry):
@@ -172,7 +184,7 @@ class PairFinder:
         found: list[tuple[str, str, int]] = []
         base = page.hostkey + page.path
         for name, value, rest in _each_param(items):
-            entry = records.get(slot(f"P{base}?{rest}{page.frag}"), ())
+            entry = records.get(_param_slot(base, rest, page.frag), ())
             others = {r[1] for r in entry if r[0] == name and r[1] != value}
             found.append((name, f"{base}?{rest}", len(others) if entry else -1))
         return found
@@ -183,7 +195,7 @@ class PairFinder:
         host = page.host
         if is_ip(host):
             return []
-        entry = self.index.records.get(slot(f"A{page.path}?{page.query}{page.frag}"), ())
+        entry = self.index.records.get(_alias_slot(page), ())
         return [h for h, pt, _s, _u in entry if h != host and pt == page.port and self._related(h, host)]
 
     def path_pairs(self, page: Page) -> list[Pair]:
@@ -198,7 +210,7 @@ class PairFinder:
         first, sep, tail = path[1:].partition("/")
         if sep and first and tail:
             rest = "/" + tail
-            for r in records.get(slot(f"P{hostkey}{rest}{tail_key}"), ()):
+            for r in records.get(_param_slot(hostkey + rest, page.query, page.frag), ()):
                 if r[0] is None:
                     pairs.append(Pair(PATH, host, first, r[2] == sig, rest, rest, sig, r[3], True))
             key = slot(f"R{hostkey}{rest}{tail_key}")
@@ -216,7 +228,7 @@ class PairFinder:
             return []
         if host not in self._first_seen and len(self._first_seen) < _MAX_HOSTS_SEEN:
             self._first_seen[host] = len(self._first_seen)
-        key = slot(f"A{page.path}?{page.query}{page.frag}")
+        key = _alias_slot(page)
         entry = self.index.records.get(key, ())
         pairs: list[Pair] = []
         seen_here = False
