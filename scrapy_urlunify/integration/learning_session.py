@@ -173,8 +173,8 @@ class LearningSession:
         for revocation in revoked:
             a, b = revocation.counter_example
             self.stats.inc("learned/revoked")
-            logger.warning("Unlearned, a counter-example showed it matters: %s (%s and %s have different content)",
-                           revocation.rule, a, b)
+            logger.warning("Unlearned, a counter-example showed it matters: %s (%s and %s have different content; %s)",
+                           revocation.rule, a, b, self.probation.progress(rule_key(revocation.rule)))
         keys = {rule_key(r.rule) for r in revoked}
         self.probation.revoke(keys)
         # saved before the kept requests are scheduled and forgotten: a kill in between finds

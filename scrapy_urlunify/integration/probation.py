@@ -4,7 +4,11 @@ the same pages.
 A newly adopted rule is on probation. The next ``URLUNIFY_LEARN_PROBATION_SAMPLES`` (5) requests it merges with a page
 already fetched, each on its own path (with its own items outside the context, for a rule of one rule context), are
 fetched anyway (samples, ``PROBATION_META``) and compared with the page they were merged into: that many agreeing confirm the rule, one that
-differs is a counter-example the learner hears (and revokes the rule). Meanwhile the other
+differs is a counter-example the learner hears (and revokes the rule). When the values of the
+evidence share a lead (``title=Talk:…``: ``learning.evidence_lead``), one sample must be unlike
+it (``title=Category_talk:…``): the rest are taken from any request, that one waits for a
+request whose value does not start with the lead, and the rule is not confirmed without it
+(unless the crawl ends without one: then nothing it merged was unlike its evidence). Meanwhile the other
 requests it merged are kept (at most ``MERGED_KEPT``, in the crawl's kept store too): scheduled
 again if the rule is revoked, forgotten once it is confirmed, fetched as samples if the crawl
 goes idle with the rule still on probation. Never lost, not even by a kill or in another
@@ -21,14 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.request import request_from_dict
 
-from ..core.domains import within
-from ..core.params import context_items
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
-from ..learning.rule_contexts import split_context
 from ..stores.memory import MemoryKeptStore
 from .crawl_stores import STORE_FAULTS, count_outages, guarded, store_failed
 from .meta import PROBATION_META
+from .rule_samples import RuleKey, RuleOnProbation, rule_key, url_path
 from .settings import get
 
 if TYPE_CHECKING:
@@ -61,10 +63,6 @@ SAMPLE_PRIORITY = 1000
 #: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
 _SAMPLE = "~"
 
-#: a learned rule's ``(kind, host, name)``
-RuleKey = tuple[str, str, str]
-
-
 class Policies(Protocol):
     """Where the crawl's policies are read (its ``UnifyContext``): the current unifier changes
     with every learned rule."""
@@ -73,11 +71,6 @@ class Policies(Protocol):
     def unifier(self) -> Unifier: ...
     @property
     def base_policy(self) -> Policy: ...
-
-
-def rule_key(rule: LearnedRule) -> RuleKey:
-    """``(kind, host, name)``; a rule of one rule context has its context key for host."""
-    return (rule.kind, rule.context_key, rule.name)
 
 
 class Probation:
@@ -96,7 +89,7 @@ class Probation:
         self._holds_identifier = holds_identifier
         #: saves the learned rules and their probation
         self._save = save
-        self._rules: dict[RuleKey, _OnProbation] = {}  # rules adopted, not yet confirmed
+        self._rules: dict[RuleKey, RuleOnProbation] = {}  # rules adopted, not yet confirmed
         self._kept: dict[bytes, _Kept] = {}  # entry id -> a request merged while rules were on probation
         self._samples: dict[bytes, RuleKey] = {}  # entry id -> rule of a sample awaiting its verdict
         self._restored_entries = kept_store.entries()
@@ -121,8 +114,15 @@ class Probation:
     def adopt(self, rules: list[LearnedRule]) -> None:
         """Put newly adopted rules on probation."""
         for rule in rules:
-            p = _OnProbation(rule)
+            p = RuleOnProbation(rule)
             self._rules[p.key] = p
+
+    def progress(self, key: RuleKey) -> str:
+        """How far a rule got, for the log: its agreeing samples, or confirmed."""
+        p = self._rules.get(key)
+        if p is None:
+            return "it was confirmed"
+        return f"on probation, {p.confirmed} of {self.samples_needed} samples had agreed"
 
     def revoke(self, keys: set[RuleKey]) -> None:
         """Revoked rules leave probation (what they kept is scheduled by :meth:`reschedule`)."""
@@ -131,8 +131,7 @@ class Probation:
 
     def state(self) -> dict[str, dict[str, Any]]:
         """The progress of each rule on probation, as saved with the learned rules."""
-        return {_key_text(k): {"sampled": p.sampled, "confirmed": p.confirmed, "paths": sorted(p.paths)}
-                for k, p in self._rules.items()}
+        return {_key_text(k): p.state() for k, p in self._rules.items()}
 
     def restore(self, saved: dict[str, Any] | None, rules: Iterable[LearnedRule]) -> None:
         """Rules go back on probation as they were at the save; a state saved before probation
@@ -144,10 +143,8 @@ class Probation:
             rule = by_key.get(_text_key(text))
             if rule is None:
                 continue  # revoked since
-            p = _OnProbation(rule)
-            p.sampled = int(progress.get("sampled", 0))
-            p.confirmed = int(progress.get("confirmed", 0))
-            p.paths = {str(x) for x in progress.get("paths", ())}
+            p = RuleOnProbation(rule)
+            p.restore(progress)
             self._rules[p.key] = p
 
     def clear(self) -> None:
@@ -183,9 +180,8 @@ class Probation:
         if earlier is not None:
             for p in rules:
                 path = p.sample_key(url)
-                if p.sampled < self.samples_needed and path not in p.paths:
-                    p.paths.add(path)
-                    p.sampled += 1
+                if p.wants(url, path, self.samples_needed):
+                    p.sample(url, path)
                     # the page it was merged into goes with it: a resumed run no longer knows it
                     entry_id = _entry_id(request)
                     request.meta[PROBATION_META] = (p.key, identifier, entry_id.hex(), earlier[0], earlier[1].hex())
@@ -205,7 +201,7 @@ class Probation:
             self.stats.inc("learned/probation/not_kept")
         return False
 
-    def _merging(self, url: str) -> tuple[list[_OnProbation], str, str] | None:
+    def _merging(self, url: str) -> tuple[list[RuleOnProbation], str, str] | None:
         """The rules on probation that take part in merging ``url``, its base identifier and its
         identifier under the current policy; None when no rule does (or it is no URL)."""
         base = unifier_for(self.policies.base_policy)
@@ -270,8 +266,8 @@ class Probation:
         if p is None or earlier is None:  # confirmed or revoked meanwhile, or page not fetched yet
             return None
         if earlier[1] == sig:
-            p.confirmed += 1
-            if p.confirmed >= self.samples_needed:
+            p.agreed(url)
+            if p.done(self.samples_needed):
                 self._confirm(p)
             return None
         return p.rule, earlier[0]
@@ -295,11 +291,10 @@ class Probation:
                 continue
             if earlier[1] != sig:
                 return p.rule, earlier[0]
-            p.paths.add(path)
-            p.sampled += 1  # one sample fewer to take from the requests it merges
-            p.confirmed += 1
+            p.sample(url, path)  # one sample fewer to take from the requests it merges
+            p.agreed(url)
             self.stats.inc("learned/probation/fetched_verdicts")
-            if p.confirmed >= self.samples_needed:
+            if p.done(self.samples_needed):
                 self._confirm(p)
             return None
         return None
@@ -324,12 +319,15 @@ class Probation:
             self._adopt_shared_kept()
         requests: list[Request] = []
         for p in list(self._rules.values()):
-            kept = [(i, k) for i, k in self._kept.items() if p.key in k.keys]
-            if not kept:
-                if p.verified_at_idle and p.confirmed:  # everything it merged was fetched, and agreed
-                    self._confirm(p)
+            kept = _fresh_paths_first([(i, k) for i, k in self._kept.items() if p.key in k.keys], p.paths)
+            decisive = p.at_idle([k.request.url for _, k in kept])
+            if decisive is not None:  # verified first
+                kept.insert(0, kept.pop(decisive))
+            if not kept or p.done(self.samples_needed):
+                if p.done(self.samples_needed) or (not kept and p.verified_at_idle and p.confirmed):
+                    self._confirm(p)  # enough agreed; or everything it merged was fetched, and agreed
                 continue
-            chosen = _fresh_paths_first(kept, p.paths)[: max(1, self.samples_needed - p.confirmed)]
+            chosen = kept[: max(1, self.samples_needed - p.confirmed)]
             for entry_id, k in chosen:
                 del self._kept[entry_id]
                 requests.append(self._idle_sample(p, entry_id, k.request))
@@ -342,7 +340,7 @@ class Probation:
             self._schedule(requests, stat=None)
             raise DontCloseSpider
 
-    def _idle_sample(self, p: _OnProbation, entry_id: bytes, request: Request) -> Request:
+    def _idle_sample(self, p: RuleOnProbation, entry_id: bytes, request: Request) -> Request:
         """``request``, kept for ``p``, as one of its samples (it names the page it was merged
         into if this process fetched it; otherwise that page is looked up at its verdict)."""
         try:
@@ -352,7 +350,7 @@ class Probation:
         earlier = self.pages.page(identifier)
         probe: tuple[Any, ...] = (p.key, identifier, entry_id.hex())
         request.meta[PROBATION_META] = probe + ((earlier[0], earlier[1].hex()) if earlier is not None else ())
-        p.paths.add(p.sample_key(request.url))
+        p.note(request.url, p.sample_key(request.url))
         self._samples[entry_id] = p.key
         return request
 
@@ -372,7 +370,7 @@ class Probation:
             if request is not None:
                 self._kept[entry_id] = _Kept(request, keys)
 
-    def _confirm(self, p: _OnProbation) -> None:
+    def _confirm(self, p: RuleOnProbation) -> None:
         del self._rules[p.key]
         self._save()  # confirmed first: a kill now forgets the kept requests at resume
         done = [i for i, kept in self._kept.items() if not any(k in self._rules for k in kept.keys)]
@@ -489,17 +487,13 @@ def _entry_id(request: Request) -> bytes:
     return h.digest()
 
 
-def _path(url: str) -> str:
-    return url.split("?", 1)[0].split("#", 1)[0]
-
-
 def _fresh_paths_first(kept: list[tuple[bytes, _Kept]], sampled: set[str]) -> list[tuple[bytes, _Kept]]:
     """Kept requests in the order they are verified: one per path not sampled yet first."""
     fresh: list[tuple[bytes, _Kept]] = []
     rest: list[tuple[bytes, _Kept]] = []
     paths = set(sampled)
     for item in kept:
-        path = _path(item[1].request.url)
+        path = url_path(item[1].request.url)
         (rest if path in paths else fresh).append(item)
         paths.add(path)
     return fresh + rest
@@ -512,48 +506,3 @@ class _Kept:
 
     def __init__(self, request: Request, keys: tuple[RuleKey, ...]) -> None:
         self.request, self.keys = request, keys
-
-
-class _OnProbation:
-    """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
-
-    __slots__ = ("confirmed", "context_items", "key", "paths", "rule", "sampled", "verified_at_idle")
-
-    def __init__(self, rule: LearnedRule) -> None:
-        self.rule = rule
-        self.key = rule_key(rule)
-        #: the query items of the rule's context (none for a rule of a whole host)
-        self.context_items = split_context(rule.context)[1]
-        self.paths: set[str] = set()
-        self.sampled = 0
-        self.confirmed = 0
-        self.verified_at_idle = 0  # kept requests fetched as samples when the crawl went idle
-
-    def covers(self, url: str, identity_host: str) -> bool:
-        """Whether the rule takes part in merging ``url`` (its identity host under the
-        settings' policy): the host is the rule's, and has the parameter or leading segment
-        (in the rule's context, for a rule of one)."""
-        rule = self.rule
-        if not within(identity_host, rule.host):
-            return False
-        if rule.kind == "alias":
-            return True
-        rest = url.split("/", 3)[3] if url.count("/") >= 3 else ""
-        rest = rest.split("#", 1)[0]
-        path, _, query = rest.partition("?")
-        if rule.kind == "path":
-            return path.split("/", 1)[0] == rule.name
-        if rule.context and not rule.applies_to("/" + path, set(context_items(query))):
-            return False
-        return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))
-
-    def sample_key(self, url: str) -> str:
-        """What two samples of the rule must differ in: their path; for a rule of one rule
-        context (one path), the query items outside the context -- the parameter's value and
-        the item naming the page (``returnto=X``; ``id=5&sort=price``) -- so that its samples
-        come as fast as the requests it merges, even for a parameter of two or three values."""
-        if not self.rule.context:
-            return _path(url)
-        query = url.split("#", 1)[0].partition("?")[2]
-        common = self.context_items
-        return _path(url) + "?" + "&".join(sorted(i for i in context_items(query) if i not in common))

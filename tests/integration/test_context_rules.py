@@ -66,13 +66,69 @@ def test_a_login_page_linked_from_every_page_is_learned_in_its_context():
 def test_the_samples_of_a_context_rule_differ_by_page_and_value():
     """A rule of two or three values (``sort`` on a shop's product route) gets its five samples
     from five products as they come, not only from its values (then at the crawl's end)."""
-    from scrapy_urlunify.integration.probation import _OnProbation
+    from scrapy_urlunify.integration.rule_samples import RuleOnProbation
     from scrapy_urlunify.learning.rule_types import LearnedRule
 
     rule = LearnedRule("param", "shop.test", "sort", 6, (), "/index.php?route=product%2Fview")
-    p = _OnProbation(rule)
+    p = RuleOnProbation(rule)
     url = "http://shop.test/index.php?route=product%2Fview&id={}&sort={}"
     keys = {p.sample_key(url.format(i, s)) for i in range(1, 6) for s in ("price", "name")}
     assert len(keys) == 10
     assert p.sample_key(url.format(1, "price")) == "http://shop.test/index.php?id=1&sort=price"
     assert p.covers(url.format(1, "price"), "shop.test")
+
+
+TALK_PAGES = 40
+#: from this page on, pages link the discussion of a category too (another text per category)
+CATEGORIES_FROM = 30
+
+
+class TalkSite(CountingSite):
+    """A chain of pages ``/pN``, each linking the edit view of its talk page nobody wrote
+    (``/edit?title=Talk:pN``: one text, whatever the title) and, from page 30 on, the
+    discussion of a category (``/edit?title=Category_talk:cN``: a page of its own): what
+    MediaWiki serves at ``action=edit&redlink=1``."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, params = self.count(request)
+        if base == "/":
+            return _html("home", ["/p0"])
+        if base == "/edit":
+            title = params.get("title", "")
+            if title.startswith("Category_talk:"):
+                return _html(f"discussion of {title[14:]}", [])
+            return _html("edit", [], article=False)
+        if base.startswith("/p") and base[2:].isdigit():
+            n = int(base[2:])
+            links = [f"/edit?title=Talk:p{n}"] + ([f"/edit?title=Category_talk:c{n}"] if n >= CATEGORIES_FROM else [])
+            return _html(f"page {n}", links + ([f"/p{n + 1}"] if n + 1 < TALK_PAGES else []))
+        request.setResponseCode(404)
+        return b"not found"
+
+
+def _start_talk() -> tuple[TalkSite, object, str]:
+    site = TalkSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_rule_whose_evidence_shares_a_lead_is_checked_on_a_value_without_it(caplog):
+    """``title`` does not matter on /edit for the first dozen ``Talk:…`` titles, nor for the
+    samples after them (more ``Talk:…``): a rule confirmed by them would merge every category
+    discussion into the empty talk page. The evidence's values all start with ``Talk:``, so one
+    sample must not: the first ``Category_talk:…`` request is fetched, differs, and revokes it."""
+    from scrapy_urlunify.integration.probation import RULE_PROBATION
+
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.learning_session"):
+        site, stats, items = yield crawl_site(_start_talk, "/", {"URLUNIFY_LEARN": True})
+    assert stats["urlunify/learned/param/127.0.0.1/edit/title"] >= CONTEXT_VALUES
+    assert stats["urlunify/learned/revoked"] == 1
+    assert "urlunify/learned/confirmed" not in stats
+    # the samples like the evidence agreed; the one without its lead did not
+    assert f"on probation, {RULE_PROBATION - 1} of {RULE_PROBATION} samples had agreed" in caplog.text
+    # no discussion lost: each fetched once, its item yielded once
+    categories = range(CATEGORIES_FROM, TALK_PAGES)
+    assert all(site.hits[f"/edit?title=Category_talk:c{n}"] == 1 for n in categories)
+    titles = sorted(i["title"] for i in items)
+    assert titles == sorted(["home", *(f"page {n}" for n in range(TALK_PAGES)),
+                             *(f"discussion of c{n}" for n in categories)])
