@@ -40,3 +40,119 @@ def write_json(path: Path | None, results: Any) -> None:
     """``--json PATH``: also write the results there (nothing without the option)."""
     if path:
         path.write_text(json.dumps(results, indent=1))
+
+
+def learned_rules(crawler: Any) -> list[Any]:
+    """The rules a crawl's learner holds at its end (``LearnedRule``; none without learning)."""
+    from scrapy_urlunify.integration.context import UnifyContext
+
+    learning = UnifyContext.of(crawler).learning
+    return list(learning.learner.rules) if learning is not None else []
+
+
+def _lead(value: str) -> str:
+    for i, c in enumerate(value):
+        if not c.isalnum():
+            return value[: i + 1]
+    return value
+
+
+def _diverse(values: dict[str, str]) -> list[str]:
+    """The URLs of ``values`` (value -> URL), one per leading part first (``Talk:``, ``User:``,
+    a plain title), then the others."""
+    by_lead: dict[str, list[str]] = {}
+    for value, url in sorted(values.items()):
+        by_lead.setdefault(_lead(value), []).append(url)
+    order: list[str] = []
+    while any(by_lead.values()):
+        for urls in by_lead.values():
+            if urls:
+                order.append(urls.pop(0))
+    return order
+
+
+def _fetched_page(url: str) -> tuple[Any, ...] | None:
+    """What a crawl compares of the page at ``url``: its signature (MD5 of its body text), its
+    near-duplicate fingerprint (and whether it is a short page's), its digest up to numbers."""
+    from urllib.error import HTTPError
+    from urllib.request import urlopen
+
+    from lxml import html
+
+    from scrapy_urlunify.learning import near_duplicates as nd
+    from scrapy_urlunify.learning.page_signature import signature
+
+    try:
+        with urlopen(url, timeout=60) as resp:
+            body, ctype = resp.read(), resp.headers.get("Content-Type")
+    except HTTPError as e:  # a wiki answers a missing page with 404 and a page of text
+        body, ctype = e.read(), e.headers.get("Content-Type")
+    sig = signature(body, ctype)
+    if sig is None:
+        return None
+    text = nd.main_text(html.fromstring(body).getroottree().getroot())
+    return sig, nd.page_fingerprint(text), nd.folded_fingerprint(text)
+
+
+def _alike(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether a crawl takes two pages for one (docs/near_duplicates.md): one body text, or
+    near-duplicates (fingerprints within ``PAGE_DISTANCE`` bits; a short page's equal), or one
+    main text up to its numbers."""
+    from scrapy_urlunify.learning import near_duplicates as nd
+
+    if a[0] == b[0] or a[2] == b[2]:
+        return True
+    fa, fb = a[1], b[1]
+    if fa is None or fb is None or fa[1] != fb[1]:
+        return False
+    return fa[0] == fb[0] if fa[1] else nd.distance(fa[0], fb[0]) <= nd.PAGE_DISTANCE
+
+
+def audit_rules(rules: list[Any], urls: list[str], groups: int = 5, per_group: int = 12) -> list[dict[str, Any]]:
+    """Each parameter rule a crawl learned, checked against the site itself after the crawl:
+    among the URLs the crawl scheduled (``urls``, merged ones included), those the rule covers,
+    grouped by what is left without the parameter; in the largest ``groups`` groups, up to
+    ``per_group`` values each (one per leading part first: ``Talk:``, ``Category_talk:``)
+    fetched again and compared with the first as the crawl compares pages (one body text, or
+    near-duplicates). A rule is wrong when a page of a group is not the group's first page: the
+    rule merged pages that differ. ``{"rule", "checked", "wrong"}`` per rule,
+    ``wrong`` the two URLs that differ (or None)."""
+    from urllib.parse import urlsplit
+
+    from scrapy_urlunify.core.domains import within
+    from scrapy_urlunify.core.params import context_items
+    from scrapy_urlunify.learning.evidence_lead import param_value
+
+    report = []
+    for rule in rules:
+        if rule.kind != "param":
+            continue
+        grouped: dict[str, dict[str, str]] = {}
+        for url in urls:
+            parts = urlsplit(url)
+            if not within(parts.hostname or "", rule.host):
+                continue
+            if not rule.applies_to(parts.path or "/", set(context_items(parts.query))):
+                continue
+            value = param_value(url, rule.name)
+            if value is None:
+                continue
+            rest = "&".join(i for i in parts.query.split("&") if i.partition("=")[0].lower() != rule.name)
+            grouped.setdefault(f"{parts.netloc}{parts.path}?{rest}", {}).setdefault(value, url)
+        checked, wrong = 0, None
+        for values in sorted(grouped.values(), key=len, reverse=True)[:groups]:
+            first: tuple[str, tuple[Any, ...]] | None = None
+            for url in _diverse(values)[:per_group]:
+                page = _fetched_page(url)
+                checked += 1
+                if page is None:
+                    continue
+                if first is None:
+                    first = (url, page)
+                elif not _alike(first[1], page):
+                    wrong = [first[0], url]
+                    break
+            if wrong:
+                break
+        report.append({"rule": str(rule), "checked": checked, "wrong": wrong})
+    return report

@@ -39,7 +39,13 @@ downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``resp
 received or not, whatever the add-on does with them), requests, responses, responses received
 until the last article first showed up, articles covered within the first 1,500 and 6,000
 responses downloaded (``in 1,500 dl``: duplicate pages dropped included, whatever
-``CLOSESPIDER_PAGECOUNT`` counts), items, CPU seconds of the crawl process, wall seconds.
+``CLOSESPIDER_PAGECOUNT`` counts), items, CPU seconds of the crawl process, wall seconds, and
+*wrong rules*: the parameter rules the crawl ended with, each checked against the wiki itself
+after the crawl (``_common.audit_rules``: among the URLs the spider made, merged ones included,
+those the rule covers, grouped by the rest of their URL; up to 12 values of each of the 5
+largest groups, one per leading part first, fetched again and compared with the group's first
+page as the crawl compares pages: one body text, or near-duplicates; a page that is neither
+makes the rule wrong, and both URLs are printed).
 
     python benchmarks/bench_wiki.py                       # build /tmp/bench-wiki once, run all
     python benchmarks/bench_wiki.py --configs plain,careful --orders bfs --json out.json
@@ -62,7 +68,7 @@ sys.path.insert(0, str(ROOT / "tools" / "sites"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mediawiki  # noqa: E402
-from _common import child_json, run_measured, write_json  # noqa: E402
+from _common import audit_rules, child_json, learned_rules, run_measured, write_json  # noqa: E402
 
 CONFIGS = ["plain", "addon", "follow", "nofrontier", "nonear", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
@@ -151,11 +157,19 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     def downloaded(response: Any) -> None:
         downloads.append(response.url)
 
+    scheduled: dict[str, None] = {}  # every request the spider made, merged ones included
+
+    def to_schedule(request: Any) -> None:
+        if len(scheduled) < 200_000:
+            scheduled[request.url] = None
+
     # named functions held here: the signals keep only weak references to receivers
     crawler.signals.connect(scraped, signals.item_scraped)
     crawler.signals.connect(received, signals.response_received)
     crawler.signals.connect(downloaded, signals.response_downloaded)
+    crawler.signals.connect(to_schedule, signals.request_scheduled)
     stats, cpu_s, wall_s = run_measured(process, crawler)
+    audit = audit_rules(learned_rules(crawler), list(scheduled)) if config != "plain" else []
     return {
         "config": config, "order": order,
         "cpu_s": cpu_s,
@@ -168,6 +182,8 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
         "items": items,
         "items_dropped": stats.get("item_dropped_count", 0),
         "finish_reason": stats.get("finish_reason"),
+        "rules_audited": audit,
+        "wrong_rules": sum(1 for a in audit if a["wrong"]),
         "stats": {k: v for k, v in stats.items() if k.startswith(("urlunify", "dupefilter", "scheduler/enqueued"))
                   and isinstance(v, (int, float))},
     }
@@ -222,7 +238,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             ("same revision", "same_revision_items"), ("older revisions", "older_revision_items"),
             ("not articles", "unknown_items"),
             ("items", "items_count"), ("login pages", "login_pages"), ("requests", "requests"),
-            ("responses", "responses"), ("to cover", "responses_to_cover"),
+            ("responses", "responses"), ("to cover", "responses_to_cover"), ("wrong rules", "wrong_rules"),
             *((f"in {n:,} dl", f"covered_within_{n}") for n in WITHIN), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
     lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|"]
     for r in rows:
@@ -275,6 +291,10 @@ def main() -> None:
                 run = child_json(__file__, "--child", config, order, url, str(args.budget))
                 rows.append(score(run, truth))
                 print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+                for a in run.get("rules_audited", []):
+                    verdict = f"WRONG: {a['wrong'][0]} and {a['wrong'][1]} differ" if a["wrong"] else "right"
+                    print(f"  {config}/{order}: {a['rule']}: {verdict} ({a['checked']} URLs fetched again)",
+                          file=sys.stderr, flush=True)
     finally:
         if server is not None:
             mediawiki.stop(server)

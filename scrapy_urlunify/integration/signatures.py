@@ -58,7 +58,8 @@ from scrapy.http import HtmlResponse, TextResponse
 
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
-from ..learning.page_signature import page_signature, site_key
+from ..learning.page_signature import body_text, page_signature, site_key
+from ..learning.value_shown import shows_own_value
 from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore
 from .canonicals import Canonicals
 from .context import UnifyContext
@@ -237,9 +238,14 @@ class SignatureMiddleware:
         canonicals = self.canonicals
         if canonicals is not None:
             canonicals.fetched(identifier, sig, response.url, fp)
-        # the learner sees near-duplicates under one signature (for exact ones, the page repeated)
+        # the learner sees near-duplicates under one signature (for exact ones, the page repeated),
+        # unless the page shows the value its URL differs by (learning/value_shown.py)
         learn_sig = (near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
                      if near is not None and evidence else sig)
+        if (learn_sig != sig and found is not None and found.of is not None and isinstance(response, HtmlResponse)
+                and shows_own_value(response.url, found.of, body_text(response.text))):
+            learn_sig = sig
+            self.context.inc("learned/value_shown")
         if self.learning is not None:
             self.learning.page_fetched(request, response.url, identifier, base_identifier, identity_host,
                                        learn_sig, evidence)

@@ -132,3 +132,46 @@ def test_a_rule_whose_evidence_shares_a_lead_is_checked_on_a_value_without_it(ca
     titles = sorted(i["title"] for i in items)
     assert titles == sorted(["home", *(f"page {n}" for n in range(TALK_PAGES)),
                              *(f"discussion of c{n}" for n in categories)])
+
+
+#: the form of an edit view: long enough for a near-duplicate fingerprint, the same for every title
+FORM = " ".join(f"Paragraph {w} of the editing help explains how a {w} page is written, reviewed and kept."
+                for w in ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+                          "ninth", "tenth", "eleventh", "twelfth"))
+
+
+class EditSite(CountingSite):
+    """A chain of pages ``/pN``, each linking the edit view of its talk page nobody wrote:
+    ``/edit?title=Talk:pN`` is a long form under "Creating Talk:pN", a near-duplicate of every
+    other one, and each names its own page."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, params = self.count(request)
+        if base == "/":
+            return _html("home", ["/p0"])
+        if base == "/edit":
+            title = params.get("title", "").replace("_", " ")
+            return (f"<!DOCTYPE html><html><head><title>Creating {title}</title></head><body><main>"
+                    f"<h1>Creating {title}</h1><form><p>{FORM}</p></form></main></body></html>").encode()
+        if base.startswith("/p") and base[2:].isdigit():
+            n = int(base[2:])
+            links = [f"/edit?title=Talk:p{n}"] + ([f"/p{n + 1}"] if n + 1 < TALK_PAGES else [])
+            return _html(f"page {n}", links)
+        request.setResponseCode(404)
+        return b"not found"
+
+
+def _start_edit() -> tuple[EditSite, object, str]:
+    site = EditSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_near_duplicates_that_show_the_value_their_urls_differ_by_teach_nothing():
+    """The edit views are near-duplicates of each other, yet each shows the title its URL names:
+    ``title`` identifies them, and is never learned as a parameter that does not matter."""
+    site, stats, _items = yield crawl_site(_start_edit, "/", {"URLUNIFY_LEARN": True})
+    assert stats["urlunify/signature/near_duplicates"] >= CONTEXT_VALUES
+    assert stats["urlunify/learned/value_shown"] >= CONTEXT_VALUES
+    assert not any(k.startswith("urlunify/learned/param/") for k in stats), sorted(stats)
+    assert all(site.hits[f"/edit?title=Talk:p{n}"] == 1 for n in range(TALK_PAGES))
