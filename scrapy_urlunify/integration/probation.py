@@ -323,9 +323,10 @@ class Probation:
             decisive = p.at_idle([k.request.url for _, k in kept])
             if decisive is not None:  # verified first
                 kept.insert(0, kept.pop(decisive))
-            if not kept or p.done(self.samples_needed):
-                if p.done(self.samples_needed) or (not kept and p.verified_at_idle and p.confirmed):
-                    self._confirm(p)  # enough agreed; or everything it merged was fetched, and agreed
+            if p.done(self.samples_needed) or (not kept and p.verified_at_idle and p.confirmed):
+                self._confirm(p)  # enough agreed; or everything it merged was fetched, and agreed
+                continue
+            if not kept:
                 continue
             chosen = kept[: max(1, self.samples_needed - p.confirmed)]
             for entry_id, k in chosen:

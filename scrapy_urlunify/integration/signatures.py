@@ -58,7 +58,7 @@ from scrapy.http import HtmlResponse, TextResponse
 
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL, host_of
-from ..learning.page_signature import body_text, page_signature, site_key
+from ..learning.page_signature import page_signature, site_key, tree_body_text
 from ..learning.value_shown import shows_own_value
 from ..stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog, SignatureStore
 from .canonicals import Canonicals
@@ -243,7 +243,7 @@ class SignatureMiddleware:
         learn_sig = (near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
                      if near is not None and evidence else sig)
         if (learn_sig != sig and found is not None and found.of is not None and isinstance(response, HtmlResponse)
-                and shows_own_value(response.url, found.of, body_text(response.text))):
+                and shows_own_value(response.url, found.of, lambda: tree_body_text(response.selector.root))):
             learn_sig = sig
             self.context.inc("learned/value_shown")
         if self.learning is not None:

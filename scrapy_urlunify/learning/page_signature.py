@@ -46,6 +46,7 @@ __all__ = [
     "signature",
     "site_key",
     "text_signature",
+    "tree_body_text",
 ]
 
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
@@ -118,6 +119,12 @@ def body_text(document: bytes | str) -> str:
     decoded by libxml2 from the document's own declarations."""
     node = _body(document)
     return "" if node is None else _SPACE.sub(" ", node.text_content()).strip()
+
+
+def tree_body_text(root: etree._Element) -> str:
+    """:func:`body_text` of a document already parsed (``root``: its root element, Scrapy's
+    ``response.selector.root``), read without modifying it."""
+    return _SPACE.sub(" ", str(_BODY_TEXT(root))).strip()
 
 
 def _body_text_md5(document: bytes | str) -> bytes | None:

@@ -17,7 +17,10 @@ spaces, case and runs of white space ignored); a value with no letter or under t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import unquote_plus
+
+from .evidence_lead import param_value
 
 __all__ = ["shows_own_value"]
 
@@ -25,31 +28,26 @@ _SPACE = re.compile(r"\s+")
 
 
 def _readable(value: str) -> str:
-    return _SPACE.sub(" ", unquote_plus(value).replace("_", " ")).strip().lower()
+    return _SPACE.sub(" ", value.replace("_", " ")).strip().lower()
 
 
-def _values(url: str) -> dict[str, str]:
-    query = url.split("#", 1)[0].partition("?")[2]
-    values: dict[str, str] = {}
-    for item in query.split("&"):
-        name, eq, value = item.partition("=")
-        if eq:
-            values.setdefault(name.lower(), _readable(value))
-    return values
-
-
-def shows_own_value(url: str, other: str, text: str) -> bool:
-    """Whether the page of ``url``, of body text ``text``, shows a value of a parameter that
-    ``other`` (the URL, or the identifier, of the page it is a near-duplicate of) has with
-    another value, and does not show that one."""
-    mine, theirs = _values(url), _values(other)
+def shows_own_value(url: str, other: str, text: Callable[[], str]) -> bool:
+    """Whether the page of ``url``, of body text ``text()`` (read only when a value is to be
+    looked for), shows a value of a parameter that ``other`` (the URL, or the identifier, of
+    the page it is a near-duplicate of) has with another value, and does not show that one."""
     shown = None
-    for name, value in mine.items():
-        their = theirs.get(name)
-        if their is None or their == value or len(value) < 3 or not any(c.isalpha() for c in value):
+    for item in url.split("#", 1)[0].partition("?")[2].split("&"):
+        name, eq, raw = item.partition("=")
+        if not eq:
+            continue
+        value = _readable(unquote_plus(raw))
+        if len(value) < 3 or not any(c.isalpha() for c in value):
+            continue
+        their = param_value(other, name.lower())
+        if their is None or _readable(their) == value:
             continue
         if shown is None:
-            shown = _SPACE.sub(" ", text).lower()
-        if value in shown and their not in shown:
+            shown = _SPACE.sub(" ", text()).lower()
+        if value in shown and _readable(their) not in shown:
             return True
     return False

@@ -15,6 +15,7 @@ from scrapy_urlunify.learning.page_signature import (
     page_signature,
     signature,
     site_key,
+    tree_body_text,
 )
 
 
@@ -22,6 +23,7 @@ def test_body_text_ignores_scripts_styles_comments_and_spacing():
     a = b"<html><head><title>T</title><style>p{}</style></head><body><p>Hello\n  <b>world</b></p>" \
         b"<script>var x=1</script><noscript>enable js</noscript><!-- 12:00 --></body></html>"
     assert body_text(a) == "Hello world"
+    assert tree_body_text(Selector(text=a.decode()).root) == "Hello world"  # from a parsed tree too
     b = b"<html><body><p>Hello world</p><!-- 13:00 --><a href='/x;jsessionid=2'></a></body></html>"
     assert signature(a, "text/html") == signature(b, "text/html")
     assert signature(a, "text/html") != signature(b.replace(b"world", b"there"), "text/html")
