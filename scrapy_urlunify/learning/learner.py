@@ -204,7 +204,7 @@ class Learner:
         if page.items and len(page.items) <= MAX_ITEMS:
             self._contexts.note_page(page.host, page.hostkey + page.path, page.items)
         finder = self._finder
-        pairs = finder.param_pairs(page, e0)
+        pairs = finder.param_pairs(page, e0, self._ruled(page.host))
         pairs += finder.path_pairs(page)
         pairs += finder.alias_pairs(page)
         index.note_signature(sig, page.path)
@@ -392,6 +392,10 @@ class Learner:
             return None
         contexts.drop_pages(a, b, context)
         return self._adopt(LearnedRule(PARAM, a, b, n, tuple(examples), context))
+
+    def _ruled(self, host: str) -> frozenset[str]:
+        """The parameters a rule of the whole host says do not matter on ``host``."""
+        return frozenset(r.name for r in self._rules if r.kind == PARAM and not r.context and within(host, r.host))
 
     def _in_context_rule(self, host: str, name: str, path: str, items: frozenset[str]) -> bool:
         """A rule of a rule context for ``name`` on ``host`` already covers this context."""

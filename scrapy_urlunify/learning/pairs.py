@@ -136,12 +136,15 @@ class PairFinder:
         self._related_cache: dict[tuple[str, str], bool] = {}
         self._first_seen: dict[str, int] = {}  # host -> order of its first page (aliases' direction)
 
-    def param_pairs(self, page: Page, e0: tuple[Any, ...]) -> list[Pair]:
+    def param_pairs(self, page: Page, e0: tuple[Any, ...], ruled: frozenset[str] = frozenset()) -> list[Pair]:
         """Pairs for parameter rules (``e0``: the index entry of this very page). Only two
         different values of a parameter with one content are evidence (``ref=a`` =
         ``ref=b``); a page with and without it (``page=1`` and no ``page``: a default value)
         is only ever a counter-example, never evidence, since once learned from defaults the
-        rule would merge ``page=2`` and nothing fetched afterwards could contradict it."""
+        rule would merge ``page=2`` and nothing fetched afterwards could contradict it.
+        ``ruled``: parameters a rule in force says do not matter on the page's host; a page
+        recorded with one of them instead of this page's parameter (``?ref=p5`` for
+        ``?print=1``) is the page without it, as that rule reads it."""
         host, path, sig, frag, items = page.host, page.path, page.sig, page.frag, page.items
         pairs: list[Pair] = []
         ctx_q = f"{path}?{page.query}{frag}"
@@ -163,7 +166,7 @@ class PairFinder:
             n_values = 0
             hint = f"{base}?{rest}"
             for other, v, s, u in entry:
-                if other is None:  # the page without the parameter
+                if other is None or (other in ruled and other != name):  # the page without the parameter
                     pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, False, hint, (value, "")))
                 elif other == name:  # the same parameter with another value
                     n_values += 1

@@ -156,6 +156,25 @@ def test_print_is_learned_from_presence_across_distinct_pages_and_revoked_by_a_v
     assert learner.is_blocked("param", "s.test", "print")
 
 
+def test_a_page_seen_only_with_a_parameter_a_rule_removes_is_the_page_without_it():
+    # the shop links its products with ?ref=<the linking product>; once ref is a rule, the
+    # ?ref= view of a product is the product itself, so its ?print=1 view makes a pair
+    learner = Learner(presence=True)
+    for path in ("/a/x", "/b/y", "/c/z"):
+        see(learner, f"http://s.test{path}?ref=p1", f"text of {path}", "s.test")
+        see(learner, f"http://s.test{path}?ref=p2", f"text of {path}", "s.test")
+    assert rules(learner) == [("s.test", "", "ref")]
+    pages = [f"/docs/d{i}" for i in range(5)] + [f"/news/n{i}" for i in range(4)]
+    for i, path in enumerate(pages):
+        see(learner, f"http://s.test{path}?ref=p{i}", f"text of {path}", "s.test")
+        see(learner, f"http://s.test{path}?print=1", f"text of {path}", "s.test")
+    assert rules(learner) == [("s.test", "", "ref"), ("s.test", "", "print")]
+    # and a print view with other text than such a page is a counter-example
+    see(learner, "http://s.test/docs/d9?ref=p9", "text of d9", "s.test")
+    see(learner, "http://s.test/docs/d9?print=1", "text of d9, two columns", "s.test")
+    assert rules(learner) == [("s.test", "", "ref")]
+
+
 def test_a_parameter_of_several_values_is_never_learned_from_presence():
     # page=1 is the list itself on nine lists, page=2 another page: page has two values
     learner = Learner(presence=True)
