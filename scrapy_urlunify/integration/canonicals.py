@@ -60,6 +60,9 @@ class Canonicals:
         #: fingerprints at most this many bits apart are the same page (None: signatures only)
         self.near_distance = near_distance
         self._recent: Recent[tuple[bytes, int | None]] = Recent()  # identifier -> signature, fingerprint
+        # signature -> fingerprint: an exact duplicate gets none of its own (nothing nearer to
+        # find), and is its original's page, fingerprint included
+        self._fingerprints: Recent[int] = Recent()
         # canonical id -> (signature, fingerprint, claimer, site)
         self._claims: Recent[tuple[bytes, int | None, str, str]] = Recent()
         self._verified: dict[str, int] = {}  # site -> declared canonicals found true
@@ -69,6 +72,7 @@ class Canonicals:
     def fetched(self, identifier: str, sig: bytes, url: str, fp: int | None = None) -> None:
         """A page was fetched (``fp``: its near-duplicate fingerprint, if any): the claims that
         named it canonical are checked."""
+        fp = self._fingerprint(sig, fp)
         self._recent.remember(identifier, (sig, fp))
         claim = self._claims.pop(identifier, None)
         if claim is not None:
@@ -99,6 +103,7 @@ class Canonicals:
         if site in self._ignored:
             self.stats.inc("canonical/ignored")
             return None
+        fp = self._fingerprint(sig, fp)
         known = self._recent.get(target)
         if known is not None:  # the target was fetched already: the claim is checked now
             self._verify(site, self._same(sig, fp, *known), url, response.url)
@@ -108,6 +113,15 @@ class Canonicals:
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
         return url, unifier.host_rules(host).identity_host
+
+    def _fingerprint(self, sig: bytes, fp: int | None) -> int | None:
+        """``fp``, remembered for ``sig``; for a page without one (an exact duplicate), the
+        fingerprint of the page it duplicates, if known."""
+        key = sig.hex()
+        if fp is None:
+            return self._fingerprints.get(key)
+        self._fingerprints.remember(key, fp)
+        return fp
 
     def _same(self, sig: bytes, fp: int | None, other_sig: bytes, other_fp: int | None) -> bool:
         if sig == other_sig:

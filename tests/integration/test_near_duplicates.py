@@ -37,8 +37,8 @@ class WikiSpider(Spider):
 
 
 @pytest_twisted.inlineCallbacks
-def crawl(settings, wrong=(), start="/", later=1236):  # type: ignore[no-untyped-def]
-    site, crawler, items, dropped = yield run(lambda: wikisite.start(wrong, later), start, settings, WikiSpider)
+def crawl(settings, wrong=(), start="/", later=1236, copies=False):  # type: ignore[no-untyped-def]
+    site, crawler, items, dropped = yield run(lambda: wikisite.start(wrong, later, copies), start, settings, WikiSpider)
     return site, crawler.stats.get_stats(), crawler.spider.seen, items, dropped
 
 
@@ -136,6 +136,19 @@ def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
         site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATES": False})
     assert stats["urlunify/canonical/counter_examples"] == 5
     assert "canonicals of 127.0.0.1 are ignored for the rest of the crawl: 5 of 5" in caplog.text
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_whose_target_is_a_duplicate_of_another_page_is_verified(caplog):
+    # each /copy/AN is fetched after /wiki/AN (the same bytes): an exact duplicate, whose
+    # near-duplicate fingerprint is its article's; /claims/N (a banner more) names it canonical
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+        site, stats, seen, items, dropped = yield crawl({}, start="/claims", copies=True)
+    assert all(site.hits[f"/copy/{a}"] == 1 for a in wikisite.ARTICLES)
+    assert stats["urlunify/signature/duplicates"] >= 5  # the copies after their articles
+    assert "urlunify/canonical/counter_examples" not in stats, caplog.text
+    assert stats["urlunify/canonical/verified"] == 10
+    assert "ignored for the rest of the crawl" not in caplog.text
 
 
 @pytest_twisted.inlineCallbacks

@@ -2,7 +2,8 @@
 them whose body text differs but whose article does not (a permanent link with a "Revision as
 of" banner, a printable view without the navigation, a redirect view with "(Redirected from
 ...)": 0 bits from their article), an article with three sentences more (5 bits), and declared canonicals (``/claims/N`` names ``/wiki/A<N>``, the ones in ``wrong``
-another article)."""
+another article; with ``copies``, ``/claims`` links a copy of each article too, and the claims
+name the copies)."""
 
 from __future__ import annotations
 
@@ -35,9 +36,12 @@ def wiki_page(name: str, banner: str = "", nav: bool = True, links: str = "", he
 
 
 class WikiSite(CountingSite):
-    def __init__(self, wrong: tuple[int, ...] = (), later: int = 1236) -> None:
+    def __init__(self, wrong: tuple[int, ...] = (), later: int = 1236, copies: bool = False) -> None:
         super().__init__()
         self.wrong = wrong
+        #: /claims links a copy of each article too (``/copy/A<N>``, the same bytes), and
+        #: /claims/N names the copy canonical
+        self.copies = copies
         #: the oldid of the permanent links of /later (1000: an old revision, another text)
         self.later = later
 
@@ -71,20 +75,22 @@ class WikiSite(CountingSite):
             return wiki_page("A3", banner="<div>(Redirected from Old A3)</div>")
         if base == "/claims":
             links = "".join(f"<a href='/wiki/{a}'>{a}</a>" for a in ARTICLES)
+            if self.copies:  # fetched after the articles: each an exact duplicate of one
+                links += "".join(f"<a href='/copy/{a}'>{a}</a>" for a in ARTICLES)
             return wiki_page("Claims", links=links + "".join(f"<a href='/claims/{i}'>c</a>" for i in range(10)))
         if base.startswith("/claims/"):
             i = int(base.rsplit("/", 1)[1])
             target = ARTICLES[(i + 1) % 10] if i in self.wrong else ARTICLES[i]
             return wiki_page(ARTICLES[i], banner="<div>Revision as of today</div>",
-                             head=f"<link rel='canonical' href='/wiki/{target}'>")
+                             head=f"<link rel='canonical' href='/{'copy' if self.copies else 'wiki'}/{target}'>")
         if base == "/wiki/A3" and params.get("notes"):  # three sentences more in the article: 5 bits
             return wiki_page("A3", links="<p>Added note about the river crossing, built of stone. Later repaired by the town guild. Fish market nearby.</p>")
-        if base.startswith("/wiki/"):
+        if base.startswith(("/wiki/", "/copy/")):
             return wiki_page(base.rsplit("/", 1)[1])
         request.setResponseCode(404)
         return b"not found"
 
 
-def start(wrong: tuple[int, ...] = (), later: int = 1236) -> tuple[WikiSite, object, str]:
-    site = WikiSite(wrong, later)
+def start(wrong: tuple[int, ...] = (), later: int = 1236, copies: bool = False) -> tuple[WikiSite, object, str]:
+    site = WikiSite(wrong, later, copies)
     return (site, *listen(site))
