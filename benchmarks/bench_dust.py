@@ -31,7 +31,7 @@ id), pages missed (floor - covered), requests dropped at dequeue
 
     python benchmarks/bench_dust.py                            # all five, seed 1, 600 products
     python benchmarks/bench_dust.py --configs addon,careful --products 100 --categories 6
-    python benchmarks/bench_dust.py --configs mirror --set URLUNIFY_LEARN_PROBATION_SAMPLES=3
+    python benchmarks/bench_dust.py --configs mirror --set URLUNIFY_LEARN_PROBATION_SAMPLES=5
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ def main() -> None:
                         help="also print, per crawl, where the fetches beyond one per page went (by URL shape)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a setting added to every add-on configuration, VALUE read as JSON "
-                             "(e.g. URLUNIFY_LEARN_PROBATION_SAMPLES=3); repeatable")
+                             "(e.g. URLUNIFY_LEARN_PROBATION_SAMPLES=5); repeatable")
     parser.add_argument("--child", nargs=5, metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT", "EXTRA"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:

@@ -1,7 +1,7 @@
 """Rule probation: a learned rule is trusted only once requests it merged, fetched anyway, were
 the same pages.
 
-A newly adopted rule is on probation. The next ``URLUNIFY_LEARN_PROBATION_SAMPLES`` (5) requests it merges with a page
+A newly adopted rule is on probation. The next ``URLUNIFY_LEARN_PROBATION_SAMPLES`` (3) requests it merges with a page
 already fetched, each on its own path (with its own items outside the context, for a rule of one rule context), are
 fetched anyway (samples, ``PROBATION_META``) and compared with the page they were merged into: that many agreeing confirm the rule, one that
 differs is a counter-example the learner hears (and revokes the rule). When the values of the
@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 #: requests a newly adopted rule merges that are fetched anyway to check it, each on its own path
 #: (the default of URLUNIFY_LEARN_PROBATION_SAMPLES)
-RULE_PROBATION = 5
+RULE_PROBATION = 3
 #: requests merged by rules still on probation, kept to be scheduled again if one is revoked
 MERGED_KEPT = 10_000
 #: added to a sample's priority when it is scheduled: fetched next, in any crawl order, so a

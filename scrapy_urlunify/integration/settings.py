@@ -180,7 +180,7 @@ _INTEGRATION: tuple[Setting, ...] = (
             "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),
     Setting("URLUNIFY_LEARN_MIN_PAIRS", 3, "int",
             "Distinct page pairs that must agree before a rule is learned.", minimum=2),
-    Setting("URLUNIFY_LEARN_PROBATION_SAMPLES", 5, "int",
+    Setting("URLUNIFY_LEARN_PROBATION_SAMPLES", 3, "int",
             "Requests a newly learned rule merges that are fetched anyway (each on its own path) and must "
             "show the page they were merged into before the rule is trusted; one that differs revokes it. "
             "Fewer: fewer fetches, a weaker check.", minimum=1),

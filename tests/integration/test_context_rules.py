@@ -64,7 +64,7 @@ def test_a_login_page_linked_from_every_page_is_learned_in_its_context():
 
 
 def test_the_samples_of_a_context_rule_differ_by_page_and_value():
-    """A rule of two or three values (``sort`` on a shop's product route) gets its five samples
+    """A rule of two or three values (``sort`` on a shop's product route) gets its samples
     from five products as they come, not only from its values (then at the crawl's end)."""
     from scrapy_urlunify.integration.rule_samples import RuleOnProbation
     from scrapy_urlunify.learning.rule_types import LearnedRule

@@ -29,7 +29,7 @@ from scrapy_urlunify.stores import KEPT_FILENAME, LEARNED_FILENAME, VarRecordLog
 from scrapy_urlunify.stores.jobdir import JobdirKeptStore
 
 HERE = Path(__file__).parents[1] / "support"
-B_PAGES, C_PAGES = 5, 8  # as tests/support/probation_site.py: five samples confirm a rule
+B_PAGES, C_PAGES = 5, 8  # as tests/support/probation_site.py: more pages than a rule needs samples
 
 
 class Site:
