@@ -165,8 +165,12 @@ class PairFinder:
                 continue  # this page's record is there already (a repeat we had forgotten)
             n_values = 0
             hint = f"{base}?{rest}"
+            without = False
             for other, v, s, u in entry:
                 if other is None or (other in ruled and other != name):  # the page without the parameter
+                    if without:
+                        continue  # one pair with it: its spellings under the rule are one page
+                    without = True
                     pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, False, hint, (value, "")))
                 elif other == name:  # the same parameter with another value
                     n_values += 1
