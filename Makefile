@@ -16,9 +16,11 @@ venv: $(VENV)/.installed
 test: venv
 	$(PY) -m pytest -q
 
-# Static checks of the package; the rule set and mypy options are in pyproject.toml.
+# Static checks of the package, and the formatting of every Python file of the repository; the
+# rule set and mypy options are in pyproject.toml.
 lint: venv
 	$(VENV)/bin/ruff check scrapy_urlunify
+	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy
 
 # The demo crawl: a local demo site crawled by plain Scrapy and by Scrapy with the add-on,

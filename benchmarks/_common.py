@@ -13,11 +13,15 @@ from typing import Any
 def child_json(script: str, *args: str, env: dict[str, str] | None = None) -> Any:
     """Run ``python script args...`` and return the JSON object of the last line of its output
     that holds one; a child that failed or printed none stops the benchmark with its stderr."""
-    out = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, check=False, env=env)
+    out = subprocess.run(
+        [sys.executable, script, *args], capture_output=True, text=True, check=False, env=env
+    )
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode != 0 or not lines:
-        raise SystemExit(f"{Path(script).name} {' '.join(args)} failed (exit status {out.returncode}):\n"
-                         f"{out.stderr[-3000:]}")
+        raise SystemExit(
+            f"{Path(script).name} {' '.join(args)} failed (exit status {out.returncode}):\n"
+            f"{out.stderr[-3000:]}"
+        )
     return json.loads(lines[-1])
 
 
@@ -33,7 +37,11 @@ def run_measured(process: Any, crawler: Any) -> tuple[dict[str, Any], float, flo
     process.start()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     stats = crawler.stats.get_stats() if crawler.stats else {}
-    return stats, round(usage.ru_utime + usage.ru_stime - cpu0, 2), round(time.monotonic() - wall0, 1)
+    return (
+        stats,
+        round(usage.ru_utime + usage.ru_stime - cpu0, 2),
+        round(time.monotonic() - wall0, 1),
+    )
 
 
 def write_json(path: Path | None, results: Any) -> None:
@@ -108,7 +116,9 @@ def _alike(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return fa[0] == fb[0] if fa[1] else nd.distance(fa[0], fb[0]) <= nd.PAGE_DISTANCE
 
 
-def audit_rules(rules: list[Any], urls: list[str], groups: int = 5, per_group: int = 12) -> list[dict[str, Any]]:
+def audit_rules(
+    rules: list[Any], urls: list[str], groups: int = 5, per_group: int = 12
+) -> list[dict[str, Any]]:
     """Each parameter rule a crawl learned, checked against the site itself after the crawl:
     among the URLs the crawl scheduled (``urls``, merged ones included), those the rule covers,
     grouped by what is left without the parameter; in the largest ``groups`` groups, up to
@@ -137,7 +147,9 @@ def audit_rules(rules: list[Any], urls: list[str], groups: int = 5, per_group: i
             value = param_value(url, rule.name)
             if value is None:
                 continue
-            rest = "&".join(i for i in parts.query.split("&") if i.partition("=")[0].lower() != rule.name)
+            rest = "&".join(
+                i for i in parts.query.split("&") if i.partition("=")[0].lower() != rule.name
+            )
             grouped.setdefault(f"{parts.netloc}{parts.path}?{rest}", {}).setdefault(value, url)
         checked, wrong = 0, None
         for values in sorted(grouped.values(), key=len, reverse=True)[:groups]:

@@ -42,22 +42,30 @@ from _common import child_json, write_json
 from bench_crawl import serve
 
 SMALL = 20
-PARAGRAPH = ("<p>" + "A paragraph of the big page, long enough to look like running text in a report "
-             "that nobody will read to the end, " * 8 + "</p>\n")
+PARAGRAPH = (
+    "<p>" + "A paragraph of the big page, long enough to look like running text in a report "
+    "that nobody will read to the end, " * 8 + "</p>\n"
+)
 
 
 def make_site(root: Path, mib: int) -> None:
     pages = "".join(f'<li><a href="p{i}.html">page {i}</a></li>' for i in range(SMALL))
-    (root / "index.html").write_text(f"<!DOCTYPE html><html><head><title>Index</title></head><body>"
-                                     f"<ul>{pages}<li><a href='big.html'>the big page</a></li></ul></body></html>")
+    (root / "index.html").write_text(
+        f"<!DOCTYPE html><html><head><title>Index</title></head><body>"
+        f"<ul>{pages}<li><a href='big.html'>the big page</a></li></ul></body></html>"
+    )
     for i in range(SMALL):
-        (root / f"p{i}.html").write_text(f"<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
-                                         f"<p>The text of page {i}.</p><a href='index.html'>home</a></body></html>")
+        (root / f"p{i}.html").write_text(
+            f"<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
+            f"<p>The text of page {i}.</p><a href='index.html'>home</a></body></html>"
+        )
     size = mib << 20
     every = 5 << 20  # bytes between two links
     with open(root / "big.html", "w") as f:
-        f.write('<!DOCTYPE html><html><head><title>The big page</title>'
-                '<link rel="canonical" href="big.html"></head><body>\n')
+        f.write(
+            "<!DOCTYPE html><html><head><title>The big page</title>"
+            '<link rel="canonical" href="big.html"></head><body>\n'
+        )
         written = link = 0
         while written < size:
             f.write(PARAGRAPH)
@@ -121,8 +129,11 @@ def measure(rounds: int, mib: int, verbose: bool = True) -> dict[str, dict[str, 
                 for mode in ("plain", "addon"):
                     result = run(mode, port)
                     if verbose:
-                        print(f"round {r + 1} {mode:6s} {result['maxrss_mib']:7.1f} MiB peak RSS  "
-                              f"{result['pages']:3.0f} pages  {result['items']:3.0f} items", flush=True)
+                        print(
+                            f"round {r + 1} {mode:6s} {result['maxrss_mib']:7.1f} MiB peak RSS  "
+                            f"{result['pages']:3.0f} pages  {result['items']:3.0f} items",
+                            flush=True,
+                        )
                     if mode not in best or result["maxrss_mib"] < best[mode]["maxrss_mib"]:
                         best[mode] = result
         finally:
@@ -132,7 +143,9 @@ def measure(rounds: int, mib: int, verbose: bool = True) -> dict[str, dict[str, 
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--mib", default="50,30", help="sizes of the big page in MiB, comma-separated")
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -147,12 +160,20 @@ def main() -> int:
         print(f"\n{mib} MiB page")
         best = measure(args.rounds, mib)
         plain, addon = best["plain"], best["addon"]
-        results[str(mib)] = {"plain": plain, "addon": addon, "ratio": addon["maxrss_mib"] / plain["maxrss_mib"]}
-    print(f"\ncrawl of a site with one huge page, lowest of {args.rounds}, peak RSS of the crawl process\n")
+        results[str(mib)] = {
+            "plain": plain,
+            "addon": addon,
+            "ratio": addon["maxrss_mib"] / plain["maxrss_mib"],
+        }
+    print(
+        f"\ncrawl of a site with one huge page, lowest of {args.rounds}, peak RSS of the crawl process\n"
+    )
     print(f"{'page':>8s} {'plain MiB':>10s} {'add-on MiB':>11s} {'add-on / plain':>15s}")
     for mib, r in results.items():
         plain, addon = r["plain"], r["addon"]
-        print(f"{mib + ' MiB':>8s} {plain['maxrss_mib']:10.1f} {addon['maxrss_mib']:11.1f} {r['ratio']:14.2f}x")
+        print(
+            f"{mib + ' MiB':>8s} {plain['maxrss_mib']:10.1f} {addon['maxrss_mib']:11.1f} {r['ratio']:14.2f}x"
+        )
     print("\nrequirement: add-on / plain at most 1.10x")
     write_json(args.json, results)
     return 0

@@ -36,8 +36,20 @@ def free_port() -> int:
 
 def serve(root: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                             "--directory", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "http.server",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+            str(root),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -95,15 +107,21 @@ def crawl(mode: str, port: int) -> dict[str, float]:
 
 
 def run(mode: str, port: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--child", mode, "--port", str(port)],
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, "--port", str(port)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{mode} crawl failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--root", type=Path, default=ROOT)
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -122,23 +140,35 @@ def main() -> int:
         for r in range(args.rounds):
             for mode in ("plain", "addon"):
                 result = run(mode, port)
-                print(f"round {r + 1} {mode:6s} {result['cpu']:6.2f} CPU s  {result['pages']:5.0f} pages  "
-                      f"{result['maxrss_mib']:6.1f} MiB max RSS", flush=True)
+                print(
+                    f"round {r + 1} {mode:6s} {result['cpu']:6.2f} CPU s  {result['pages']:5.0f} pages  "
+                    f"{result['maxrss_mib']:6.1f} MiB max RSS",
+                    flush=True,
+                )
                 if mode not in best or result["cpu"] < best[mode]["cpu"]:
                     best[mode] = result
     finally:
         server.terminate()
         server.wait()
     plain, addon = best["plain"], best["addon"]
-    print(f"\ncrawl of python3-doc on loopback, best of {args.rounds}, CPU seconds of the crawl process\n")
-    print(f"{'':10s} {'CPU s':>7s} {'pages':>6s} {'requests':>9s} {'duplicates':>11s} {'max RSS MiB':>12s}")
+    print(
+        f"\ncrawl of python3-doc on loopback, best of {args.rounds}, CPU seconds of the crawl process\n"
+    )
+    print(
+        f"{'':10s} {'CPU s':>7s} {'pages':>6s} {'requests':>9s} {'duplicates':>11s} {'max RSS MiB':>12s}"
+    )
     for name, res in (("plain", plain), ("add-on", addon)):
-        print(f"{name:10s} {res['cpu']:7.2f} {res['pages']:6.0f} {res['requests']:9.0f} {res['duplicates']:11.0f} "
-              f"{res['maxrss_mib']:12.1f}")
+        print(
+            f"{name:10s} {res['cpu']:7.2f} {res['pages']:6.0f} {res['requests']:9.0f} {res['duplicates']:11.0f} "
+            f"{res['maxrss_mib']:12.1f}"
+        )
     print(f"\nadd-on / plain CPU: {addon['cpu'] / plain['cpu']:.2f}×")
     if args.json:
-        args.json.write_text(json.dumps({"plain": plain, "addon": addon, "ratio": addon["cpu"] / plain["cpu"]},
-                                        indent=1))
+        args.json.write_text(
+            json.dumps(
+                {"plain": plain, "addon": addon, "ratio": addon["cpu"] / plain["cpu"]}, indent=1
+            )
+        )
     return 0
 
 

@@ -81,7 +81,9 @@ def timed(df, requests: list[Request]) -> tuple[float, int]:  # type: ignore[no-
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("-n", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -101,13 +103,20 @@ def main() -> int:
             for phase, us in (("new", new_us), ("duplicate", dup_us)):
                 best[(kind, phase)] = min(us, best.get((kind, phase), float("inf")))
             df.close("finished")
-    print(f"request_seen() per call, fingerprint included, {args.n} distinct URLs (python3-doc + ?page=i)\n")
+    print(
+        f"request_seen() per call, fingerprint included, {args.n} distinct URLs (python3-doc + ?page=i)\n"
+    )
     print(f"{'':40s} {'new µs':>8s} {'ratio':>6s} {'dup µs':>8s} {'ratio':>6s}")
     scrapy_new, scrapy_dup = best[("scrapy", "new")], best[("scrapy", "duplicate")]
-    for kind, label in (("scrapy", "Scrapy RFPDupeFilter"), ("ours", "DupeFilter, cold"),
-                        ("ours-crawl", "DupeFilter, in a crawl")):
+    for kind, label in (
+        ("scrapy", "Scrapy RFPDupeFilter"),
+        ("ours", "DupeFilter, cold"),
+        ("ours-crawl", "DupeFilter, in a crawl"),
+    ):
         new, dup = best[(kind, "new")], best[(kind, "duplicate")]
-        print(f"{label:40s} {new:8.2f} {scrapy_new / new:5.1f}× {dup:8.2f} {scrapy_dup / dup:5.1f}×")
+        print(
+            f"{label:40s} {new:8.2f} {scrapy_new / new:5.1f}× {dup:8.2f} {scrapy_dup / dup:5.1f}×"
+        )
     print("\nratio: Scrapy's µs per call / that row's (higher is faster than Scrapy)")
     if args.json:
         args.json.write_text(json.dumps({f"{k}|{p}": us for (k, p), us in best.items()}, indent=1))

@@ -85,7 +85,9 @@ def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
     return settings
 
 
-def crawl(config: str, proxy: str, cap: int, timeout: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def crawl(
+    config: str, proxy: str, cap: int, timeout: int, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One crawl in this process (called in a child): its stats and items. ``extra``: settings
     added to an add-on configuration (``--set``)."""
     from scrapy import signals
@@ -121,22 +123,33 @@ def crawl(config: str, proxy: str, cap: int, timeout: int, extra: dict[str, Any]
         "items": items,
         "finish_reason": stats.get("finish_reason"),
         "dropped_at_dequeue": stats.get("urlunify/dropped_at_dequeue", 0),
-        "learned": sorted(k.split("/", 3)[3] for k in stats
-                          if k.startswith("urlunify/learned/") and k.count("/") >= 4),
-        "stats": {k: v for k, v in stats.items() if k.startswith(("urlunify", "dupefilter", "scheduler/enqueued"))
-                  and isinstance(v, (int, float))},
+        "learned": sorted(
+            k.split("/", 3)[3]
+            for k in stats
+            if k.startswith("urlunify/learned/") and k.count("/") >= 4
+        ),
+        "stats": {
+            k: v
+            for k, v in stats.items()
+            if k.startswith(("urlunify", "dupefilter", "scheduler/enqueued"))
+            and isinstance(v, (int, float))
+        },
     }
 
 
 def shape(url: str) -> str:
     """What a URL is, without its values: ``www.shop.test /product/N ?print,ref``."""
     parts = urlsplit(url)
-    path = re.sub(r"/\d+-[a-z0-9-]+", "/N", re.sub(r";jsessionid=[^/?]*", ";jsessionid", parts.path))
+    path = re.sub(
+        r"/\d+-[a-z0-9-]+", "/N", re.sub(r";jsessionid=[^/?]*", ";jsessionid", parts.path)
+    )
     names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return f"{parts.hostname} {path}" + (" ?" + ",".join(names) if names else "")
 
 
-def excess(downloads: list[str], site: dustsite.DustSite, items: list[dict[str, Any]]) -> dict[str, Any]:
+def excess(
+    downloads: list[str], site: dustsite.DustSite, items: list[dict[str, Any]]
+) -> dict[str, Any]:
     """Where the fetches beyond one per page went, and the URLs of duplicate items, by shape."""
     seen: set[str | None] = set()
     refetched: Counter[str] = Counter()
@@ -151,7 +164,10 @@ def excess(downloads: list[str], site: dustsite.DustSite, items: list[dict[str, 
         if item["page_id"] in first:
             duplicated[shape(item["url"])] += 1
         first.add(item["page_id"])
-    return {"refetched": dict(refetched.most_common()), "duplicate_items": dict(duplicated.most_common())}
+    return {
+        "refetched": dict(refetched.most_common()),
+        "duplicate_items": dict(duplicated.most_common()),
+    }
 
 
 def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -> dict[str, Any]:
@@ -160,20 +176,40 @@ def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -
     covered = set(ids) & set(truth)
     reached = {site.page_id(url) for url in run["downloads"]} - {None}
     row = {k: v for k, v in run.items() if k not in ("items", "downloads")}
-    row.update({"floor": floor, "covered": len(covered), "items_count": len(ids),
-                "duplicate_items": len(ids) - len(set(ids)), "missed": floor - len(covered),
-                "missed_pages": sorted(set(truth) - covered)[:20],
-                "fetched_not_itemised": len(reached - covered),
-                "per_floor": round(run["fetches"] / floor, 2),
-                "excess": excess(run["downloads"], site, run["items"])})
+    row.update(
+        {
+            "floor": floor,
+            "covered": len(covered),
+            "items_count": len(ids),
+            "duplicate_items": len(ids) - len(set(ids)),
+            "missed": floor - len(covered),
+            "missed_pages": sorted(set(truth) - covered)[:20],
+            "fetched_not_itemised": len(reached - covered),
+            "per_floor": round(run["fetches"] / floor, 2),
+            "excess": excess(run["downloads"], site, run["items"]),
+        }
+    )
     return row
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    cols = [("config", "config"), ("covered", "covered"), ("fetches", "fetches"), ("fetches/floor", "per_floor"),
-            ("dup items", "duplicate_items"), ("missed", "missed"), ("dropped at dequeue", "dropped_at_dequeue"),
-            ("rules learned", "learned"), ("finish", "finish_reason"), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
-    lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|---|" + "|".join(["---:"] * (len(cols) - 1)) + "|"]
+    cols = [
+        ("config", "config"),
+        ("covered", "covered"),
+        ("fetches", "fetches"),
+        ("fetches/floor", "per_floor"),
+        ("dup items", "duplicate_items"),
+        ("missed", "missed"),
+        ("dropped at dequeue", "dropped_at_dequeue"),
+        ("rules learned", "learned"),
+        ("finish", "finish_reason"),
+        ("CPU s", "cpu_s"),
+        ("wall s", "wall_s"),
+    ]
+    lines = [
+        "| " + " | ".join(c for c, _ in cols) + " |",
+        "|---|" + "|".join(["---:"] * (len(cols) - 1)) + "|",
+    ]
     for r in rows:
         cells = []
         for _, key in cols:
@@ -189,9 +225,23 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
     """The shop's server in its own process on a free port: (process, proxy URL)."""
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tools" / "sites" / "dustsite.py"), "serve", "--port", "0",
-                             "--seed", str(args.seed), "--products", str(args.products),
-                             "--categories", str(args.categories)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "sites" / "dustsite.py"),
+            "serve",
+            "--port",
+            "0",
+            "--seed",
+            str(args.seed),
+            "--products",
+            str(args.products),
+            "--categories",
+            str(args.categories),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"
     if not line.startswith("serving on "):
@@ -205,16 +255,35 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--products", type=int, default=600)
     parser.add_argument("--categories", type=int, default=20)
-    parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}")
-    parser.add_argument("--cap", type=int, default=6000, help="downloaded responses after which a crawl stops")
-    parser.add_argument("--timeout", type=int, default=1200, help="CLOSESPIDER_TIMEOUT of each crawl")
+    parser.add_argument(
+        "--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}"
+    )
+    parser.add_argument(
+        "--cap", type=int, default=6000, help="downloaded responses after which a crawl stops"
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=1200, help="CLOSESPIDER_TIMEOUT of each crawl"
+    )
     parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument("--explain", action="store_true",
-                        help="also print, per crawl, where the fetches beyond one per page went (by URL shape)")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a setting added to every add-on configuration, VALUE read as JSON "
-                             "(e.g. URLUNIFY_LEARN_PROBATION_SAMPLES=5); repeatable")
-    parser.add_argument("--child", nargs=5, metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT", "EXTRA"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print, per crawl, where the fetches beyond one per page went (by URL shape)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting added to every add-on configuration, VALUE read as JSON "
+        "(e.g. URLUNIFY_LEARN_PROBATION_SAMPLES=5); repeatable",
+    )
+    parser.add_argument(
+        "--child",
+        nargs=5,
+        metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT", "EXTRA"),
+        help=argparse.SUPPRESS,
+    )
     args = parser.parse_args()
     if args.child:
         config, proxy, cap, timeout, extra = args.child
@@ -235,13 +304,24 @@ def main() -> None:
             parser.error(f"unknown configuration {name!r}")
     site = dustsite.DustSite(args.seed, args.categories, args.products)
     truth = site.reachable()
-    print(f"shop: seed {args.seed}, {args.products} products, {args.categories} categories, "
-          f"URL floor {len(truth)}", file=sys.stderr)
+    print(
+        f"shop: seed {args.seed}, {args.products} products, {args.categories} categories, "
+        f"URL floor {len(truth)}",
+        file=sys.stderr,
+    )
     server, proxy = start_server(args)
     rows = []
     try:
         for config in configs:
-            run = child_json(__file__, "--child", config, proxy, str(args.cap), str(args.timeout), json.dumps(extra))
+            run = child_json(
+                __file__,
+                "--child",
+                config,
+                proxy,
+                str(args.cap),
+                str(args.timeout),
+                json.dumps(extra),
+            )
             rows.append(score(run, site, truth))
             print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     finally:
@@ -256,8 +336,18 @@ def main() -> None:
             print(f"{row['config']}: duplicate items, by URL shape:")
             for what, n in row["excess"]["duplicate_items"].items():
                 print(f"  {n:6d}  {what}")
-    write_json(args.json, {"seed": args.seed, "products": args.products, "categories": args.categories,
-                           "floor": len(truth), "cap": args.cap, "settings": extra, "rows": rows})
+    write_json(
+        args.json,
+        {
+            "seed": args.seed,
+            "products": args.products,
+            "categories": args.categories,
+            "floor": len(truth),
+            "cap": args.cap,
+            "settings": extra,
+            "rows": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

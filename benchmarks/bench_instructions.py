@@ -84,6 +84,7 @@ def worker(what: str, stream: bool) -> None:
                 fn(u)
             except ValueError:
                 pass
+
     gc.disable()
     reduce(step, items, None)
     print(len(items))
@@ -91,18 +92,33 @@ def worker(what: str, stream: bool) -> None:
 
 def count(what: str, stream: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        args = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=functools_reduce",
-                f"--callgrind-out-file={tmp}/out", sys.executable, __file__, "--worker", what]
-        proc = subprocess.run(args + (["--stream"] if stream else []), capture_output=True, text=True, check=True)
+        args = [
+            "valgrind",
+            "--tool=callgrind",
+            "--collect-atstart=no",
+            "--toggle-collect=functools_reduce",
+            f"--callgrind-out-file={tmp}/out",
+            sys.executable,
+            __file__,
+            "--worker",
+            what,
+        ]
+        proc = subprocess.run(
+            args + (["--stream"] if stream else []), capture_output=True, text=True, check=True
+        )
     collected = int(re.search(r"Collected : (\d+)", proc.stderr).group(1))  # type: ignore[union-attr]
     n = int(proc.stdout.strip().splitlines()[-1])
     return {"instructions_per_url": collected / n, "urls": n}
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--what", default=",".join(CONTENDERS))
-    ap.add_argument("--stream", action="store_true", help="every link occurrence, not the distinct URLs")
+    ap.add_argument(
+        "--stream", action="store_true", help="every link occurrence, not the distinct URLs"
+    )
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,13 +129,20 @@ def main() -> int:
         print("valgrind not found (apt-get install valgrind)")
         return 1
     results = {what: count(what, args.stream) for what in args.what.split(",")}
-    print(f"instructions per URL ({'link stream' if args.stream else 'distinct URLs'} of python3-doc)\n")
+    print(
+        f"instructions per URL ({'link stream' if args.stream else 'distinct URLs'} of python3-doc)\n"
+    )
     for what, r in results.items():
         print(f"{what:16s} {r['instructions_per_url']:10,.0f}  ({r['urls']} URLs)")
     if "identify" in results and "w3lib" in results:
-        print(f"\nw3lib / identify: {results['w3lib']['instructions_per_url'] / results['identify']['instructions_per_url']:.2f}×")
+        print(
+            f"\nw3lib / identify: {results['w3lib']['instructions_per_url'] / results['identify']['instructions_per_url']:.2f}×"
+        )
     if "dupefilter" in results and "rfpdupefilter" in results:
-        ratio = results["rfpdupefilter"]["instructions_per_url"] / results["dupefilter"]["instructions_per_url"]
+        ratio = (
+            results["rfpdupefilter"]["instructions_per_url"]
+            / results["dupefilter"]["instructions_per_url"]
+        )
         print(f"RFPDupeFilter / DupeFilter (cold): {ratio:.2f}×")
     write_json(args.json, results)
     return 0

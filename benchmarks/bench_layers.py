@@ -50,13 +50,27 @@ class DefaultsSpider(c.ConfiguredSpider):
 
 CONFIGS: list[tuple[str, type, dict[str, Any]]] = [
     ("plain Scrapy", c.PlainSpider, {}),
-    ("URL rules, defaults", DefaultsSpider,
-     {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False, "URLUNIFY_LEARN": False}),
-    ("URL rules, configured", c.ConfiguredSpider,
-     {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False, "URLUNIFY_LEARN": False}),
+    (
+        "URL rules, defaults",
+        DefaultsSpider,
+        {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False, "URLUNIFY_LEARN": False},
+    ),
+    (
+        "URL rules, configured",
+        c.ConfiguredSpider,
+        {**c.ADDON_SETTINGS, "URLUNIFY_SIGNATURES": False, "URLUNIFY_LEARN": False},
+    ),
     ("configured + signatures", c.ConfiguredSpider, {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": False}),
-    ("defaults + signatures + learning", DefaultsSpider, {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": True}),
-    ("configured + signatures + learning", c.ConfiguredSpider, {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": True}),
+    (
+        "defaults + signatures + learning",
+        DefaultsSpider,
+        {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": True},
+    ),
+    (
+        "configured + signatures + learning",
+        c.ConfiguredSpider,
+        {**c.ADDON_SETTINGS, "URLUNIFY_LEARN": True},
+    ),
 ]
 
 
@@ -84,20 +98,43 @@ def run_all(size: int, traps: bool = True) -> list[dict[str, Any]]:
                 group = {p: p for p in site.pages}
                 for copy, original in site.content_duplicates.items():
                     group[copy] = original
-                fetched = {r.page_id for r in raw["records"] if r.method == "GET" and r.status == 200 and r.page_id}
+                fetched = {
+                    r.page_id
+                    for r in raw["records"]
+                    if r.method == "GET" and r.status == 200 and r.page_id
+                }
                 obtained = {group[p] for p in fetched}
                 content_missed = sorted(p for p in site.pages if group[p] not in obtained)
-                item_pages = {site.page_id(i.get("url", ""), follow_redirects=True) for i in raw["items"]}
-                copies = sum(len({p for p in item_pages if p and group.get(p) == g}) - 1
-                             for g in {group[p] for p in item_pages if p in group})
-                learned = {k: v for k, v in m["saved_by"]["learned"].items() if "/" in k and k.count("/") >= 2}
-                rows.append({"name": name, "requests": m["requests"], "redundant": m["redundant_fetches"],
-                             "copies": copies, "sig_dup": m["saved_by"]["signature_duplicates"],
-                             "learned": len(learned), "rules": sorted(learned), "missed": m["pages_missed"],
-                             "content_missed": len(content_missed),
-                             "false_merges": m["false_merges"], "items": m["items"],
-                             "duplicate_items": m["duplicate_items"], "soft_404s": m["soft_404s"],
-                             "seconds": m["seconds"]})
+                item_pages = {
+                    site.page_id(i.get("url", ""), follow_redirects=True) for i in raw["items"]
+                }
+                copies = sum(
+                    len({p for p in item_pages if p and group.get(p) == g}) - 1
+                    for g in {group[p] for p in item_pages if p in group}
+                )
+                learned = {
+                    k: v
+                    for k, v in m["saved_by"]["learned"].items()
+                    if "/" in k and k.count("/") >= 2
+                }
+                rows.append(
+                    {
+                        "name": name,
+                        "requests": m["requests"],
+                        "redundant": m["redundant_fetches"],
+                        "copies": copies,
+                        "sig_dup": m["saved_by"]["signature_duplicates"],
+                        "learned": len(learned),
+                        "rules": sorted(learned),
+                        "missed": m["pages_missed"],
+                        "content_missed": len(content_missed),
+                        "false_merges": m["false_merges"],
+                        "items": m["items"],
+                        "duplicate_items": m["duplicate_items"],
+                        "soft_404s": m["soft_404s"],
+                        "seconds": m["seconds"],
+                    }
+                )
         finally:
             yield server.stop()
 
@@ -111,16 +148,34 @@ def run_all(size: int, traps: bool = True) -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--size", type=int, default=300)
-    ap.add_argument("--no-traps", action="store_true", help="the demo site without the learner's traps")
+    ap.add_argument(
+        "--no-traps", action="store_true", help="the demo site without the learner's traps"
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     rows = run_all(args.size, traps=not args.no_traps)
-    cols = ("requests", "redundant", "copies", "sig_dup", "learned", "missed", "content_missed",
-            "false_merges", "items", "duplicate_items", "soft_404s", "seconds")
-    print(f"\ndemo site, size {args.size}{'' if not args.no_traps else ', no traps'}\n{'':36s}"
-          + "".join(f"{c:>16s}" for c in cols))
+    cols = (
+        "requests",
+        "redundant",
+        "copies",
+        "sig_dup",
+        "learned",
+        "missed",
+        "content_missed",
+        "false_merges",
+        "items",
+        "duplicate_items",
+        "soft_404s",
+        "seconds",
+    )
+    print(
+        f"\ndemo site, size {args.size}{'' if not args.no_traps else ', no traps'}\n{'':36s}"
+        + "".join(f"{c:>16s}" for c in cols)
+    )
     for r in rows:
         print(f"{r['name']:36s}" + "".join(f"{r[c]:>16}" for c in cols))
     for r in rows:

@@ -92,8 +92,12 @@ def memory_observe(obs: list[tuple[str, str, bytes]]) -> dict[str, Any]:
     gc.collect()
     held = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
-    return {"bytes": held, "per_page": held / len(obs), "index_records": learner.index_size,
-            "rules": [str(r) for r in learner.rules]}
+    return {
+        "bytes": held,
+        "per_page": held / len(obs),
+        "index_records": learner.index_size,
+        "rules": [str(r) for r in learner.rules],
+    }
 
 
 def memory_scrapy(urls: list[str]) -> float:
@@ -132,11 +136,15 @@ def main() -> None:
         "scrapy_seen_bytes_per_url": round(scrapy_mem),
         "rules": full["rules"],
     }
-    print(f"Learner.observe(): {ours:.1f} µs per page; Scrapy's fingerprint(Request(url)): {scrapy:.1f} µs "
-          f"(ratio {ours / scrapy:.2f}), best of {args.rounds}")
-    print(f"memory: {small['per_page']:.0f} B per page after 5,000 pages, {full['per_page']:.0f} B per page "
-          f"after {args.pages:,} ({full['bytes'] / 2**20:.1f} MiB held, {full['index_records']:,} index records, "
-          f"cap {LEARNING_INDEX_ENTRIES:,}); RFPDupeFilter's seen set: {scrapy_mem:.0f} B per URL")
+    print(
+        f"Learner.observe(): {ours:.1f} µs per page; Scrapy's fingerprint(Request(url)): {scrapy:.1f} µs "
+        f"(ratio {ours / scrapy:.2f}), best of {args.rounds}"
+    )
+    print(
+        f"memory: {small['per_page']:.0f} B per page after 5,000 pages, {full['per_page']:.0f} B per page "
+        f"after {args.pages:,} ({full['bytes'] / 2**20:.1f} MiB held, {full['index_records']:,} index records, "
+        f"cap {LEARNING_INDEX_ENTRIES:,}); RFPDupeFilter's seen set: {scrapy_mem:.0f} B per URL"
+    )
     print("rules learned:", "; ".join(full["rules"]) or "none")
     write_json(args.json, result)
 

@@ -53,7 +53,11 @@ SETTINGS: dict[str, Any] = {
 
 def stream() -> list[tuple[str, str]]:
     """(page, link) for every http(s) link of the corpus, in document order."""
-    return [(link["page"], link["abs"]) for link in load() if link["abs"].startswith(("http://", "https://"))]
+    return [
+        (link["page"], link["abs"])
+        for link in load()
+        if link["abs"].startswith(("http://", "https://"))
+    ]
 
 
 def narrow(mode: str, links: list[tuple[str, str]]) -> tuple[float, int]:
@@ -66,7 +70,9 @@ def narrow(mode: str, links: list[tuple[str, str]]) -> tuple[float, int]:
         name = "bench"
 
     responses = {page: HtmlResponse(page, body=b"<html></html>") for page, _ in links}
-    crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}} if mode == "addon" else {})
+    crawler = get_crawler(
+        BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}} if mode == "addon" else {}
+    )
     crawler.spider = spider = BenchSpider.from_crawler(crawler)
     if mode == "plain":
         df = RFPDupeFilter.from_crawler(crawler)
@@ -167,7 +173,9 @@ def run(kind: str, mode: str) -> dict[str, Any]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -181,22 +189,32 @@ def main() -> int:
             for mode in ("plain", "addon"):
                 res = run(kind, mode)
                 key = f"{kind}|{mode}"
-                print(f"round {r + 1} {kind:6s} {mode:6s} {res['seconds'] / res['links'] * 1e6:7.2f} µs/link",
-                      flush=True)
+                print(
+                    f"round {r + 1} {kind:6s} {mode:6s} {res['seconds'] / res['links'] * 1e6:7.2f} µs/link",
+                    flush=True,
+                )
                 if key not in best or res["seconds"] < best[key]["seconds"]:
                     best[key] = res
     n = best["whole|plain"]["links"]
     print(f"\nlink path, {n} links of python3-doc, best of {args.rounds}\n")
     out: dict[str, Any] = {"links": n}
-    for kind, label in (("whole", "whole path: spider's Request() + spider middlewares + engine + scheduler"),
-                        ("narrow", "narrow: Request() + the dupefilter step only")):
+    for kind, label in (
+        ("whole", "whole path: spider's Request() + spider middlewares + engine + scheduler"),
+        ("narrow", "narrow: Request() + the dupefilter step only"),
+    ):
         plain, addon = best[f"{kind}|plain"], best[f"{kind}|addon"]
         p_us, a_us = plain["seconds"] / n * 1e6, addon["seconds"] / n * 1e6
-        print(f"{label}\n  plain Scrapy {p_us:7.2f} µs/link  {plain['kept']:6d} requests kept\n"
-              f"  add-on       {a_us:7.2f} µs/link  {addon['kept']:6d} requests kept\n"
-              f"  add-on / plain: {a_us / p_us:.2f}×\n")
-        out[kind] = {"plain_us": p_us, "addon_us": a_us, "ratio": a_us / p_us,
-                     "kept": {"plain": plain["kept"], "addon": addon["kept"]}}
+        print(
+            f"{label}\n  plain Scrapy {p_us:7.2f} µs/link  {plain['kept']:6d} requests kept\n"
+            f"  add-on       {a_us:7.2f} µs/link  {addon['kept']:6d} requests kept\n"
+            f"  add-on / plain: {a_us / p_us:.2f}×\n"
+        )
+        out[kind] = {
+            "plain_us": p_us,
+            "addon_us": a_us,
+            "ratio": a_us / p_us,
+            "kept": {"plain": plain["kept"], "addon": addon["kept"]},
+        }
     write_json(args.json, out)
     return 0
 

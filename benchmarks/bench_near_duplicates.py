@@ -81,17 +81,29 @@ def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
         for tree in trees:
             fingerprint(main_text(tree))
 
-    results: dict[str, Any] = {"pages": len(pages), "html_mb": round(html_bytes / 1e6, 1),
-                               "text_mb": round(sum(len(t.encode()) for t in texts) / 1e6, 1)}
-    for name, function in (("exact signature (tree)", exact), ("main_text", extract),
-                           ("fingerprint(text)", hash_texts), ("folded_fingerprint(text)", fold_texts),
-                           ("main_text + fingerprint", both)):
+    results: dict[str, Any] = {
+        "pages": len(pages),
+        "html_mb": round(html_bytes / 1e6, 1),
+        "text_mb": round(sum(len(t.encode()) for t in texts) / 1e6, 1),
+    }
+    for name, function in (
+        ("exact signature (tree)", exact),
+        ("main_text", extract),
+        ("fingerprint(text)", hash_texts),
+        ("folded_fingerprint(text)", fold_texts),
+        ("main_text + fingerprint", both),
+    ):
         results[name] = round(best(function, rounds) * per_100k, 1)
     # about 100 KB of HTML, the unit: python3-doc's pages between 80 and 120 KB
-    sized = [(body, text) for body, text in zip(pages, texts, strict=True) if 80_000 <= len(body) <= 120_000]
+    sized = [
+        (body, text)
+        for body, text in zip(pages, texts, strict=True)
+        if 80_000 <= len(body) <= 120_000
+    ]
     results["pages 80-120 KB"] = len(sized)
     results["fingerprint µs per 80-120 KB page"] = round(
-        best(lambda: [fingerprint(text) for _, text in sized], rounds) * 1e6 / len(sized), 1)
+        best(lambda: [fingerprint(text) for _, text in sized], rounds) * 1e6 / len(sized), 1
+    )
     huge = texts[max(range(len(texts)), key=lambda i: len(texts[i]))]
     huge = huge * (20_000_000 // len(huge) + 1)
     results["fingerprint ms, 20 MB text"] = round(best(lambda: fingerprint(huge), rounds) * 1e3, 2)
@@ -113,7 +125,11 @@ def index_child(size: int) -> dict[str, Any]:
     tracemalloc.stop()
     probes = 20_000
     new = [rng.getrandbits(64) for _ in range(probes)]
-    near = [fingerprints[rng.randrange(size)] ^ 0b10000000000000000000000000000100000000000000000000000100 for _ in range(probes)]
+    near = [
+        fingerprints[rng.randrange(size)]
+        ^ 0b10000000000000000000000000000100000000000000000000000100
+        for _ in range(probes)
+    ]
     gc.disable()
     started = time.perf_counter()
     for key, value in enumerate(new):
@@ -128,14 +144,22 @@ def index_child(size: int) -> dict[str, Any]:
     started = time.perf_counter()
     NearDuplicateIndex.from_bytes(data)
     load_ms = (time.perf_counter() - started) * 1e3
-    return {"pages": size, "bytes per page": round(held / size, 1), "seen() µs, new page": round(new_us, 2),
-            "seen() µs, near-duplicate": round(near_us, 2), "near-duplicates found": found / probes,
-            "to_bytes bytes per page": round(len(data) / len(index), 1), "to_bytes ms": round(dump_ms, 1),
-            "from_bytes ms": round(load_ms, 1)}
+    return {
+        "pages": size,
+        "bytes per page": round(held / size, 1),
+        "seen() µs, new page": round(new_us, 2),
+        "seen() µs, near-duplicate": round(near_us, 2),
+        "near-duplicates found": found / probes,
+        "to_bytes bytes per page": round(len(data) / len(index), 1),
+        "to_bytes ms": round(dump_ms, 1),
+        "from_bytes ms": round(load_ms, 1),
+    }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--json", type=Path)

@@ -31,7 +31,9 @@ ROOT = Path("/usr/share/doc/python3-doc/html")
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--root", type=Path, default=ROOT)
     ap.add_argument("--json", type=Path, help="also write the results here")
@@ -44,8 +46,10 @@ def main() -> int:
 
     from scrapy_urlunify.learning.page_signature import page_signature
 
-    pages = [(f"https://docs.python.org/3/{p.relative_to(args.root).as_posix()}", p.read_bytes())
-             for p in sorted(args.root.rglob("*.html"))]
+    pages = [
+        (f"https://docs.python.org/3/{p.relative_to(args.root).as_posix()}", p.read_bytes())
+        for p in sorted(args.root.rglob("*.html"))
+    ]
     headers = {"Content-Type": "text/html; charset=utf-8"}
 
     def spider(response: Any) -> None:
@@ -60,11 +64,17 @@ def main() -> int:
         return sig
 
     def from_tree(response: Any) -> Any:
-        sig = page_signature(response.body, "text/html", response.text, tree=lambda: response.selector.root)
+        sig = page_signature(
+            response.body, "text/html", response.text, tree=lambda: response.selector.root
+        )
         spider(response)
         return sig
 
-    contenders = {"spider alone": alone, "signature, own parse": own_parse, "signature, from the tree": from_tree}
+    contenders = {
+        "spider alone": alone,
+        "signature, own parse": own_parse,
+        "signature, from the tree": from_tree,
+    }
     if args.child:
         responses = [HtmlResponse(url, body=body, headers=headers) for url, body in pages]
         run = contenders[args.child]
@@ -73,27 +83,41 @@ def main() -> int:
         sigs = [run(r) for r in responses]
         seconds = time.process_time() - t
         gc.enable()
-        print(json.dumps({"seconds": seconds, "sigs": [s.digest.hex() if s else None for s in sigs]}))
+        print(
+            json.dumps({"seconds": seconds, "sigs": [s.digest.hex() if s else None for s in sigs]})
+        )
         return 0
     best = dict.fromkeys(contenders, float("inf"))
     digests: dict[str, list[Any]] = {}
     for _ in range(args.rounds):
         for name in contenders:
-            out = subprocess.run([sys.executable, __file__, "--root", str(args.root), "--child", name],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--root", str(args.root), "--child", name],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             res = json.loads(out.stdout.strip().splitlines()[-1])
             best[name] = min(best[name], res["seconds"])
             digests[name] = res["sigs"]
-    assert digests["signature, own parse"] == digests["signature, from the tree"], "the signatures differ"
+    assert digests["signature, own parse"] == digests["signature, from the tree"], (
+        "the signatures differ"
+    )
     n = len(pages)
     print(f"CPU ms per page, {n} python3-doc pages, best of {args.rounds}\n")
     base = best["spider alone"]
     result: dict[str, Any] = {"pages": n}
     for name, seconds in best.items():
         extra = (seconds - base) / n * 1e3
-        print(f"{name:28s} {seconds / n * 1e3:6.2f} ms/page   signature adds {extra:5.2f} ms/page "
-              f"({seconds / base:.2f}x the spider's parse)")
-        result[name] = {"ms_per_page": seconds / n * 1e3, "added_ms": extra, "ratio": seconds / base}
+        print(
+            f"{name:28s} {seconds / n * 1e3:6.2f} ms/page   signature adds {extra:5.2f} ms/page "
+            f"({seconds / base:.2f}x the spider's parse)"
+        )
+        result[name] = {
+            "ms_per_page": seconds / n * 1e3,
+            "added_ms": extra,
+            "ratio": seconds / base,
+        }
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     return 0

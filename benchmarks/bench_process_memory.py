@@ -48,7 +48,11 @@ def links(n: int) -> list[tuple[str, str]]:
     """(page, url): the corpus's link stream, then ``?page=i`` variants, up to ``n`` distinct URLs."""
     from corpus import load
 
-    out = [(link["page"], link["abs"]) for link in load() if link["abs"].startswith(("http://", "https://"))]
+    out = [
+        (link["page"], link["abs"])
+        for link in load()
+        if link["abs"].startswith(("http://", "https://"))
+    ]
     distinct = list(dict.fromkeys(u for _, u in out))
     page = out[0][0]
     i = 0
@@ -70,7 +74,9 @@ def feed(kind: str, stream: list[tuple[str, str]]):  # type: ignore[no-untyped-d
     class BenchSpider(Spider):
         name = "bench"
 
-    responses = {p: HtmlResponse(p, body=b"<html></html>") for p in dict.fromkeys(p for p, _ in stream)}
+    responses = {
+        p: HtmlResponse(p, body=b"<html></html>") for p in dict.fromkeys(p for p, _ in stream)
+    }
     if kind == "plain":
         from scrapy.dupefilters import RFPDupeFilter
 
@@ -124,12 +130,17 @@ def worker(kind: str, n: int, traced: bool) -> dict[str, Any]:
     gc.collect()
     grown = rss() - before
     del kept
-    return {"rss_growth_MiB": grown / MiB, "max_rss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "links": len(stream)}
+    return {
+        "rss_growth_MiB": grown / MiB,
+        "max_rss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "links": len(stream),
+    }
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("-n", type=int, default=200_000, help="distinct URLs offered")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
@@ -146,8 +157,12 @@ def main() -> int:
     p, a = results["plain"], results["addon"]
     print(f"process memory of the link path, {args.n} distinct URLs ({p['links']} links)\n")
     print(f"{'':28s} {'plain Scrapy':>13s} {'add-on':>9s} {'add-on/plain':>13s}")
-    for key, label in (("rss_growth_MiB", "RSS growth, MiB"), ("max_rss_MiB", "max RSS, MiB"),
-                       ("traced_MiB", "traced retained, MiB"), ("traced_peak_MiB", "traced peak, MiB")):
+    for key, label in (
+        ("rss_growth_MiB", "RSS growth, MiB"),
+        ("max_rss_MiB", "max RSS, MiB"),
+        ("traced_MiB", "traced retained, MiB"),
+        ("traced_peak_MiB", "traced peak, MiB"),
+    ):
         print(f"{label:28s} {p[key]:13.1f} {a[key]:9.1f} {a[key] / p[key]:12.2f}×")
     write_json(args.json, results)
     return 0

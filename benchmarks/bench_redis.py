@@ -104,7 +104,9 @@ def used_memory(client: Any) -> int:
 def memory_usage(client: Any, key: str) -> int:
     """``MEMORY USAGE`` of ``key`` and of every key under it (our seen set's buckets)."""
     names = [key, *client.scan_iter(match=key + ":*", count=1000)]
-    return sum(int(client.execute_command("MEMORY", "USAGE", k, "SAMPLES", "0") or 0) for k in names)
+    return sum(
+        int(client.execute_command("MEMORY", "USAGE", k, "SAMPLES", "0") or 0) for k in names
+    )
 
 
 def members(df: Any, admin: Any, key: str) -> int:
@@ -131,7 +133,9 @@ def bench_filter(
         best["new_per_s"] = max(best["new_per_s"], rate(n, lambda: [seen(r) for r in first]))
         after = used_memory(admin)
         best["dup_per_s"] = max(best["dup_per_s"], rate(n, lambda: [seen(r) for r in again]))
-        assert members(df, admin, key) == n, f"{name}: {members(df, admin, key)} members for {n} distinct URLs"
+        assert members(df, admin, key) == n, (
+            f"{name}: {members(df, admin, key)} members for {n} distinct URLs"
+        )
     best["bytes_used_memory"] = (after - before) / n
     best["bytes_memory_usage"] = memory_usage(admin, key) / n
     return best
@@ -154,7 +158,10 @@ def link_pages(limit: int) -> tuple[str, list[tuple[str, list[str]]]]:
         out = []
         for p in range(limit):
             links = [f"https://docs.example.test/section/{p}/topic-{k}.html" for k in range(84)]
-            links += [f"https://docs.example.test/section/{max(p - 1, 0)}/topic-{k}.html" for k in range(16)]
+            links += [
+                f"https://docs.example.test/section/{max(p - 1, 0)}/topic-{k}.html"
+                for k in range(16)
+            ]
             out.append((f"https://docs.example.test/section/{p}/", links))
         return "synthetic", out
 
@@ -191,7 +198,9 @@ def bench_pages(server: Any, admin: Any, limit: int, repeat: int) -> dict[str, A
         return [(page, [Request(url) for url in links]) for page, links in pages]
 
     def theirs(output: list[tuple[str, list[Request]]]) -> tuple[float, int]:
-        df = RFPDupeFilter(get_redis_from_settings(Settings({"REDIS_URL": server.url})), "bench:dupefilter")
+        df = RFPDupeFilter(
+            get_redis_from_settings(Settings({"REDIS_URL": server.url})), "bench:dupefilter"
+        )
         spider = BenchSpider()
         kept = 0
         t0 = time.perf_counter()
@@ -206,14 +215,24 @@ def bench_pages(server: Any, admin: Any, limit: int, repeat: int) -> dict[str, A
     trips = [0]
 
     def ours(output: list[tuple[str, list[Request]]], batch: bool) -> tuple[float, int]:
-        crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}, "URLUNIFY_STORE": server.url,
-                                            "URLUNIFY_LEARN": False})
+        crawler = get_crawler(
+            BenchSpider,
+            {
+                "ADDONS": {"scrapy_urlunify.Addon": 0},
+                "URLUNIFY_STORE": server.url,
+                "URLUNIFY_LEARN": False,
+            },
+        )
         crawler._apply_settings()
         crawler.spider = spider = BenchSpider.from_crawler(crawler)
         df = DupeFilter.from_crawler(crawler)
         mw = LinkMiddleware.from_crawler(crawler)
         # without the batch: BaseSpiderMiddleware's output loop, one request at a time
-        process = mw.process_spider_output if batch else BaseSpiderMiddleware.process_spider_output.__get__(mw)
+        process = (
+            mw.process_spider_output
+            if batch
+            else BaseSpiderMiddleware.process_spider_output.__get__(mw)
+        )
         kept = 0
         t0 = time.perf_counter()
         for page, page_requests in output:
@@ -262,22 +281,33 @@ def run(n: int, repeat: int = 3, pages: int = 200) -> dict[str, Any]:
         admin = server.client()
         results["redis_version"] = admin.info("server")["redis_version"]
 
-        ours = RedisDupeFilter(Fingerprinter(), RedisSeenStore(connect(server.url), "bench:seen",
-                                                                          owns_client=True))
+        ours = RedisDupeFilter(
+            Fingerprinter(), RedisSeenStore(connect(server.url), "bench:seen", owns_client=True)
+        )
         results["ours"] = bench_filter("ours", ours, "bench:seen", admin, url_list, repeat)
         ours.close("finished")
 
-        theirs = RFPDupeFilter(get_redis_from_settings(Settings({"REDIS_URL": server.url})), "bench:dupefilter")
-        results["scrapy_redis"] = bench_filter("scrapy-redis", theirs, "bench:dupefilter", admin, url_list, repeat)
+        theirs = RFPDupeFilter(
+            get_redis_from_settings(Settings({"REDIS_URL": server.url})), "bench:dupefilter"
+        )
+        results["scrapy_redis"] = bench_filter(
+            "scrapy-redis", theirs, "bench:dupefilter", admin, url_list, repeat
+        )
 
         # the fingerprint alone: fresh Request objects, so nothing is cached
         fp = Fingerprinter()
         results["ours"]["fingerprint_per_s"] = best_rate(
-            n, repeat, lambda: cold() or [Request(u) for u in url_list],
-            lambda reqs: [seen_key(fp.fingerprint(r)) for r in reqs])
+            n,
+            repeat,
+            lambda: cold() or [Request(u) for u in url_list],
+            lambda reqs: [seen_key(fp.fingerprint(r)) for r in reqs],
+        )
         results["scrapy_redis"]["fingerprint_per_s"] = best_rate(
-            n, repeat, lambda: [Request(u) for u in url_list],
-            lambda reqs: [theirs.request_fingerprint(r) for r in reqs])
+            n,
+            repeat,
+            lambda: [Request(u) for u in url_list],
+            lambda reqs: [theirs.request_fingerprint(r) for r in reqs],
+        )
 
         # pipelined adds of the same keys
         keys = [seen_key(Fingerprinter.compute("GET", identify(u))) for u in url_list]
@@ -294,7 +324,10 @@ def run(n: int, repeat: int = 3, pages: int = 200) -> dict[str, Any]:
 
         # page signatures: 16-byte MD5 -> identifier
         sigs = RedisSignatureStore(connect(server.url), "bench:signatures", owns_client=True)
-        pairs = [(hashlib.md5(f"body {i}".encode()).digest(), identify(u)) for i, u in enumerate(url_list)]
+        pairs = [
+            (hashlib.md5(f"body {i}".encode()).digest(), identify(u))
+            for i, u in enumerate(url_list)
+        ]
         admin.flushall()
         before = used_memory(admin)
         results["signatures"] = {
@@ -315,10 +348,18 @@ def table(r: dict[str, Any]) -> str:
     rows = [
         ("request_seen, new URLs (req/s)", ours["new_per_s"], theirs["new_per_s"]),
         ("request_seen, duplicates (req/s)", ours["dup_per_s"], theirs["dup_per_s"]),
-        ("fingerprint only, no Redis (req/s)", ours["fingerprint_per_s"], theirs["fingerprint_per_s"]),
+        (
+            "fingerprint only, no Redis (req/s)",
+            ours["fingerprint_per_s"],
+            theirs["fingerprint_per_s"],
+        ),
         ("add_many pipelined, new (keys/s)", ours["add_many_new_per_s"], None),
         ("add_many pipelined, duplicates (keys/s)", ours["add_many_dup_per_s"], None),
-        ("Redis bytes/URL, used_memory delta", ours["bytes_used_memory"], theirs["bytes_used_memory"]),
+        (
+            "Redis bytes/URL, used_memory delta",
+            ours["bytes_used_memory"],
+            theirs["bytes_used_memory"],
+        ),
         ("Redis bytes/URL, MEMORY USAGE", ours["bytes_memory_usage"], theirs["bytes_memory_usage"]),
         ("RedisSignatureStore get_or_set (sig/s)", sigs["get_or_set_per_s"], None),
         ("Redis bytes/signature, used_memory delta", sigs["bytes_used_memory"], None),
@@ -327,18 +368,34 @@ def table(r: dict[str, Any]) -> str:
     pages = r.get("pages")
     if pages:
         theirs_p = pages["scrapy_redis"]
-        for key, label in (("ours_per_link", "links, checked one by one"), ("ours_batch", "links, page batch")):
+        for key, label in (
+            ("ours_per_link", "links, checked one by one"),
+            ("ours_batch", "links, page batch"),
+        ):
             rows.append((f"{label} (links/s)", pages[key]["links_per_s"], theirs_p["links_per_s"]))
-            rows.append((f"{label} (round trips/page)", pages[key]["round_trips_per_page"],
-                         theirs_p["round_trips_per_page"]))
+            rows.append(
+                (
+                    f"{label} (round trips/page)",
+                    pages[key]["round_trips_per_page"],
+                    theirs_p["round_trips_per_page"],
+                )
+            )
         rows.append(("Request() alone, both paths (µs/link)", pages["request_us"], None))
     width = max(len(label) for label, *_ in rows)
-    out = [f"N = {r['n']:,} URLs, best of {r['repeat']}, redis-server {r['redis_version']} on loopback TCP; "
-           f"signature identifiers average {sigs['identifier_chars']:.0f} chars",
-           *([f"link path: {pages['links']:,} links of {pages['pages']} pages ({pages['source']}); "
-              f"requests kept: scrapy-redis {pages['scrapy_redis']['kept']:,}, "
-              f"ours {pages['ours_batch']['kept']:,}"] if pages else []),
-           f"{'':{width}}  {'ours':>12}  {'scrapy-redis':>12}  {'ours/theirs':>11}"]
+    out = [
+        f"N = {r['n']:,} URLs, best of {r['repeat']}, redis-server {r['redis_version']} on loopback TCP; "
+        f"signature identifiers average {sigs['identifier_chars']:.0f} chars",
+        *(
+            [
+                f"link path: {pages['links']:,} links of {pages['pages']} pages ({pages['source']}); "
+                f"requests kept: scrapy-redis {pages['scrapy_redis']['kept']:,}, "
+                f"ours {pages['ours_batch']['kept']:,}"
+            ]
+            if pages
+            else []
+        ),
+        f"{'':{width}}  {'ours':>12}  {'scrapy-redis':>12}  {'ours/theirs':>11}",
+    ]
     for label, a, b in rows:
         ratio = f"{a / b:10.2f}x" if b else ""
         b_text = f"{b:12,.1f}" if b is not None else f"{'-':>12}"
@@ -350,7 +407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=100_000, help="distinct URLs (default 100000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes, best kept (default 3)")
-    parser.add_argument("--pages", type=int, default=200, help="pages of the link-path benchmark (default 200)")
+    parser.add_argument(
+        "--pages", type=int, default=200, help="pages of the link-path benchmark (default 200)"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
     if find_redis_server() is None:

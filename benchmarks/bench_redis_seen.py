@@ -85,8 +85,11 @@ class CountingConnection(redis.Connection):
 
 def counted(client: Any) -> Any:
     """``client`` (from :func:`connect`) with every node's connections counting their writes."""
-    pools = ([n.redis_connection.connection_pool for n in client.get_nodes()] if hasattr(client, "get_nodes")
-             else [client.connection_pool])
+    pools = (
+        [n.redis_connection.connection_pool for n in client.get_nodes()]
+        if hasattr(client, "get_nodes")
+        else [client.connection_pool]
+    )
     for pool in pools:
         pool.connection_class = CountingConnection
         pool.reset()  # (the PING's connection is dropped, not reused)
@@ -130,8 +133,10 @@ def writes_per_node(admins: list[Any], calls: int) -> list[float]:
 
 def hashed_keys(start: int, stop: int) -> Iterator[list[int]]:
     for first in range(start, stop, BATCH):
-        yield [int.from_bytes(hashlib.blake2b(url(i).encode(), digest_size=8).digest(), "big")
-               for i in range(first, min(first + BATCH, stop))]
+        yield [
+            int.from_bytes(hashlib.blake2b(url(i).encode(), digest_size=8).digest(), "big")
+            for i in range(first, min(first + BATCH, stop))
+        ]
 
 
 def bench_memory(n: int, cluster: bool = False) -> dict[str, Any]:
@@ -147,20 +152,32 @@ def bench_memory(n: int, cluster: bool = False) -> dict[str, Any]:
             for keys in hashed_keys(done, mark):
                 store.add_batch(keys)
             done = mark
-            delta = [after - before for after, before in zip(used_memory(admins), base, strict=True)]
+            delta = [
+                after - before for after, before in zip(used_memory(admins), base, strict=True)
+            ]
             out[f"bytes_per_url_{mark}"] = sum(delta) / mark
             out[f"node_bytes_{mark}"] = delta
-            print(f"# {mark:,} URLs: {out[f'bytes_per_url_{mark}']:.2f} bytes/URL "
-                  f"({time.perf_counter() - t0:.0f}s)", file=sys.stderr, flush=True)
+            print(
+                f"# {mark:,} URLs: {out[f'bytes_per_url_{mark}']:.2f} bytes/URL "
+                f"({time.perf_counter() - t0:.0f}s)",
+                file=sys.stderr,
+                flush=True,
+            )
         out["seconds"] = time.perf_counter() - t0
         assert len(store) == n, f"{len(store)} members for {n} distinct keys"
         layout = store.layout()
         assert layout is not None
-        out.update(buckets=layout.buckets, shards=layout.shards, intset_limit=layout.limit, size=layout.size,
-                   hashtables=store.converted, batches=store.batches,
-                   round_trips_per_batch=store.round_trips / store.batches,
-                   node_round_trips_per_batch=writes_per_node(admins, store.batches),
-                   node_evalsha_per_batch=[c / store.batches for c in evalsha_calls(admins)])
+        out.update(
+            buckets=layout.buckets,
+            shards=layout.shards,
+            intset_limit=layout.limit,
+            size=layout.size,
+            hashtables=store.converted,
+            batches=store.batches,
+            round_trips_per_batch=store.round_trips / store.batches,
+            node_round_trips_per_batch=writes_per_node(admins, store.batches),
+            node_evalsha_per_batch=[c / store.batches for c in evalsha_calls(admins)],
+        )
         out["evalsha_per_batch"] = sum(out["node_evalsha_per_batch"])
         encodings = {_encoding(admins, layout.bucket_key(b)) for b in range(0, layout.buckets, 997)}
         out["sampled_encodings"] = sorted(encodings)
@@ -209,7 +226,9 @@ def rate_scrapy_redis(pages: list[list[str]]) -> dict[str, Any]:
     n, out = sum(map(len, pages)), {}
     with RedisServer() as server:
         admin = server.client()
-        df = RFPDupeFilter(get_redis_from_settings(Settings({"REDIS_URL": server.url})), "bench:dupefilter")
+        df = RFPDupeFilter(
+            get_redis_from_settings(Settings({"REDIS_URL": server.url})), "bench:dupefilter"
+        )
         base = used_memory([admin])[0]
         for name in ("new", "dup"):
             requests = [[Request(u) for u in page] for page in pages]
@@ -231,9 +250,11 @@ def bench_rate(n: int, links: int, cluster: bool = False) -> dict[str, Any]:
     url_list = [url(i) for i in range(n)]
     pages = [url_list[i : i + links] for i in range(0, n, links)]
     out: dict[str, Any] = {"n": n, "links_per_page": links}
-    for name, run in (("ours", lambda: rate_ours(pages, False)),
-                      ("ours_cluster", lambda: rate_ours(pages, True) if cluster else {}),
-                      ("scrapy_redis", lambda: rate_scrapy_redis(pages))):
+    for name, run in (
+        ("ours", lambda: rate_ours(pages, False)),
+        ("ours_cluster", lambda: rate_ours(pages, True) if cluster else {}),
+        ("scrapy_redis", lambda: rate_scrapy_redis(pages)),
+    ):
         t0 = time.perf_counter()
         for k, v in run().items():
             out[f"{name}_{k}"] = v
@@ -241,7 +262,9 @@ def bench_rate(n: int, links: int, cluster: bool = False) -> dict[str, Any]:
     for name in ("new", "dup"):
         out[f"ratio_{name}"] = out[f"ours_{name}_per_s"] / out[f"scrapy_redis_{name}_per_s"]
         if cluster:
-            out[f"ratio_cluster_{name}"] = out[f"ours_cluster_{name}_per_s"] / out[f"scrapy_redis_{name}_per_s"]
+            out[f"ratio_cluster_{name}"] = (
+                out[f"ours_cluster_{name}_per_s"] / out[f"scrapy_redis_{name}_per_s"]
+            )
     return out
 
 
@@ -294,8 +317,17 @@ def bench_reshard(n: int, links: int) -> dict[str, Any]:
             during += moving.is_set()
         mover.join()
         repeat = sum(store.add_batch([k for batch in hashed_keys(0, first) for k in batch[:1]]))
-        out.update(result, slot=slot, batches=calls, slowest_batch_ms=slowest * 1000, retries=store.retries,
-                   new=news, expected_new=first - n, repeated_new=repeat, members=len(store))
+        out.update(
+            result,
+            slot=slot,
+            batches=calls,
+            slowest_batch_ms=slowest * 1000,
+            retries=store.retries,
+            new=news,
+            expected_new=first - n,
+            repeated_new=repeat,
+            members=len(store),
+        )
         store.close()
     return out
 
@@ -308,22 +340,34 @@ def table(r: dict[str, Any]) -> str:
     m, s = r["memory"], r["rate"]
     where = "3 masters of a Redis Cluster (no replicas)" if m["masters"] > 1 else "one server"
     lines = [
-        (f"Redis {m['redis_version']}, {where}: {m['buckets']:,} buckets in {m['shards']} shards (sized for "
-         f"{m['size']:,} URLs, intset limit {m['intset_limit']}); bucket encodings sampled: "
-         f"{', '.join(m['sampled_encodings'])}; buckets turned hashtable: {m['hashtables']}"),
+        (
+            f"Redis {m['redis_version']}, {where}: {m['buckets']:,} buckets in {m['shards']} shards (sized for "
+            f"{m['size']:,} URLs, intset limit {m['intset_limit']}); bucket encodings sampled: "
+            f"{', '.join(m['sampled_encodings'])}; buckets turned hashtable: {m['hashtables']}"
+        ),
     ]
     for k, v in m.items():
         if k.startswith("bytes_per_url_"):
-            at = int(k[len("bytes_per_url_"):])
+            at = int(k[len("bytes_per_url_") :])
             per_node = m[f"node_bytes_{at}"]
-            split = f"  (per master: {_nodes([b / 1e6 for b in per_node], '.1f')} MB)" if len(per_node) > 1 else ""
+            split = (
+                f"  (per master: {_nodes([b / 1e6 for b in per_node], '.1f')} MB)"
+                if len(per_node) > 1
+                else ""
+            )
             lines.append(f"  bytes of Redis memory per URL at {at:>10,}: {v:6.2f}{split}")
-    lines.append(f"  per add_batch of {BATCH} links: {m['round_trips_per_batch']:.3f} round trips (the store's "
-                 f"count), per node {_nodes(m['node_round_trips_per_batch'], '.3f')}; "
-                 f"EVALSHA per node {_nodes(m['node_evalsha_per_batch'], '.1f')} (one per shard touched)")
+    lines.append(
+        f"  per add_batch of {BATCH} links: {m['round_trips_per_batch']:.3f} round trips (the store's "
+        f"count), per node {_nodes(m['node_round_trips_per_batch'], '.3f')}; "
+        f"EVALSHA per node {_nodes(m['node_evalsha_per_batch'], '.1f')} (one per shard touched)"
+    )
     cluster = "ours_cluster_new_per_s" in s
     lines.append(f"{s['n']:,} URLs in pages of {s['links_per_page']} links, fingerprint included:")
-    head = f"  {'':18} {'ours':>12}" + (f" {'ours, cluster':>14}" if cluster else "") + f" {'scrapy-redis':>14}"
+    head = (
+        f"  {'':18} {'ours':>12}"
+        + (f" {'ours, cluster':>14}" if cluster else "")
+        + f" {'scrapy-redis':>14}"
+    )
     lines.append(head + f" {'ratio':>7}" + (f" {'cluster ratio':>14}" if cluster else ""))
     for name, what in (("new", "new links/s"), ("dup", "seen links/s")):
         row = f"  {what:18} {s[f'ours_{name}_per_s']:12,.0f}"
@@ -339,9 +383,11 @@ def table(r: dict[str, Any]) -> str:
     lines.append(row + f" {s['scrapy_redis_bytes_per_url']:14.1f}")
     if cluster:
         for name in ("new", "dup"):
-            lines.append(f"  cluster, {name} pass, per page per master: round trips "
-                         f"{_nodes(s[f'ours_cluster_{name}_node_round_trips_per_page'], '.2f')}, EVALSHA "
-                         f"{_nodes(s[f'ours_cluster_{name}_node_evalsha_per_page'], '.1f')}")
+            lines.append(
+                f"  cluster, {name} pass, per page per master: round trips "
+                f"{_nodes(s[f'ours_cluster_{name}_node_round_trips_per_page'], '.2f')}, EVALSHA "
+                f"{_nodes(s[f'ours_cluster_{name}_node_evalsha_per_page'], '.1f')}"
+            )
     return "\n".join(lines)
 
 
@@ -350,19 +396,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=10_000_000, help="URLs for the memory part")
     ap.add_argument("--rate-n", type=int, default=1_000_000, help="URLs for the speed part")
     ap.add_argument("--links", type=int, default=100, help="links per page in the speed part")
-    ap.add_argument("--cluster", action="store_true",
-                    help="memory on a 3-master Redis Cluster, and ours on it in the speed part too")
-    ap.add_argument("--reshard", action="store_true",
-                    help="with --cluster: move one shard's slot to another master under link batches")
+    ap.add_argument(
+        "--cluster",
+        action="store_true",
+        help="memory on a 3-master Redis Cluster, and ours on it in the speed part too",
+    )
+    ap.add_argument(
+        "--reshard",
+        action="store_true",
+        help="with --cluster: move one shard's slot to another master under link batches",
+    )
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)
     if find_redis_server() is None:
         print(NOT_FOUND, file=sys.stderr)
         return 1
     if args.cluster and shutil.which("redis-cli") is None:
-        print("redis-cli not found (it joins the cluster): apt-get install redis-tools", file=sys.stderr)
+        print(
+            "redis-cli not found (it joins the cluster): apt-get install redis-tools",
+            file=sys.stderr,
+        )
         return 1
-    results = {"memory": bench_memory(args.n, args.cluster), "rate": bench_rate(args.rate_n, args.links, args.cluster)}
+    results = {
+        "memory": bench_memory(args.n, args.cluster),
+        "rate": bench_rate(args.rate_n, args.links, args.cluster),
+    }
     if args.cluster and args.reshard:
         results["reshard"] = bench_reshard(args.n, args.links)
     print(table(results))

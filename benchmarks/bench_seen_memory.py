@@ -179,7 +179,9 @@ def whole_worker(kind: str, sizes: list[int]) -> dict[str, Any]:
 
     crawler = get_crawler(S, {"ADDONS": {"scrapy_urlunify.Addon": 0}} if kind == "ours" else {})
     crawler.spider = S()
-    df: Any = DupeFilter.from_crawler(crawler) if kind == "ours" else RFPDupeFilter.from_crawler(crawler)
+    df: Any = (
+        DupeFilter.from_crawler(crawler) if kind == "ours" else RFPDupeFilter.from_crawler(crawler)
+    )
     seen = df.request_seen
     df.request_seen(Request(URL.format(-1)))  # first-call allocations out of the baseline
     gc.collect()
@@ -191,8 +193,10 @@ def whole_worker(kind: str, sizes: list[int]) -> dict[str, Any]:
             seen(Request(URL.format(i)))
         done = n
         gc.collect()
-        out[str(n)] = {"rss_growth": rss_bytes() - base,
-                       "store_B": df.store.nbytes / n if kind == "ours" else None}
+        out[str(n)] = {
+            "rss_growth": rss_bytes() - base,
+            "store_B": df.store.nbytes / n if kind == "ours" else None,
+        }
     df.close("finished")
     return out
 
@@ -204,7 +208,10 @@ def whole_marginal(r: dict[str, Any], lo: int, hi: int) -> float:
 
 def run_worker(*args: str) -> dict[str, Any]:
     print(f"  measuring {' '.join(args[:2])} ...", file=sys.stderr, flush=True)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    )
     return child_json(__file__, "--worker", *args, env=env)  # type: ignore[no-any-return]
 
 
@@ -225,7 +232,10 @@ def report(n: int, results: dict[str, dict[str, Any]]) -> None:
         r = results[key]
         print(f"{label:{width}}  " + "  ".join(f"{r[c]:14.2f}" for c, _ in cols))
     ours, theirs = results["ours"], results["scrapy"]
-    print(f"{'ratio ours / Scrapy':{width}}  " + "  ".join(f"{ours[c] / theirs[c]:14.2f}" for c, _ in cols))
+    print(
+        f"{'ratio ours / Scrapy':{width}}  "
+        + "  ".join(f"{ours[c] / theirs[c]:14.2f}" for c, _ in cols)
+    )
     print(
         f"(table alone: {ours['table_B']:.2f} B/entry; a no-op call over the same shuffled keys costs "
         f"{ours['loop_us']:.2f} / {theirs['loop_us']:.2f} µs, included in every timing above)"
@@ -241,15 +251,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated N values")
     parser.add_argument("--lookups", type=int, default=1_000_000, help="lookups timed per kind")
-    parser.add_argument("--dupefilter-n", type=int, default=1_000_000, help="RFPDupeFilter size, 0 to skip")
+    parser.add_argument(
+        "--dupefilter-n", type=int, default=1_000_000, help="RFPDupeFilter size, 0 to skip"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
-    parser.add_argument("--whole", help="comma-separated sizes: the whole DupeFilter through request_seen")
+    parser.add_argument(
+        "--whole", help="comma-separated sizes: the whole DupeFilter through request_seen"
+    )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         kind, n = args.worker[0], args.worker[1]
         if kind.startswith("whole-"):
-            out = whole_worker(kind[len("whole-"):], [int(x) for x in n.split(",")])
+            out = whole_worker(kind[len("whole-") :], [int(x) for x in n.split(",")])
         elif kind == "dupefilter":
             out = dupefilter_worker(int(n), args.lookups)
         else:
@@ -259,26 +273,37 @@ def main(argv: list[str] | None = None) -> None:
     if args.whole:
         sizes = sorted(int(x.replace("_", "")) for x in args.whole.split(","))
         whole = {}
-        for kind, label in (("ours", "DupeFilter (add-on, memory store)"), ("scrapy", "RFPDupeFilter")):
+        for kind, label in (
+            ("ours", "DupeFilter (add-on, memory store)"),
+            ("scrapy", "RFPDupeFilter"),
+        ):
             r = whole[kind] = run_worker(f"whole-{kind}", ",".join(map(str, sizes)))
             print(f"{label} through request_seen, distinct URLs:")
             for n in sizes:
                 v = r[str(n)]
-                table = f" (seen set's table {v['store_B']:.2f})" if v["store_B"] is not None else ""
+                table = (
+                    f" (seen set's table {v['store_B']:.2f})" if v["store_B"] is not None else ""
+                )
                 print(f"  {n:>12,} URLs: RSS growth {v['rss_growth'] / n:6.2f} B/URL{table}")
             for lo, hi in zip(sizes, sizes[1:], strict=False):
                 print(f"  marginal {lo:,} -> {hi:,}: {whole_marginal(r, lo, hi):.2f} B/URL")
         write_json(args.json, whole)
         return
 
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; each row measured in a fresh process")
+    print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs; each row measured in a fresh process"
+    )
     by_size = {}
     for n in (int(s.replace("_", "")) for s in args.sizes.split(",")):
-        by_size[n] = {key: run_worker(key, str(n), "--lookups", str(args.lookups)) for key in STRUCTURES}
+        by_size[n] = {
+            key: run_worker(key, str(n), "--lookups", str(args.lookups)) for key in STRUCTURES
+        }
         report(n, by_size[n])
     sizes = sorted(by_size)
     if len(sizes) > 1:
-        print("\nmarginal bytes per URL (RSS growth / URLs added, across the table's growth steps):")
+        print(
+            "\nmarginal bytes per URL (RSS growth / URLs added, across the table's growth steps):"
+        )
         for lo, hi in zip(sizes, sizes[1:]):
             for key, label in STRUCTURES.items():
                 print(f"  {lo:,} -> {hi:,}  {label}: {marginal(by_size, key, lo, hi):.2f} B")

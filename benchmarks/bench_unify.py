@@ -42,7 +42,9 @@ FULL_POLICY = Policy(
 )
 
 
-def time_loop(fn: Callable[[str], object], inputs: Sequence[str], reset: Callable[[], None]) -> tuple[float, int]:
+def time_loop(
+    fn: Callable[[str], object], inputs: Sequence[str], reset: Callable[[], None]
+) -> tuple[float, int]:
     """µs per call over ``inputs`` and the number of exceptions."""
     reset()
     errors = 0
@@ -82,7 +84,9 @@ def contenders() -> dict[str, tuple[Callable[[str], object], Callable[[], None]]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
@@ -105,8 +109,12 @@ def main() -> int:
     for name in cs:
         d, s = best[(name, "distinct")], best[(name, "stream")]
         rd, rs = d / best[(ours, "distinct")], s / best[(ours, "stream")]
-        print(f"{name:36s} {d:12.2f} {rd:6.1f}× {s:10.2f} {rs:6.1f}×  {errors[(name, 'distinct')]}/{errors[(name, 'stream')]}")
-    print("\nratio = that row's µs per URL / identify's (higher: identify is that many times faster)")
+        print(
+            f"{name:36s} {d:12.2f} {rd:6.1f}× {s:10.2f} {rs:6.1f}×  {errors[(name, 'distinct')]}/{errors[(name, 'stream')]}"
+        )
+    print(
+        "\nratio = that row's µs per URL / identify's (higher: identify is that many times faster)"
+    )
     write_json(args.json, {f"{name}|{inputs}": us for (name, inputs), us in best.items()})
     return 0
 

@@ -77,8 +77,19 @@ WITHIN = (1500, 6000)
 
 #: What a careful user sets for a MediaWiki (the issue's "careful user's settings").
 CAREFUL = {
-    "URLUNIFY_KEY_PARAMS": ["title", "action", "oldid", "diff", "curid", "target", "from", "until",
-                            "offset", "limit", "days"],
+    "URLUNIFY_KEY_PARAMS": [
+        "title",
+        "action",
+        "oldid",
+        "diff",
+        "curid",
+        "target",
+        "from",
+        "until",
+        "offset",
+        "limit",
+        "days",
+    ],
     "URLUNIFY_REMOVE_PARAMS": ["returnto", "returntoquery"],
 }
 
@@ -97,9 +108,13 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         "HTTPERROR_ALLOW_ALL": False,
     }
     if order == "bfs":
-        settings.update({"DEPTH_PRIORITY": 1,
-                         "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
-                         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue"})
+        settings.update(
+            {
+                "DEPTH_PRIORITY": 1,
+                "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+                "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+            }
+        )
     if config != "plain":
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
@@ -142,8 +157,11 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
                 title = TITLE_RE.search(response.body)
                 revision = REVISION_RE.search(response.body)
                 if title:
-                    yield {"url": response.url, "title": json.loads(b'"' + title.group(1) + b'"'),
-                           "revision": int(revision.group(1)) if revision else None}
+                    yield {
+                        "url": response.url,
+                        "title": json.loads(b'"' + title.group(1) + b'"'),
+                        "revision": int(revision.group(1)) if revision else None,
+                    }
 
     process = CrawlerProcess(settings_for(config, order, budget), install_root_handler=True)
     crawler = process.create_crawler(WikiSpider)
@@ -171,7 +189,8 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     stats, cpu_s, wall_s = run_measured(process, crawler)
     audit = audit_rules(learned_rules(crawler), list(scheduled)) if config != "plain" else []
     return {
-        "config": config, "order": order,
+        "config": config,
+        "order": order,
         "cpu_s": cpu_s,
         "wall_s": wall_s,
         "requests": stats.get("downloader/request_count", 0),
@@ -184,33 +203,54 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
         "finish_reason": stats.get("finish_reason"),
         "rules_audited": audit,
         "wrong_rules": sum(1 for a in audit if a["wrong"]),
-        "stats": {k: v for k, v in stats.items() if k.startswith(("urlunify", "dupefilter", "scheduler/enqueued"))
-                  and isinstance(v, (int, float))},
+        "stats": {
+            k: v
+            for k, v in stats.items()
+            if k.startswith(("urlunify", "dupefilter", "scheduler/enqueued"))
+            and isinstance(v, (int, float))
+        },
     }
 
 
 def truth_from_api(url: str) -> dict[str, Any]:
     """The articles of an external wiki, from its API (when its directory is not at hand)."""
-    articles, params = [], {"action": "query", "format": "json", "generator": "allpages",
-                            "gapnamespace": "0", "gapfilterredir": "nonredirects", "gaplimit": "max",
-                            "prop": "info"}
+    articles, params = (
+        [],
+        {
+            "action": "query",
+            "format": "json",
+            "generator": "allpages",
+            "gapnamespace": "0",
+            "gapfilterredir": "nonredirects",
+            "gaplimit": "max",
+            "prop": "info",
+        },
+    )
     while True:
         with urlopen(f"{url}/w/api.php?{urlencode(params)}", timeout=60) as resp:
             data = json.load(resp)
-        articles += [{"id": p["pageid"], "title": p["title"], "latest": p["lastrevid"]}
-                     for p in data.get("query", {}).get("pages", {}).values()]
+        articles += [
+            {"id": p["pageid"], "title": p["title"], "latest": p["lastrevid"]}
+            for p in data.get("query", {}).get("pages", {}).values()
+        ]
         if "continue" not in data:
             return {"articles": articles, "redirects": []}
         params.update(data["continue"])
 
 
-def score(run: dict[str, Any], truth: dict[str, Any], within: tuple[int, ...] = WITHIN) -> dict[str, Any]:
+def score(
+    run: dict[str, Any], truth: dict[str, Any], within: tuple[int, ...] = WITHIN
+) -> dict[str, Any]:
     by_title = {a["title"]: a["id"] for a in truth["articles"]}
     ids = [by_title.get(item["title"]) for item in run["items"]]
     seen = {i for i in ids if i is not None}
     # the same text twice: one article at one revision (a permanent link, a redirect view, a
     # diff of the latest edit show the revision the article shows)
-    shown = {(i, item.get("revision")) for i, item in zip(ids, run["items"], strict=True) if i is not None}
+    shown = {
+        (i, item.get("revision"))
+        for i, item in zip(ids, run["items"], strict=True)
+        if i is not None
+    }
     first: dict[int, int] = {}
     first_downloaded: dict[int, int] = {}
     for i, item in zip(ids, run["items"], strict=True):
@@ -218,14 +258,20 @@ def score(run: dict[str, Any], truth: dict[str, Any], within: tuple[int, ...] = 
             first.setdefault(i, item["at"])
             first_downloaded.setdefault(i, item.get("downloaded", 0))
     row = {k: v for k, v in run.items() if k != "items"}
-    row.update({"articles": len(by_title), "covered": len(seen),
-                "items_count": len(ids), "duplicate_items": len(ids) - len(seen),
-                # an older revision of an article seen is another text, yet another item of it
-                "same_revision_items": len(ids) - ids.count(None) - len(shown),
-                "older_revision_items": len(shown) - len(seen),
-                "unknown_items": ids.count(None),
-                # responses received when the last article first showed up
-                "responses_to_cover": max(first.values(), default=0)})
+    row.update(
+        {
+            "articles": len(by_title),
+            "covered": len(seen),
+            "items_count": len(ids),
+            "duplicate_items": len(ids) - len(seen),
+            # an older revision of an article seen is another text, yet another item of it
+            "same_revision_items": len(ids) - ids.count(None) - len(shown),
+            "older_revision_items": len(shown) - len(seen),
+            "unknown_items": ids.count(None),
+            # responses received when the last article first showed up
+            "responses_to_cover": max(first.values(), default=0),
+        }
+    )
     # articles covered within the first n responses downloaded (duplicate pages the add-on drops
     # included), whatever CLOSESPIDER_PAGECOUNT counts
     for n in within:
@@ -234,34 +280,63 @@ def score(run: dict[str, Any], truth: dict[str, Any], within: tuple[int, ...] = 
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    cols = [("config", "config"), ("order", "order"), ("covered", "covered"), ("dup items", "duplicate_items"),
-            ("same revision", "same_revision_items"), ("older revisions", "older_revision_items"),
-            ("not articles", "unknown_items"),
-            ("items", "items_count"), ("login pages", "login_pages"), ("requests", "requests"),
-            ("responses", "responses"), ("to cover", "responses_to_cover"), ("wrong rules", "wrong_rules"),
-            *((f"in {n:,} dl", f"covered_within_{n}") for n in WITHIN), ("CPU s", "cpu_s"), ("wall s", "wall_s")]
-    lines = ["| " + " | ".join(c for c, _ in cols) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|"]
+    cols = [
+        ("config", "config"),
+        ("order", "order"),
+        ("covered", "covered"),
+        ("dup items", "duplicate_items"),
+        ("same revision", "same_revision_items"),
+        ("older revisions", "older_revision_items"),
+        ("not articles", "unknown_items"),
+        ("items", "items_count"),
+        ("login pages", "login_pages"),
+        ("requests", "requests"),
+        ("responses", "responses"),
+        ("to cover", "responses_to_cover"),
+        ("wrong rules", "wrong_rules"),
+        *((f"in {n:,} dl", f"covered_within_{n}") for n in WITHIN),
+        ("CPU s", "cpu_s"),
+        ("wall s", "wall_s"),
+    ]
+    lines = [
+        "| " + " | ".join(c for c, _ in cols) + " |",
+        "|" + "|".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + "|",
+    ]
     for r in rows:
-        cells = [str(r.get(k, "")) if k != "covered" else f"{r['covered']}/{r['articles']}" for _, k in cols]
+        cells = [
+            str(r.get(k, "")) if k != "covered" else f"{r['covered']}/{r['articles']}"
+            for _, k in cols
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/bench-wiki"),
-                        help="the wiki's directory (built there if absent; its database is the truth)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("/tmp/bench-wiki"),
+        help="the wiki's directory (built there if absent; its database is the truth)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--articles", type=int, default=340)
-    parser.add_argument("--url", help="an already-running wiki (e.g. http://127.0.0.1:8089): not built nor "
-                                      "served; truth from --dir if it holds a wiki, else from its API")
+    parser.add_argument(
+        "--url",
+        help="an already-running wiki (e.g. http://127.0.0.1:8089): not built nor "
+        "served; truth from --dir if it holds a wiki, else from its API",
+    )
     parser.add_argument("--port", type=int, default=mediawiki.DEFAULT_PORT)
     parser.add_argument("--workers", type=int, default=4, help="PHP_CLI_SERVER_WORKERS")
-    parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}")
+    parser.add_argument(
+        "--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}"
+    )
     parser.add_argument("--orders", default=",".join(ORDERS), help=f"comma-separated, of {ORDERS}")
     parser.add_argument("--budget", type=int, default=6000, help="CLOSESPIDER_PAGECOUNT")
     parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument("--child", nargs=4, metavar=("CONFIG", "ORDER", "URL", "BUDGET"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", nargs=4, metavar=("CONFIG", "ORDER", "URL", "BUDGET"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
         config, order, url, budget = args.child
@@ -275,7 +350,9 @@ def main() -> None:
     meta: dict[str, Any] = {}
     if args.url:
         url = args.url.rstrip("/")
-        truth = mediawiki.truth(args.dir) if (args.dir / "wiki.json").exists() else truth_from_api(url)
+        truth = (
+            mediawiki.truth(args.dir) if (args.dir / "wiki.json").exists() else truth_from_api(url)
+        )
     else:
         meta = mediawiki.build(args.dir.resolve(), args.seed, args.articles, args.port)
         print(f"wiki: {args.dir} {meta}", file=sys.stderr)
@@ -292,9 +369,16 @@ def main() -> None:
                 rows.append(score(run, truth))
                 print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
                 for a in run.get("rules_audited", []):
-                    verdict = f"WRONG: {a['wrong'][0]} and {a['wrong'][1]} differ" if a["wrong"] else "right"
-                    print(f"  {config}/{order}: {a['rule']}: {verdict} ({a['checked']} URLs fetched again)",
-                          file=sys.stderr, flush=True)
+                    verdict = (
+                        f"WRONG: {a['wrong'][0]} and {a['wrong'][1]} differ"
+                        if a["wrong"]
+                        else "right"
+                    )
+                    print(
+                        f"  {config}/{order}: {a['rule']}: {verdict} ({a['checked']} URLs fetched again)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     finally:
         if server is not None:
             mediawiki.stop(server)

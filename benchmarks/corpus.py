@@ -23,8 +23,10 @@ CACHE = Path(__file__).parent / "data"
 
 def build(root: Path, base: str) -> list[dict[str, str]]:
     if not root.is_dir():
-        sys.exit(f"no HTML tree at {root}: install Debian's python3-doc (apt-get install python3-doc) "
-                 "or pass --root DIR --base URL")
+        sys.exit(
+            f"no HTML tree at {root}: install Debian's python3-doc (apt-get install python3-doc) "
+            "or pass --root DIR --base URL"
+        )
     links = []
     for path in sorted(root.rglob("*.html")):
         page = base + path.relative_to(root).as_posix()

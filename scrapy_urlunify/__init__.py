@@ -65,4 +65,3 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'scrapy_urlunify' has no attribute {name!r}")
     return getattr(import_module(module), name)
-

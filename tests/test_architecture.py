@@ -42,7 +42,9 @@ for layer in {PURE_LAYERS!r}:
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("scrapy", "twisted"))
 print(json.dumps({{"imported": names, "loaded": loaded}}))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.splitlines()[-1])
     assert f"{PACKAGE}.core.unify" in result["imported"]
@@ -115,7 +117,8 @@ def import_graph(every: bool = False) -> dict[str, set[str]]:
                 base = _import_base(name, is_package, node)
                 # ``from pkg import sub`` imports the submodule; ``from mod import name`` the module
                 targets = [
-                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
                 ]
             for target in targets:
                 # ``import a.b.c`` names a.b.c; keep the longest prefix that is one of ours
@@ -204,21 +207,31 @@ def _imported_names() -> list[tuple[str, str, str]]:
 def test_no_private_name_is_imported_across_modules() -> None:
     imported = _imported_names()
     assert any(name == "identify" for _, _, name in imported)  # the scan sees the imports
-    private = [f"{who} imports {name} from {source}" for who, source, name in imported
-               if name.startswith("_") and not name.startswith("__")]
+    private = [
+        f"{who} imports {name} from {source}"
+        for who, source, name in imported
+        if name.startswith("_") and not name.startswith("__")
+    ]
     assert private == []
 
 
 def test_no_module_over_600_lines() -> None:
-    sizes = {path.relative_to(PACKAGE_DIR.parent).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
-             for path in PACKAGE_DIR.rglob("*.py")}
+    sizes = {
+        path.relative_to(PACKAGE_DIR.parent).as_posix(): len(
+            path.read_text(encoding="utf-8").splitlines()
+        )
+        for path in PACKAGE_DIR.rglob("*.py")
+    }
     assert sizes and max(sizes.values()) > 50
     assert {path: n for path, n in sizes.items() if n > 600} == {}
 
 
 def test_no_hand_written_native_code_in_the_package() -> None:
-    native = sorted(p.relative_to(PACKAGE_DIR).as_posix() for pattern in ("*.c", "*.h", "*.pyx", "*.pxd", "*.pyi")
-                    for p in PACKAGE_DIR.rglob(pattern))
+    native = sorted(
+        p.relative_to(PACKAGE_DIR).as_posix()
+        for pattern in ("*.c", "*.h", "*.pyx", "*.pxd", "*.pyi")
+        for p in PACKAGE_DIR.rglob(pattern)
+    )
     assert native == []
 
 
@@ -231,8 +244,9 @@ def test_the_package_root_only_names_the_public_api() -> None:
     for node in tree.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the docstring
-        if isinstance(node, ast.ImportFrom) and (node.module == "__future__" or node.level == 1
-                                                 or node.module in ("importlib", "typing")):
+        if isinstance(node, ast.ImportFrom) and (
+            node.module == "__future__" or node.level == 1 or node.module in ("importlib", "typing")
+        ):
             assert all(not alias.name.startswith("_") for alias in node.names), ast.dump(node)
             continue
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -251,16 +265,25 @@ def test_scripts_import_only_what_the_package_has() -> None:
 
     root = Path(scrapy_urlunify.__file__).resolve().parent.parent
     missing = []
-    for script in sorted([*root.glob("benchmarks/*.py"), *root.glob("tools/*.py"), *root.glob("tools/sites/*.py")]):
+    for script in sorted(
+        [*root.glob("benchmarks/*.py"), *root.glob("tools/*.py"), *root.glob("tools/sites/*.py")]
+    ):
         for node in ast.walk(ast.parse(script.read_text(), str(script))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scrapy_urlunify"):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("scrapy_urlunify")
+            ):
                 try:
                     module = importlib.import_module(node.module)
                 except ImportError:
                     missing.append(f"{script.name}: {node.module}")
                     continue
-                missing += [f"{script.name}: {node.module}.{a.name}" for a in node.names
-                            if not hasattr(module, a.name) and not _is_submodule(node.module, a.name)]
+                missing += [
+                    f"{script.name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if not hasattr(module, a.name) and not _is_submodule(node.module, a.name)
+                ]
     assert not missing, missing
 
 

@@ -38,15 +38,23 @@ from typing import Any
 
 from lxml import etree, html
 
-from scrapy_urlunify.learning.near_duplicates import MIN_FEATURES, distance, fingerprint, folded_fingerprint, main_text
+from scrapy_urlunify.learning.near_duplicates import (
+    MIN_FEATURES,
+    distance,
+    fingerprint,
+    folded_fingerprint,
+    main_text,
+)
 from scrapy_urlunify.learning.page_signature import body_text
 
 ROOT = Path("/usr/share/doc/python3/html")
 THRESHOLDS = range(11)
 #: shown, not counted in the recall of all pairs nor the precision: another text, not a view
 APART = frozenset({"previous revision"})
-_NAV = ("//*[@role='navigation']|//*[contains(@class,'related')]|//*[contains(@class,'sphinxsidebar')]"
-        "|//*[@class='footer']|//form|//footer|//nav")
+_NAV = (
+    "//*[@role='navigation']|//*[contains(@class,'related')]|//*[contains(@class,'sphinxsidebar')]"
+    "|//*[@class='footer']|//form|//footer|//nav"
+)
 
 
 def _main(root: etree._Element) -> etree._Element:
@@ -62,12 +70,14 @@ def _prepend(markup: str) -> Callable[[etree._Element], None]:
     def change(root: etree._Element) -> None:
         main = _main(root)
         main.insert(0, _fragment(markup))
+
     return change
 
 
 def _append(markup: str) -> Callable[[etree._Element], None]:
     def change(root: etree._Element) -> None:
         _main(root).append(_fragment(markup))
+
     return change
 
 
@@ -75,26 +85,37 @@ def _print_view(root: etree._Element) -> None:
     for element in root.xpath(_NAV):
         if element.getparent() is not None:
             element.drop_tree()
-    _append('<div class="printfooter">Retrieved from "https://wiki.example.org/index.php?title=Page&amp;oldid=4521"</div>')(root)
+    _append(
+        '<div class="printfooter">Retrieved from "https://wiki.example.org/index.php?title=Page&amp;oldid=4521"</div>'
+    )(root)
 
 
 def _edit_words(seed: int, count: int) -> Callable[[etree._Element], None]:
     def change(root: etree._Element) -> None:
         rng = random.Random(seed)
-        nodes = [n for n in _main(root).iter() if isinstance(n.tag, str) and n.text and len(n.text.split()) > 3]
+        nodes = [
+            n
+            for n in _main(root).iter()
+            if isinstance(n.tag, str) and n.text and len(n.text.split()) > 3
+        ]
         for _ in range(count):
             if not nodes:
                 return
             node = rng.choice(nodes)
             words = node.text.split()
-            words[rng.randrange(len(words))] = rng.choice(["however", "notably", "formerly", "mostly"])
+            words[rng.randrange(len(words))] = rng.choice(
+                ["however", "notably", "formerly", "mostly"]
+            )
             node.text = " ".join(words)
+
     return change
 
 
-BANNER = ('<div id="contentSub"><div id="mw-revision-info">Revision as of 12:34, 5 May 2024 by '
-          '<a href="/wiki/User:Example">Example</a> (talk | contribs)</div><div id="mw-revision-nav">'
-          '(diff) &#8592; Older revision | Latest revision (diff) | Newer revision &#8594; (diff)</div></div>')
+BANNER = (
+    '<div id="contentSub"><div id="mw-revision-info">Revision as of 12:34, 5 May 2024 by '
+    '<a href="/wiki/User:Example">Example</a> (talk | contribs)</div><div id="mw-revision-nav">'
+    "(diff) &#8592; Older revision | Latest revision (diff) | Newer revision &#8594; (diff)</div></div>"
+)
 REDIRECT = '<span class="mw-redirectedfrom">(Redirected from <a href="/w/index.php?title=Old_name&amp;redirect=no">Old name</a>)</span>'
 
 
@@ -111,15 +132,27 @@ def _combined(root: etree._Element) -> None:
 
 # name -> (change of the original, change of the variant): a pair is (original with its change,
 # variant with its change), so a pair differs by the variation only
-VARIATIONS: dict[str, tuple[Callable[[etree._Element], None] | None, Callable[[etree._Element], None]]] = {
+VARIATIONS: dict[
+    str, tuple[Callable[[etree._Element], None] | None, Callable[[etree._Element], None]]
+] = {
     "banner": (None, _prepend(BANNER)),
     "redirect": (None, _prepend(REDIRECT)),
-    "last-edited": (_edited("This page was last edited on 5 May 2024, at 12:34."),
-                    _edited("This page was last edited on 17 November 2025, at 09:01.")),
-    "counter": (_append('<div id="viewcount">This page has been accessed 999 times.</div>'),
-                _append('<div id="viewcount">This page has been accessed 1,000 times.</div>')),
-    "token": (_append('<form><input type="hidden" name="wpEditToken" value="a1b2c3d4e5+\\"><a href="/x?sid=ab12">edit</a></form>'),
-              _append('<form><input type="hidden" name="wpEditToken" value="f9e8d7c6b5+\\"><a href="/x?sid=zz99">edit</a></form>')),
+    "last-edited": (
+        _edited("This page was last edited on 5 May 2024, at 12:34."),
+        _edited("This page was last edited on 17 November 2025, at 09:01."),
+    ),
+    "counter": (
+        _append('<div id="viewcount">This page has been accessed 999 times.</div>'),
+        _append('<div id="viewcount">This page has been accessed 1,000 times.</div>'),
+    ),
+    "token": (
+        _append(
+            '<form><input type="hidden" name="wpEditToken" value="a1b2c3d4e5+\\"><a href="/x?sid=ab12">edit</a></form>'
+        ),
+        _append(
+            '<form><input type="hidden" name="wpEditToken" value="f9e8d7c6b5+\\"><a href="/x?sid=zz99">edit</a></form>'
+        ),
+    ),
     "print": (None, _print_view),
     "3 words": (None, _edit_words(7, 3)),
     "combined": (_edited("This page was last edited on 5 May 2024, at 12:34."), _combined),
@@ -135,9 +168,14 @@ def _render(source: bytes, change: Callable[[etree._Element], None] | None) -> b
 
 def _texts(document: bytes) -> dict[str, int | None]:
     main = main_text(html.document_fromstring(document))
-    return {"main": fingerprint(main), "body": fingerprint(body_text(document)),
-            # what a crawl compares for pages long enough for SimHash: equal up to numbers
-            "folded": folded_fingerprint(main) if fingerprint(main, min_features=MIN_FEATURES) is not None else None}
+    return {
+        "main": fingerprint(main),
+        "body": fingerprint(body_text(document)),
+        # what a crawl compares for pages long enough for SimHash: equal up to numbers
+        "folded": folded_fingerprint(main)
+        if fingerprint(main, min_features=MIN_FEATURES) is not None
+        else None,
+    }
 
 
 def folded_merges(title: str, pages: dict[str, dict[str, int | None]]) -> list[list[str]]:
@@ -149,11 +187,16 @@ def folded_merges(title: str, pages: dict[str, dict[str, int | None]]) -> list[l
             groups.setdefault(fp["folded"], []).append(name)
     merged = [names for names in groups.values() if len(names) > 1]
     pairs = sum(len(names) * (len(names) - 1) // 2 for names in merged)
-    print(f"\n{title}: distinct pairs equal up to numbers: {pairs}", *(" ~ ".join(n) for n in merged[:10]))
+    print(
+        f"\n{title}: distinct pairs equal up to numbers: {pairs}",
+        *(" ~ ".join(n) for n in merged[:10]),
+    )
     return merged
 
 
-def python_doc(root: Path, limit: int | None) -> tuple[dict[str, dict[str, int | None]], dict[str, list[tuple[int | None, ...]]]]:
+def python_doc(
+    root: Path, limit: int | None
+) -> tuple[dict[str, dict[str, int | None]], dict[str, list[tuple[int | None, ...]]]]:
     """Fingerprints of each page, and per variation the (main, body) distances of its pairs."""
     pages: dict[str, dict[str, int | None]] = {}
     pairs: dict[str, list[tuple[int | None, ...]]] = {name: [] for name in VARIATIONS}
@@ -166,8 +209,15 @@ def python_doc(root: Path, limit: int | None) -> tuple[dict[str, dict[str, int |
         size = len(main_text(html.document_fromstring(original)).encode())
         for variation, (before, after) in VARIATIONS.items():
             a, b = _texts(_render(source, before)), _texts(_render(source, after))
-            pairs[variation].append((*(None if a[t] is None or b[t] is None else distance(a[t], b[t])  # type: ignore[arg-type]
-                                       for t in ("main", "body")), size))
+            pairs[variation].append(
+                (
+                    *(
+                        None if a[t] is None or b[t] is None else distance(a[t], b[t])  # type: ignore[arg-type]
+                        for t in ("main", "body")
+                    ),
+                    size,
+                )
+            )
         if number % 100 == 0:
             print(f"  {number}/{len(paths)} pages", file=sys.stderr)
     return pages, pairs
@@ -198,50 +248,96 @@ def _get(url: str) -> bytes:
 def _api(base: str, **params: str) -> dict[str, Any]:
     from urllib.parse import urlencode
 
-    return json.loads(_get(f"{base}/w/api.php?{urlencode({'format': 'json', 'formatversion': '2', **params})}"))
+    return json.loads(
+        _get(f"{base}/w/api.php?{urlencode({'format': 'json', 'formatversion': '2', **params})}")
+    )
 
 
-def mediawiki(base: str, limit: int | None) -> tuple[dict[str, dict[str, int | None]], dict[str, list[tuple[int | None, ...]]]]:
+def mediawiki(
+    base: str, limit: int | None
+) -> tuple[dict[str, dict[str, int | None]], dict[str, list[tuple[int | None, ...]]]]:
     """A real MediaWiki (``--wiki``): each article against its Permanent link (``oldid`` of its
     latest revision: the "Revision as of" banner), its printable view, and its views through
     each redirect to it ("(Redirected from ...)"); the previous revision, a real edit, is shown
     apart (it is another text, not another view). Distinct pairs: every pair of articles."""
     from urllib.parse import quote
 
-    titles = [p["title"] for p in _api(base, action="query", list="allpages", apnamespace="0",
-                                       apfilterredir="nonredirects", aplimit="max")["query"]["allpages"]][:limit]
+    titles = [
+        p["title"]
+        for p in _api(
+            base,
+            action="query",
+            list="allpages",
+            apnamespace="0",
+            apfilterredir="nonredirects",
+            aplimit="max",
+        )["query"]["allpages"]
+    ][:limit]
     redirects: dict[str, list[str]] = {}
-    for page in _api(base, action="query", list="allpages", apnamespace="0", apfilterredir="redirects",
-                     aplimit="max")["query"]["allpages"]:
-        target = _api(base, action="query", titles=page["title"], redirects="1")["query"]["redirects"][0]["to"]
+    for page in _api(
+        base,
+        action="query",
+        list="allpages",
+        apnamespace="0",
+        apfilterredir="redirects",
+        aplimit="max",
+    )["query"]["allpages"]:
+        target = _api(base, action="query", titles=page["title"], redirects="1")["query"][
+            "redirects"
+        ][0]["to"]
         redirects.setdefault(target, []).append(page["title"])
     pages: dict[str, dict[str, int | None]] = {}
-    pairs: dict[str, list[tuple[int | None, ...]]] = {"permanent link": [], "printable": [], "redirect": [],
-                                                     "diff": [], "previous revision": []}
+    pairs: dict[str, list[tuple[int | None, ...]]] = {
+        "permanent link": [],
+        "printable": [],
+        "redirect": [],
+        "diff": [],
+        "previous revision": [],
+    }
     for number, title in enumerate(titles):
-        revisions = _api(base, action="query", prop="revisions", titles=title, rvprop="ids", rvlimit="2")
+        revisions = _api(
+            base, action="query", prop="revisions", titles=title, rvprop="ids", rvlimit="2"
+        )
         ids = [r["revid"] for r in revisions["query"]["pages"][0]["revisions"]]
         page = _get(f"{base}/wiki/{quote(title.replace(' ', '_'))}")
         pages[title] = _texts(page)
-        views = {"permanent link": [f"{base}/w/index.php?title={quote(title)}&oldid={ids[0]}"],
-                 "printable": [f"{base}/w/index.php?title={quote(title)}&printable=yes"],
-                 "redirect": [f"{base}/wiki/{quote(r.replace(' ', '_'))}" for r in redirects.get(title, [])],
-                 # the latest edit's diff: the change above the article as it is now
-                 "diff": [f"{base}/w/index.php?title={quote(title)}&diff=prev&oldid={ids[0]}"][:len(ids) - 1],
-                 "previous revision": [f"{base}/w/index.php?title={quote(title)}&oldid={i}" for i in ids[1:]]}
+        views = {
+            "permanent link": [f"{base}/w/index.php?title={quote(title)}&oldid={ids[0]}"],
+            "printable": [f"{base}/w/index.php?title={quote(title)}&printable=yes"],
+            "redirect": [
+                f"{base}/wiki/{quote(r.replace(' ', '_'))}" for r in redirects.get(title, [])
+            ],
+            # the latest edit's diff: the change above the article as it is now
+            "diff": [f"{base}/w/index.php?title={quote(title)}&diff=prev&oldid={ids[0]}"][
+                : len(ids) - 1
+            ],
+            "previous revision": [
+                f"{base}/w/index.php?title={quote(title)}&oldid={i}" for i in ids[1:]
+            ],
+        }
         size = len(main_text(html.document_fromstring(page)).encode())
         for name, urls in views.items():
             for url in urls:
                 other = _texts(_get(url))
-                pairs[name].append((*(None if pages[title][t] is None or other[t] is None
-                                      else distance(pages[title][t], other[t])  # type: ignore[arg-type]
-                                      for t in ("main", "body")), size))
+                pairs[name].append(
+                    (
+                        *(
+                            None
+                            if pages[title][t] is None or other[t] is None
+                            else distance(pages[title][t], other[t])  # type: ignore[arg-type]
+                            for t in ("main", "body")
+                        ),
+                        size,
+                    )
+                )
         if number % 50 == 0:
             print(f"  {number}/{len(titles)} articles", file=sys.stderr)
     return pages, pairs
 
 
-def distinct_distances(pages: dict[str, dict[str, int | None]], text: str) -> tuple[Counter[int], list[tuple[int, str, str]]]:
+def distinct_distances(
+    pages: dict[str, dict[str, int | None]], text: str
+) -> tuple[Counter[int], list[tuple[int, str, str]]]:
     """Distances of every pair of distinct pages (equal fingerprints count as distance 0), and
     the closest pairs."""
     items = [(name, fp[text]) for name, fp in pages.items() if fp[text] is not None]
@@ -257,15 +353,25 @@ def distinct_distances(pages: dict[str, dict[str, int | None]], text: str) -> tu
     return histogram, closest[:25]
 
 
-def table(title: str, pages: dict[str, dict[str, int | None]], pairs: dict[str, list[tuple[int | None, ...]]],
-          text: str) -> dict[str, object]:
+def table(
+    title: str,
+    pages: dict[str, dict[str, int | None]],
+    pairs: dict[str, list[tuple[int | None, ...]]],
+    text: str,
+) -> dict[str, object]:
     column = ("main", "body").index(text)
     histogram, closest = distinct_distances(pages, text)
     n_distinct = sum(histogram.values())
-    print(f"\n### {title}, {text} text: {len(pages)} pages, {n_distinct} distinct pairs, "
-          f"{sum(len(v) for v in pairs.values())} near-duplicate pairs\n")
+    print(
+        f"\n### {title}, {text} text: {len(pages)} pages, {n_distinct} distinct pairs, "
+        f"{sum(len(v) for v in pairs.values())} near-duplicate pairs\n"
+    )
     names = list(pairs)
-    print("| ≤ bits | " + " | ".join(f"({n})" if n in APART else n for n in names) + " | all recall | distinct merged | precision |")
+    print(
+        "| ≤ bits | "
+        + " | ".join(f"({n})" if n in APART else n for n in names)
+        + " | all recall | distinct merged | precision |"
+    )
     print("|---:|" + "---:|" * (len(names) + 3))
     rows = []
     for limit in THRESHOLDS:
@@ -279,33 +385,55 @@ def table(title: str, pages: dict[str, dict[str, int | None]], pairs: dict[str, 
                 total += len(found)
             recalls.append(hits / len(found) if found else float("nan"))
         merged = sum(count for bits, count in histogram.items() if bits <= limit)
-        precision = true_positive / (true_positive + merged) if true_positive + merged else float("nan")
-        rows.append({"bits": limit, "recall": dict(zip(names, recalls, strict=True)), "all": true_positive / total,
-                     "distinct_merged": merged, "precision": precision})
-        print(f"| {limit} | " + " | ".join(f"{r:.3f}" for r in recalls)
-              + f" | {true_positive / total:.3f} | {merged} | {precision:.4f} |")
+        precision = (
+            true_positive / (true_positive + merged) if true_positive + merged else float("nan")
+        )
+        rows.append(
+            {
+                "bits": limit,
+                "recall": dict(zip(names, recalls, strict=True)),
+                "all": true_positive / total,
+                "distinct_merged": merged,
+                "precision": precision,
+            }
+        )
+        print(
+            f"| {limit} | "
+            + " | ".join(f"{r:.3f}" for r in recalls)
+            + f" | {true_positive / total:.3f} | {merged} | {precision:.4f} |"
+        )
     sized = [p for pairs_ in pairs.values() for p in pairs_ if len(p) > 2 and p[column] is not None]
     if sized:
         print("\nrecall by size of the main text, at ≤ 3 / ≤ 6 / ≤ 10 bits: ", end="")
         for low, high in ((0, 4000), (4000, 16000), (16000, 1 << 40)):
             chosen = [p[column] for p in sized if low <= p[2] < high]  # type: ignore[operator]
             if chosen:
-                print(f"{low // 1000}-{high // 1000 if high < 1 << 40 else '∞'} KB ({len(chosen)} pairs): "
-                      + " / ".join(f"{sum(d <= k for d in chosen) / len(chosen):.2f}" for k in (3, 6, 10)),  # type: ignore[operator]
-                      end="; ")
+                print(
+                    f"{low // 1000}-{high // 1000 if high < 1 << 40 else '∞'} KB ({len(chosen)} pairs): "
+                    + " / ".join(
+                        f"{sum(d <= k for d in chosen) / len(chosen):.2f}" for k in (3, 6, 10)
+                    ),  # type: ignore[operator]
+                    end="; ",
+                )
         print()
     print("\nclosest distinct pairs:", ", ".join(f"{b} bits {x} ~ {y}" for b, x, y in closest[:10]))
     return {"rows": rows, "closest": closest, "min_distinct": min(histogram) if histogram else None}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--root", type=Path, default=ROOT)
-    parser.add_argument("--limit", type=int, default=None, help="only the first N pages of python3-doc")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="only the first N pages of python3-doc"
+    )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--no-demo", action="store_true")
     parser.add_argument("--no-python-doc", action="store_true")
-    parser.add_argument("--wiki", help="base URL of a MediaWiki on loopback (http://127.0.0.1:PORT)")
+    parser.add_argument(
+        "--wiki", help="base URL of a MediaWiki on loopback (http://127.0.0.1:PORT)"
+    )
     args = parser.parse_args()
     results: dict[str, object] = {}
     if not args.no_python_doc:

@@ -38,8 +38,15 @@ def disagreements() -> list[dict]:
             ia, ib = ours(r["a"]), ours(r["b"])
             we_say_same = ia is not None and ia == ib
             if we_say_same != r["same"]:
-                rows.append({"source": name, "function": r.get("function"), "a": r["a"], "b": r["b"],
-                             "peer_same": r["same"]})
+                rows.append(
+                    {
+                        "source": name,
+                        "function": r.get("function"),
+                        "a": r["a"],
+                        "b": r["b"],
+                        "peer_same": r["same"],
+                    }
+                )
     return rows
 
 

@@ -73,8 +73,18 @@ REDIS_MODULES = ["tests"]
 
 #: what the suites need beyond the package itself (Scrapy's tox.ini, scrapy-redis's requirements)
 TEST_DEPS = [
-    "attrs", "pexpect", "psutil", "pyftpdlib", "pygments", "pytest", "pytest-rerunfailures",
-    "pytest-timeout", "sybil", "pytest-twisted>=1.14.3", "testfixtures", "mock",
+    "attrs",
+    "pexpect",
+    "psutil",
+    "pyftpdlib",
+    "pygments",
+    "pytest",
+    "pytest-rerunfailures",
+    "pytest-timeout",
+    "sybil",
+    "pytest-twisted>=1.14.3",
+    "testfixtures",
+    "mock",
 ]
 
 SWAP_PLUGIN = '''"""pytest plugin: scrapy-urlunify's classes in place of Scrapy's and scrapy-redis's."""
@@ -134,17 +144,40 @@ def prepare(workdir: Path) -> tuple[Path, dict[str, Path]]:
     python = venv / "bin" / "python"
     if not python.exists():
         sh(sys.executable, "-m", "venv", venv)
-        sh(python, "-m", "pip", "install", "-q", "-e", ROOT,
-           *(f"{name}=={v}" for name, v in versions.items()), *TEST_DEPS)
+        sh(
+            python,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-e",
+            ROOT,
+            *(f"{name}=={v}" for name, v in versions.items()),
+            *TEST_DEPS,
+        )
     sources: dict[str, Path] = {}
     for name, v in versions.items():
         unpacked = workdir / f"{name.replace('-', '_')}-{v}"
         if not unpacked.exists():
             sdists = workdir / "sdists"
-            sh(python, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-               "-d", sdists, f"{name}=={v}")
-            (sdist,) = [p for p in sdists.iterdir()
-                        if p.name.lower().replace("-", "_").startswith(f"{name.replace('-', '_')}-{v}")]
+            sh(
+                python,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                sdists,
+                f"{name}=={v}",
+            )
+            (sdist,) = [
+                p
+                for p in sdists.iterdir()
+                if p.name.lower().replace("-", "_").startswith(f"{name.replace('-', '_')}-{v}")
+            ]
             with tarfile.open(sdist) as tar:
                 tar.extractall(workdir, filter="data")
         sources[name] = unpacked
@@ -159,12 +192,34 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_suite(python: Path, src: Path, modules: list[str], swapped: bool, junit: Path,
-              extra: list[str], env: dict[str, str], plugins: list[str]) -> dict[str, str]:
+def run_suite(
+    python: Path,
+    src: Path,
+    modules: list[str],
+    swapped: bool,
+    junit: Path,
+    extra: list[str],
+    env: dict[str, str],
+    plugins: list[str],
+) -> dict[str, str]:
     """Run ``modules`` of the suite in ``src``; returns {test id: failure message} of failures."""
-    plugin = [arg for name in [*plugins, *(["urlunify_swap"] if swapped else [])] for arg in ("-p", name)]
-    cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin,
-           f"--junitxml={junit}", "-o", "junit_family=xunit1", *modules, *extra]
+    plugin = [
+        arg for name in [*plugins, *(["urlunify_swap"] if swapped else [])] for arg in ("-p", name)
+    ]
+    cmd = [
+        python,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *plugin,
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit1",
+        *modules,
+        *extra,
+    ]
     subprocess.run([str(c) for c in cmd], cwd=src, env=env, check=False)
     return failures(junit)
 
@@ -178,9 +233,14 @@ def failures(junit: Path) -> dict[str, str]:
     for case in ET.parse(junit).getroot().iter("testcase"):
         for bad in (*case.findall("failure"), *case.findall("error")):
             message = (bad.get("message") or "").strip().splitlines()
-            out[f"{case.get('classname')}::{case.get('name')}"] = message[0][:200] if message else ""
-    print(f"  {junit.name}: {totals['tests']} tests, {totals['failures']} failed, "
-          f"{totals['errors']} errors, {totals['skipped']} skipped", flush=True)
+            out[f"{case.get('classname')}::{case.get('name')}"] = (
+                message[0][:200] if message else ""
+            )
+    print(
+        f"  {junit.name}: {totals['tests']} tests, {totals['failures']} failed, "
+        f"{totals['errors']} errors, {totals['skipped']} skipped",
+        flush=True,
+    )
     return out
 
 
@@ -192,7 +252,9 @@ def documented() -> set[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/urlunify-upstream"))
     ap.add_argument("--suite", choices=["scrapy", "scrapy-redis", "both"], default="both")
     ap.add_argument("--no-baseline", action="store_true", help="skip the unswapped run")
@@ -209,30 +271,65 @@ def main() -> int:
         suites = {args.suite: suites[args.suite]}
     if "scrapy-redis" in suites:
         port = free_port()
-        redis = subprocess.Popen([shutil.which("redis-server") or "redis-server", "--port", str(port),
-                                  "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+        redis = subprocess.Popen(
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
         time.sleep(0.5)
         env.update(REDIS_HOST="127.0.0.1", REDIS_PORT=str(port))
     regressions: dict[str, str] = {}
     try:
         for name, modules in suites.items():
             src = sources[name]
-            base = {} if args.no_baseline else run_suite(
-                python, src, modules, False, args.workdir / f"{name}-baseline.xml", extra, env, SUITE_PLUGINS[name])
-            swapped = run_suite(python, src, modules, True, args.workdir / f"{name}-swapped.xml", extra, env,
-                                SUITE_PLUGINS[name])
+            base = (
+                {}
+                if args.no_baseline
+                else run_suite(
+                    python,
+                    src,
+                    modules,
+                    False,
+                    args.workdir / f"{name}-baseline.xml",
+                    extra,
+                    env,
+                    SUITE_PLUGINS[name],
+                )
+            )
+            swapped = run_suite(
+                python,
+                src,
+                modules,
+                True,
+                args.workdir / f"{name}-swapped.xml",
+                extra,
+                env,
+                SUITE_PLUGINS[name],
+            )
             for test, message in swapped.items():
                 if test not in base:
                     regressions[f"{name}: {test}"] = message
-            print(f"{name}: {len(base)} failures unswapped, {len(swapped)} swapped, "
-                  f"{sum(1 for t in swapped if t not in base)} only swapped", flush=True)
+            print(
+                f"{name}: {len(base)} failures unswapped, {len(swapped)} swapped, "
+                f"{sum(1 for t in swapped if t not in base)} only swapped",
+                flush=True,
+            )
     finally:
         if redis is not None:
             redis.terminate()
             redis.wait()
     known = documented()
     undocumented = {t: m for t, m in regressions.items() if t.split(": ", 1)[1] not in known}
-    print(f"\n{len(regressions)} failures with our classes only; {len(undocumented)} not in docs/compatibility.md")
+    print(
+        f"\n{len(regressions)} failures with our classes only; {len(undocumented)} not in docs/compatibility.md"
+    )
     for test, message in sorted(regressions.items()):
         mark = "  " if test in undocumented else "ok"
         print(f"{mark} {test}\n     {message}")

@@ -76,7 +76,9 @@ class Walk:
             return
         path = frame.f_code.co_filename
         if path.startswith(str(PACKAGE_DIR)):
-            self.calls.append((Path(path).relative_to(PACKAGE_DIR).as_posix(), frame.f_code.co_name))
+            self.calls.append(
+                (Path(path).relative_to(PACKAGE_DIR).as_posix(), frame.f_code.co_name)
+            )
 
     def summary(self) -> dict[str, Any]:
         stops: list[str] = []
@@ -84,8 +86,13 @@ class Walk:
             if not stops or stops[-1] != file:
                 stops.append(file)
         returns = sum(1 for i, file in enumerate(stops) if file in stops[:i])
-        return {"calls": len(self.calls), "stops": len(stops), "files": len(set(stops)), "returns": returns,
-                "path": stops}
+        return {
+            "calls": len(self.calls),
+            "stops": len(stops),
+            "files": len(set(stops)),
+            "returns": returns,
+            "path": stops,
+        }
 
 
 def traced(method: Any, walk: Walk, is_target: Any) -> Any:
@@ -133,7 +140,8 @@ def main() -> int:
         return getattr(request, "url", None) == target
 
     LinkMiddleware.get_processed_request = traced(  # type: ignore[method-assign]
-        LinkMiddleware.get_processed_request, link_walk, link_is_target)
+        LinkMiddleware.get_processed_request, link_walk, link_is_target
+    )
     DupeFilter.request_seen = traced(DupeFilter.request_seen, seen_walk, request_is_target)  # type: ignore[method-assign]
 
     askers: Counter[str] = Counter()
@@ -156,21 +164,34 @@ def main() -> int:
             yield {"url": response.url}
             yield from response.follow_all(css="a")
 
-    process = CrawlerProcess({"ADDONS": {"scrapy_urlunify.Addon": 0}, "ROBOTSTXT_OBEY": False,
-                              "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "ERROR", "CONCURRENT_REQUESTS": 1})
+    process = CrawlerProcess(
+        {
+            "ADDONS": {"scrapy_urlunify.Addon": 0},
+            "ROBOTSTXT_OBEY": False,
+            "TELNETCONSOLE_ENABLED": False,
+            "LOG_LEVEL": "ERROR",
+            "CONCURRENT_REQUESTS": 1,
+        }
+    )
     process.crawl(WalkSpider)
     process.start()
     server.shutdown()
 
-    result = {"link": link_walk.summary(), "request_seen": seen_walk.summary(),
-              "unifier_askers": dict(askers), "places_asking": len(askers)}
+    result = {
+        "link": link_walk.summary(),
+        "request_seen": seen_walk.summary(),
+        "unifier_askers": dict(askers),
+        "places_asking": len(askers),
+    }
     if args.json:
         print(json.dumps(result))
         return 0
     for name in ("link", "request_seen"):
         s = result[name]
-        print(f"{name:13s} {s['calls']:3d} calls, {s['stops']:3d} stops in {s['files']:2d} files, "
-              f"{s['returns']:3d} returns")
+        print(
+            f"{name:13s} {s['calls']:3d} calls, {s['stops']:3d} stops in {s['files']:2d} files, "
+            f"{s['returns']:3d} returns"
+        )
         print("              " + " > ".join(s["path"]))
     print(f"places asking the unifier about {TARGET_PATH}: {len(askers)}")
     for place, n in sorted(askers.items()):

@@ -39,7 +39,7 @@ VALUES = {
     "optional_field": "an item field name, or None",
     "policy:str": "a string",
     "policy:params": "a list of names or globs, or a dict {host: [names]} (the host and its subdomains)",
-    "policy:groups": "a list of groups of hosts, e.g. [[\"site.com\", \"site.net\"]]",
+    "policy:groups": 'a list of groups of hosts, e.g. [["site.com", "site.net"]]',
     "policy:bool_or_list": "a boolean, or a list of the crawl's sites",
     "policy:list": "a list of strings",
     "policy:bool": "a boolean",
@@ -81,8 +81,12 @@ def field(label: str, *body: nodes.Node) -> nodes.paragraph:
 def setting_section(setting: Any, document: Any) -> nodes.section:
     doc = (setting.doc or "").strip()
     if not doc:
-        raise ExtensionError(f"{setting.name} has no doc in scrapy_urlunify.integration.settings.SETTINGS")
-    section = nodes.section(ids=[nodes.make_id(setting.name)], names=[nodes.fully_normalize_name(setting.name)])
+        raise ExtensionError(
+            f"{setting.name} has no doc in scrapy_urlunify.integration.settings.SETTINGS"
+        )
+    section = nodes.section(
+        ids=[nodes.make_id(setting.name)], names=[nodes.fully_normalize_name(setting.name)]
+    )
     section += nodes.title("", "", nodes.literal(text=setting.name))
     document.note_implicit_target(section, section)
     section += nodes.paragraph(text=doc)

@@ -42,9 +42,12 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
     p = sub.add_parser("same", help="are two URLs one page? (exit status 0: yes, 1: no)")
     p.add_argument("url1")
     p.add_argument("url2")
-    p.add_argument("--fetch", action="store_true",
-                   help="also download both pages and say how alike they are (exact signature, resemblance) "
-                        "as a crawl measures them; the exit status stays the URLs' verdict")
+    p.add_argument(
+        "--fetch",
+        action="store_true",
+        help="also download both pages and say how alike they are (exact signature, resemblance) "
+        "as a crawl measures them; the exit status stays the URLs' verdict",
+    )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per download with --fetch")
     add_policy_options(p)
 
@@ -53,22 +56,35 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
         p.add_argument("--base", help="resolve each line against this page URL first")
         add_policy_options(p)
 
-    p = sub.add_parser("store", help="inspect or clear what a scope has seen, in Redis or a JOBDIR",
-                       description="Inspect or clear what a scope has seen, in Redis or a JOBDIR. "
-                                   "'scrapy urlunify store' in a project uses its URLUNIFY_STORE "
-                                   "(a Redis URL), else its JOBDIR, unless --store or --jobdir is given.")
-    p.add_argument("action", choices=("info", "clear", "migrate"),
-                   help="migrate: copy a Redis seen set of the layout of earlier versions (one SET) into "
-                        "buckets (stop the scope's crawls first)")
+    p = sub.add_parser(
+        "store",
+        help="inspect or clear what a scope has seen, in Redis or a JOBDIR",
+        description="Inspect or clear what a scope has seen, in Redis or a JOBDIR. "
+        "'scrapy urlunify store' in a project uses its URLUNIFY_STORE "
+        "(a Redis URL), else its JOBDIR, unless --store or --jobdir is given.",
+    )
+    p.add_argument(
+        "action",
+        choices=("info", "clear", "migrate"),
+        help="migrate: copy a Redis seen set of the layout of earlier versions (one SET) into "
+        "buckets (stop the scope's crawls first)",
+    )
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--store", metavar="URL", help="a redis:// URL (URLUNIFY_STORE)")
     where.add_argument("--jobdir", metavar="DIR", help="a crawl's JOBDIR")
-    p.add_argument("--scope", help="the scope (URLUNIFY_SCOPE; by default the spider's name); Redis only")
+    p.add_argument(
+        "--scope", help="the scope (URLUNIFY_SCOPE; by default the spider's name); Redis only"
+    )
     p.add_argument("--key", default=None, help="URLUNIFY_REDIS_KEY (default urlunify:%%(scope)s)")
     p.add_argument("--yes", action="store_true", help="clear without asking")
-    p.add_argument("--size", type=int, default=None, metavar="URLS",
-                   help="migrate: URLs the new seen set is sized for (URLUNIFY_REDIS_SEEN_SIZE; "
-                        "default the larger of 10,000,000 and twice what it holds)")
+    p.add_argument(
+        "--size",
+        type=int,
+        default=None,
+        metavar="URLS",
+        help="migrate: URLs the new seen set is sized for (URLUNIFY_REDIS_SEEN_SIZE; "
+        "default the larger of 10,000,000 and twice what it holds)",
+    )
     return parser
 
 
@@ -76,31 +92,72 @@ def add_policy_options(p: argparse.ArgumentParser) -> None:
     """The options that build a :class:`Policy` (one per ``URLUNIFY_*`` setting)."""
     g = p.add_argument_group("policy (each option mirrors a URLUNIFY_* setting)")
     g.add_argument("--scope", help="scope put in front of identifiers (URLUNIFY_SCOPE)")
-    g.add_argument("--remove-param", action="append", metavar="[HOST:]NAME",
-                   help="parameter name or glob to remove, optionally for one host and its subdomains; repeatable")
-    g.add_argument("--ignore-param", action="append", metavar="[HOST:]NAME",
-                   help="parameter kept in the fetched URL but not part of the identifier; repeatable")
-    g.add_argument("--ignore-path-prefix", action="append", metavar="[HOST:]SEGMENT",
-                   help="leading path segment not part of the identifier (/print/x = /x); repeatable")
-    g.add_argument("--key-param", action="append", metavar="[HOST:]NAME",
-                   help="key parameter (only key parameters identify a URL that has one); repeatable")
-    g.add_argument("--alias", action="append", metavar="HOST,HOST[,...]",
-                   help="a group of hosts serving one site, the first naming it; repeatable")
-    g.add_argument("--sister-site", action="append", metavar="HOST",
-                   help="unify hosts with this site's name under another public suffix; repeatable")
-    g.add_argument("--strip-host-prefix", action="append", metavar="LABEL",
-                   help="host label ignored in identifiers (replaces the default www, wwwN); repeatable")
-    g.add_argument("--index-page", action="append", metavar="NAME",
-                   help="directory index file name (replaces the default list); repeatable")
+    g.add_argument(
+        "--remove-param",
+        action="append",
+        metavar="[HOST:]NAME",
+        help="parameter name or glob to remove, optionally for one host and its subdomains; repeatable",
+    )
+    g.add_argument(
+        "--ignore-param",
+        action="append",
+        metavar="[HOST:]NAME",
+        help="parameter kept in the fetched URL but not part of the identifier; repeatable",
+    )
+    g.add_argument(
+        "--ignore-path-prefix",
+        action="append",
+        metavar="[HOST:]SEGMENT",
+        help="leading path segment not part of the identifier (/print/x = /x); repeatable",
+    )
+    g.add_argument(
+        "--key-param",
+        action="append",
+        metavar="[HOST:]NAME",
+        help="key parameter (only key parameters identify a URL that has one); repeatable",
+    )
+    g.add_argument(
+        "--alias",
+        action="append",
+        metavar="HOST,HOST[,...]",
+        help="a group of hosts serving one site, the first naming it; repeatable",
+    )
+    g.add_argument(
+        "--sister-site",
+        action="append",
+        metavar="HOST",
+        help="unify hosts with this site's name under another public suffix; repeatable",
+    )
+    g.add_argument(
+        "--strip-host-prefix",
+        action="append",
+        metavar="LABEL",
+        help="host label ignored in identifiers (replaces the default www, wwwN); repeatable",
+    )
+    g.add_argument(
+        "--index-page",
+        action="append",
+        metavar="NAME",
+        help="directory index file name (replaces the default list); repeatable",
+    )
     g.add_argument("--keep-scheme", action="store_true", help="http and https are different pages")
-    g.add_argument("--deny-extension", action="append", metavar="EXT",
-                   help="extension not followed (replaces Scrapy's IGNORED_EXTENSIONS); repeatable")
+    g.add_argument(
+        "--deny-extension",
+        action="append",
+        metavar="EXT",
+        help="extension not followed (replaces Scrapy's IGNORED_EXTENSIONS); repeatable",
+    )
     g.add_argument("--max-url-length", type=int, metavar="N")
     g.add_argument("--trap-repetitions", type=int, metavar="N")
     g.add_argument("--keep-session-ids", action="store_true", help="do not remove session ids")
-    g.add_argument("--keep-tracking-params", action="store_true", help="do not remove tracking parameters")
-    g.add_argument("--no-route-fragments", action="store_true",
-                   help="drop #!... and #/... fragments too (what a crawl without a browser sees)")
+    g.add_argument(
+        "--keep-tracking-params", action="store_true", help="do not remove tracking parameters"
+    )
+    g.add_argument(
+        "--no-route-fragments",
+        action="store_true",
+        help="drop #!... and #/... fragments too (what a crawl without a browser sees)",
+    )
 
 
 def _param_spec(values: list[str]) -> dict[str, list[str]]:
@@ -117,12 +174,17 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
     if args.scope is not None:
         changes["scope"] = args.scope
     if args.remove_param:
-        changes["remove_params"] = _merge(base.remove_params if base else (), _param_spec(args.remove_param))
+        changes["remove_params"] = _merge(
+            base.remove_params if base else (), _param_spec(args.remove_param)
+        )
     if args.ignore_param:
-        changes["ignore_params"] = _merge(base.ignore_params if base else (), _param_spec(args.ignore_param))
+        changes["ignore_params"] = _merge(
+            base.ignore_params if base else (), _param_spec(args.ignore_param)
+        )
     if args.ignore_path_prefix:
-        changes["ignore_path_prefixes"] = _merge(base.ignore_path_prefixes if base else (),
-                                                 _param_spec(args.ignore_path_prefix))
+        changes["ignore_path_prefixes"] = _merge(
+            base.ignore_path_prefixes if base else (), _param_spec(args.ignore_path_prefix)
+        )
     if args.key_param:
         changes["key_params"] = _merge(base.key_params if base else (), _param_spec(args.key_param))
     if args.alias:
@@ -150,7 +212,9 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
     return (base or Policy()).replace(**changes)
 
 
-def _merge(rules: tuple[tuple[str, tuple[str, ...]], ...], extra: dict[str, list[str]]) -> dict[str, list[str]]:
+def _merge(
+    rules: tuple[tuple[str, tuple[str, ...]], ...], extra: dict[str, list[str]]
+) -> dict[str, list[str]]:
     merged = {h or "*": list(names) for h, names in rules}
     for host, names in extra.items():
         merged.setdefault(host, []).extend(names)
@@ -191,7 +255,9 @@ def _stream(lines: TextIO, out: TextIO, err: TextIO, fn: Any) -> int:
     return status
 
 
-def run(args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+def run(
+    args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO
+) -> int:
     """Run a parsed command with a built policy (optional for ``store``); returns the exit status."""
     if args.command == "store":
         from .store import run_store
@@ -230,7 +296,9 @@ def _write_pages(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         err.write(f"cannot fetch the pages: {e}\n")
 
 
-def main(argv: Sequence[str] | None = None, policy: Policy | None = None, prog: str = "urlunify") -> int:
+def main(
+    argv: Sequence[str] | None = None, policy: Policy | None = None, prog: str = "urlunify"
+) -> int:
     """Entry point of the ``urlunify`` script; ``policy`` is the base the options refine."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -239,4 +307,3 @@ def main(argv: Sequence[str] | None = None, policy: Policy | None = None, prog: 
     except PolicyError as e:
         parser.error(f"bad policy option: {e}")
     return run(args, effective, sys.stdout, sys.stderr, sys.stdin)
-

@@ -74,11 +74,17 @@ def read_page(url: str, body: bytes, content_type: str | None, status: int) -> F
 
 def fetch(url: str, timeout: float) -> FetchedPage:
     """Download ``url`` (errors answered by the server are pages too: a soft 404 is one)."""
-    request = urllib.request.Request(url, headers={"User-Agent": f"scrapy-urlunify/{__version__} (urlunify same)"})
+    request = urllib.request.Request(
+        url, headers={"User-Agent": f"scrapy-urlunify/{__version__} (urlunify same)"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return read_page(response.geturl(), response.read(MAX_BODY), response.headers.get("Content-Type"),
-                             response.status)
+            return read_page(
+                response.geturl(),
+                response.read(MAX_BODY),
+                response.headers.get("Content-Type"),
+                response.status,
+            )
     except urllib.error.HTTPError as e:
         return read_page(e.geturl() or url, e.read(MAX_BODY), e.headers.get("Content-Type"), e.code)
 
@@ -89,23 +95,36 @@ def compare_pages(url1: str, url2: str, timeout: float = 30.0) -> PageComparison
     bits = None
     if first.fingerprint is not None and second.fingerprint is not None:
         if first.short or second.short:  # digests of short texts: equal (0 bits) or unrelated
-            bits = 0 if first.short and second.short and first.fingerprint == second.fingerprint else None
+            bits = (
+                0
+                if first.short and second.short and first.fingerprint == second.fingerprint
+                else None
+            )
         else:
             bits = distance(first.fingerprint, second.fingerprint)
-    return PageComparison(first, second, first.signature == second.signature, bits,
-                          None if bits is None else resemblance(bits))
+    return PageComparison(
+        first,
+        second,
+        first.signature == second.signature,
+        bits,
+        None if bits is None else resemblance(bits),
+    )
 
 
 def describe(c: PageComparison) -> str:
     """What a crawl with the default thresholds would make of the two pages."""
     lines = [f"page {n}: {p.url} (HTTP {p.status})" for n, p in ((1, c.first), (2, c.second))]
     if c.same_text:
-        lines.append("pages: the same text (one exact signature): a duplicate page, its items dropped")
+        lines.append(
+            "pages: the same text (one exact signature): a duplicate page, its items dropped"
+        )
         return "\n".join(lines)
     if c.bits is None:
-        lines.append("pages: different texts; no resemblance (a page that is not HTML or has no text gets "
-                     f"no fingerprint; one under {MIN_FEATURES} chunks of text is alike only when its main "
-                     "text is equal)")
+        lines.append(
+            "pages: different texts; no resemblance (a page that is not HTML or has no text gets "
+            f"no fingerprint; one under {MIN_FEATURES} chunks of text is alike only when its main "
+            "text is equal)"
+        )
         return "\n".join(lines)
     alike = f"{c.resemblance:.1%} alike ({c.bits} bits of 64 apart)"
     if c.bits <= ITEM_DISTANCE:

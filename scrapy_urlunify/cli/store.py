@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["run_store"]
 
 
-def run_store(args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+def run_store(
+    args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO
+) -> int:
     try:
         if args.jobdir:
             return _jobdir(Path(args.jobdir), args, out, err, stdin)
@@ -50,7 +52,9 @@ def run_store(args: argparse.Namespace, policy: Policy | None, out: TextIO, err:
         return 1
 
 
-def _confirm(what: str, expected: str, args: argparse.Namespace, out: TextIO, stdin: TextIO) -> bool:
+def _confirm(
+    what: str, expected: str, args: argparse.Namespace, out: TextIO, stdin: TextIO
+) -> bool:
     if args.yes:
         return True
     out.write(f"This deletes {what}. Type {expected!r} to confirm: ")
@@ -73,9 +77,13 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdi
         kinds = [p[:1] for p in VarRecordLog.read(requests)]
         counts["scheduled (resume log)"] = kinds.count(b"S")
         counts["handled (resume log)"] = kinds.count(b"D")
-        counts["last run ended"] = "cleanly" if kinds and kinds[-1] == b"C" else "killed (will resume)"
+        counts["last run ended"] = (
+            "cleanly" if kinds and kinds[-1] == b"C" else "killed (will resume)"
+        )
     signatures = path / SIGNATURES_FILENAME
-    counts["page signatures"] = sum(1 for _ in VarRecordLog.read(signatures)) if signatures.exists() else 0
+    counts["page signatures"] = (
+        sum(1 for _ in VarRecordLog.read(signatures)) if signatures.exists() else 0
+    )
     items = path / ITEMS_FILENAME
     counts["item identifiers"] = sum(1 for _ in VarRecordLog.read(items)) if items.exists() else 0
     learned = path / LEARNED_FILENAME
@@ -84,8 +92,13 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdi
         out.write(f"JOBDIR {path}\n")
         out.writelines(f"  {name:<24} {value}\n" for name, value in counts.items())
         return 0
-    if not _confirm(f"scrapy-urlunify's files in {path} ({counts['seen requests']} seen requests)",
-                    str(path), args, out, stdin):
+    if not _confirm(
+        f"scrapy-urlunify's files in {path} ({counts['seen requests']} seen requests)",
+        str(path),
+        args,
+        out,
+        stdin,
+    ):
         out.write("Nothing deleted.\n")
         return 1
     for name in JOBDIR_FILENAMES:
@@ -110,7 +123,9 @@ def _seen_count(seen: RedisSeenStore, client: redis.Redis) -> int:
     return int(client.scard(seen.key)) if old in (b"set", "set") else len(seen)
 
 
-def _migrate(seen: RedisSeenStore, args: argparse.Namespace, scope: str, out: TextIO, err: TextIO) -> int:
+def _migrate(
+    seen: RedisSeenStore, args: argparse.Namespace, scope: str, out: TextIO, err: TextIO
+) -> int:
     from ..stores.redis_buckets import DEFAULT_SEEN_SIZE
     from ..stores.redis_seen import MIGRATING_SUFFIX
 
@@ -121,19 +136,25 @@ def _migrate(seen: RedisSeenStore, args: argparse.Namespace, scope: str, out: Te
     old = seen.key if client.type(seen.key) in (b"set", "set") else seen.key + MIGRATING_SUFFIX
     held = int(client.scard(old)) if client.exists(old) else 0
     if not held and not client.exists(old):
-        out.write(f"Scope {scope!r}: no seen set of the old layout at {seen.key} (nothing to migrate).\n")
+        out.write(
+            f"Scope {scope!r}: no seen set of the old layout at {seen.key} (nothing to migrate).\n"
+        )
         return 0
     seen.size = args.size or max(DEFAULT_SEEN_SIZE, 2 * held)
     copied, skipped = seen.migrate()
     layout = seen.layout(create=False)
     assert layout is not None
-    out.write(f"Migrated {copied} seen requests of scope {scope!r} into {layout.buckets} buckets "
-              f"({layout.shards} shards), sized for {layout.size} URLs")
+    out.write(
+        f"Migrated {copied} seen requests of scope {scope!r} into {layout.buckets} buckets "
+        f"({layout.shards} shards), sized for {layout.size} URLs"
+    )
     out.write(f"; skipped {skipped} members that were not 8-byte keys.\n" if skipped else ".\n")
     return 0
 
 
-def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO, stdin: TextIO) -> int:
+def _redis(
+    args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO, stdin: TextIO
+) -> int:
     missing = redis_missing(args.store)
     if missing:
         err.write(f"urlunify store: {missing}\n")
@@ -172,16 +193,24 @@ def _redis(args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO
             "learned-rule records": client.hlen(keys["rules"]),
         }
     except redis.RedisError as e:  # WRONGTYPE: another program's key at ours
-        err.write(f"urlunify store: Redis {mask_url(args.store)}: {without_secret(str(e), args.store)} "
-                  f"(keys {keys['seen']}, {keys['signatures']}, {keys['rules']})\n")
+        err.write(
+            f"urlunify store: Redis {mask_url(args.store)}: {without_secret(str(e), args.store)} "
+            f"(keys {keys['seen']}, {keys['signatures']}, {keys['rules']})\n"
+        )
         return 1
     if args.action == "info":
         out.write(f"Redis {mask_url(args.store)}, scope {scope!r} (keys {keys['seen']}, ...)\n")
         out.writelines(f"  {name:<24} {value}\n" for name, value in counts.items())
         return 0
-    if not _confirm(f"what scope {scope!r} has seen in {mask_url(args.store)} "
-                    f"({counts['seen requests']} seen requests, {counts['page signatures']} signatures), "
-                    "for every crawler that uses it", scope, args, out, stdin):
+    if not _confirm(
+        f"what scope {scope!r} has seen in {mask_url(args.store)} "
+        f"({counts['seen requests']} seen requests, {counts['page signatures']} signatures), "
+        "for every crawler that uses it",
+        scope,
+        args,
+        out,
+        stdin,
+    ):
         out.write("Nothing deleted.\n")
         return 1
     seen.clear()

@@ -106,7 +106,7 @@ def strip_prefixes(host: str, matcher: re.Pattern[str] | None) -> str:
             break
         # a prefix is one label and its dot
         dots -= host.count(".", start, m.end())
-        if dots == 0 or (dots < _SITE_DOTS and is_public_suffix(host[m.end():])):
+        if dots == 0 or (dots < _SITE_DOTS and is_public_suffix(host[m.end() :])):
             break
         start = m.end()
     return host[start:] if start else host

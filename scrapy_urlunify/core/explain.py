@@ -114,7 +114,9 @@ def explain_with(u: Unifier, url: str, base: str | None = None) -> Explanation:
         else:
             fetch = resolved
     _trace(u, p, u.identity_steps, trace)
-    result = Result(fetch, u.prefix_text + identity_text(p), u.path_reason(fetch, Parts.split(fetch).path))
+    result = Result(
+        fetch, u.prefix_text + identity_text(p), u.path_reason(fetch, Parts.split(fetch).path)
+    )
     return Explanation(url, base, resolved, result, trace)
 
 
@@ -122,7 +124,9 @@ def _trace(u: Unifier, p: Parts, steps: tuple[Step, ...], trace: list[Fired]) ->
     """Run ``steps`` on ``p`` one by one where their guards hold, recording each that fires."""
     changed = False
     for step in steps:
-        if not guard_of(step)(p.path, p.query, p.fragment, p.userinfo, p.host, u.host_rules(p.host), u.policy):
+        if not guard_of(step)(
+            p.path, p.query, p.fragment, p.userinfo, p.host, u.host_rules(p.host), u.policy
+        ):
             continue
         before = identity_text(p)
         fired = step(p, u)
@@ -158,8 +162,11 @@ def same(a: str, b: str, policy: Policy | None = None) -> Comparison:
                 together = [n for n in dict.fromkeys([*fired, *sorted(rest)]) if n in rest]
                 break
             alt = Unifier(policy, skip=rest)
-            more = {n for n in explain_with(alt, a).rule_names + explain_with(alt, b).rule_names
-                    if n != "resolve" and n not in deciding} - rest
+            more = {
+                n
+                for n in explain_with(alt, a).rule_names + explain_with(alt, b).rule_names
+                if n != "resolve" and n not in deciding
+            } - rest
             if not more:
                 break
             rest |= more
@@ -175,5 +182,3 @@ def _differ_without(policy: Policy, a: str, b: str, skip: set[str]) -> bool:
         return alt.identify(a) != alt.identify(b)
     except InvalidURL:
         return True
-
-

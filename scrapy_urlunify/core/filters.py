@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["INVALID", "TOO_LONG", "TRAP", "compile_extensions", "extension_reason", "scheme_reason", "trap_reason"]
+__all__ = [
+    "INVALID",
+    "TOO_LONG",
+    "TRAP",
+    "compile_extensions",
+    "extension_reason",
+    "scheme_reason",
+    "trap_reason",
+]
 
 INVALID = "invalid"
 TOO_LONG = "too-long"
@@ -39,10 +47,10 @@ def extension_reason(path: str, denied: dict[str, tuple[str, ...]]) -> str | Non
     k = path.rfind(".")
     if k < 0 or path.find("/", k) >= 0:
         return None
-    candidates = denied.get(path[k + 1:].lower())
+    candidates = denied.get(path[k + 1 :].lower())
     if candidates is None:
         return None
-    low = path[path.rfind("/") + 1:].lower()
+    low = path[path.rfind("/") + 1 :].lower()
     for ext in candidates:
         if low.endswith("." + ext):
             return "extension:" + ext

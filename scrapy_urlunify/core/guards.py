@@ -36,13 +36,20 @@ def _namespace() -> dict[str, Any]:
     return dict(vars(rules))
 
 
-def compile_layer(steps: tuple[Step, ...], policy: Policy) -> Callable[[Parts, HostRules, Context], object]:
+def compile_layer(
+    steps: tuple[Step, ...], policy: Policy
+) -> Callable[[Parts, HostRules, Context], object]:
     """One function ``run(parts, host_rules, context)`` calling ``steps`` in order, each where its
     guard holds under ``policy`` (guards read the parts as the steps before left them): False
     when none changed anything, :data:`SETTLED` when only settled steps did, else True."""
     namespace = {**_namespace(), "SETTLED": SETTLED}
-    lines = ["def run(p, hr, ctx):", "    policy = ctx.policy", "    changed = False", "    " + _READ_PARTS,
-             "    host = p.host"]
+    lines = [
+        "def run(p, hr, ctx):",
+        "    policy = ctx.policy",
+        "    changed = False",
+        "    " + _READ_PARTS,
+        "    host = p.host",
+    ]
     for i, step in enumerate(steps):
         guard = fold_policy(step.guard, policy)  # type: ignore[attr-defined]
         if guard == "False":
@@ -51,7 +58,9 @@ def compile_layer(steps: tuple[Step, ...], policy: Policy) -> Callable[[Parts, H
         lines += [
             f"    if {guard}:  # {step.__name__}",
             f"        if step_{i}(p, ctx):",
-            "            changed = changed or SETTLED" if step.settled else "            changed = True",  # type: ignore[attr-defined]
+            "            changed = changed or SETTLED"
+            if step.settled  # type: ignore[attr-defined]
+            else "            changed = True",
             "            " + _READ_PARTS,
             # the host's rules again only where the step changed the host
             "            if p.host is not host:",
@@ -124,12 +133,18 @@ class _Fold(ast.NodeTransformer):
             for v in node.values:
                 if isinstance(v, ast.Constant):
                     if bool(v.value) != is_and:
-                        return ast.Constant(not is_and)  # a false operand of "and", a true one of "or"
+                        return ast.Constant(
+                            not is_and
+                        )  # a false operand of "and", a true one of "or"
                     continue  # a true operand of "and", a false one of "or": the others decide
                 kept.append(v)
             if not kept:
                 return ast.Constant(is_and)
             return kept[0] if len(kept) == 1 else ast.BoolOp(op=node.op, values=kept)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Constant):
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.Not)
+            and isinstance(node.operand, ast.Constant)
+        ):
             return ast.Constant(not node.operand.value)
         return node

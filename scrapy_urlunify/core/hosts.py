@@ -54,15 +54,26 @@ class HostTable:
         self._aliases = {h: group[0] for group in policy.domain_aliases for h in group}
         self._alias_length = max(map(len, self._aliases), default=0)
         # ignore_params keyed by a rule context ("host/path?items"): (host, path, items, names)
-        self._contexts = [(host, "/" + rest.partition("?")[0], frozenset(filter(None, rest.partition("?")[2].split("&"))),
-                           names)
-                          for key, names in policy.ignore_params if "/" in key
-                          for host, _, rest in (key.partition("/"),)]
-        sites = policy.sister_suffixes if isinstance(policy.sister_suffixes, tuple) else policy.sites
+        self._contexts = [
+            (
+                host,
+                "/" + rest.partition("?")[0],
+                frozenset(filter(None, rest.partition("?")[2].split("&"))),
+                names,
+            )
+            for key, names in policy.ignore_params
+            if "/" in key
+            for host, _, rest in (key.partition("/"),)
+        ]
+        sites = (
+            policy.sister_suffixes if isinstance(policy.sister_suffixes, tuple) else policy.sites
+        )
         self._sister_sites: tuple[Domain, ...] = ()
         if policy.sister_suffixes:
             self._sister_sites = tuple(
-                d for d in (split_domain(strip_prefixes(h, self._prefix)) for h in sites) if d.suffix and d.label
+                d
+                for d in (split_domain(strip_prefixes(h, self._prefix)) for h in sites)
+                if d.suffix and d.label
             )
 
     def get(self, host: str) -> HostRules:
@@ -83,7 +94,9 @@ class HostTable:
                 # "example.com." is the fully qualified spelling of "example.com": one host
                 ident = ident.rstrip(".") or ident
                 fired.append("strip_trailing_dot")
-            stripped = strip_prefixes(ident, self._prefix) if "strip_host_prefix" not in skip else ident
+            stripped = (
+                strip_prefixes(ident, self._prefix) if "strip_host_prefix" not in skip else ident
+            )
             if stripped != ident:
                 fired.append("strip_host_prefix")
                 ident = stripped
@@ -104,9 +117,12 @@ class HostTable:
             key=self._matcher(_names_for(policy.key_params, host, ident)),
             path_prefixes=frozenset(_names_for(policy.ignore_path_prefixes, host, ident)) or None,
             canonical=is_canonical_host(host),
-            contexts=tuple((path, items, self._matcher(list(names)))  # type: ignore[misc]
-                           for h, path, items, names in self._contexts
-                           if within(host, h) or within(ident, h)) or None,
+            contexts=tuple(
+                (path, items, self._matcher(list(names)))  # type: ignore[misc]
+                for h, path, items, names in self._contexts
+                if within(host, h) or within(ident, h)
+            )
+            or None,
         )
 
     def _matcher(self, names: list[str]) -> NameMatcher | None:
@@ -129,9 +145,9 @@ class HostTable:
             if k < 0:
                 return host
         while True:
-            canonical = self._aliases.get(host[k + 1:])
+            canonical = self._aliases.get(host[k + 1 :])
             if canonical is not None:
-                return host[:k + 1] + canonical
+                return host[: k + 1] + canonical
             k = host.find(".", k + 1)
             if k < 0:
                 return host

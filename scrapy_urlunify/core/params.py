@@ -47,9 +47,18 @@ SESSION_PARAMS: frozenset[str] = frozenset({"jsessionid", "phpsessid", "bv_sessi
 #: ``_sid``/``_sessionid``/``_session_id``: the same names with a leading underscore, which
 #: several frameworks use and peers' normalizers strip (e.g. ``_sessionID=824A6C0A13a7e11205wxN28F44E3``).
 #: ``jsid``/``bv_sid``: Nutch regex-normalize's ``(j|bv_)?sid`` (BroadVision, Java).
-TOKEN_SESSION_PARAMS: frozenset[str] = frozenset({
-    "sid", "sessionid", "session_id", "_sid", "_sessionid", "_session_id", "jsid", "bv_sid",
-})
+TOKEN_SESSION_PARAMS: frozenset[str] = frozenset(
+    {
+        "sid",
+        "sessionid",
+        "session_id",
+        "_sid",
+        "_sessionid",
+        "_session_id",
+        "jsid",
+        "bv_sid",
+    }
+)
 
 #: Classic ASP: ``ASPSESSIONID`` + 8 letters, value of 24 letters (Heritrix StripSessionIDs,
 #: surt, urlcanon).
@@ -67,35 +76,86 @@ _TOKEN = re.compile(r"[0-9A-Za-z]{16,}\Z")
 _UUID = re.compile(r"[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}\Z")
 
 #: Exact tracking-parameter names (lower-cased), by the tool that adds them.
-TRACKING_PARAMS: frozenset[str] = frozenset({
-    # Google Ads / DoubleClick click ids, Google Analytics linker and Merchant Center
-    "gclid", "gclsrc", "gbraid", "wbraid", "dclid", "_ga", "_gl", "srsltid",
-    # Meta (Facebook, Instagram)
-    "fbclid", "igshid",
-    # Microsoft Advertising, X/Twitter, TikTok, LinkedIn, Yandex, Pinterest
-    "msclkid", "twclid", "ttclid", "li_fat_id", "yclid", "ysclid", "_openstat", "epik",
-    # Mailchimp
-    "mc_cid", "mc_eid",
-    # HubSpot
-    "_hsenc", "_hsmi", "__hstc", "__hssc", "__hsfp",
-    # Marketo, Webtrends, Adobe, Omeda, Vero
-    "mkt_tok", "wt.mc_id", "wt.mc_ev", "s_kwcid", "ef_id", "oly_anon_id", "oly_enc_id",
-    "vero_id", "vero_conv",
-    # Matomo/Piwik campaign names (the legacy pk_ ones are listed, not a pk_ prefix,
-    # since pk_ also means "primary key" on many sites)
-    "pk_campaign", "pk_kwd", "pk_keyword", "pk_source", "pk_medium", "pk_content",
-    # Google Ads auto-tagging (since 2023, beside gclid)
-    "gad_source", "gad_campaignid",
-    # AT Internet (Xiti) campaigns (ural, courlan's "xtor")
-    "xtor", "xtref", "xtcr", "xtnp", "xtloc",
-    # Echobox social posts, Meta share links, X/Twitter embeds, Yahoo's consent redirect,
-    # Google's AMP cache (ural)
-    "echobox", "fb_action_ids", "fb_action_types", "fb_source", "mibextid", "__tn__",
-    "__twitter_impression", "guccounter", "_guc_consent_skip", "usqp",
-    # internal campaign links named like UTM (courlan's "itm_"; listed, not a prefix, since "itm"
-    # also abbreviates "item")
-    "itm_source", "itm_medium", "itm_campaign", "itm_content", "itm_term",
-})
+TRACKING_PARAMS: frozenset[str] = frozenset(
+    {
+        # Google Ads / DoubleClick click ids, Google Analytics linker and Merchant Center
+        "gclid",
+        "gclsrc",
+        "gbraid",
+        "wbraid",
+        "dclid",
+        "_ga",
+        "_gl",
+        "srsltid",
+        # Meta (Facebook, Instagram)
+        "fbclid",
+        "igshid",
+        # Microsoft Advertising, X/Twitter, TikTok, LinkedIn, Yandex, Pinterest
+        "msclkid",
+        "twclid",
+        "ttclid",
+        "li_fat_id",
+        "yclid",
+        "ysclid",
+        "_openstat",
+        "epik",
+        # Mailchimp
+        "mc_cid",
+        "mc_eid",
+        # HubSpot
+        "_hsenc",
+        "_hsmi",
+        "__hstc",
+        "__hssc",
+        "__hsfp",
+        # Marketo, Webtrends, Adobe, Omeda, Vero
+        "mkt_tok",
+        "wt.mc_id",
+        "wt.mc_ev",
+        "s_kwcid",
+        "ef_id",
+        "oly_anon_id",
+        "oly_enc_id",
+        "vero_id",
+        "vero_conv",
+        # Matomo/Piwik campaign names (the legacy pk_ ones are listed, not a pk_ prefix,
+        # since pk_ also means "primary key" on many sites)
+        "pk_campaign",
+        "pk_kwd",
+        "pk_keyword",
+        "pk_source",
+        "pk_medium",
+        "pk_content",
+        # Google Ads auto-tagging (since 2023, beside gclid)
+        "gad_source",
+        "gad_campaignid",
+        # AT Internet (Xiti) campaigns (ural, courlan's "xtor")
+        "xtor",
+        "xtref",
+        "xtcr",
+        "xtnp",
+        "xtloc",
+        # Echobox social posts, Meta share links, X/Twitter embeds, Yahoo's consent redirect,
+        # Google's AMP cache (ural)
+        "echobox",
+        "fb_action_ids",
+        "fb_action_types",
+        "fb_source",
+        "mibextid",
+        "__tn__",
+        "__twitter_impression",
+        "guccounter",
+        "_guc_consent_skip",
+        "usqp",
+        # internal campaign links named like UTM (courlan's "itm_"; listed, not a prefix, since "itm"
+        # also abbreviates "item")
+        "itm_source",
+        "itm_medium",
+        "itm_campaign",
+        "itm_content",
+        "itm_term",
+    }
+)
 
 #: Tracking-parameter prefixes: Google Analytics UTM, Matomo, HubSpot ads.
 TRACKING_PREFIXES: tuple[str, ...] = ("utm_", "mtm_", "hsa_")
@@ -110,7 +170,9 @@ def _is_token(value: str) -> bool:
     """
     if len(value) < 16:
         return False
-    return (_TOKEN.match(value) is not None and not value.isalpha()) or _UUID.match(value) is not None
+    return (_TOKEN.match(value) is not None and not value.isalpha()) or _UUID.match(
+        value
+    ) is not None
 
 
 def is_session_param(name: str, value: str) -> bool:
@@ -244,6 +306,7 @@ def _glob_pattern(glob: str) -> str:
     item: each ``*`` but the last takes the first place where the text up to the next ``*``
     matches, and never gives it back (an atomic group, as ``fnmatch.translate`` does), so
     ``x*y*z*`` does not try every way of cutting ``xyxyxy...``."""
+
     def chunk(text: str) -> str:
         return "".join("[^&=]" if c == "?" else re.escape(c) for c in text)
 

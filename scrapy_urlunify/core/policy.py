@@ -32,25 +32,120 @@ __all__ = [
 #: ``removeDirectoryIndex``, Nutch's commented-out rule). ``home.html`` is left out on purpose:
 #: no server serves it for a directory by default.
 DEFAULT_INDEX_PAGES: tuple[str, ...] = (
-    "index.html", "index.htm", "index.shtml", "index.xhtml",
-    "index.php", "index.php3", "index.php4", "index.php5",
-    "index.cgi", "index.pl", "index.jsp", "index.asp", "index.aspx", "index.cfm",
-    "default.html", "default.htm", "default.asp", "default.aspx",
+    "index.html",
+    "index.htm",
+    "index.shtml",
+    "index.xhtml",
+    "index.php",
+    "index.php3",
+    "index.php4",
+    "index.php5",
+    "index.cgi",
+    "index.pl",
+    "index.jsp",
+    "index.asp",
+    "index.aspx",
+    "index.cfm",
+    "default.html",
+    "default.htm",
+    "default.asp",
+    "default.aspx",
 )
 
 #: Scrapy's ``scrapy.linkextractors.IGNORED_EXTENSIONS`` (copied: the core imports no Scrapy;
 #: a test checks the two lists stay equal).
 DEFAULT_DENY_EXTENSIONS: tuple[str, ...] = (
-    "7z", "7zip", "bz2", "rar", "tar", "tar.gz", "xz", "zip",
-    "mng", "pct", "bmp", "gif", "jpg", "jpeg", "png", "pst", "psp", "tif", "tiff", "ai", "drw",
-    "dxf", "eps", "ps", "svg", "cdr", "ico", "webp",
-    "mp3", "wma", "ogg", "wav", "ra", "aac", "mid", "au", "aiff",
-    "3gp", "asf", "asx", "avi", "mov", "mp4", "mpg", "qt", "rm", "swf", "wmv", "m4a", "m4v",
-    "flv", "webm",
-    "xls", "xlsm", "xlsx", "xltm", "xltx", "potm", "potx", "ppt", "pptm", "pptx", "pps", "doc",
-    "docb", "docm", "docx", "dotm", "dotx", "odt", "ods", "odg", "odp",
-    "css", "pdf", "exe", "bin", "rss", "dmg", "iso", "apk", "jar", "sh", "rb", "js", "hta", "bat",
-    "cpl", "msi", "msp", "py",
+    "7z",
+    "7zip",
+    "bz2",
+    "rar",
+    "tar",
+    "tar.gz",
+    "xz",
+    "zip",
+    "mng",
+    "pct",
+    "bmp",
+    "gif",
+    "jpg",
+    "jpeg",
+    "png",
+    "pst",
+    "psp",
+    "tif",
+    "tiff",
+    "ai",
+    "drw",
+    "dxf",
+    "eps",
+    "ps",
+    "svg",
+    "cdr",
+    "ico",
+    "webp",
+    "mp3",
+    "wma",
+    "ogg",
+    "wav",
+    "ra",
+    "aac",
+    "mid",
+    "au",
+    "aiff",
+    "3gp",
+    "asf",
+    "asx",
+    "avi",
+    "mov",
+    "mp4",
+    "mpg",
+    "qt",
+    "rm",
+    "swf",
+    "wmv",
+    "m4a",
+    "m4v",
+    "flv",
+    "webm",
+    "xls",
+    "xlsm",
+    "xlsx",
+    "xltm",
+    "xltx",
+    "potm",
+    "potx",
+    "ppt",
+    "pptm",
+    "pptx",
+    "pps",
+    "doc",
+    "docb",
+    "docm",
+    "docx",
+    "dotm",
+    "dotx",
+    "odt",
+    "ods",
+    "odg",
+    "odp",
+    "css",
+    "pdf",
+    "exe",
+    "bin",
+    "rss",
+    "dmg",
+    "iso",
+    "apk",
+    "jar",
+    "sh",
+    "rb",
+    "js",
+    "hta",
+    "bat",
+    "cpl",
+    "msi",
+    "msp",
+    "py",
 )
 
 #: ``www`` and ``www`` + digits (``www2``, ``www10``): Heritrix/surt/urlcanon's ``www\\d*``.
@@ -164,10 +259,15 @@ class Policy:
         set_ = object.__setattr__
         set_(self, "scope", _scope(self.scope))
         set_(self, "remove_params", _param_rules("remove_params", self.remove_params))
-        set_(self, "ignore_params", _param_rules("ignore_params", self.ignore_params, contexts=True))
+        set_(
+            self, "ignore_params", _param_rules("ignore_params", self.ignore_params, contexts=True)
+        )
         set_(self, "key_params", _param_rules("key_params", self.key_params))
-        set_(self, "ignore_path_prefixes", _param_rules("ignore_path_prefixes", self.ignore_path_prefixes,
-                                                        segments=True))
+        set_(
+            self,
+            "ignore_path_prefixes",
+            _param_rules("ignore_path_prefixes", self.ignore_path_prefixes, segments=True),
+        )
         set_(self, "domain_aliases", _alias_groups(self.domain_aliases))
         set_(self, "sister_suffixes", _sister(self.sister_suffixes))
         set_(self, "sites", _hosts("sites", self.sites))
@@ -178,9 +278,16 @@ class Policy:
         set_(self, "max_url_length", _int("max_url_length", self.max_url_length, minimum=1))
         set_(self, "trap_repetitions", _int("trap_repetitions", self.trap_repetitions, minimum=0))
         if self.trap_repetitions == 1:  # every path holds each of its segments once: all traps
-            raise PolicyValueError("trap_repetitions", "1 makes every URL with a path a trap: give 0 (off) or 2 or more")
+            raise PolicyValueError(
+                "trap_repetitions",
+                "1 makes every URL with a path a trap: give 0 (off) or 2 or more",
+            )
         set_(self, "strip_session_ids", _bool("strip_session_ids", self.strip_session_ids))
-        set_(self, "strip_tracking_params", _bool("strip_tracking_params", self.strip_tracking_params))
+        set_(
+            self,
+            "strip_tracking_params",
+            _bool("strip_tracking_params", self.strip_tracking_params),
+        )
         set_(self, "route_fragments", _bool("route_fragments", self.route_fragments))
         set_(self, "ignore_amp", _bool("ignore_amp", self.ignore_amp))
 
@@ -238,7 +345,9 @@ def _scope(value: object) -> str | None:
 
 def _strings(name: str, value: object) -> list[str]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise PolicyTypeError(name, f"expected a list of strings, got {_type_name(value)} {value!r}")
+        raise PolicyTypeError(
+            name, f"expected a list of strings, got {_type_name(value)} {value!r}"
+        )
     items = list(value)
     for item in items:
         if not isinstance(item, str):
@@ -299,23 +408,31 @@ def context_key(name: str, key: str) -> str:
     host, _, rest = key.strip().partition("/")
     path, _, query = rest.partition("?")
     if not host or "#" in rest:
-        raise PolicyValueError(name, f"{key!r} is not a host, or a host, path and query (a rule context)")
+        raise PolicyValueError(
+            name, f"{key!r} is not a host, or a host, path and query (a rule context)"
+        )
     items = sorted(dict.fromkeys(context_items(query)))
     return normalize_host(name, host) + "/" + path + ("?" + "&".join(items) if items else "")
 
 
-def _param_rules(name: str, value: object, segments: bool = False, contexts: bool = False) -> ParamRules:
+def _param_rules(
+    name: str, value: object, segments: bool = False, contexts: bool = False
+) -> ParamRules:
     if value is None:
         return ()
-    if isinstance(value, tuple) and all(
-        isinstance(r, tuple) and len(r) == 2 and isinstance(r[1], tuple) for r in value
-    ) and value:
+    if (
+        isinstance(value, tuple)
+        and all(isinstance(r, tuple) and len(r) == 2 and isinstance(r[1], tuple) for r in value)
+        and value
+    ):
         return value  # already normalized (Policy.replace)
     if isinstance(value, Mapping):
         rules: dict[str, list[str]] = {}
         for key, names in value.items():
             if not isinstance(key, str):
-                raise PolicyTypeError(name, f"dict keys must be host names, got {_type_name(key)} {key!r}")
+                raise PolicyTypeError(
+                    name, f"dict keys must be host names, got {_type_name(key)} {key!r}"
+                )
             if contexts and "/" in key and "://" not in key:
                 host = context_key(name, key)
             else:
@@ -352,7 +469,9 @@ def _alias_groups(value: object) -> tuple[tuple[str, ...], ...]:
     if isinstance(value, Mapping):  # {"canonical": ["alias", ...]} is accepted too
         value = [[k, *([v] if isinstance(v, str) else v)] for k, v in value.items()]
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise PolicyTypeError(name, f"expected a list of host groups, got {_type_name(value)} {value!r}")
+        raise PolicyTypeError(
+            name, f"expected a list of host groups, got {_type_name(value)} {value!r}"
+        )
     groups: list[tuple[str, ...]] = []
     seen: dict[str, int] = {}
     for i, group in enumerate(value):

@@ -39,7 +39,16 @@ from .params import (
 from .policy import Policy
 from .url import Parts
 
-__all__ = ["GUARD_NAMES", "IDENTITY", "IDENTITY_STEPS", "REWRITE", "REWRITE_STEPS", "Context", "Step", "rule"]
+__all__ = [
+    "GUARD_NAMES",
+    "IDENTITY",
+    "IDENTITY_STEPS",
+    "REWRITE",
+    "REWRITE_STEPS",
+    "Context",
+    "Step",
+    "rule",
+]
 
 REWRITE = "rewrite"
 IDENTITY = "identity"
@@ -116,11 +125,13 @@ def normalize_escapes_in(s: str) -> str:
     last = 0
     tail = ""  # the last two characters written
     for m in _ESCAPE.finditer(s):
-        text = s[last:m.start()]
+        text = s[last : m.start()]
         esc = m.group()
         c = chr(int(esc[1:], 16))
         before = (tail + text)[-2:]
-        if c in _UNRESERVED and not (c in _HEX and (before[-1:] == "%" or (before[:1] == "%" and before[1:] in _HEX))):
+        if c in _UNRESERVED and not (
+            c in _HEX and (before[-1:] == "%" or (before[:1] == "%" and before[1:] in _HEX))
+        ):
             piece = c
         else:
             piece = esc.upper()
@@ -143,8 +154,12 @@ def _set_path(p: Parts, new: str) -> bool:
 # (fragment[:1] first: a route starts with "!" or "/", and most fragments are anchors, which
 # this tells apart without calling the pattern). Settled: a serialized URL less its fragment is
 # serialized, and no other rewrite step's guard holds for lack of a fragment.
-@rule(REWRITE, guard="fragment is not None and not (policy.route_fragments and fragment[:1] in '!/' and "
-                     "fragment_is_route(fragment))", settled=True)
+@rule(
+    REWRITE,
+    guard="fragment is not None and not (policy.route_fragments and fragment[:1] in '!/' and "
+    "fragment_is_route(fragment))",
+    settled=True,
+)
 def drop_fragment(p: Parts, ctx: Context) -> bool:
     """Drop the fragment (never sent to the server), except routes of single-page apps:
     ``#!...`` (hashbang) and ``#/...``, which name different content (policy
@@ -153,7 +168,10 @@ def drop_fragment(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(REWRITE, guard="'%' in path or (query is not None and '%' in query) or (fragment is not None and '%' in fragment)")
+@rule(
+    REWRITE,
+    guard="'%' in path or (query is not None and '%' in query) or (fragment is not None and '%' in fragment)",
+)
 def normalize_escapes(p: Parts, ctx: Context) -> bool:
     """``%7e`` -> ``~``, ``%2f`` -> ``%2F`` in path, query and kept fragment."""
     changed = False
@@ -293,7 +311,7 @@ def strip_index_pages(path: str, index: frozenset[str]) -> str:
     end = len(path)
     while True:
         k = path.rfind("/", 0, end)
-        last = path[k + 1:end]
+        last = path[k + 1 : end]
         if k < 0 or last.lower() not in index:
             return path if end == len(path) else path[:end]
         end = k
@@ -307,7 +325,9 @@ def strip_index_pages(path: str, index: frozenset[str]) -> str:
 #: which names content: ``#!/inbox``, ``#!inbox``, ``#/inbox``. An empty route (``#!``, ``#!/``,
 #: ``#/``) is the app's start, the page itself. (A pattern's own match: most links have a
 #: fragment, and this is tested on each.)
-fragment_is_route: Callable[[str], re.Match[str] | None] = re.compile(r"(?:!/|!(?!/)|/).", re.DOTALL).match
+fragment_is_route: Callable[[str], re.Match[str] | None] = re.compile(
+    r"(?:!/|!(?!/)|/).", re.DOTALL
+).match
 
 
 @rule(IDENTITY, guard="hr.path_prefixes is not None")
@@ -338,7 +358,10 @@ def drop_index_page(p: Parts, ctx: Context) -> bool:
 has_amp_item = re.compile(r"(?:\A|&)amp(?=[=&]|\Z)", re.IGNORECASE).search
 
 
-@rule(IDENTITY, guard="policy.ignore_amp and (path[-4:].lower() == '/amp' or (query and has_amp_item(query)))")
+@rule(
+    IDENTITY,
+    guard="policy.ignore_amp and (path[-4:].lower() == '/amp' or (query and has_amp_item(query)))",
+)
 def drop_amp_marker(p: Parts, ctx: Context) -> bool:
     """``/news/story/amp`` and ``/news/story?amp=1`` are ``/news/story`` (policy ``ignore_amp``):
     the AMP version of a page is the page. The index pages and slashes that removing a last
@@ -393,8 +416,12 @@ def drop_context_params(p: Parts, ctx: Context) -> bool:
     if not names:
         return False
     items = p.query.split("&")  # type: ignore[union-attr]
-    kept = [i for i in items
-            if not any(m(i.partition("=")[0].lower()) for m in names) or i.replace("%20", "+") in required]
+    kept = [
+        i
+        for i in items
+        if not any(m(i.partition("=")[0].lower()) for m in names)
+        or i.replace("%20", "+") in required
+    ]
     if len(kept) == len(items):
         return False
     p.query = "&".join(kept) or None

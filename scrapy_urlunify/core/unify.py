@@ -50,7 +50,9 @@ MAX_PASSES = 4
 
 # The splitter of the URLs written as the WHATWG parser writes them (see Unifier._compute): "%"
 # is left out (an escaped dot may make a dot segment the parser resolves).
-_CANONICAL_SPLIT = canonical_splitter({part: frozenset("%") for part in ("path", "query", "fragment")})
+_CANONICAL_SPLIT = canonical_splitter(
+    {part: frozenset("%") for part in ("path", "query", "fragment")}
+)
 
 
 class Result(NamedTuple):
@@ -82,8 +84,12 @@ class Unifier:
     def __init__(self, policy: Policy, skip: Iterable[str] = ()) -> None:
         self.policy = policy
         skip = frozenset(skip)
-        self.rewrite_steps: tuple[Step, ...] = tuple(s for s in REWRITE_STEPS if s.__name__ not in skip)
-        self.identity_steps: tuple[Step, ...] = tuple(s for s in IDENTITY_STEPS if s.__name__ not in skip)
+        self.rewrite_steps: tuple[Step, ...] = tuple(
+            s for s in REWRITE_STEPS if s.__name__ not in skip
+        )
+        self.identity_steps: tuple[Step, ...] = tuple(
+            s for s in IDENTITY_STEPS if s.__name__ not in skip
+        )
         self._rewrite = compile_layer(self.rewrite_steps, policy)
         self._identify = compile_layer(self.identity_steps, policy)
         self.index_pages = frozenset(policy.index_pages)
@@ -221,7 +227,9 @@ class Unifier:
                 hr = self.host_rules(p.host)
         self._identify(p, hr, self)
         # identity_text, inline
-        return _new_result(Result, (fetch, self.prefix_text + (p.url() if p.scheme else p.tail()), None))
+        return _new_result(
+            Result, (fetch, self.prefix_text + (p.url() if p.scheme else p.tail()), None)
+        )
 
     def _settle(self, p: Parts, resolved: str) -> tuple[str, Parts]:
         """The URL to fetch once a rewrite step changed ``p``, and its parts: resolved and rewritten
@@ -236,7 +244,10 @@ class Unifier:
             except ValueError:  # pragma: no cover - the rules only remove parts of a valid URL
                 break
             q = Parts.split(again)
-            if not self._rewrite(q, self._hosts.get(q.host) or self.hosts.get(q.host), self) and again == fetch:
+            if (
+                not self._rewrite(q, self._hosts.get(q.host) or self.hosts.get(q.host), self)
+                and again == fetch
+            ):
                 return fetch, q
             p = q
         return resolved, p
@@ -321,8 +332,9 @@ def identify(url: str, policy: Policy | None = None, base: str | None = None) ->
     'job1|example.com/docs?a=1&b=2'
     """
     # _unifier() inline
-    return ((policy or DEFAULT_POLICY).__dict__.get(_COMPILED) or unifier_for(policy or DEFAULT_POLICY)).identify(
-        url, base)
+    return (
+        (policy or DEFAULT_POLICY).__dict__.get(_COMPILED) or unifier_for(policy or DEFAULT_POLICY)
+    ).identify(url, base)
 
 
 def filter_reason(url: str, policy: Policy | None = None, base: str | None = None) -> str | None:

@@ -13,8 +13,15 @@ from collections.abc import Callable
 
 from .ada import ada_join, ada_normalize
 
-__all__ = ["CANONICAL_CHARS", "InvalidURL", "Parts", "canonical_chars", "canonical_splitter", "host_of",
-           "resolve"]
+__all__ = [
+    "CANONICAL_CHARS",
+    "InvalidURL",
+    "Parts",
+    "canonical_chars",
+    "canonical_splitter",
+    "host_of",
+    "resolve",
+]
 
 
 class InvalidURL(ValueError):
@@ -27,9 +34,15 @@ class InvalidURL(ValueError):
 #: dot segment (no ``/.`` in the path; ``%`` is left out by the callers), parses to itself.
 #: Conservative: ``'`` is left out of the query, ``^`` ``|`` ``[`` ``]`` ``{`` ``}`` `````` everywhere.
 CANONICAL_CHARS: dict[str, frozenset[str]] = {
-    "path": frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%/"),
-    "query": frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&()*+,;=:@%/?"),
-    "fragment": frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%/?#"),
+    "path": frozenset(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%/"
+    ),
+    "query": frozenset(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&()*+,;=:@%/?"
+    ),
+    "fragment": frozenset(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%/?#"
+    ),
 }
 
 
@@ -43,6 +56,7 @@ def canonical_splitter(absent: dict[str, frozenset[str]]) -> Callable[[str], re.
     has no ``/.``; then the URL is what ``ada_normalize`` would return, and parsing it can be
     skipped. One pattern of single-character repeats only, the fastest kind for ``re``.
     """
+
     def cls(part: str) -> str:
         return "[" + "".join(re.escape(c) for c in canonical_chars(part, absent)) + "]*"
 
@@ -88,8 +102,16 @@ class Parts:
 
     __slots__ = ("fragment", "host", "path", "port", "query", "scheme", "userinfo")
 
-    def __init__(self, scheme: str | None, userinfo: str, host: str, port: str, path: str,
-                 query: str | None, fragment: str | None) -> None:
+    def __init__(
+        self,
+        scheme: str | None,
+        userinfo: str,
+        host: str,
+        port: str,
+        path: str,
+        query: str | None,
+        fragment: str | None,
+    ) -> None:
         self.scheme = scheme
         self.userinfo = userinfo
         self.host = host
@@ -112,11 +134,11 @@ class Parts:
         fragment = query = None
         k = rest.find("#")
         if k >= 0:
-            fragment = rest[k + 1:]
+            fragment = rest[k + 1 :]
             rest = rest[:k]
         k = rest.find("?")
         if k >= 0:
-            query = rest[k + 1:]
+            query = rest[k + 1 :]
             rest = rest[:k]
         userinfo = ""
         if "@" in authority:
@@ -124,12 +146,14 @@ class Parts:
         port = ""
         k = authority.rfind(":")
         if k >= 0 and not authority.endswith("]"):
-            port = authority[k + 1:]
+            port = authority[k + 1 :]
             authority = authority[:k]
-        return cls(href[:i - 3], userinfo, authority, port, rest, query, fragment)
+        return cls(href[: i - 3], userinfo, authority, port, rest, query, fragment)
 
     def copy(self) -> Parts:
-        return Parts(self.scheme, self.userinfo, self.host, self.port, self.path, self.query, self.fragment)
+        return Parts(
+            self.scheme, self.userinfo, self.host, self.port, self.path, self.query, self.fragment
+        )
 
     def url(self) -> str:
         """Serialize as a URL (requires ``scheme``)."""

@@ -15,14 +15,69 @@ from .model import Document, Link, Page, Redirect
 
 #: The vocabulary of the pages' text.
 WORDS = (
-    "crawler", "spider", "request", "response", "scheduler", "frontier", "fingerprint",
-    "canonical", "anchor", "header", "cookie", "session", "proxy", "tunnel", "mirror",
-    "replica", "sitemap", "archive", "index", "listing", "article", "catalogue", "product",
-    "gallery", "review", "summary", "release", "kernel", "module", "plugin", "adapter",
-    "pipeline", "storage", "signature", "checksum", "digest", "domain", "suffix", "subdomain",
-    "redirect", "status", "network", "latency", "bandwidth", "budget", "harvest", "politeness",
-    "robots", "fragment", "query", "parameter", "path", "segment", "slash", "encoding",
-    "charset", "render", "template", "widget", "portal", "report", "ledger", "thermostat",
+    "crawler",
+    "spider",
+    "request",
+    "response",
+    "scheduler",
+    "frontier",
+    "fingerprint",
+    "canonical",
+    "anchor",
+    "header",
+    "cookie",
+    "session",
+    "proxy",
+    "tunnel",
+    "mirror",
+    "replica",
+    "sitemap",
+    "archive",
+    "index",
+    "listing",
+    "article",
+    "catalogue",
+    "product",
+    "gallery",
+    "review",
+    "summary",
+    "release",
+    "kernel",
+    "module",
+    "plugin",
+    "adapter",
+    "pipeline",
+    "storage",
+    "signature",
+    "checksum",
+    "digest",
+    "domain",
+    "suffix",
+    "subdomain",
+    "redirect",
+    "status",
+    "network",
+    "latency",
+    "bandwidth",
+    "budget",
+    "harvest",
+    "politeness",
+    "robots",
+    "fragment",
+    "query",
+    "parameter",
+    "path",
+    "segment",
+    "slash",
+    "encoding",
+    "charset",
+    "render",
+    "template",
+    "widget",
+    "portal",
+    "report",
+    "ledger",
+    "thermostat",
 )
 
 
@@ -50,10 +105,14 @@ class SiteBuilder:
     def words(self, n: int, vocabulary: tuple[str, ...] = WORDS) -> str:
         return " ".join(self.rng.choice(vocabulary) for _ in range(n))
 
-    def paragraphs(self, label: str, count: int = 2, vocabulary: tuple[str, ...] = WORDS) -> tuple[str, ...]:
+    def paragraphs(
+        self, label: str, count: int = 2, vocabulary: tuple[str, ...] = WORDS
+    ) -> tuple[str, ...]:
         """Body paragraphs; the serial number makes every page's text unique."""
         self._serial += 1
-        first = f"{label} (reference {self._serial:05d}): {self.words(14, vocabulary).capitalize()}."
+        first = (
+            f"{label} (reference {self._serial:05d}): {self.words(14, vocabulary).capitalize()}."
+        )
         return (first, *(self.words(18, vocabulary).capitalize() + "." for _ in range(count - 1)))
 
     # -- pages -------------------------------------------------------------
@@ -87,7 +146,12 @@ class SiteBuilder:
         return page
 
     def copy_page(
-        self, original: Page, site_key: str, query: tuple[tuple[str, str], ...], kind: str, title: str
+        self,
+        original: Page,
+        site_key: str,
+        query: tuple[tuple[str, str], ...],
+        kind: str,
+        title: str,
     ) -> Page:
         """A content duplicate of ``original``: its heading and text under another URL."""
         twin = Page(
@@ -105,7 +169,9 @@ class SiteBuilder:
         self.pages[twin.id] = twin
         return twin
 
-    def link(self, source: Page, target: Page | Document, text: str, style: str | None = None) -> Link:
+    def link(
+        self, source: Page, target: Page | Document, text: str, style: str | None = None
+    ) -> Link:
         """A link from ``source`` to ``target`` in ``style`` (random when None)."""
         query = target.query if isinstance(target, Page) else ()
         kind = "page" if isinstance(target, Page) else "document"

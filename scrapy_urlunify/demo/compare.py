@@ -32,10 +32,16 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m scrapy_urlunify.demo",
         description="Crawl the demo site with plain Scrapy and with scrapy-urlunify; report side by side.",
     )
-    parser.add_argument("--size", type=int, default=DEFAULT_SIZE, help="approximate number of distinct pages "
-                        f"(default {DEFAULT_SIZE})")
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=DEFAULT_SIZE,
+        help=f"approximate number of distinct pages (default {DEFAULT_SIZE})",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=argparse.SUPPRESS)
-    parser.add_argument("--out", default=DEFAULT_HTML, help=f"HTML report (default ./{DEFAULT_HTML})")
+    parser.add_argument(
+        "--out", default=DEFAULT_HTML, help=f"HTML report (default ./{DEFAULT_HTML})"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON")
     parser.add_argument("--quiet", action="store_true", help="print only the report's path")
     parser.add_argument("--verbose", action="store_true", help="show Scrapy's INFO log")
@@ -43,11 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.size < 1:
         parser.error("--size must be positive")
 
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+    )
     if not args.quiet:
-        print(f"Crawling a demo site of about {args.size} pages three times (plain Scrapy, the add-on configured, the add-on alone)...",
-              flush=True)
+        print(
+            f"Crawling a demo site of about {args.size} pages three times (plain Scrapy, the add-on configured, the add-on alone)...",
+            flush=True,
+        )
     try:
         report = run_comparison(args.size, args.seed)
     except RuntimeError as e:  # interrupted (Ctrl-C stops the reactor)
@@ -57,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_html(report), encoding="utf-8")
     if args.json:
-        Path(args.json).write_text(json.dumps({**report, "html": str(out)}, indent=2) + "\n", encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps({**report, "html": str(out)}, indent=2) + "\n", encoding="utf-8"
+        )
     print(str(out) if args.quiet else format_text(report, os.fspath(out)))
     return 0

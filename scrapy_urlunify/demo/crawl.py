@@ -145,8 +145,13 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
         def on_response(response: Any, **kwargs: Any) -> None:
             resemblance = response.meta.get(RESEMBLANCE_META)
             if resemblance is not None:
-                near.append({"url": response.url, "of": response.meta.get(NEAR_DUPLICATE_OF_META),
-                             "resemblance": resemblance})
+                near.append(
+                    {
+                        "url": response.url,
+                        "of": response.meta.get(NEAR_DUPLICATE_OF_META),
+                        "resemblance": resemblance,
+                    }
+                )
 
         def on_item(item: dict[str, Any], **kwargs: Any) -> None:
             items.append(dict(item))
@@ -173,7 +178,6 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
     return run()
 
 
-
 def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
     """Serve a demo site of ``size`` pages and crawl it three times; a Deferred firing with the report.
     Needs Scrapy's (asyncio) reactor installed; use it from code that already runs the reactor."""
@@ -191,11 +195,15 @@ def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
             unconfigured = yield crawl_once(server, site, UnconfiguredSpider, ADDON_SETTINGS)
         finally:
             yield server.stop()
-        return build_report(site, measure(site, plain), measure(site, addon), CONFIGURATION,
-                            unconfigured=measure(site, unconfigured))
+        return build_report(
+            site,
+            measure(site, plain),
+            measure(site, addon),
+            CONFIGURATION,
+            unconfigured=measure(site, unconfigured),
+        )
 
     return run()
-
 
 
 def _reactor_reusable() -> bool:
@@ -244,7 +252,19 @@ def run_comparison(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> dict[s
 def _run_in_subprocess(size: int, seed: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="urlunify-demo-") as tmp:
         out = Path(tmp) / "report.json"
-        cmd = [sys.executable, "-m", "scrapy_urlunify.demo", "--size", str(size), "--seed", str(seed),
-               "--json", str(out), "--out", str(Path(tmp) / "report.html"), "--quiet"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "scrapy_urlunify.demo",
+            "--size",
+            str(size),
+            "--seed",
+            str(seed),
+            "--json",
+            str(out),
+            "--out",
+            str(Path(tmp) / "report.html"),
+            "--quiet",
+        ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         return json.loads(out.read_text())

@@ -33,7 +33,9 @@ def build_mirror(builder: SiteBuilder, home: Page, count: int) -> Mirror:
     home.links.append(Link(href="http://mirror.site.test/", text="Mirror", target=index.id))
     for original in mirrored:
         mirror_id = page_id_for(MIRROR, original.path)
-        original.links.append(Link(href=canonical_url(MIRROR, original.path), text="Mirror copy", target=mirror_id))
+        original.links.append(
+            Link(href=canonical_url(MIRROR, original.path), text="Mirror copy", target=mirror_id)
+        )
     return Mirror(index, mirrored)
 
 
@@ -44,7 +46,11 @@ def build_print_views(builder: SiteBuilder, count: int) -> None:
     for article in articles[:: max(1, len(articles) // count)][:count]:
         print_id = page_id_for(SITE, article.path, (("print", "1"),))
         article.links.append(
-            Link(href=article.path.rsplit("/", 1)[1] + "?print=1", text="Print this page", target=print_id)
+            Link(
+                href=article.path.rsplit("/", 1)[1] + "?print=1",
+                text="Print this page",
+                target=print_id,
+            )
         )
         b.param_defaults[(SITE, article.path)] = {"print": "0"}
         twin = b.copy_page(article, SITE, (("print", "1"),), "print", article.title + " (print)")

@@ -110,7 +110,14 @@ class Hrefs:
         return query_string(pairs)
 
     # -- whole hrefs -----------------------------------------------------
-    def same_site(self, base_dir: str, site_key: str, path: str, query: tuple[tuple[str, str], ...], style: str) -> str:
+    def same_site(
+        self,
+        base_dir: str,
+        site_key: str,
+        path: str,
+        query: tuple[tuple[str, str], ...],
+        style: str,
+    ) -> str:
         """An href to ``path``+``query`` on ``site_key`` from a page whose base is ``base_dir``."""
         qs = query_string(query)
         rel = relative_path(base_dir, path)
@@ -157,7 +164,9 @@ class Hrefs:
             return self.origin_variant(site_key) + path + qs
         raise ValueError(f"unknown href style {style!r}")
 
-    def cross_site(self, site_key: str, path: str, query: tuple[tuple[str, str], ...], style: str) -> str:
+    def cross_site(
+        self, site_key: str, path: str, query: tuple[tuple[str, str], ...], style: str
+    ) -> str:
         """An absolute href to ``path``+``query`` on another site key."""
         origin = self.origin_variant(site_key)
         if style == "absolute":

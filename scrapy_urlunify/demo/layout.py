@@ -66,7 +66,9 @@ def build_layout(size: int = 300, seed: int = 20240601, traps: bool = True) -> L
     missing = set(builder.pages) - reachable
     if missing:
         raise AssertionError(f"unreachable demo pages: {sorted(missing)}")
-    variant_only = frozenset(set(builder.pages) - reachable_pages(builder.pages, home.id, plain_only=True))
+    variant_only = frozenset(
+        set(builder.pages) - reachable_pages(builder.pages, home.id, plain_only=True)
+    )
     return Layout(
         pages=builder.pages,
         documents=builder.documents,
@@ -88,7 +90,9 @@ def mark_plain_links(pages: dict[str, Page], documents: dict[str, Document]) -> 
             if target is None:
                 raise AssertionError(f"dangling link {link} on {page.id}")
             query = target.query if isinstance(target, Page) else ()
-            link.plain = ada_url.join_url(base, link.href) == canonical_url(target.site, target.path, query)
+            link.plain = ada_url.join_url(base, link.href) == canonical_url(
+                target.site, target.path, query
+            )
 
 
 def reachable_pages(pages: dict[str, Page], start: str, *, plain_only: bool) -> set[str]:

@@ -29,8 +29,11 @@ def pages_read(site: DemoSite, fetched: set[str]) -> set[str]:
     their content twins (a print view and its article, a mirror copy: the same body text by
     construction, so the seed's signature says they are one page, whichever came first)."""
     twins = site.content_duplicates
-    return (fetched | {p for p, original in twins.items() if original in fetched}
-            | {twins[p] for p in fetched if p in twins})
+    return (
+        fetched
+        | {p for p, original in twins.items() if original in fetched}
+        | {twins[p] for p in fetched if p in twins}
+    )
 
 
 def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +47,9 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
     redirects = sum(n for s, n in statuses.items() if 300 <= s < 400)
     not_found = sum(n for s, n in statuses.items() if s >= 400)
     pages_fetched = sum(page_fetches.values())
-    soft_404s = sum(1 for r in gets if r.status == 200 and not r.page_id and site.resolve(r.url).soft_404)
+    soft_404s = sum(
+        1 for r in gets if r.status == 200 and not r.page_id and site.resolve(r.url).soft_404
+    )
     other_200 = statuses.get(200, 0) - pages_fetched - soft_404s  # PDFs, robots.txt
 
     redundant_by_section = dict.fromkeys(SECTIONS, 0)
@@ -52,7 +57,9 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
         section = pid.split(":", 1)[0]
         redundant_by_section[section] = redundant_by_section.get(section, 0) + n - 1
 
-    item_pages = Counter(site.page_id(i.get("url", ""), follow_redirects=True) for i in raw["items"])
+    item_pages = Counter(
+        site.page_id(i.get("url", ""), follow_redirects=True) for i in raw["items"]
+    )
     same_text = sorted(p for p in item_pages if p and site.content_duplicates.get(p) in item_pages)
 
     read = pages_read(site, fetched)
@@ -64,8 +71,16 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
             merged.setdefault(pid, url)
 
     prefix = "urlunify/"
-    filtered = {k[len(prefix + "filtered/"):]: v for k, v in stats.items() if k.startswith(prefix + "filtered/")}
-    learned = {k[len(prefix + "learned/"):]: v for k, v in stats.items() if k.startswith(prefix + "learned/")}
+    filtered = {
+        k[len(prefix + "filtered/") :]: v
+        for k, v in stats.items()
+        if k.startswith(prefix + "filtered/")
+    }
+    learned = {
+        k[len(prefix + "learned/") :]: v
+        for k, v in stats.items()
+        if k.startswith(prefix + "learned/")
+    }
     return {
         "requests": stats.get("downloader/request_count", len(gets)),
         "responses": {str(s): n for s, n in sorted(statuses.items())},
@@ -98,9 +113,12 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
         # identifier), with how alike: the report lists them
         "near_duplicates": [
             {"url": n["url"], "of": n["of"], "resemblance": n["resemblance"]}
-            for n in raw.get("near_duplicates", [])],
+            for n in raw.get("near_duplicates", [])
+        ],
         "stats_near_duplicates": stats.get(prefix + "signature/near_duplicates", 0),
-        "near_duplicate_items_dropped": stats.get(prefix + "signature/dropped_near_duplicate_items", 0),
+        "near_duplicate_items_dropped": stats.get(
+            prefix + "signature/dropped_near_duplicate_items", 0
+        ),
         "rewritten": stats.get(prefix + "rewritten", 0),
         "allowed_offsite": stats.get(prefix + "allowed_offsite", 0),
         "scrapy_dupefilter_filtered": stats.get("dupefilter/filtered", 0),
@@ -108,18 +126,26 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-
 def build_report(
-    site: DemoSite, plain: dict[str, Any], addon: dict[str, Any], configuration: dict[str, Any],
+    site: DemoSite,
+    plain: dict[str, Any],
+    addon: dict[str, Any],
+    configuration: dict[str, Any],
     unconfigured: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of the crawls of ``site``: their numbers side by side and how each was
     configured (``unconfigured``: the add-on with nothing configured, when it was crawled)."""
     saved = plain["requests"] - addon["requests"]
-    extra = {} if unconfigured is None else {
-        "unconfigured": unconfigured,
-        "unconfigured_extra_share": round(unconfigured["requests"] / addon["requests"] - 1, 4) if addon["requests"] else 0.0,
-    }
+    extra = (
+        {}
+        if unconfigured is None
+        else {
+            "unconfigured": unconfigured,
+            "unconfigured_extra_share": round(unconfigured["requests"] / addon["requests"] - 1, 4)
+            if addon["requests"]
+            else 0.0,
+        }
+    )
     return {
         "site": {
             "size": site.size,

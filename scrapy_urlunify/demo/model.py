@@ -56,7 +56,9 @@ class Page:
     duplicate_of: str | None = None  # content duplicate of that page (print/mirror)
     session_style: str | None = None  # "jsessionid" | "PHPSESSID" | "sid"
     clock: bool = False  # the body shows the server's time: its text changes on every view
-    token: bool = False  # a form with a per-view token: its bytes change on every view, not its text
+    token: bool = (
+        False  # a form with a per-view token: its bytes change on every view, not its text
+    )
 
     @property
     def base(self) -> str:

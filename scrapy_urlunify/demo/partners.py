@@ -22,7 +22,11 @@ NEWS_FIRST_CID = 1166000000000
 def news_href(builder: SiteBuilder, base: str, cid: int, source: str) -> str:
     """ContentServer URL: ``cid`` identifies the article, the rest is noise."""
     rng = builder.rng
-    params = [("inifile", NEWS_INIFILE), ("cid", str(cid)), ("arglink", f"{source}-{builder.hrefs.token(6)}")]
+    params = [
+        ("inifile", NEWS_INIFILE),
+        ("cid", str(cid)),
+        ("arglink", f"{source}-{builder.hrefs.token(6)}"),
+    ]
     if rng.random() < 0.3:
         rng.shuffle(params)
     prefix = NEWS_PATH if rng.random() < 0.5 else relative_path(base, NEWS_PATH)
@@ -38,11 +42,19 @@ def build_news(builder: SiteBuilder, home: Page, count: int) -> Page:
     articles: list[tuple[int, Page]] = []
     for i in range(count):
         cid = NEWS_FIRST_CID + 37 * i + 5
-        page = b.add(NEWS, NEWS_PATH, "news", f"News {i + 1}: {b.words(3)}", (("cid", str(cid)),), is_item=True)
+        page = b.add(
+            NEWS,
+            NEWS_PATH,
+            "news",
+            f"News {i + 1}: {b.words(3)}",
+            (("cid", str(cid)),),
+            is_item=True,
+        )
         page.token = b.traps
         articles.append((cid, page))
     index.links += [
-        Link(href=news_href(b, index.base, cid, "index"), text=p.heading, target=p.id) for cid, p in articles
+        Link(href=news_href(b, index.base, cid, "index"), text=p.heading, target=p.id)
+        for cid, p in articles
     ]
     index.links.append(b.link(index, home, "Back to Site Test"))
     for _cid, page in articles:
@@ -50,10 +62,18 @@ def build_news(builder: SiteBuilder, home: Page, count: int) -> Page:
         for other_cid, other in b.rng.sample(articles, min(2, len(articles))):
             if other is not page:
                 page.links.append(
-                    Link(href=news_href(b, page.base, other_cid, "related"), text=other.heading, target=other.id)
+                    Link(
+                        href=news_href(b, page.base, other_cid, "related"),
+                        text=other.heading,
+                        target=other.id,
+                    )
                 )
         page.links.append(
-            b.link(page, b.rng.choice([p for p in b.pages.values() if p.kind == "article"]), "From our partner")
+            b.link(
+                page,
+                b.rng.choice([p for p in b.pages.values() if p.kind == "article"]),
+                "From our partner",
+            )
         )
     home.links.append(Link(href="http://news.acme.test/", text="ACME News", target=index.id))
     return index
@@ -68,7 +88,13 @@ def build_termomont(builder: SiteBuilder, home: Page, count: int) -> None:
     catalogue = b.add(TERMOMONT, "/proizvodi/", "tm-catalogue", "Proizvodi")
     contact = b.add(TERMOMONT, "/kontakt.html", "tm-contact", "Kontakt")
     products = [
-        b.add(TERMOMONT, f"/proizvodi/p-{i}.html", "product", f"Proizvod {i}: {b.words(2)}", is_item=True)
+        b.add(
+            TERMOMONT,
+            f"/proizvodi/p-{i}.html",
+            "product",
+            f"Proizvod {i}: {b.words(2)}",
+            is_item=True,
+        )
         for i in range(1, count + 1)
     ]
     t_home.links += [
@@ -90,7 +116,13 @@ def build_termomont(builder: SiteBuilder, home: Page, count: int) -> None:
             host = b.rng.choice(("termomont.co.rs", "www.termomont.co.rs"))
             href = f"{b.rng.choice(('http', 'https'))}://{host}{product.path}"
         catalogue.links.append(Link(href=href, text=product.heading, target=product.id))
-        product.links.append(b.link(product, catalogue, "Svi proizvodi", b.rng.choice(("relative", "index", "dot"))))
-        product.links.append(b.link(product, products[(i + 1) % len(products)], "Sledeći", "absolute"))
+        product.links.append(
+            b.link(product, catalogue, "Svi proizvodi", b.rng.choice(("relative", "index", "dot")))
+        )
+        product.links.append(
+            b.link(product, products[(i + 1) % len(products)], "Sledeći", "absolute")
+        )
     home.links.append(Link(href="https://termomont.rs/", text="Termomont", target=t_home.id))
-    home.links.append(Link(href="http://www.termomont.co.rs/", text="Termomont (co.rs)", target=t_home.id))
+    home.links.append(
+        Link(href="http://www.termomont.co.rs/", text="Termomont (co.rs)", target=t_home.id)
+    )

@@ -33,7 +33,9 @@ class Plan:
     def for_size(cls, size: int, traps: bool = True) -> Plan:
         """Split roughly ``size`` distinct pages over the sections (minimums keep
         every variant present even for tiny sites)."""
-        terms, search_pages = ((2, 2) if size < 150 else (len(SEARCH_TERMS), 2)) if traps else (0, 0)
+        terms, search_pages = (
+            ((2, 2) if size < 150 else (len(SEARCH_TERMS), 2)) if traps else (0, 0)
+        )
         # the fixed pages: home, contact, indexes, areas' entries ... the search and the index
         rest = max(size - 16 - (1 if traps else 0) - terms * search_pages * len(SEARCH_SORTS), 24)
 

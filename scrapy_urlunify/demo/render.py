@@ -38,9 +38,11 @@ def page_template(page: Page) -> str:
     links = "".join(f"<li>{_anchor(link)}</li>" for link in page.links)
     form = ""
     if page.token:  # a comment form: the token is an attribute, so only the bytes change
-        form = (f'<form class="comment" method="post" action="{escape(page.path, quote=True)}">'
-                f'<input type="hidden" name="token" value="{TOKEN_PLACEHOLDER}">'
-                '<textarea name="comment"></textarea><button type="submit">Comment</button></form>\n')
+        form = (
+            f'<form class="comment" method="post" action="{escape(page.path, quote=True)}">'
+            f'<input type="hidden" name="token" value="{TOKEN_PLACEHOLDER}">'
+            '<textarea name="comment"></textarea><button type="submit">Comment</button></form>\n'
+        )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -60,9 +62,14 @@ def fill(template: str, session: str | None = None, view: int = NO_VIEW) -> byte
     html = template.replace(SID_PLACEHOLDER, session or NO_SESSION)
     if CLOCK_PLACEHOLDER in html:
         seconds = 8 * 3600 + view
-        html = html.replace(CLOCK_PLACEHOLDER, f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}")
+        html = html.replace(
+            CLOCK_PLACEHOLDER,
+            f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}",
+        )
     if TOKEN_PLACEHOLDER in html:
-        html = html.replace(TOKEN_PLACEHOLDER, hashlib.sha256(f"token:{view}".encode()).hexdigest()[:32])
+        html = html.replace(
+            TOKEN_PLACEHOLDER, hashlib.sha256(f"token:{view}".encode()).hexdigest()[:32]
+        )
     return html.encode("utf-8")
 
 
@@ -74,7 +81,7 @@ def render_page(page: Page, session: str | None = None, view: int = NO_VIEW) -> 
 
 #: The one page every missing URL under a soft-404 prefix is answered with (status 200).
 SOFT_404 = (
-    b"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Site Test</title></head>\n"
+    b'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Site Test</title></head>\n'
     b"<body><main><h1>Sorry, we could not find that page</h1>"
     b"<p>The page you are looking for was moved, renamed or never existed.</p>"
     b'<p><a href="/">Back to the home page</a></p></main></body></html>\n'
@@ -117,7 +124,10 @@ def render_pdf(document: Document) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
     return bytes(out)
 
 

@@ -24,7 +24,15 @@ from .report_text import (
 
 __all__ = ["render_html"]
 
-GREEN, RED, GREY, BLUE, PURPLE, INK, MUTED = "#2f855a", "#c53030", "#a0aec0", "#2b6cb0", "#6b46c1", "#1a202c", "#4a5568"
+GREEN, RED, GREY, BLUE, PURPLE, INK, MUTED = (
+    "#2f855a",
+    "#c53030",
+    "#a0aec0",
+    "#2b6cb0",
+    "#6b46c1",
+    "#1a202c",
+    "#4a5568",
+)
 FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
 #: each crawl's colour where crawls are compared
 COLORS = {"plain": RED, "addon": BLUE, "unconfigured": PURPLE}
@@ -32,25 +40,39 @@ COLORS = {"plain": RED, "addon": BLUE, "unconfigured": PURPLE}
 WIDE, NARROW = 900, 340
 
 
-def _text(x: float, y: float, s: str, *, anchor: str = "start", size: int = 13, fill: str = INK,
-          weight: str = "normal") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{fill}" '
-            f'font-weight="{weight}">{escape(s)}</text>')
+def _text(
+    x: float,
+    y: float,
+    s: str,
+    *,
+    anchor: str = "start",
+    size: int = 13,
+    fill: str = INK,
+    weight: str = "normal",
+) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" fill="{fill}" '
+        f'font-weight="{weight}">{escape(s)}</text>'
+    )
 
 
 def _rect(x: float, y: float, w: float, h: float, color: str) -> str:
     return f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{color}"/>'
 
 
-def _legend(entries: list[tuple[str, str]], x: float, y: float, width: float) -> tuple[list[str], float]:
+def _legend(
+    entries: list[tuple[str, str]], x: float, y: float, width: float
+) -> tuple[list[str], float]:
     """Colour keys, in rows that fit ``width``; the parts and the y below them."""
     parts, lx = [], x
     for color, name in entries:
         w = 18 + 6.5 * len(name) + 22
         if lx > x and lx + w > width:
             lx, y = x, y + 20
-        parts += [f'<rect x="{lx:.1f}" y="{y + 2:.1f}" width="12" height="12" rx="2" fill="{color}"/>',
-                  _text(lx + 18, y + 13, name, size=12, fill=MUTED)]
+        parts += [
+            f'<rect x="{lx:.1f}" y="{y + 2:.1f}" width="12" height="12" rx="2" fill="{color}"/>',
+            _text(lx + 18, y + 13, name, size=12, fill=MUTED),
+        ]
         lx += w
     return parts, y + 24
 
@@ -69,30 +91,56 @@ def _stacked_chart(report: dict[str, Any], width: int) -> str:
         c = report[key]
         total = f"{number(c['requests'])} requests"
         if narrow:  # the crawl's name and its total on a line of their own, the bar under them
-            parts += [_text(0, y + 14, SHORT[key], weight="600"), _text(width, y + 14, total, anchor="end", fill=MUTED)]
+            parts += [
+                _text(0, y + 14, SHORT[key], weight="600"),
+                _text(width, y + 14, total, anchor="end", fill=MUTED),
+            ]
             y += 20
         else:
-            parts.append(_text(label_w - 12, y + bar_h / 2 + 5, SHORT[key], anchor="end", weight="600"))
+            parts.append(
+                _text(label_w - 12, y + bar_h / 2 + 5, SHORT[key], anchor="end", weight="600")
+            )
         x = float(label_w)
-        for value, color in ((c["distinct_pages"], GREEN), (c["redundant_fetches"], RED),
-                             (c["requests"] - c["pages_fetched"], GREY)):
+        for value, color in (
+            (c["distinct_pages"], GREEN),
+            (c["redundant_fetches"], RED),
+            (c["requests"] - c["pages_fetched"], GREY),
+        ):
             if value <= 0:
                 continue
             w = max(value * scale, 1.5)
             parts.append(_rect(x, y, w, bar_h, color))
             if w > 8 * len(number(value)) + 8:
-                parts.append(_text(x + w / 2, y + bar_h / 2 + 5, number(value), anchor="middle", fill="#fff",
-                                   weight="600"))
+                parts.append(
+                    _text(
+                        x + w / 2,
+                        y + bar_h / 2 + 5,
+                        number(value),
+                        anchor="middle",
+                        fill="#fff",
+                        weight="600",
+                    )
+                )
             x += w
         if not narrow:
             parts.append(_text(x + 8, y + bar_h / 2 + 5, total, fill=MUTED))
         y += bar_h + (14 if narrow else 18)
-    legend, y = _legend([(GREEN, "first fetch of a distinct page"), (RED, "a page fetched again"),
-                         (GREY, "redirects, 404s, soft 404s, PDFs")], label_w, y, width)
+    legend, y = _legend(
+        [
+            (GREEN, "first fetch of a distinct page"),
+            (RED, "a page fetched again"),
+            (GREY, "redirects, 404s, soft 404s, PDFs"),
+        ],
+        label_w,
+        y,
+        width,
+    )
     return _svg(width, y, parts + legend, "Requests of each crawl")
 
 
-def _grouped_chart(rows: list[tuple[str, list[int]]], keys: tuple[str, ...], width: int, title: str) -> str:
+def _grouped_chart(
+    rows: list[tuple[str, list[int]]], keys: tuple[str, ...], width: int, title: str
+) -> str:
     """For each row, one bar per crawl of ``keys`` (its colour in :data:`COLORS`)."""
     narrow = width < WIDE
     label_w = 0 if narrow else 260
@@ -106,11 +154,15 @@ def _grouped_chart(rows: list[tuple[str, list[int]]], keys: tuple[str, ...], wid
             parts.append(_text(0, y + 13, label, weight="600"))
             y += 19
         else:
-            parts.append(_text(label_w - 12, y + len(values) * (bar_h + 2) / 2 + 4, label, anchor="end"))
+            parts.append(
+                _text(label_w - 12, y + len(values) * (bar_h + 2) / 2 + 4, label, anchor="end")
+            )
         for key, value in zip(keys, values, strict=True):
             w = max(value * scale, 1.5)
-            parts += [_rect(label_w, y, w, bar_h, COLORS[key]),
-                      _text(label_w + w + 6, y + bar_h - 3, number(value), size=12, fill=MUTED)]
+            parts += [
+                _rect(label_w, y, w, bar_h, COLORS[key]),
+                _text(label_w + w + 6, y + bar_h - 3, number(value), size=12, fill=MUTED),
+            ]
             y += bar_h + 2
         y += 12
     legend, y = _legend([(COLORS[k], SHORT[k]) for k in keys], label_w, y, width)
@@ -120,8 +172,10 @@ def _grouped_chart(rows: list[tuple[str, list[int]]], keys: tuple[str, ...], wid
 def _sections_chart(report: dict[str, Any], width: int) -> str:
     """Redundant fetches per host, every crawl."""
     keys = crawl_keys(report)
-    rows = [(name, [report[k]["redundant_by_section"].get(section, 0) for k in keys])
-            for section, name in SECTIONS.items()]
+    rows = [
+        (name, [report[k]["redundant_by_section"].get(section, 0) for k in keys])
+        for section, name in SECTIONS.items()
+    ]
     return _grouped_chart(rows, keys, width, "Redundant fetches per host")
 
 
@@ -135,21 +189,27 @@ def _savings_chart(report: dict[str, Any], width: int) -> str:
 
 
 def _svg(width: float, height: float, parts: list[str], title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
-            f'viewBox="0 0 {width:.0f} {height:.0f}" width="100%" style="max-width:{width:.0f}px;{FONT}">'
-            f"<title>{escape(title)}</title>{''.join(parts)}</svg>")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" width="100%" style="max-width:{width:.0f}px;{FONT}">'
+        f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
+    )
 
 
 def _chart(draw: Any, report: dict[str, Any]) -> str:
     """The chart for a wide screen and for a phone; the stylesheet shows one."""
-    return (f'<div class="panel"><div class="wide">{draw(report, WIDE)}</div>'
-            f'<div class="narrow">{draw(report, NARROW)}</div></div>')
+    return (
+        f'<div class="panel"><div class="wide">{draw(report, WIDE)}</div>'
+        f'<div class="narrow">{draw(report, NARROW)}</div></div>'
+    )
 
 
 def _card(value: str, label: str, good: bool | None = None) -> str:
     color = {True: GREEN, False: RED, None: INK}[good]
-    return (f'<div class="card"><div class="value" style="color:{color}">{escape(value)}</div>'
-            f'<div class="label">{escape(label)}</div></div>')
+    return (
+        f'<div class="card"><div class="value" style="color:{color}">{escape(value)}</div>'
+        f'<div class="label">{escape(label)}</div></div>'
+    )
 
 
 def _learned(report: dict[str, Any]) -> str:
@@ -159,12 +219,19 @@ def _learned(report: dict[str, Any]) -> str:
         rules = learned_rules(report[key])
         out.append(f"<h3>{escape(SHORT[key])}</h3>")
         if not rules:
-            out.append('<p class="note">Nothing learned: its settings already say what a learner would find '
-                       "on this site.</p>")
+            out.append(
+                '<p class="note">Nothing learned: its settings already say what a learner would find '
+                "on this site.</p>"
+            )
             continue
-        out.append("<ul>" + "".join(
-            f"<li>{escape(says)}: <b>{pairs}</b> page pair{'' if pairs == 1 else 's'} with one page signature</li>"
-            for says, pairs in rules) + "</ul>")
+        out.append(
+            "<ul>"
+            + "".join(
+                f"<li>{escape(says)}: <b>{pairs}</b> page pair{'' if pairs == 1 else 's'} with one page signature</li>"
+                for says, pairs in rules
+            )
+            + "</ul>"
+        )
         out.append(f'<p class="note">{escape(learning_outcome(report[key]))}.</p>')
     return "".join(out)
 
@@ -219,11 +286,15 @@ def _near_duplicates(report: dict[str, Any]) -> str:
         if not found:
             out.append('<p class="note">No near-duplicate page.</p>')
             continue
-        out.append(f'<p class="note">{len(found)} near-duplicate page{"" if len(found) == 1 else "s"}; '
-                   f"{dropped} item{'' if dropped == 1 else 's'} dropped as near-duplicates.</p><ul>")
+        out.append(
+            f'<p class="note">{len(found)} near-duplicate page{"" if len(found) == 1 else "s"}; '
+            f"{dropped} item{'' if dropped == 1 else 's'} dropped as near-duplicates.</p><ul>"
+        )
         for n in sorted(found, key=lambda n: -n["resemblance"])[:10]:
             of = f"<code>{escape(n['of'])}</code>" if n["of"] else "a page forgotten since"
-            out.append(f"<li><code>{escape(n['url'])}</code>: {n['resemblance']:.1%} alike to {of}</li>")
+            out.append(
+                f"<li><code>{escape(n['url'])}</code>: {n['resemblance']:.1%} alike to {of}</li>"
+            )
         out.append("</ul>")
     return "".join(out)
 
@@ -233,42 +304,63 @@ def render_html(report: dict[str, Any]) -> str:
     site, p, a = report["site"], report["plain"], report["addon"]
     keys = crawl_keys(report)
     share = 100 * report["requests_saved_share"]
-    cards = "".join([
-        _card(f"−{share:.0f}%", f"requests: {number(p['requests'])} → {number(a['requests'])}", True),
-        _card(f"{number(p['redundant_fetches'])} → {number(a['redundant_fetches'])}", "pages fetched again",
-              a["redundant_fetches"] <= 0.02 * max(a["distinct_pages"], 1)),
-        _card(f"{a['pages_missed']}", f"pages missed (of {site['pages']})", a["pages_missed"] == 0),
-        _card(f"{a['false_merges']}", "false merges", a["false_merges"] == 0),
-        _card(f"{p['seconds']:.1f} s → {a['seconds']:.1f} s", "wall time"),
-    ])
+    cards = "".join(
+        [
+            _card(
+                f"−{share:.0f}%",
+                f"requests: {number(p['requests'])} → {number(a['requests'])}",
+                True,
+            ),
+            _card(
+                f"{number(p['redundant_fetches'])} → {number(a['redundant_fetches'])}",
+                "pages fetched again",
+                a["redundant_fetches"] <= 0.02 * max(a["distinct_pages"], 1),
+            ),
+            _card(
+                f"{a['pages_missed']}", f"pages missed (of {site['pages']})", a["pages_missed"] == 0
+            ),
+            _card(f"{a['false_merges']}", "false merges", a["false_merges"] == 0),
+            _card(f"{p['seconds']:.1f} s → {a['seconds']:.1f} s", "wall time"),
+        ]
+    )
     table = "".join(
         f"<tr><th>{escape(label)}</th>" + "".join(f"<td>{escape(v)}</td>" for v in values) + "</tr>"
         for label, *values in table_rows(report)
     )
     heads = "".join(f"<th>{escape(SHORT[k])}</th>" for k in keys)
     config = "\n\n".join(
-        f"# {CRAWLS[k]}\n" + "\n".join(f"{name} = {value!r}" for name, value in report["configuration"][k].items()
-                                       if name != "link_extractor")
+        f"# {CRAWLS[k]}\n"
+        + "\n".join(
+            f"{name} = {value!r}"
+            for name, value in report["configuration"][k].items()
+            if name != "link_extractor"
+        )
         + f"\n# LinkExtractor: {report['configuration'][k]['link_extractor']}"
-        for k in keys[1:] if k in report["configuration"]
+        for k in keys[1:]
+        if k in report["configuration"]
     )
     missed = ""
     if a["missed"] or a["merged"]:
-        missed = ("<h2>What the add-on got wrong</h2><ul>"
-                  + "".join(f"<li>missed <code>{escape(m)}</code></li>" for m in a["missed"][:20])
-                  + "".join(f"<li>false merge: <code>{escape(m['page'])}</code> dropped as "
-                            f"<code>{escape(m['dropped_url'])}</code></li>" for m in a["merged"][:20])
-                  + "</ul>")
+        missed = (
+            "<h2>What the add-on got wrong</h2><ul>"
+            + "".join(f"<li>missed <code>{escape(m)}</code></li>" for m in a["missed"][:20])
+            + "".join(
+                f"<li>false merge: <code>{escape(m['page'])}</code> dropped as "
+                f"<code>{escape(m['dropped_url'])}</code></li>"
+                for m in a["merged"][:20]
+            )
+            + "</ul>"
+        )
     ways = {3: "three", 2: "two"}.get(len(keys), str(len(keys)))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>scrapy-urlunify demo: {number(p['requests'])} vs {number(a['requests'])} requests</title>
+<title>scrapy-urlunify demo: {number(p["requests"])} vs {number(a["requests"])} requests</title>
 <style>{STYLE}</style></head>
 <body><main>
 <h1>scrapy-urlunify: the same site, crawled {ways} ways</h1>
-<p class="lead">A generated site of <b>{site['pages']}</b> distinct pages: {site['sites']} sites under
-{site['hosts']} host names (size {site['size']}, seed {site['seed']}), whose every URL is known to serve a given page: links to it are spelled with
+<p class="lead">A generated site of <b>{site["pages"]}</b> distinct pages: {site["sites"]} sites under
+{site["hosts"]} host names (size {site["size"]}, seed {site["seed"]}), whose every URL is known to serve a given page: links to it are spelled with
 <code>www.</code> or not, <code>http</code> or <code>https</code>, <code>index.html</code>, session ids,
 tracking parameters, <code>..</code> and <code>//</code>, noise parameters and a sister domain.
 First plain Scrapy, then Scrapy with <code>ADDONS = {{"scrapy_urlunify.Addon": 0}}</code> and
@@ -287,8 +379,8 @@ a redirect, a 404, a soft 404 or a PDF.</p>
 <h2>What the add-on skipped, and why</h2>
 <p class="note">From each crawl's stats (<code>urlunify/duplicates</code>,
 <code>urlunify/signature/duplicates</code>, <code>urlunify/filtered/&lt;reason&gt;</code>). The
-configured crawl also rewrote {number(a['rewritten'])} URLs before fetching them and let
-{number(a['allowed_offsite'])} sister-domain links past the offsite filter.</p>
+configured crawl also rewrote {number(a["rewritten"])} URLs before fetching them and let
+{number(a["allowed_offsite"])} sister-domain links past the offsite filter.</p>
 {_chart(_savings_chart, report)}
 
 <h2>What the crawls learned</h2>
@@ -316,7 +408,7 @@ copies, which only a page signature can recognize.</p>
 <p class="note">Plain Scrapy: the same spider with Scrapy's defaults and every host in
 <code>allowed_domains</code>. Add-on, nothing configured: the add-on line alone (learning is on
 by default) and every host in <code>allowed_domains</code>, as a new user would start. Re-run:
-<code>python -m scrapy_urlunify.demo --size {site['size']}</code>; the same spiders are in
+<code>python -m scrapy_urlunify.demo --size {site["size"]}</code>; the same spiders are in
 <code>sample_project/</code>.</p>
 </main></body></html>
 """

@@ -8,13 +8,28 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CRAWLS", "SHORT", "crawl_keys", "format_text", "learned_rules", "learning_outcome", "number", "savings",
-           "table_rows"]
+__all__ = [
+    "CRAWLS",
+    "SHORT",
+    "crawl_keys",
+    "format_text",
+    "learned_rules",
+    "learning_outcome",
+    "number",
+    "savings",
+    "table_rows",
+]
 
-CRAWLS: dict[str, str] = {"plain": "plain Scrapy", "addon": "with scrapy_urlunify.Addon",
-                          "unconfigured": "add-on, nothing configured"}
-SHORT: dict[str, str] = {"plain": "plain Scrapy", "addon": "with the add-on",
-                         "unconfigured": "add-on, nothing configured"}
+CRAWLS: dict[str, str] = {
+    "plain": "plain Scrapy",
+    "addon": "with scrapy_urlunify.Addon",
+    "unconfigured": "add-on, nothing configured",
+}
+SHORT: dict[str, str] = {
+    "plain": "plain Scrapy",
+    "addon": "with the add-on",
+    "unconfigured": "add-on, nothing configured",
+}
 
 
 def crawl_keys(report: dict[str, Any]) -> tuple[str, ...]:
@@ -39,8 +54,11 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, ...]]:
         row("pages fetched (200)", lambda c: number(c["pages_fetched"])),
         row("distinct pages", lambda c: f"{c['distinct_pages']} / {site['pages']}"),
         row("redundant fetches", lambda c: number(c["redundant_fetches"])),
-        row("redirects, 404s, PDFs", lambda c: number(c["redirects"] + c["not_found"] + c["documents"])),
-        row("soft 404s (200, \"not found\")", lambda c: number(c.get("soft_404s", 0))),
+        row(
+            "redirects, 404s, PDFs",
+            lambda c: number(c["redirects"] + c["not_found"] + c["documents"]),
+        ),
+        row('soft 404s (200, "not found")', lambda c: number(c.get("soft_404s", 0))),
         row("items", lambda c: number(c["items"])),
         row("duplicate items (same page)", lambda c: number(c["duplicate_items"])),
         row("duplicate items (same text)", lambda c: number(c["duplicate_items_same_text"])),
@@ -56,8 +74,10 @@ def savings(addon: dict[str, Any]) -> list[tuple[str, int]]:
     signature, filtered links (learned rules act through the identifier: see
     :func:`learned_rules`)."""
     by = addon["saved_by"]
-    rows = [("already seen: same identifier", by["duplicates"]),
-            ("same page signature (body text)", by["signature_duplicates"])]
+    rows = [
+        ("already seen: same identifier", by["duplicates"]),
+        ("same page signature (body text)", by["signature_duplicates"]),
+    ]
     rows += [(f"filtered: {reason}", n) for reason, n in by["filtered"].items()]
     return rows
 
@@ -69,9 +89,11 @@ def learned_rules(crawl: dict[str, Any]) -> list[tuple[str, int]]:
         if key.count("/") != 2:
             continue  # a counter (params, confirmed, probation/...), not a rule
         kind, host, name = key.split("/")
-        says = {"param": f"the parameter {name} does not matter on {host}",
-                "alias": f"{name} serves the pages of {host}",
-                "path": f"the path prefix /{name}/ does not matter on {host}"}.get(kind, f"{kind} {host} {name}")
+        says = {
+            "param": f"the parameter {name} does not matter on {host}",
+            "alias": f"{name} serves the pages of {host}",
+            "path": f"the path prefix /{name}/ does not matter on {host}",
+        }.get(kind, f"{kind} {host} {name}")
         rules.append((says, pairs))
     return rules
 
@@ -79,9 +101,11 @@ def learned_rules(crawl: dict[str, Any]) -> list[tuple[str, int]]:
 def learning_outcome(crawl: dict[str, Any]) -> str:
     """What became of a crawl's learned rules: confirmed, revoked, what their probation cost."""
     learned = crawl["saved_by"]["learned"]
-    return (f"{learned.get('confirmed', 0)} confirmed after probation, {learned.get('revoked', 0)} revoked; "
-            f"{number(learned.get('probation/samples', 0))} requests fetched to check them, "
-            f"{number(learned.get('probation/kept', 0))} kept until they were confirmed")
+    return (
+        f"{learned.get('confirmed', 0)} confirmed after probation, {learned.get('revoked', 0)} revoked; "
+        f"{number(learned.get('probation/samples', 0))} requests fetched to check them, "
+        f"{number(learned.get('probation/kept', 0))} kept until they were confirmed"
+    )
 
 
 def _plural(count: int, noun: str) -> str:
@@ -98,7 +122,10 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
         "",
         f"{'':{width}}" + "".join(f"  {CRAWLS[k]:>26}" for k in crawl_keys(report)),
     ]
-    lines += [f"{label:{width}}" + "".join(f"  {v:>26}" for v in values) for label, *values in table_rows(report)]
+    lines += [
+        f"{label:{width}}" + "".join(f"  {v:>26}" for v in values)
+        for label, *values in table_rows(report)
+    ]
     share = 100 * report["requests_saved_share"]
     lines += [
         "",
@@ -110,28 +137,50 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
         "What the add-on skipped, and why (stats urlunify/...):",
     ]
     lines += [f"  {label:{width + 6}} {number(n):>8}" for label, n in savings(a)]
-    lines += [f"  {'(URLs rewritten before fetching':{width + 6}} {number(a['rewritten']):>8})",
-              f"  {'(sister-domain links let past offsite':{width + 6}} {number(a['allowed_offsite']):>8})"]
+    lines += [
+        f"  {'(URLs rewritten before fetching':{width + 6}} {number(a['rewritten']):>8})",
+        f"  {'(sister-domain links let past offsite':{width + 6}} {number(a['allowed_offsite']):>8})",
+    ]
     if "unconfigured" in report:
         u = report["unconfigured"]
-        lines += ["", (f"With the add-on and nothing configured (learning on): {number(u['requests'])} requests, "
-                       f"{100 * (u['requests'] / a['requests'] - 1):+.0f}% against the configured crawl; "
-                       f"pages missed {u['pages_missed']}, duplicate items {u['duplicate_items']}.")]
+        lines += [
+            "",
+            (
+                f"With the add-on and nothing configured (learning on): {number(u['requests'])} requests, "
+                f"{100 * (u['requests'] / a['requests'] - 1):+.0f}% against the configured crawl; "
+                f"pages missed {u['pages_missed']}, duplicate items {u['duplicate_items']}."
+            ),
+        ]
     for key in crawl_keys(report)[1:]:
         rules = learned_rules(report[key])
-        lines += ["", f"Rules learned ({SHORT[key]}): " + (_plural(len(rules), "rule") if rules else "none")]
-        lines += [f"  {says} ({_plural(pairs, 'page pair')} with one page signature)" for says, pairs in rules]
+        lines += [
+            "",
+            f"Rules learned ({SHORT[key]}): " + (_plural(len(rules), "rule") if rules else "none"),
+        ]
+        lines += [
+            f"  {says} ({_plural(pairs, 'page pair')} with one page signature)"
+            for says, pairs in rules
+        ]
         if rules:
             lines += [f"  {learning_outcome(report[key])}"]
     for key in crawl_keys(report):
         if report[key]["finish_reason"] != "finished":
-            lines += ["", f"Note: the {CRAWLS[key]} crawl ended with {report[key]['finish_reason']!r}."]
+            lines += [
+                "",
+                f"Note: the {CRAWLS[key]} crawl ended with {report[key]['finish_reason']!r}.",
+            ]
     if a["missed"]:
-        lines += ["", "Pages the add-on crawl missed: " + ", ".join(a["missed"][:10])
-                  + (" ..." if len(a["missed"]) > 10 else "")]
+        lines += [
+            "",
+            "Pages the add-on crawl missed: "
+            + ", ".join(a["missed"][:10])
+            + (" ..." if len(a["missed"]) > 10 else ""),
+        ]
     if a["merged"]:
-        lines += ["False merges (dropped as seen, never fetched): "
-                  + ", ".join(f"{m['page']} <- {m['dropped_url']}" for m in a["merged"][:5])]
+        lines += [
+            "False merges (dropped as seen, never fetched): "
+            + ", ".join(f"{m['page']} <- {m['dropped_url']}" for m in a["merged"][:5])
+        ]
     if html_path:
         lines += ["", f"Report: {html_path}"]
     return "\n".join(lines)

@@ -16,7 +16,9 @@ SEARCH_SORTS = ("relevance", "date")
 SEARCH_PER_PAGE = 4
 
 
-def build_search(builder: SiteBuilder, home: Page, pool: list[Page], terms: int, search_pages: int) -> None:
+def build_search(
+    builder: SiteBuilder, home: Page, pool: list[Page], terms: int, search_pages: int
+) -> None:
     """The result pages of the first ``terms`` search terms, ``search_pages`` per sort order
     (every page and order is other content), each term linked from ``home``."""
     b, per = builder, SEARCH_PER_PAGE
@@ -32,13 +34,28 @@ def build_search(builder: SiteBuilder, home: Page, pool: list[Page], terms: int,
                     query.append(("page", str(n)))
                 if sort != SEARCH_SORTS[0]:
                     query.append(("sort", sort))
-                page = b.add(SITE, SEARCH_PATH, "search", f"Search: {term}, page {n}, by {sort}",
-                             tuple(sorted(query)))
-                page.links += [b.link(page, hit, hit.heading) for hit in order[(n - 1) * per : n * per]]
+                page = b.add(
+                    SITE,
+                    SEARCH_PATH,
+                    "search",
+                    f"Search: {term}, page {n}, by {sort}",
+                    tuple(sorted(query)),
+                )
+                page.links += [
+                    b.link(page, hit, hit.heading) for hit in order[(n - 1) * per : n * per]
+                ]
                 found[(sort, n)] = page
         for (sort, n), page in found.items():
-            page.links += [Link(f"?q={term}&page={m}&sort={sort}", str(m), found[(sort, m)].id)
-                           for m in range(1, search_pages + 1) if m != n]
-            page.links += [Link(f"?q={term}&sort={other}", f"Sort by {other}", found[(other, 1)].id)
-                           for other in SEARCH_SORTS if other != sort]
-        home.links.append(Link(f"{SEARCH_PATH}?q={term}", f"Search: {term}", found[(SEARCH_SORTS[0], 1)].id))
+            page.links += [
+                Link(f"?q={term}&page={m}&sort={sort}", str(m), found[(sort, m)].id)
+                for m in range(1, search_pages + 1)
+                if m != n
+            ]
+            page.links += [
+                Link(f"?q={term}&sort={other}", f"Sort by {other}", found[(other, 1)].id)
+                for other in SEARCH_SORTS
+                if other != sort
+            ]
+        home.links.append(
+            Link(f"{SEARCH_PATH}?q={term}", f"Search: {term}", found[(SEARCH_SORTS[0], 1)].id)
+        )

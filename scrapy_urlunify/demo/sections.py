@@ -86,7 +86,9 @@ def build_sections(builder: SiteBuilder, plan: Plan) -> Sections:
     areas: list[tuple[Page, list[Page], str]] = []
     for (directory, stem, style, items), count in zip(SESSION_AREAS, plan.area_pages, strict=True):
         name = directory.strip("/")
-        entry = b.add(SITE, directory, f"{name}-index", f"{name.capitalize()} start", session_style=style)
+        entry = b.add(
+            SITE, directory, f"{name}-index", f"{name.capitalize()} start", session_style=style
+        )
         members = [
             b.add(
                 SITE,
@@ -118,7 +120,9 @@ def build_sections(builder: SiteBuilder, plan: Plan) -> Sections:
     home.links += [
         b.link(home, docs_index, "Documentation", "relative"),
         Link(href="http://site.test/moved", text="What's new (moved)", target=new.id),
-        Link(href="http://www.site.test/secure/account.html", text="Your account", target=account.id),
+        Link(
+            href="http://www.site.test/secure/account.html", text="Your account", target=account.id
+        ),
         b.link(home, pdfs[0], "Annual report (PDF)", "root"),
         b.link(home, listings[0], "Blog front page", "tracking"),
     ]
@@ -132,18 +136,27 @@ def build_sections(builder: SiteBuilder, plan: Plan) -> Sections:
         Link(href="tel:+15550100", text="Call us", target=None, kind="external"),
         Link(href="javascript:void(0)", text="Open chat", target=None, kind="external"),
         Link(href="javascript:window.print()", text="Print", target=None, kind="external"),
-        Link(href=canonical_url(SITE, settings.path), text="Change your settings", target=settings.id),
+        Link(
+            href=canonical_url(SITE, settings.path), text="Change your settings", target=settings.id
+        ),
     ]
     new.links.append(b.link(new, b.other(docs, new), "Read the docs"))
     account.links.append(b.link(account, settings, "Settings", "relative"))
     settings.links.append(b.link(settings, account, "Back to account", "relative"))
 
     docs_index.links += [b.link(docs_index, d, d.heading) for d in docs]
-    docs_index.links.append(b.link(docs_index, guide, "Guide", b.rng.choice(("relative", "dot", "index"))))
+    docs_index.links.append(
+        b.link(docs_index, guide, "Guide", b.rng.choice(("relative", "dot", "index")))
+    )
     docs_index.links += [b.link(docs_index, pdf, pdf.title) for pdf in pdfs]
     for i, doc in enumerate(docs):
         doc.links.append(
-            b.link(doc, docs_index, "Up to the docs", b.rng.choice(("relative", "dot", "index", "root")))
+            b.link(
+                doc,
+                docs_index,
+                "Up to the docs",
+                b.rng.choice(("relative", "dot", "index", "root")),
+            )
         )
         doc.links.append(b.link(doc, docs[(i + 1) % len(docs)], "Next page"))
         doc.links += [b.link(doc, b.other(public, doc), "Related") for _ in range(2)]
@@ -152,7 +165,8 @@ def build_sections(builder: SiteBuilder, plan: Plan) -> Sections:
 
     guide.links.append(b.link(guide, docs_index, "Back to docs", "dot"))
     guide.links += [
-        b.link(guide, ch, ch.heading, b.rng.choice(("relative", "backslash", "root"))) for ch in chapters
+        b.link(guide, ch, ch.heading, b.rng.choice(("relative", "backslash", "root")))
+        for ch in chapters
     ]
     for i, ch in enumerate(chapters):
         ch.links.append(b.link(ch, guide, "Guide contents"))
@@ -168,8 +182,9 @@ def build_sections(builder: SiteBuilder, plan: Plan) -> Sections:
     return Sections(home, contact, docs_index, guide, docs, chapters, listings, articles, nav)
 
 
-def build_blog(builder: SiteBuilder, plan: Plan, listings: list[Page], articles: list[Page],
-               public: list[Page]) -> None:
+def build_blog(
+    builder: SiteBuilder, plan: Plan, listings: list[Page], articles: list[Page], public: list[Page]
+) -> None:
     """Paginated listing: every ``?page=N`` is a distinct page, each listing
     is the only place its articles are linked from (besides siblings)."""
     b, per = builder, plan.per_listing
@@ -195,7 +210,9 @@ def build_blog(builder: SiteBuilder, plan: Plan, listings: list[Page], articles:
             a.links.append(b.link(a, b.other(public, a), "You may also like"))
 
 
-def build_session_area(builder: SiteBuilder, entry: Page, members: list[Page], style: str, home: Page) -> None:
+def build_session_area(
+    builder: SiteBuilder, entry: Page, members: list[Page], style: str, home: Page
+) -> None:
     """Links inside an area carry the session id (``{sid}``) of the current view."""
 
     def with_sid(href: str) -> str:
@@ -225,5 +242,7 @@ def share_nav(builder: SiteBuilder, sections: Sections, news_index: Page) -> Non
     """Every page of the main site shares the same navigation bar (print views have none)."""
     for page in builder.pages.values():
         if page.site == SITE and page.kind != "print":
-            page.nav = [Link(href=href, text=text, target=target.id) for target, text, href in sections.nav]
+            page.nav = [
+                Link(href=href, text=text, target=target.id) for target, text, href in sections.nav
+            ]
             page.nav.append(Link(href="http://news.acme.test/", text="News", target=news_index.id))

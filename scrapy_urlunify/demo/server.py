@@ -151,7 +151,9 @@ class _FrontProtocol(Protocol):
         if site_of_host(host) is None or port != 443:
             # Unknown host (or a port the demo does not serve): a proxy says 502.
             self.demo._record("CONNECT", authority, 502, "proxy", None, self.connection_id)
-            self.transport.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            self.transport.write(
+                b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
             self.transport.loseConnection()
             return
         self.demo._record("CONNECT", authority, 200, "proxy", None, self.connection_id)
@@ -244,7 +246,10 @@ class DemoServer:
             self.http_port, _FrontFactory(self), interface=self.interface
         )
         tls_port = reactor.listenSSL(
-            self.https_port, _FrontFactory(self, direct_tls=True), self._tls_options, interface=self.interface
+            self.https_port,
+            _FrontFactory(self, direct_tls=True),
+            self._tls_options,
+            interface=self.interface,
         )
         self._ports = [plain_port, tls_port]
         self.http_port = plain_port.getHost().port
@@ -277,7 +282,9 @@ class DemoServer:
         self.log.clear()
 
     # -- request handling ----------------------------------------------------
-    def _record(self, method: str, url: str, status: int, via: str, page_id: str | None, conn: int) -> None:
+    def _record(
+        self, method: str, url: str, status: int, via: str, page_id: str | None, conn: int
+    ) -> None:
         self.log.append(RequestRecord(method, url, status, via, page_id, conn))
 
     @staticmethod
@@ -305,25 +312,45 @@ class DemoServer:
         res = self.site.resolve(url)
         if not res.known_host:
             status = 502 if via == "proxy" else 404
-            return self._finish(request, method, url, via, conn, status, render_not_found(url), None, None)
+            return self._finish(
+                request, method, url, via, conn, status, render_not_found(url), None, None
+            )
         if res.location is not None:
             request.setHeader("location", res.location)
-            return self._finish(request, method, url, via, conn, res.status, render_redirect(res.location), None, None)
+            return self._finish(
+                request,
+                method,
+                url,
+                via,
+                conn,
+                res.status,
+                render_redirect(res.location),
+                None,
+                None,
+            )
         if res.page_id is not None:
             style = self.site.session_style(res.page_id)
             session = None
             if style is not None:
                 target = parse_target(url)
-                session = (target.sessions.get(style) if target else None) or self.sessions.mint(style)
+                session = (target.sessions.get(style) if target else None) or self.sessions.mint(
+                    style
+                )
             body = self.site.render(res.page_id, session=session, view=next(self._views))
-            return self._finish(request, method, url, via, conn, 200, body, res.content_type, res.page_id)
+            return self._finish(
+                request, method, url, via, conn, 200, body, res.content_type, res.page_id
+            )
         if res.document_id is not None:
             body = self.site.render_document(res.document_id)
             return self._finish(request, method, url, via, conn, 200, body, res.content_type, None)
         if res.soft_404:
-            return self._finish(request, method, url, via, conn, 200, SOFT_404, res.content_type, None)
+            return self._finish(
+                request, method, url, via, conn, 200, SOFT_404, res.content_type, None
+            )
         if res.text is not None:
-            return self._finish(request, method, url, via, conn, 200, res.text, res.content_type, None)
+            return self._finish(
+                request, method, url, via, conn, 200, res.text, res.content_type, None
+            )
         return self._finish(request, method, url, via, conn, 404, render_not_found(url), None, None)
 
     def _finish(
@@ -347,13 +374,22 @@ class DemoServer:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the demo server until killed; print one JSON line with its addresses."""
-    parser = argparse.ArgumentParser(prog="python -m scrapy_urlunify.demo.server", description=__doc__.split("\n")[0])
-    parser.add_argument("--size", type=int, default=300, help="approximate number of distinct pages")
+    parser = argparse.ArgumentParser(
+        prog="python -m scrapy_urlunify.demo.server", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--size", type=int, default=300, help="approximate number of distinct pages"
+    )
     parser.add_argument("--seed", type=int, default=20240601)
-    parser.add_argument("--no-traps", action="store_true",
-                        help="leave out the traps for a URL learner (defaults spelled out, soft 404s ...)")
+    parser.add_argument(
+        "--no-traps",
+        action="store_true",
+        help="leave out the traps for a URL learner (defaults spelled out, soft 404s ...)",
+    )
     parser.add_argument("--http-port", type=int, default=0, help="HTTP/proxy port (0: ephemeral)")
-    parser.add_argument("--https-port", type=int, default=0, help="direct HTTPS port (0: ephemeral)")
+    parser.add_argument(
+        "--https-port", type=int, default=0, help="direct HTTPS port (0: ephemeral)"
+    )
     args = parser.parse_args(argv)
 
     from twisted.internet import asyncioreactor

@@ -76,7 +76,9 @@ class DemoSite:
             {p.id: p.duplicate_of for p in self._pages.values() if p.duplicate_of}
         )
         self.variant_only: frozenset[str] = layout.variant_only
-        self.session_pages: frozenset[str] = frozenset(p.id for p in self._pages.values() if p.session_style)
+        self.session_pages: frozenset[str] = frozenset(
+            p.id for p in self._pages.values() if p.session_style
+        )
         #: Pages whose body text changes on every view (a clock), and whose bytes do (a form token).
         self.clock_pages: frozenset[str] = frozenset(p.id for p in self._pages.values() if p.clock)
         self.token_pages: frozenset[str] = frozenset(p.id for p in self._pages.values() if p.token)
@@ -169,8 +171,10 @@ class DemoSite:
             for link in page.all_links:
                 target = self._pages.get(link.target or "")
                 defaults = self._defaults.get((target.site, target.path)) if target else None
-                if target and defaults and any(
-                    defaults.get(k) == v for k, v in parse_qsl(urlsplit(link.href).query)
+                if (
+                    target
+                    and defaults
+                    and any(defaults.get(k) == v for k, v in parse_qsl(urlsplit(link.href).query))
                 ):
                     yield target.id
 
@@ -205,4 +209,3 @@ class DemoSite:
 
     def __repr__(self) -> str:
         return f"DemoSite(size={self.size}, seed={self.seed}, traps={self.traps}, pages={len(self.pages)})"
-

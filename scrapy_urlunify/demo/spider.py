@@ -21,7 +21,9 @@ class DemoSpider(CrawlSpider):
     name = "urlunify-demo"
     rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
 
-    def __init__(self, *args: Any, start_urls: list[str] | str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, start_urls: list[str] | str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         if isinstance(start_urls, str):
             start_urls = [u for u in start_urls.split(",") if u]
@@ -36,5 +38,7 @@ class DemoSpider(CrawlSpider):
             yield {
                 "url": response.url,
                 "title": article.css("h1.title::text").get("").strip(),
-                "text": " ".join(t.strip() for t in article.css(".text ::text").getall() if t.strip()),
+                "text": " ".join(
+                    t.strip() for t in article.css(".text ::text").getall() if t.strip()
+                ),
             }

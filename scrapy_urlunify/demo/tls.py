@@ -75,6 +75,8 @@ def tls_options(cert_pem: bytes, key_pem: bytes) -> Any:
     except TypeError:
         cert = ssl.PrivateCertificate.loadPEM(cert_pem + key_pem)
         options = ssl.CertificateOptions(
-            privateKey=cert.privateKey.original, certificate=cert.original, acceptableProtocols=[b"http/1.1"]
+            privateKey=cert.privateKey.original,
+            certificate=cert.original,
+            acceptableProtocols=[b"http/1.1"],
         )
     return options

@@ -18,9 +18,32 @@ from .plan import Plan
 from .search import build_search
 from .sections import Sections
 
-GERMAN = ("Anfrage", "Antwort", "Seite", "Verzeichnis", "Kapitel", "Sitzung", "Kennung", "Abschnitt",
-          "Zeichen", "Vorlage", "Spiegel", "Suche", "Ergebnis", "Sprache", "Adresse", "Pfad", "Parameter",
-          "Wert", "Standard", "Schnittstelle", "Speicher", "Warteschlange", "Umleitung", "Inhalt")
+GERMAN = (
+    "Anfrage",
+    "Antwort",
+    "Seite",
+    "Verzeichnis",
+    "Kapitel",
+    "Sitzung",
+    "Kennung",
+    "Abschnitt",
+    "Zeichen",
+    "Vorlage",
+    "Spiegel",
+    "Suche",
+    "Ergebnis",
+    "Sprache",
+    "Adresse",
+    "Pfad",
+    "Parameter",
+    "Wert",
+    "Standard",
+    "Schnittstelle",
+    "Speicher",
+    "Warteschlange",
+    "Umleitung",
+    "Inhalt",
+)
 
 #: The index of every section (~3 MB, like a documentation site's genindex).
 TOC_PATH = "/docs/genindex.html"
@@ -37,7 +60,9 @@ def build_traps(builder: SiteBuilder, sections: Sections, plan: Plan) -> None:
     for listing in s.listings:
         listing.clock = True
     build_languages(builder, s.guide, s.chapters)
-    build_search(builder, s.home, [*s.docs, *s.chapters, *s.articles], plan.terms, plan.search_pages)
+    build_search(
+        builder, s.home, [*s.docs, *s.chapters, *s.articles], plan.terms, plan.search_pages
+    )
     build_index(builder, s.docs_index, s.guide, s.docs, s.chapters)
     build_soft_404s(s.docs, s.listings, s.articles)
 
@@ -49,12 +74,23 @@ def build_languages(builder: SiteBuilder, guide: Page, chapters: list[Page]) -> 
     germans = []
     for n, ch in enumerate(chapters, start=1):
         b.param_defaults[(SITE, ch.path)] = {"lang": "en"}
-        germans.append(b.add(SITE, ch.path, "chapter-de", f"Kapitel {n}: {b.words(2, GERMAN)}",
-                             (("lang", "de"),), vocabulary=GERMAN))
+        germans.append(
+            b.add(
+                SITE,
+                ch.path,
+                "chapter-de",
+                f"Kapitel {n}: {b.words(2, GERMAN)}",
+                (("lang", "de"),),
+                vocabulary=GERMAN,
+            )
+        )
     for i, (ch, de) in enumerate(zip(chapters, germans, strict=True)):
         name = ch.path.rsplit("/", 1)[1]
         nxt = germans[(i + 1) % len(germans)]
-        ch.links += [Link(f"{name}?lang=en", "English", ch.id), Link(f"{name}?lang=de", "Deutsch", de.id)]
+        ch.links += [
+            Link(f"{name}?lang=en", "English", ch.id),
+            Link(f"{name}?lang=de", "Deutsch", de.id),
+        ]
         de.links += [
             Link(f"{name}?lang=en", "English", ch.id),
             Link(f"{nxt.path.rsplit('/', 1)[1]}?lang=de", "Nächstes Kapitel", nxt.id),
@@ -62,7 +98,9 @@ def build_languages(builder: SiteBuilder, guide: Page, chapters: list[Page]) -> 
         ]
 
 
-def build_index(builder: SiteBuilder, docs_index: Page, guide: Page, docs: list[Page], chapters: list[Page]) -> None:
+def build_index(
+    builder: SiteBuilder, docs_index: Page, guide: Page, docs: list[Page], chapters: list[Page]
+) -> None:
     """The index of every section of the docs (~3 MB): each link carries the session id of
     the view (``;jsessionid=``), so its bytes differ on every view while its text does not."""
     toc = builder.add(SITE, TOC_PATH, "index", "Index of all sections", session_style="jsessionid")
@@ -75,8 +113,14 @@ def build_index(builder: SiteBuilder, docs_index: Page, guide: Page, docs: list[
         toc.links.append(Link(href, target.heading, target.id))
         for b in range(1, per_target + 1):
             summary = " ".join(WORDS[(a * 31 + b * 17 + j * 7) % n] for j in range(110))
-            toc.links.append(Link(f"{href}#s-{b}", f"{a + 1}.{b} {WORDS[(a + b) % n]}", target.id,
-                                  note=f": {summary}."))
+            toc.links.append(
+                Link(
+                    f"{href}#s-{b}",
+                    f"{a + 1}.{b} {WORDS[(a + b) % n]}",
+                    target.id,
+                    note=f": {summary}.",
+                )
+            )
     # absolute, as a site's header spells it: even a plain crawler fetches the 3 MB once
     docs_index.links.append(Link(canonical_url(SITE, TOC_PATH), "Index of all sections", toc.id))
     guide.links.append(Link(canonical_url(SITE, TOC_PATH), "Full index", toc.id))
@@ -86,9 +130,23 @@ def build_soft_404s(docs: list[Page], listings: list[Page], articles: list[Page]
     """Links to removed docs and posts, and past the blog's last page: the site answers them
     200 with one "not found" page (see :data:`SOFT_404_PREFIXES`)."""
     for i, doc in enumerate(docs[::5]):
-        doc.links.append(Link(f"/docs/page-{len(docs) + 1 + i}.html", "Previous edition (removed)",
-                              None, "missing"))
+        doc.links.append(
+            Link(
+                f"/docs/page-{len(docs) + 1 + i}.html",
+                "Previous edition (removed)",
+                None,
+                "missing",
+            )
+        )
     for i, article in enumerate(articles[::7]):
-        article.links.append(Link(f"/blog/post-{len(articles) + 1 + i}.html", "An older post (removed)",
-                                  None, "missing"))
-    listings[-1].links.append(Link(f"/blog/?page={len(listings) + 1}", "Next page", None, "missing"))
+        article.links.append(
+            Link(
+                f"/blog/post-{len(articles) + 1 + i}.html",
+                "An older post (removed)",
+                None,
+                "missing",
+            )
+        )
+    listings[-1].links.append(
+        Link(f"/blog/?page={len(listings) + 1}", "Next page", None, "missing")
+    )

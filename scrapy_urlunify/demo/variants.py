@@ -50,14 +50,18 @@ def variant_gallery(builder: SiteBuilder, source: Page, pool: list[Page]) -> lis
             target = rng.choice([p for p in pool if p.path.endswith("/") and p.path != "/"])
         if style == "backslash":
             target = rng.choice([p for p in pool if p.path.count("/") >= 3])
-        spelled.append((hrefs.same_site(source.base, SITE, target.path, target.query, style), target))
+        spelled.append(
+            (hrefs.same_site(source.base, SITE, target.path, target.query, style), target)
+        )
     for params in (
         [("utm_source", "newsletter"), ("utm_medium", "email"), ("utm_campaign", "launch")],
         [("fbclid", "IwAR" + hrefs.token(28))],
         [("gclid", "Cj0K" + hrefs.token(24))],
     ):
         target = builder.other(pool, source)
-        spelled.append((target.path + "?" + "&".join(f"{k}={v}" for k, v in [*target.query, *params]), target))
+        spelled.append(
+            (target.path + "?" + "&".join(f"{k}={v}" for k, v in [*target.query, *params]), target)
+        )
     return [
         Link(href=href, text=f"Variant {n}: {target.heading}", target=target.id)
         for n, (href, target) in enumerate(spelled, start=1)

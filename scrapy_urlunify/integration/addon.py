@@ -131,20 +131,28 @@ class Addon:
         if not urlunify_settings.get(settings, "URLUNIFY_ENABLED"):
             return
         settings.set_in_component_priority_dict(
-            "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.links.LinkMiddleware", SPIDER_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
+            "SPIDER_MIDDLEWARES",
+            "scrapy_urlunify.integration.links.LinkMiddleware",  # type: ignore[arg-type]
+            SPIDER_MIDDLEWARE_PRIORITY,
         )
         settings.set_in_component_priority_dict(
-            "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.signatures.DuplicatePageGate", DUPLICATE_GATE_PRIORITY  # type: ignore[arg-type]
+            "SPIDER_MIDDLEWARES",
+            "scrapy_urlunify.integration.signatures.DuplicatePageGate",  # type: ignore[arg-type]
+            DUPLICATE_GATE_PRIORITY,
         )
         for path, priority in _DOWNLOADER_MIDDLEWARES.items():
             settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", path, priority)  # type: ignore[arg-type]
         if settings.get("JOBDIR"):
             settings.set_in_component_priority_dict(
-                "SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.resume.DoneMiddleware", DONE_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
+                "SPIDER_MIDDLEWARES",
+                "scrapy_urlunify.integration.resume.DoneMiddleware",  # type: ignore[arg-type]
+                DONE_MIDDLEWARE_PRIORITY,
             )
         if settings.get("JOBDIR") or urlunify_settings.get(settings, "URLUNIFY_STORE") != "memory":
             settings.set_in_component_priority_dict(
-                "DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.resume.ResumeMiddleware", RESUME_MIDDLEWARE_PRIORITY  # type: ignore[arg-type]
+                "DOWNLOADER_MIDDLEWARES",
+                "scrapy_urlunify.integration.resume.ResumeMiddleware",  # type: ignore[arg-type]
+                RESUME_MIDDLEWARE_PRIORITY,
             )
         queue = settings.get("SCHEDULER_QUEUE_CLASS")
         if queue is not None and _same_class(queue, _REDIS_QUEUE):
@@ -186,7 +194,9 @@ class Addon:
         logger.warning(
             "scrapy_urlunify.Addon: keeping the project's %s = %r instead of %s. "
             "Remove it from the settings to let the add-on set it.",
-            name, current, ours,
+            name,
+            current,
+            ours,
         )
 
 

@@ -53,13 +53,17 @@ class Canonicals:
     """The declared canonicals of a crawl's pages: claims awaiting their target, and the
     verdict of each site."""
 
-    def __init__(self, stats: UnifyStats, granularity: str, near_distance: int | None = None) -> None:
+    def __init__(
+        self, stats: UnifyStats, granularity: str, near_distance: int | None = None
+    ) -> None:
         self.stats = stats
         #: what a site is (``URLUNIFY_SIGNATURE_GRANULARITY``): canonicals never cross one
         self.granularity = granularity
         #: fingerprints at most this many bits apart are the same page (None: signatures only)
         self.near_distance = near_distance
-        self._recent: Recent[tuple[bytes, int | None]] = Recent()  # identifier -> signature, fingerprint
+        self._recent: Recent[tuple[bytes, int | None]] = (
+            Recent()
+        )  # identifier -> signature, fingerprint
         # signature -> fingerprint: an exact duplicate gets none of its own (nothing nearer to
         # find), and is its original's page, fingerprint included
         self._fingerprints: Recent[int] = Recent()
@@ -79,8 +83,15 @@ class Canonicals:
             claimed, claimed_fp, claimer, site = claim
             self._verify(site, self._same(claimed, claimed_fp, sig, fp), url, claimer)
 
-    def trusted(self, response: TextResponse, identifier: str, site: str, sig: bytes,
-                unifier: Unifier, fp: int | None = None) -> tuple[str, str] | None:
+    def trusted(
+        self,
+        response: TextResponse,
+        identifier: str,
+        site: str,
+        sig: bytes,
+        unifier: Unifier,
+        fp: int | None = None,
+    ) -> tuple[str, str] | None:
         """The canonical ``response`` declares, as ``(URL, identity host)``, once the site's
         canonicals have proven true (it is then the same page as ``response``); None before, or
         without one. The first ``CANONICAL_PROBATION`` are checked by fetching their target, and
@@ -141,18 +152,32 @@ class Canonicals:
         else:
             self.stats.inc("canonical/counter_examples")
             contradicted = self._contradicted[site] = contradicted + 1
-            logger.warning("Declared canonical %s of %s has other content: not the same page (%d of %d "
-                           "checked on %s)", canonical, claimer, contradicted, verified + contradicted, site)
+            logger.warning(
+                "Declared canonical %s of %s has other content: not the same page (%d of %d "
+                "checked on %s)",
+                canonical,
+                claimer,
+                contradicted,
+                verified + contradicted,
+                site,
+            )
         if site in self._ignored:
             return
         checked = verified + contradicted
         # judged on every verdict: four wrong then five true canonicals are not a trusted site
         if checked >= CANONICAL_PROBATION and contradicted > MAX_CONTRADICTED * checked:
             self._ignored.add(site)
-            logger.warning("The declared canonicals of %s are ignored for the rest of the crawl: %d of %d "
-                           "checked were other pages", site, contradicted, checked)
+            logger.warning(
+                "The declared canonicals of %s are ignored for the rest of the crawl: %d of %d "
+                "checked were other pages",
+                site,
+                contradicted,
+                checked,
+            )
         elif same and verified == CANONICAL_PROBATION:
-            logger.info("Declared canonicals of %s verified %d times: trusted from now on", site, verified)
+            logger.info(
+                "Declared canonicals of %s verified %d times: trusted from now on", site, verified
+            )
 
 
 def canonical_href(response: TextResponse) -> str | None:
@@ -169,8 +194,11 @@ def canonical_href(response: TextResponse) -> str | None:
     if b"canonical" not in head.lower():
         return None
     try:
-        href = Selector(text=head.decode(response.encoding, "replace"), type="html").xpath(
-            "//link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')]/@href").get()
+        href = (
+            Selector(text=head.decode(response.encoding, "replace"), type="html")
+            .xpath("//link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')]/@href")
+            .get()
+        )
     except ValueError:  # not a document lxml can parse
         return None
     return href.strip() if href else None

@@ -81,9 +81,16 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        parser.add_argument("--spider", metavar="NAME", help="use this spider's settings, scope and sites")
-        parser.add_argument("--pages", metavar="N", type=int, default=LEARN_PAGES,
-                            help=f"learn: responses to crawl before printing the rules (default {LEARN_PAGES})")
+        parser.add_argument(
+            "--spider", metavar="NAME", help="use this spider's settings, scope and sites"
+        )
+        parser.add_argument(
+            "--pages",
+            metavar="N",
+            type=int,
+            default=LEARN_PAGES,
+            help=f"learn: responses to crawl before printing the rules (default {LEARN_PAGES})",
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
@@ -152,8 +159,11 @@ class Progress:
         self._last_count, self._last_time = self.responses, now
         learning = UnifyContext.of(self.crawler).learning
         rules = len(learning.learner.rules) if learning is not None else 0
-        print(f"# learning: {self.responses} of {plural(self.pages, 'response')}, {plural(rules, 'rule')} so far",
-              file=self.out or sys.stderr, flush=True)
+        print(
+            f"# learning: {self.responses} of {plural(self.pages, 'response')}, {plural(rules, 'rule')} so far",
+            file=self.out or sys.stderr,
+            flush=True,
+        )
 
 
 def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
@@ -164,16 +174,21 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
     does): the duplicate pages the add-on drops count, being received before they are dropped
     (``signatures.DuplicatePageGate``); requests dropped before a download do not."""
     settings = settings.copy()
-    settings.setdict({
-        "URLUNIFY_LEARN": True,
-        "CLOSESPIDER_PAGECOUNT": pages,
-        "FEEDS": {},
-        "ITEM_PIPELINES": {},
-        "JOBDIR": None,
-        "URLUNIFY_STORE": "memory",
-        "LOG_ENABLED": True,
-    }, priority="cmdline")
-    if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:  # unless -s LOG_LEVEL=...
+    settings.setdict(
+        {
+            "URLUNIFY_LEARN": True,
+            "CLOSESPIDER_PAGECOUNT": pages,
+            "FEEDS": {},
+            "ITEM_PIPELINES": {},
+            "JOBDIR": None,
+            "URLUNIFY_STORE": "memory",
+            "LOG_ENABLED": True,
+        },
+        priority="cmdline",
+    )
+    if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES[
+        "cmdline"
+    ]:  # unless -s LOG_LEVEL=...
         settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
     addons = dict(settings.getdict("ADDONS"))
     if not any("scrapy_urlunify" in str(k) for k in addons):
@@ -188,11 +203,16 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
     learning = UnifyContext.of(crawler).learning
     learner = learning.learner if learning is not None else None
     if learner is None:
-        print("# scrapy-urlunify did not learn: page signatures are off (URLUNIFY_SIGNATURES)", file=sys.stderr)
+        print(
+            "# scrapy-urlunify did not learn: page signatures are off (URLUNIFY_SIGNATURES)",
+            file=sys.stderr,
+        )
         return 1
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
-    print(f"# {plural(stats.get('response_received_count', 0), 'response')} of spider {spidercls.name!r} "
-          f"({stats.get('finish_reason', 'not finished')}): {plural(len(learner.rules), 'rule')}")
+    print(
+        f"# {plural(stats.get('response_received_count', 0), 'response')} of spider {spidercls.name!r} "
+        f"({stats.get('finish_reason', 'not finished')}): {plural(len(learner.rules), 'rule')}"
+    )
     for rule in learner.rules:
         print(f"#   {rule}")
     for revocation in learner.revoked:

@@ -81,8 +81,12 @@ class DupeFilterView(Protocol):
     def request_key(self, request: Request) -> int: ...
     def mark_done(self, request: Request) -> None: ...
     def recheck(self, request: Request) -> bool: ...
-    def drop_known(self, request: Request, spider: Spider | None = None,
-                   scheduled: Callable[[], Request] | None = None) -> bool: ...
+    def drop_known(
+        self,
+        request: Request,
+        spider: Spider | None = None,
+        scheduled: Callable[[], Request] | None = None,
+    ) -> bool: ...
 
 
 class ProbationView(Protocol):
@@ -159,8 +163,9 @@ class UnifyContext:
         self.enabled: bool = self.settings["URLUNIFY_ENABLED"]
         self.rewrite: bool = self.settings["URLUNIFY_REWRITE"]
         spider = getattr(crawler, "spider", None)
-        self.policy: Policy = urlunify_settings.policy_from_settings(settings, spider,
-                                                                     spider_name=spider_name(crawler))
+        self.policy: Policy = urlunify_settings.policy_from_settings(
+            settings, spider, spider_name=spider_name(crawler)
+        )
         #: the policy from the settings, before learned rules
         self.base_policy: Policy = self.policy
         self.unifier: Unifier = unifier_for(self.policy)
@@ -199,8 +204,12 @@ class UnifyContext:
     def scope(self) -> str | None:
         return self.policy.scope
 
-    def set_learned(self, ignore_params: dict[str, list[str]], aliases: list[list[str]],
-                    path_prefixes: dict[str, list[str]] | None = None) -> None:
+    def set_learned(
+        self,
+        ignore_params: dict[str, list[str]],
+        aliases: list[list[str]],
+        path_prefixes: dict[str, list[str]] | None = None,
+    ) -> None:
         """Apply learned rules on top of the settings' policy: parameters go to ``ignore_params``
         (identity only: fetched URLs keep them), mirror hosts to ``domain_aliases``, leading
         path segments to ``ignore_path_prefixes``."""
@@ -215,7 +224,9 @@ class UnifyContext:
         for group in aliases:
             for alias in group[1:]:
                 _add_alias(groups, canonical=group[0], alias=alias)
-        self.policy = base.replace(ignore_params=ignore, domain_aliases=groups, ignore_path_prefixes=prefixes)
+        self.policy = base.replace(
+            ignore_params=ignore, domain_aliases=groups, ignore_path_prefixes=prefixes
+        )
         self.unifier = unifier_for(self.policy)
 
     def inc(self, key: str, count: int = 1) -> None:
@@ -243,12 +254,19 @@ class UnifyContext:
         if known:
             stores = self.stores
             location = "Redis" if stores is not None and stores.location == MEMORY else None
-            where = (f"{location or mask_url(stores.location)}, scope {stores.scope!r}"
-                     if stores is not None and stores.in_redis
-                     else f"JOBDIR {stores.jobdir}" if stores is not None and stores.jobdir is not None
-                     else "the seen store")
-            logger.info("scrapy-urlunify: the store (%s) already knew %d requests from earlier runs: those "
-                        "are not fetched again (`scrapy urlunify store clear` forgets them)", where, known)
+            where = (
+                f"{location or mask_url(stores.location)}, scope {stores.scope!r}"
+                if stores is not None and stores.in_redis
+                else f"JOBDIR {stores.jobdir}"
+                if stores is not None and stores.jobdir is not None
+                else "the seen store"
+            )
+            logger.info(
+                "scrapy-urlunify: the store (%s) already knew %d requests from earlier runs: those "
+                "are not fetched again (`scrapy urlunify store clear` forgets them)",
+                where,
+                known,
+            )
 
     def summary(self) -> dict[str, Any]:
         """The numbers of the closing summary. ``duplicates``: requests dropped as duplicates,
@@ -260,9 +278,14 @@ class UnifyContext:
         would have requested, and other spellings; exact repeats included when the dupefilter
         does not tell them apart)."""
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
-        filtered = {k[len(STATS_PREFIX + "filtered/"):]: v for k, v in stats.items()
-                    if k.startswith(STATS_PREFIX + "filtered/")}
-        duplicates = max(stats.get("dupefilter/filtered", 0), stats.get(STATS_PREFIX + "duplicates", 0))
+        filtered = {
+            k[len(STATS_PREFIX + "filtered/") :]: v
+            for k, v in stats.items()
+            if k.startswith(STATS_PREFIX + "filtered/")
+        }
+        duplicates = max(
+            stats.get("dupefilter/filtered", 0), stats.get(STATS_PREFIX + "duplicates", 0)
+        )
         same_url = stats.get(STATS_PREFIX + "duplicates/same_url")
         unified = max(duplicates - same_url, 0) if same_url is not None else None
         fetched = stats.get("downloader/request_count", 0)
@@ -270,8 +293,11 @@ class UnifyContext:
         # mailto: link (it refuses them): not saved by the add-on. The links of a nofollow page
         # are dropped before the seen check, so most are repeats plain Scrapy drops too: not
         # counted as saved either (the filtered line shows them)
-        avoided = sum(n for reason, n in filtered.items()
-                      if reason not in ("anchor", "nofollow") and not reason.startswith("scheme:"))
+        avoided = sum(
+            n
+            for reason, n in filtered.items()
+            if reason not in ("anchor", "nofollow") and not reason.startswith("scheme:")
+        )
         saved = avoided + (unified if unified is not None else duplicates)
         return {
             "links": stats.get(STATS_PREFIX + "links", 0),
@@ -290,22 +316,33 @@ class UnifyContext:
     def _log_summary(self, spider: Any = None, reason: str = "") -> None:
         snippet = self.learning.settings_snippet() if self.learning is not None else None
         if snippet:
-            logger.info("scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s", snippet)
-        logger.info("scrapy-urlunify summary (scope %r):\n%s", self.scope, format_summary(self.summary()))
+            logger.info(
+                "scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s",
+                snippet,
+            )
+        logger.info(
+            "scrapy-urlunify summary (scope %r):\n%s", self.scope, format_summary(self.summary())
+        )
 
 
 def format_summary(s: dict[str, Any]) -> str:
     """The closing summary's lines, from :meth:`UnifyContext.summary`."""
     per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
     if s["unified"] is not None:
-        duplicates = (f"{s['duplicates']}: {s['same_url']} the same URL again (plain Scrapy drops these too), "
-                      f"{s['unified']} other spellings of a page")
-        saved = (f"{s['saved']} ({100 * s['saved_share']:.1f}% of the requests plain Scrapy would make): "
-                 "filtered links and other spellings of a page")
+        duplicates = (
+            f"{s['duplicates']}: {s['same_url']} the same URL again (plain Scrapy drops these too), "
+            f"{s['unified']} other spellings of a page"
+        )
+        saved = (
+            f"{s['saved']} ({100 * s['saved_share']:.1f}% of the requests plain Scrapy would make): "
+            "filtered links and other spellings of a page"
+        )
     else:
         duplicates = f"{s['duplicates']} (exact repeats and other spellings: the dupefilter does not count them apart)"
-        saved = (f"{s['saved']} ({100 * s['saved_share']:.1f}% of all requests), counting the exact repeats "
-                 "plain Scrapy drops too")
+        saved = (
+            f"{s['saved']} ({100 * s['saved_share']:.1f}% of all requests), counting the exact repeats "
+            "plain Scrapy drops too"
+        )
     lines = [
         f"  links seen          {s['links']}",
         f"  filtered            {sum(s['filtered'].values())} ({per_reason})",
@@ -316,7 +353,9 @@ def format_summary(s: dict[str, Any]) -> str:
         f"  requests saved      {saved}",
     ]
     if s["seen_before"]:
-        lines.append(f"  seen before this run {s['seen_before']} (in the store when the crawl started: not fetched again)")
+        lines.append(
+            f"  seen before this run {s['seen_before']} (in the store when the crawl started: not fetched again)"
+        )
     return "\n".join(lines)
 
 

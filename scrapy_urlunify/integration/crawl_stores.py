@@ -86,6 +86,7 @@ def crawl_stores(crawler: Crawler, *, redis_fallback: bool = False) -> Stores:
             def client() -> redis.Redis:
                 return _connect(location, timeout)
         elif redis_fallback:
+
             def client() -> redis.Redis:
                 return scrapy_redis_client(s)
         else:
@@ -164,9 +165,13 @@ def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
         reason, what, stat = CLOSE_REASON, "is unavailable", "store_unavailable"
     else:
         reason, what, stat = ERROR_REASON, "failed", "store_error"
-    logger.error("scrapy-urlunify: the store %s (%s); closing the crawl (reason %r). Nothing was "
-                 "counted as seen from then on: resume the job once the store is fixed.",
-                 what, error, reason)
+    logger.error(
+        "scrapy-urlunify: the store %s (%s); closing the crawl (reason %r). Nothing was "
+        "counted as seen from then on: resume the job once the store is fixed.",
+        what,
+        error,
+        reason,
+    )
     _stats(crawler).set(stat, 1)
     engine = getattr(crawler, "engine", None)
     if engine is not None:
@@ -175,8 +180,12 @@ def store_unavailable(crawler: Crawler | None, error: Exception) -> None:
         deferred_from_coro(engine.close_spider_async(reason=reason))
 
 
-def guarded(crawler: Crawler | None, call: Callable[[], T], default: T,
-            failed: Callable[[Exception], None] | None = None) -> T:
+def guarded(
+    crawler: Crawler | None,
+    call: Callable[[], T],
+    default: T,
+    failed: Callable[[Exception], None] | None = None,
+) -> T:
     """``call()``'s answer; ``default`` when the crawl's store has failed already (no call is
     made: each would wait for a reply timeout again) or fails now, which closes the crawl with
     a reason naming the cause (:func:`store_unavailable`, or ``failed``, a caller's handler that

@@ -98,9 +98,12 @@ class DequeueMiddleware:
         if learning is None or probation is None or request.method != "GET":
             return None
         # redirects and retries are the same fetch; a resume's dont_filter is not the spider's
-        if (meta.get("urlunify") is False
-                or (request.dont_filter and not meta.get(RESUMED_META) and not meta.get(HELD_META))
-                or "redirect_urls" in meta or meta.get("retry_times")):
+        if (
+            meta.get("urlunify") is False
+            or (request.dont_filter and not meta.get(RESUMED_META) and not meta.get(HELD_META))
+            or "redirect_urls" in meta
+            or meta.get("retry_times")
+        ):
             return None
         token = learning.policy_token
         other_rules = meta.get(POLICY_META, "") != token
@@ -122,9 +125,14 @@ class DequeueMiddleware:
         if frontier.admit(request, learning.learner.open_questions(request.url, identity_host)):
             return None
         ctx.inc("frontier/held")
-        logger.debug("Held back: %s (it would test a candidate rule other requests are testing)", request.url)
-        return request.replace(priority=request.priority - frontier.penalty, dont_filter=True,
-                               meta={**meta, HELD_META: True})
+        logger.debug(
+            "Held back: %s (it would test a candidate rule other requests are testing)", request.url
+        )
+        return request.replace(
+            priority=request.priority - frontier.penalty,
+            dont_filter=True,
+            meta={**meta, HELD_META: True},
+        )
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:
         """Raise :class:`DroppedAtDequeue` when the page of ``request`` under the current rules
@@ -141,10 +149,16 @@ class DequeueMiddleware:
             identifier = ctx.unifier.identify(request.url)
         except InvalidURL:
             return
-        if not learning.fetched(identifier, shared=other_rules or self._window > 0) or probation.fetch_anyway(request, queued=True):
+        if not learning.fetched(
+            identifier, shared=other_rules or self._window > 0
+        ) or probation.fetch_anyway(request, queued=True):
             return  # new, or a sample of a rule on probation
         ctx.inc("dropped_at_dequeue")
-        logger.debug("Dropped at dequeue: %s (its page %s was fetched while it waited)", request.url, identifier)
+        logger.debug(
+            "Dropped at dequeue: %s (its page %s was fetched while it waited)",
+            request.url,
+            identifier,
+        )
         df = ctx.dupefilter
         if df is not None and df.resume_log is not None:
             df.mark_done(request)  # handled: a resume must not fetch it again
@@ -161,14 +175,18 @@ class DequeueMiddleware:
         if self.context.frontier is not None:
             self.context.frontier.landed(id(request))
 
-    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
         # after the SignatureMiddleware's (a higher order: closer to the downloader): the learner
         # has observed the page; also a response from a middleware (a cache) that never reached
         # the downloader
         self.landed(request)
         return response
 
-    def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
         self.landed(request)
 
 
@@ -183,7 +201,9 @@ class DequeueDropGate:
             raise NotConfigured
         return cls()
 
-    def process_exception(self, request: Request, exception: Exception, spider: Spider | None = None) -> None:
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
         if isinstance(exception, DroppedAtDequeue):
             # what Scrapy does once no process_exception answers: the request's errback gets it
             raise exception

@@ -41,7 +41,9 @@ __all__ = ["Downstream", "link_depth"]
 
 #: spider middlewares with nothing to do with a link from a page (start requests only, input only;
 #: the DoneMiddlewares of JOBDIR resume and of the reliable Redis queue track what reaches the engine)
-_INERT = frozenset({StartSpiderMiddleware, HttpErrorMiddleware, DoneMiddleware, QueueDoneMiddleware})
+_INERT = frozenset(
+    {StartSpiderMiddleware, HttpErrorMiddleware, DoneMiddleware, QueueDoneMiddleware}
+)
 
 
 class Downstream:
@@ -65,7 +67,9 @@ class Downstream:
                 self.referer = mw
             elif cls in _INERT:
                 continue
-            elif getattr(mw, "process_spider_output", None) or getattr(mw, "process_spider_output_async", None):
+            elif getattr(mw, "process_spider_output", None) or getattr(
+                mw, "process_spider_output_async", None
+            ):
                 self.unknown.append(f"{cls.__module__}.{cls.__qualname__}")
         self.maxdepth = self.depth.maxdepth if self.depth is not None else 0
         self.early_drop = not self.unknown
@@ -81,14 +85,16 @@ class Downstream:
         """The spider middlewares after ``middleware`` in the crawl's output chain (none outside
         a crawl, or before the engine has its middlewares)."""
         middlewares = spider_middlewares(crawler) or ()
-        after = middlewares[:middlewares.index(middleware)] if middleware in middlewares else ()
+        after = middlewares[: middlewares.index(middleware)] if middleware in middlewares else ()
         return cls(crawler, after, _offsite_here(crawler))
 
     def drops_itself(self, request: Request, response: Response | None) -> bool:
         """A later middleware drops ``request`` (and counts it its own way): too long, too deep."""
         if self.maxlength and len(request.url) > self.maxlength:
             return True
-        return bool(self.maxdepth and response is not None and link_depth(request, response) > self.maxdepth)
+        return bool(
+            self.maxdepth and response is not None and link_depth(request, response) > self.maxdepth
+        )
 
     def dropped(self, request: Request, response: Response | None) -> None:
         """``request`` was dropped here: ``DepthMiddleware``'s stats, as if it had seen it."""
@@ -135,11 +141,15 @@ def _offsite_here(crawler: Crawler) -> OffsiteMiddleware | None:
     offsite), the DoneMiddlewares of resume and of the reliable queue (they track the requests that
     reached them, after this one) and
     DequeueMiddleware (stamps a request for the queue it never reaches)."""
-    offsite = next((mw for mw in downloader_middlewares(crawler) if type(mw) is OffsiteMiddleware), None)
+    offsite = next(
+        (mw for mw in downloader_middlewares(crawler) if type(mw) is OffsiteMiddleware), None
+    )
     if offsite is None:
         return None
     for owner in receiver_owners(crawler, signals.request_scheduled):
-        if owner is not offsite and not isinstance(owner, (DupeFilter, DoneMiddleware, QueueDoneMiddleware, DequeueMiddleware)):
+        if owner is not offsite and not isinstance(
+            owner, (DupeFilter, DoneMiddleware, QueueDoneMiddleware, DequeueMiddleware)
+        ):
             return None
     return offsite
 

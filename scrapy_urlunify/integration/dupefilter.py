@@ -106,10 +106,16 @@ class DupeFilter(BaseDupeFilter):
         self.fingerprinter = fingerprinter
         #: keys requests: the crawler's fingerprinter (``fingerprinter`` unless another was chosen)
         self.request_fingerprinter = self.keys.request_fingerprinter
-        self._legacy_fingerprint = method_is_overridden(type(self), DupeFilter, "request_fingerprint")
+        self._legacy_fingerprint = method_is_overridden(
+            type(self), DupeFilter, "request_fingerprint"
+        )
         if self._legacy_fingerprint:
-            warn("Overriding DupeFilter.request_fingerprint() is deprecated, "
-                 "set the REQUEST_FINGERPRINTER_CLASS setting instead.", ScrapyDeprecationWarning, stacklevel=2)
+            warn(
+                "Overriding DupeFilter.request_fingerprint() is deprecated, "
+                "set the REQUEST_FINGERPRINTER_CLASS setting instead.",
+                ScrapyDeprecationWarning,
+                stacklevel=2,
+            )
         # keys straight from identifiers: an identifier or a URL gives its key
         self._direct = self.keys.direct and not self._legacy_fingerprint
         self.logger = dupes_logger
@@ -154,8 +160,14 @@ class DupeFilter(BaseDupeFilter):
         except BaseException:
             store.close()
             raise
-        df = cls(fingerprinter, store, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"), crawler=crawler,
-                 resume_log=resume_log, request_fingerprinter=request_fingerprinter)
+        df = cls(
+            fingerprinter,
+            store,
+            debug=crawler.settings.getbool("DUPEFILTER_DEBUG"),
+            crawler=crawler,
+            resume_log=resume_log,
+            request_fingerprinter=request_fingerprinter,
+        )
         crawler.signals.connect(df._record_unfiltered, signal=signals.request_scheduled)
         if resume_log is not None:
             follow_crawl(crawler, resume_log, df.mark_done)
@@ -176,6 +188,7 @@ class DupeFilter(BaseDupeFilter):
     def record_url(self, url: str) -> bool:
         """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,
         the other spellings of a page a learned rule unified. True if it was new."""
+
         def add() -> bool:
             try:
                 key = self.keys.of_url(url) if self._direct else self.request_key(Request(url))
@@ -203,8 +216,11 @@ class DupeFilter(BaseDupeFilter):
     @property
     def fingerprints(self) -> frozenset[str]:
         """Deprecated (as in Scrapy): every seen key, as :meth:`request_fingerprint` gives them."""
-        warn("RFPDupeFilter.fingerprints is deprecated. (DupeFilter.fingerprints: the keys of its seen store.)",
-             ScrapyDeprecationWarning, stacklevel=2)
+        warn(
+            "RFPDupeFilter.fingerprints is deprecated. (DupeFilter.fingerprints: the keys of its seen store.)",
+            ScrapyDeprecationWarning,
+            stacklevel=2,
+        )
         return frozenset(f"{k:016x}" for k in self.store)  # type: ignore[attr-defined]
 
     def _add(self, request: Request, key: int) -> bool:
@@ -220,8 +236,12 @@ class DupeFilter(BaseDupeFilter):
             self._first_url[key] = request.url
         return new
 
-    def drop_known(self, request: Request, spider: Spider | None = None,
-                   scheduled: Callable[[], Request] | None = None) -> bool:
+    def drop_known(
+        self,
+        request: Request,
+        spider: Spider | None = None,
+        scheduled: Callable[[], Request] | None = None,
+    ) -> bool:
         """Drop ``request`` now if the scheduler would drop it as a duplicate: its key is in the
         store already. Read-only (nothing is recorded: a new request is recorded when it is
         scheduled, as usual), and counted and logged as :meth:`log` does.
@@ -233,8 +253,12 @@ class DupeFilter(BaseDupeFilter):
         redirects (which may be let through, see :meth:`_same_page_as_chain`) and a failed store
         are left to the scheduler."""
         meta = meta_of(request)
-        if (not self.early_drop or request.dont_filter or (meta and "redirect_urls" in meta)
-                or store_failed(self.crawler)):
+        if (
+            not self.early_drop
+            or request.dont_filter
+            or (meta and "redirect_urls" in meta)
+            or store_failed(self.crawler)
+        ):
             return False
         ctx = self.fingerprinter.context
         probation = ctx.probation if ctx is not None else None
@@ -250,13 +274,20 @@ class DupeFilter(BaseDupeFilter):
                 return False
         except STORE_FAULTS:
             return False  # the scheduler's own call handles the outage
-        receivers = has_receivers(self.crawler, signals.request_dropped) if self.crawler is not None else False
+        receivers = (
+            has_receivers(self.crawler, signals.request_dropped)
+            if self.crawler is not None
+            else False
+        )
         if scheduled is not None and (self.debug or self.logdupes or receivers):
             request = scheduled()
         self.log(request, spider if spider is not None else self.crawler.spider)  # type: ignore[union-attr,arg-type]
         if receivers:
             self.crawler.signals.send_catch_log(  # type: ignore[union-attr]
-                signals.request_dropped, request=request, spider=self.crawler.spider)  # type: ignore[union-attr]
+                signals.request_dropped,
+                request=request,
+                spider=self.crawler.spider,  # type: ignore[union-attr]
+            )
         return True
 
     def fail(self, error: Exception) -> None:
@@ -289,8 +320,15 @@ class DupeFilter(BaseDupeFilter):
         # the store calls are guarded here without guarded(): its closure would cost every
         # scheduled request, and a failure queues the request unrecorded rather than answering
         batch = self.link_batch
-        if batch and batch.pending and "redirect_urls" not in request.meta and batch.take(self.request_key(request)):
-            return False  # checked and recorded (and logged as scheduled) with its page's other links
+        if (
+            batch
+            and batch.pending
+            and "redirect_urls" not in request.meta
+            and batch.take(self.request_key(request))
+        ):
+            return (
+                False  # checked and recorded (and logged as scheduled) with its page's other links
+            )
         if store_failed(self.crawler):
             return self._seen_unrecorded(request, doubt=False)
         try:
@@ -310,7 +348,9 @@ class DupeFilter(BaseDupeFilter):
             return True
         self._unrecorded.add(key)
         # a link batch cut off the same way marked its requests "doubt" before they came here
-        request.meta[UNRECORDED_META] = "doubt" if doubt or request.meta.get(UNRECORDED_META) == "doubt" else True
+        request.meta[UNRECORDED_META] = (
+            "doubt" if doubt or request.meta.get(UNRECORDED_META) == "doubt" else True
+        )
         return False
 
     def recheck(self, request: Request) -> bool:
@@ -324,7 +364,11 @@ class DupeFilter(BaseDupeFilter):
         def seen() -> bool:
             if marker == "doubt":
                 # a link batch cut off: Redis knows what it did, if it ran (stores/redis_seen.py)
-                added = self.store.batch_answer(call) if call and hasattr(self.store, "batch_answer") else True
+                added = (
+                    self.store.batch_answer(call)
+                    if call and hasattr(self.store, "batch_answer")
+                    else True
+                )
                 if added is not None:  # (a lone request: maybe recorded by its own lost call)
                     if added:
                         self._add(request, self.request_key(request))  # fetch it in any case
@@ -362,7 +406,12 @@ class DupeFilter(BaseDupeFilter):
         again after a rule, both copies dequeued before either was fetched, made one page two
         downloads and its items twice. (``key``: the request's key, just recorded.)"""
         ctx = self.fingerprinter.context
-        if ctx is None or ctx.policy is ctx.base_policy or not self._direct or request.method != "GET":
+        if (
+            ctx is None
+            or ctx.policy is ctx.base_policy
+            or not self._direct
+            or request.method != "GET"
+        ):
             return False
         try:
             base_key = self.keys.of_identifier(unifier_for(ctx.base_policy).identify(request.url))
@@ -385,11 +434,20 @@ class DupeFilter(BaseDupeFilter):
         """``request_scheduled`` handler: record what the scheduler will not ask about."""
         if request.dont_filter:
             self.admitted += 1
-        if request.dont_filter and not request.meta.get(RESUMED_META) and not request.meta.get(HELD_META):
+        if (
+            request.dont_filter
+            and not request.meta.get(RESUMED_META)
+            and not request.meta.get(HELD_META)
+        ):
             if store_failed(self.crawler):
                 request.meta[UNRECORDED_META] = "doubt"  # fetched on resume, and recorded then
                 return
-            if guarded(self.crawler, lambda: self._add(request, self.request_key(request)), False, self.fail):
+            if guarded(
+                self.crawler,
+                lambda: self._add(request, self.request_key(request)),
+                False,
+                self.fail,
+            ):
                 self.stats.inc("recorded_unfiltered")
 
     def audit_queue(self, spider: Spider | None = None) -> None:
@@ -405,26 +463,40 @@ class DupeFilter(BaseDupeFilter):
         lost = queue_losses(self.crawler, self.admitted, emptied=emptied)
         if lost:
             self._jobdir_failed = True
-            store_unavailable(self.crawler, StoreError(
-                f"Scrapy's disk queue in JOBDIR lost {lost} of the {self.admitted} requests scheduled in this "
-                "run (a write failed: a full disk? its OSError is in the log above)"))
+            store_unavailable(
+                self.crawler,
+                StoreError(
+                    f"Scrapy's disk queue in JOBDIR lost {lost} of the {self.admitted} requests scheduled in this "
+                    "run (a write failed: a full disk? its OSError is in the log above)"
+                ),
+            )
 
     def close(self, reason: str) -> None:
         if self.link_batch:
             self.link_batch.close()
-        if (self.resume_log is not None and not self._jobdir_failed and self.crawler is not None
-                and scrapy_scheduler(self.crawler) and queue_losses(self.crawler, self.admitted, emptied=False)):
+        if (
+            self.resume_log is not None
+            and not self._jobdir_failed
+            and self.crawler is not None
+            and scrapy_scheduler(self.crawler)
+            and queue_losses(self.crawler, self.admitted, emptied=False)
+        ):
             self._jobdir_failed = True  # a push failed: the saved queue lacks a request
-            logger.error("Scrapy's disk queue in JOBDIR lost requests of this run (a write failed): "
-                         "the next run resumes as after a kill")
+            logger.error(
+                "Scrapy's disk queue in JOBDIR lost requests of this run (a write failed): "
+                "the next run resumes as after a kill"
+            )
         # the scheduler saved its queue before closing us: a clean stop, whatever the reason,
         # unless the store failed (the next run then resumes as after a kill)
         if self.resume_log is not None:
             try:
                 self.resume_log.close(clean=not self._jobdir_failed)
             except OSError as e:
-                logger.error("Could not close %s cleanly (%s): the next run resumes as after a kill",
-                             self.resume_log.path, e)
+                logger.error(
+                    "Could not close %s cleanly (%s): the next run resumes as after a kill",
+                    self.resume_log.path,
+                    e,
+                )
         count_outages(self.crawler, self.store)
         self.store.close()
 
@@ -434,8 +506,14 @@ class DupeFilter(BaseDupeFilter):
         if self.debug:
             msg = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
             args = {"request": request, "referer": referer_str(request)}
-            earlier = self._first_url.get(self.request_key(request)) if self._first_url is not None else None
-            if earlier is not None and earlier != request.url:  # the unification merged them: say how
+            earlier = (
+                self._first_url.get(self.request_key(request))
+                if self._first_url is not None
+                else None
+            )
+            if (
+                earlier is not None and earlier != request.url
+            ):  # the unification merged them: say how
                 msg += " - same page as %(earlier)s (identifier %(identifier)s)"
                 args.update(earlier=earlier, identifier=self.fingerprinter.identifier(request))
             self.logger.debug(msg, args, extra={"spider": spider})
@@ -447,4 +525,3 @@ class DupeFilter(BaseDupeFilter):
                 extra={"spider": spider},
             )
             self.logdupes = False
-

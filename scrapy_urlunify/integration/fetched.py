@@ -47,8 +47,12 @@ class FetchedPages:
         self.crawler = crawler
         #: Redis: the identifiers every process of the scope fetched
         self.shared = shared
-        self._urls: Recent[bytes] = Recent()  # URL -> signature, identified again when a rule is learned
-        self._identifiers: Recent[tuple[str, bytes]] = Recent()  # identifier now -> (URL, signature)
+        self._urls: Recent[bytes] = (
+            Recent()
+        )  # URL -> signature, identified again when a rule is learned
+        self._identifiers: Recent[tuple[str, bytes]] = (
+            Recent()
+        )  # identifier now -> (URL, signature)
         self._base: Recent[None] = Recent()  # their identifiers under the settings' policy
 
     def add(self, url: str, identifier: str, sig: bytes) -> None:

@@ -70,7 +70,9 @@ class Fingerprinter:
             return self.identifier_of(request.url)
         url = request.url
         try:  # identifier_of, inline
-            return (self.context.unifier if self.context is not None else self._unifier).identify(url)
+            return (self.context.unifier if self.context is not None else self._unifier).identify(
+                url
+            )
         except InvalidURL:
             return url
 
@@ -84,7 +86,9 @@ class Fingerprinter:
     def fingerprint(self, request: Request) -> bytes:
         fp = self._cache.get(request)
         if fp is None:
-            fp = self._cache[request] = self.compute(request.method, self.identifier(request), request.body)
+            fp = self._cache[request] = self.compute(
+                request.method, self.identifier(request), request.body
+            )
         return fp
 
     @staticmethod

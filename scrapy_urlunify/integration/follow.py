@@ -32,9 +32,16 @@ __all__ = ["follow_all"]
 logger = logging.getLogger(__name__)
 
 
-def follow_all(response: TextResponse, urls: Iterable[str | Link | Selector] | None = None,
-               callback: Any = None, *, spider: Spider, css: str | None = None, xpath: str | None = None,
-               **kwargs: Any) -> Iterator[Request]:
+def follow_all(
+    response: TextResponse,
+    urls: Iterable[str | Link | Selector] | None = None,
+    callback: Any = None,
+    *,
+    spider: Spider,
+    css: str | None = None,
+    xpath: str | None = None,
+    **kwargs: Any,
+) -> Iterator[Request]:
     """The requests of ``response.follow_all(urls, callback, css=..., xpath=..., **kwargs)``, but
     a link Scrapy refuses (``mailto:``, ``tel:``, ``javascript:``...) is skipped and counted in
     ``spider``'s crawl (``urlunify/filtered/scheme:mailto``...) instead of ending the page's links
@@ -45,7 +52,9 @@ def follow_all(response: TextResponse, urls: Iterable[str | Link | Selector] | N
     """
     if sum(given is not None for given in (urls, css, xpath)) != 1:
         raise ValueError("give exactly one of urls, css or xpath")
-    links: Iterable[Any] = urls if urls is not None else (response.css(css) if css else response.xpath(xpath or ""))
+    links: Iterable[Any] = (
+        urls if urls is not None else (response.css(css) if css else response.xpath(xpath or ""))
+    )
     context: UnifyContext | None = None
     for link in links:
         href = _href(link)

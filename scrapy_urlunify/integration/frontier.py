@@ -118,7 +118,9 @@ class _Yield:
 class Frontier:
     """A crawl's URL patterns and their yields; the priority penalty of each scheduled request."""
 
-    def __init__(self, stats: UnifyStats, penalty: int, patterns: URLPatterns | None = None) -> None:
+    def __init__(
+        self, stats: UnifyStats, penalty: int, patterns: URLPatterns | None = None
+    ) -> None:
         self.stats = stats
         self.penalty = penalty
         self.patterns = patterns if patterns is not None else URLPatterns()
@@ -166,8 +168,15 @@ class Frontier:
             return
         page = self._page
         if page[0] is not response:
-            page = self._page = (response, self._entries(scheduled_url(response.request) if response.request
-                                                         is not None else response.url), False)
+            page = self._page = (
+                response,
+                self._entries(
+                    scheduled_url(response.request)
+                    if response.request is not None
+                    else response.url
+                ),
+                False,
+            )
         if not page[2] and not level and page[1] is not None:
             for origin in page[1]:
                 if origin is not None:
@@ -259,10 +268,22 @@ class Frontier:
         if level and not entry.announced:
             entry.announced = True
             self.stats.inc("frontier/penalised")
-            logger.info("URL pattern %s brings little new (%d new pages and %d responses with new links "
-                        "in its last %d responses): its requests go after the others from now on "
-                        "(priority -%d)", pattern, entry.new, entry.linked, entry.responses,
-                        level * self.penalty)
+            logger.info(
+                "URL pattern %s brings little new (%d new pages and %d responses with new links "
+                "in its last %d responses): its requests go after the others from now on "
+                "(priority -%d)",
+                pattern,
+                entry.new,
+                entry.linked,
+                entry.responses,
+                level * self.penalty,
+            )
         else:
-            logger.debug("URL pattern %s: level %d (%d new pages, %d linking, %d responses)", pattern,
-                         level, entry.new, entry.linked, entry.responses)
+            logger.debug(
+                "URL pattern %s: level %d (%d new pages, %d linking, %d responses)",
+                pattern,
+                level,
+                entry.new,
+                entry.linked,
+                entry.responses,
+            )

@@ -77,12 +77,42 @@ def has_receivers(crawler: Crawler, signal: object) -> bool:
 
 
 # The slots request_with_url fills: if Scrapy's Request has others, it takes the public way.
-_REQUEST_SLOTS = frozenset({"__weakref__", "_body", "_cb_kwargs", "_cookies", "_encoding", "_flags", "_headers",
-                            "_meta", "_url", "callback", "dont_filter", "errback", "method", "priority"})
+_REQUEST_SLOTS = frozenset(
+    {
+        "__weakref__",
+        "_body",
+        "_cb_kwargs",
+        "_cookies",
+        "_encoding",
+        "_flags",
+        "_headers",
+        "_meta",
+        "_url",
+        "callback",
+        "dont_filter",
+        "errback",
+        "method",
+        "priority",
+    }
+)
 #: whether :func:`request_with_url` copies a ``Request`` without ``Request.__init__``
-FAST_REQUEST_COPY = frozenset(getattr(Request, "__slots__", ())) == _REQUEST_SLOTS and Request.attributes == (
-    "url", "headers", "body", "cookies", "meta", "encoding", "flags", "cb_kwargs",
-    "callback", "dont_filter", "errback", "method", "priority")
+FAST_REQUEST_COPY = frozenset(
+    getattr(Request, "__slots__", ())
+) == _REQUEST_SLOTS and Request.attributes == (
+    "url",
+    "headers",
+    "body",
+    "cookies",
+    "meta",
+    "encoding",
+    "flags",
+    "cb_kwargs",
+    "callback",
+    "dont_filter",
+    "errback",
+    "method",
+    "priority",
+)
 
 
 def request_with_url(request: Request, url: str, meta: dict[str, Any]) -> Request:
@@ -111,8 +141,11 @@ def request_with_url(request: Request, url: str, meta: dict[str, Any]) -> Reques
     return new
 
 
-def flush_before_reads(stats: Any, flush: Callable[[], None],
-                       names: tuple[str, ...] = ("get_value", "get_stats", "close_spider")) -> None:
+def flush_before_reads(
+    stats: Any,
+    flush: Callable[[], None],
+    names: tuple[str, ...] = ("get_value", "get_stats", "close_spider"),
+) -> None:
     """Make the stats collector call ``flush()`` before each of its methods ``names``.
 
     Instance attributes rather than a subclass: the collector is the project's ``STATS_CLASS``,

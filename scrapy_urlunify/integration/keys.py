@@ -29,7 +29,13 @@ if TYPE_CHECKING:
 
     from .context import UnifyContext
 
-__all__ = ["RequestKeys", "crawl_fingerprinters", "foreign_key", "keys_from_identifiers", "seen_key"]
+__all__ = [
+    "RequestKeys",
+    "crawl_fingerprinters",
+    "foreign_key",
+    "keys_from_identifiers",
+    "seen_key",
+]
 
 _FIRST_8 = struct.Struct(">Q").unpack_from
 
@@ -51,12 +57,16 @@ def keys_from_identifiers(fingerprinter: Any) -> bool:
     """Whether ``fingerprinter`` is our Fingerprinter with its own ``fingerprint()`` and
     ``identifier()``: its keys may then be computed from identifiers directly."""
     cls = type(fingerprinter)
-    return (isinstance(fingerprinter, Fingerprinter) and cls.fingerprint is Fingerprinter.fingerprint
-            and cls.identifier is Fingerprinter.identifier)
+    return (
+        isinstance(fingerprinter, Fingerprinter)
+        and cls.fingerprint is Fingerprinter.fingerprint
+        and cls.identifier is Fingerprinter.identifier
+    )
 
 
-def crawl_fingerprinters(crawler: Crawler,
-                         context: UnifyContext) -> tuple[Fingerprinter, RequestFingerprinterProtocol]:
+def crawl_fingerprinters(
+    crawler: Crawler, context: UnifyContext
+) -> tuple[Fingerprinter, RequestFingerprinterProtocol]:
     """The crawl's :class:`Fingerprinter` (identifiers) and the fingerprinter that keys its
     requests: the crawler's (``REQUEST_FINGERPRINTER_CLASS``), except Scrapy's default left
     unchosen, replaced by ours (``DUPEFILTER_CLASS`` alone then unifies).
@@ -67,12 +77,19 @@ def crawl_fingerprinters(crawler: Crawler,
     try:
         request_fingerprinter = crawler.request_fingerprinter
     except RuntimeError:  # Crawler.request_fingerprinter is not set yet
-        request_fingerprinter = build_from_crawler(load_object(crawler.settings["REQUEST_FINGERPRINTER_CLASS"]),
-                                                   crawler)
-    fingerprinter = (request_fingerprinter if isinstance(request_fingerprinter, Fingerprinter)
-                     else Fingerprinter(crawler, context))
-    if (type(request_fingerprinter) is RequestFingerprinter
-            and (crawler.settings.getpriority("REQUEST_FINGERPRINTER_CLASS") or 0) <= SETTINGS_PRIORITIES["default"]):
+        request_fingerprinter = build_from_crawler(
+            load_object(crawler.settings["REQUEST_FINGERPRINTER_CLASS"]), crawler
+        )
+    fingerprinter = (
+        request_fingerprinter
+        if isinstance(request_fingerprinter, Fingerprinter)
+        else Fingerprinter(crawler, context)
+    )
+    if (
+        type(request_fingerprinter) is RequestFingerprinter
+        and (crawler.settings.getpriority("REQUEST_FINGERPRINTER_CLASS") or 0)
+        <= SETTINGS_PRIORITIES["default"]
+    ):
         return fingerprinter, fingerprinter
     return fingerprinter, request_fingerprinter
 
@@ -80,14 +97,21 @@ def crawl_fingerprinters(crawler: Crawler,
 class RequestKeys:
     """The seen-store key of a request under the crawl's fingerprinter."""
 
-    def __init__(self, fingerprinter: Fingerprinter,
-                 request_fingerprinter: RequestFingerprinterProtocol | None = None) -> None:
+    def __init__(
+        self,
+        fingerprinter: Fingerprinter,
+        request_fingerprinter: RequestFingerprinterProtocol | None = None,
+    ) -> None:
         #: identifiers (redirect chains, declared canonicals)
         self.fingerprinter = fingerprinter
         #: keys requests: the crawler's fingerprinter (``fingerprinter`` unless another was chosen)
-        self.request_fingerprinter = request_fingerprinter if request_fingerprinter is not None else fingerprinter
+        self.request_fingerprinter = (
+            request_fingerprinter if request_fingerprinter is not None else fingerprinter
+        )
         #: keys are computed from identifiers (see :func:`keys_from_identifiers`)
-        self.direct = self.request_fingerprinter is fingerprinter and keys_from_identifiers(fingerprinter)
+        self.direct = self.request_fingerprinter is fingerprinter and keys_from_identifiers(
+            fingerprinter
+        )
         #: ``of(request)``: the key of ``request``
         self.of = self._direct if self.direct else self._foreign
 
@@ -103,14 +127,18 @@ class RequestKeys:
     def of_url(self, url: str) -> int:
         """The key of a GET of ``url``; ``ValueError`` when it is not a URL a Request accepts."""
         if self.direct:
-            return seen_key(self.fingerprinter.compute("GET", self.fingerprinter.identifier_of(url)))
+            return seen_key(
+                self.fingerprinter.compute("GET", self.fingerprinter.identifier_of(url))
+            )
         return self.of(Request(url))
 
     def of_identifier(self, identifier: str) -> int | None:
         """The key of a GET of ``identifier``; None when keys do not come from identifiers."""
         return seen_key(self.fingerprinter.compute("GET", identifier)) if self.direct else None
 
-    def of_chain(self, request: Request, of: Callable[[Request], int] | None = None) -> Iterator[int]:
+    def of_chain(
+        self, request: Request, of: Callable[[Request], int] | None = None
+    ) -> Iterator[int]:
         """The key of each URL of ``request``'s redirect chain, as ``request`` (method, body);
         ``of`` keys a request when keys do not come from identifiers (default: :attr:`of`)."""
         context = self.fingerprinter.context
@@ -120,8 +148,11 @@ class RequestKeys:
         for url in request.meta.get("redirect_urls", ()):
             try:
                 if direct:
-                    yield seen_key(self.fingerprinter.compute(
-                        request.method, unifier.identify(url) if unifier else url, request.body))
+                    yield seen_key(
+                        self.fingerprinter.compute(
+                            request.method, unifier.identify(url) if unifier else url, request.body
+                        )
+                    )
                 else:
                     yield of(request.replace(url=url))
             except (InvalidURL, ValueError):

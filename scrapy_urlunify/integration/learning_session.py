@@ -54,42 +54,71 @@ class LearnedPolicy(Policies, Protocol):
 
     @property
     def policy(self) -> Policy: ...
-    def set_learned(self, ignore_params: dict[str, list[str]], aliases: list[list[str]],
-                    path_prefixes: dict[str, list[str]] | None = None) -> None: ...
+    def set_learned(
+        self,
+        ignore_params: dict[str, list[str]],
+        aliases: list[list[str]],
+        path_prefixes: dict[str, list[str]] | None = None,
+    ) -> None: ...
 
 
 class LearningSession:
     """The learner of a crawl, the pages it fetched, and the probation of the rules it learns."""
 
-    def __init__(self, crawler: Crawler, stats: UnifyStats, policies: LearnedPolicy, stores: Stores, *,
-                 sites: Iterable[str], min_pairs: int, record_url: Callable[[str], bool],
-                 holds_identifier: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        stats: UnifyStats,
+        policies: LearnedPolicy,
+        stores: Stores,
+        *,
+        sites: Iterable[str],
+        min_pairs: int,
+        record_url: Callable[[str], bool],
+        holds_identifier: Callable[[str], bool],
+    ) -> None:
         from ..learning.learner import Learner
 
         self.crawler = crawler
         self.stats = stats
         self.policies = policies
-        self.learner: Learner = Learner(min_pairs=min_pairs, sites=sites, max_entries=LEARNING_INDEX_ENTRIES,
-                                        presence=get(crawler.settings, "URLUNIFY_LEARN_PRESENCE"))
+        self.learner: Learner = Learner(
+            min_pairs=min_pairs,
+            sites=sites,
+            max_entries=LEARNING_INDEX_ENTRIES,
+            presence=get(crawler.settings, "URLUNIFY_LEARN_PRESENCE"),
+        )
         #: the learned rules in force, as a short digest ("" for none): a request stamped with
         #: another (``POLICY_META``) was judged under another policy, and is checked at dequeue
         self.policy_token = ""
         #: records a URL as seen in the dupefilter (False when there is none)
         self._record_url = record_url
         where = stores.rules()
-        self.rules_store = (LearnedRulesStore(path=where) if where is None or isinstance(where, Path)
-                            else LearnedRulesStore(redis=where))
+        self.rules_store = (
+            LearnedRulesStore(path=where)
+            if where is None or isinstance(where, Path)
+            else LearnedRulesStore(redis=where)
+        )
         self.pages = FetchedPages(crawler, stores.fetched())
-        self.probation = Probation(crawler, stats, policies, self.pages, stores.kept(), holds_identifier,
-                                   save=self.save)
+        self.probation = Probation(
+            crawler, stats, policies, self.pages, stores.kept(), holds_identifier, save=self.save
+        )
         self._restore()
         crawler.signals.connect(self._resume_kept, signal=signals.spider_opened)
         crawler.signals.connect(self.probation.verify_at_idle, signal=signals.spider_idle)
 
     # -- per page --------------------------------------------------------------------------------
 
-    def page_fetched(self, request: Request, url: str, identifier: str, base_identifier: str,
-                     identity_host: str, sig: bytes, evidence: bool) -> None:
+    def page_fetched(
+        self,
+        request: Request,
+        url: str,
+        identifier: str,
+        base_identifier: str,
+        identity_host: str,
+        sig: bytes,
+        evidence: bool,
+    ) -> None:
         """A 2xx page was fetched: ``evidence`` when its signature is of its text (see
         ``learning.page_signature``), which alone may teach or check a rule."""
         probe = request.meta.get(PROBATION_META)
@@ -115,11 +144,17 @@ class LearningSession:
     def learn(self, url: str, identity_host: str, sig: bytes) -> None:
         """Show the learner a page (or a trusted declared canonical) and its signature."""
         learner = self.learner
-        version, known_revoked, known_unstable = learner.version, len(learner.revoked), len(learner.unstable)
+        version, known_revoked, known_unstable = (
+            learner.version,
+            len(learner.revoked),
+            len(learner.unstable),
+        )
         adopted = learner.observe(url, identity_host, sig)
         for unstable in learner.unstable[known_unstable:]:
             self.stats.inc("learned/unstable")
-            logger.info("Unstable page, not used for learning: %s gave two different signatures", unstable)
+            logger.info(
+                "Unstable page, not used for learning: %s gave two different signatures", unstable
+            )
         if learner.version != version:
             self._apply(adopted, list(learner.revoked[known_revoked:]))
 
@@ -173,8 +208,13 @@ class LearningSession:
         for revocation in revoked:
             a, b = revocation.counter_example
             self.stats.inc("learned/revoked")
-            logger.warning("Unlearned, a counter-example showed it matters: %s (%s and %s have different content; %s)",
-                           revocation.rule, a, b, self.probation.progress(rule_key(revocation.rule)))
+            logger.warning(
+                "Unlearned, a counter-example showed it matters: %s (%s and %s have different content; %s)",
+                revocation.rule,
+                a,
+                b,
+                self.probation.progress(rule_key(revocation.rule)),
+            )
         keys = {rule_key(r.rule) for r in revoked}
         self.probation.revoke(keys)
         # saved before the kept requests are scheduled and forgotten: a kill in between finds
@@ -185,7 +225,11 @@ class LearningSession:
 
     def _set_policy(self) -> None:
         learner = self.learner
-        params, aliases, prefixes = learner.ignore_params(), learner.domain_aliases(), learner.path_prefixes()
+        params, aliases, prefixes = (
+            learner.ignore_params(),
+            learner.domain_aliases(),
+            learner.path_prefixes(),
+        )
         self.policies.set_learned(params, aliases, prefixes)
         if not learner.rules:
             self.policy_token = ""
@@ -201,8 +245,9 @@ class LearningSession:
             state: LearnedState = self.rules_store.load_state()
             if not state.learner:
                 return
-            self.learner = Learner.from_json(state.learner, min_pairs=fresh.min_pairs, sites=fresh.sites,
-                                             presence=fresh.presence)
+            self.learner = Learner.from_json(
+                state.learner, min_pairs=fresh.min_pairs, sites=fresh.sites, presence=fresh.presence
+            )
             self.probation.restore(state.probation, self.learner.rules)
             if self.learner.rules:
                 self._set_policy()
@@ -215,13 +260,22 @@ class LearningSession:
             self._set_policy()
             return
         if self.learner.rules:
-            logger.info("Resumed with %d learned rules from %s (%d on probation), %d revoked",
-                        len(self.learner.rules), self.rules_store, len(self.probation), len(self.learner.revoked))
+            logger.info(
+                "Resumed with %d learned rules from %s (%d on probation), %d revoked",
+                len(self.learner.rules),
+                self.rules_store,
+                len(self.probation),
+                len(self.learner.revoked),
+            )
             self.stats.set("learned/probation/resumed", len(self.probation))
 
     def save(self) -> None:
         """Save the learned rules and their probation (kept in memory only if the store fails)."""
-        guarded(self.crawler, lambda: self.rules_store.save(self.learner.to_json(), self.probation.state()), None)
+        guarded(
+            self.crawler,
+            lambda: self.rules_store.save(self.learner.to_json(), self.probation.state()),
+            None,
+        )
 
     def _resume_kept(self, spider: Any = None) -> None:
         self.probation.resume_kept({rule_key(r) for r in self.learner.rules})

@@ -92,7 +92,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         #: the "scheme:<name>" reasons of the schemes Scrapy has a download handler for
         self._downloadable = frozenset(
             "scheme:" + str(scheme).lower()
-            for scheme, handler in crawler.settings.getwithbase("DOWNLOAD_HANDLERS").items() if handler
+            for scheme, handler in crawler.settings.getwithbase("DOWNLOAD_HANDLERS").items()
+            if handler
         )
         #: the spider middlewares after this one in the output chain (known once the engine is)
         self.downstream: Downstream | None = None
@@ -117,8 +118,9 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 identifier = self.context.unifier.identify(response.url)
             except ValueError:
                 return item
-            self.context.item_origins.add(item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META),
-                                                           response.url))
+            self.context.item_origins.add(
+                item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META), response.url)
+            )
         return item
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
@@ -127,8 +129,11 @@ class LinkMiddleware(BaseSpiderMiddleware):
             return request
         after = self.downstream or self._chain_downstream()
         url = request.url
-        if ((after.maxlength and len(url) > after.maxlength)
-                or (after.maxdepth and response is not None and link_depth(request, response) > after.maxdepth)):
+        if (after.maxlength and len(url) > after.maxlength) or (
+            after.maxdepth
+            and response is not None
+            and link_depth(request, response) > after.maxdepth
+        ):
             return request  # beyond URLLENGTH_LIMIT or DEPTH_LIMIT: theirs to drop and count
         ctx = self.context
         if response is None and request.dont_filter and self._crawled_before(request):
@@ -140,8 +145,12 @@ class LinkMiddleware(BaseSpiderMiddleware):
         stats.inc("links")
         # a link is a GET: a POST a callback builds (a log-in form on a nofollow log-in page) is
         # an action of the spider's, not a link the page asks robots not to follow
-        if (response is not None and self.robots is not None and request.method == "GET"
-                and self.robots.nofollow(response, after.depth is not None)):
+        if (
+            response is not None
+            and self.robots is not None
+            and request.method == "GET"
+            and self.robots.nofollow(response, after.depth is not None)
+        ):
             stats.inc("filtered/" + NOFOLLOW)
             logger.debug("Filtered nofollow link %s (from %s)", url, response.url)
             after.dropped(request, response)
@@ -151,12 +160,18 @@ class LinkMiddleware(BaseSpiderMiddleware):
             if reason in self._downloadable:
                 return request
             stats.inc("filtered/" + reason)
-            logger.debug("Filtered %s link %s (from %s)", reason, url, response.url if response else "start")
+            logger.debug(
+                "Filtered %s link %s (from %s)", reason, url, response.url if response else "start"
+            )
             after.dropped(request, response)
             return None
         fetch = unifier.standardize(url)  # valid: an invalid URL has a filter reason
-        if (response is not None and "#" in url and fetch == self._page_fetch_url(response, unifier)
-                and not fragment_is_route(url.partition("#")[2])):
+        if (
+            response is not None
+            and "#" in url
+            and fetch == self._page_fetch_url(response, unifier)
+            and not fragment_is_route(url.partition("#")[2])
+        ):
             # an on-page anchor: the page itself plus a fragment that names no other content
             stats.inc("filtered/" + ANCHOR)
             logger.debug("Filtered on-page anchor %s (on %s)", url, response.url)
@@ -167,20 +182,32 @@ class LinkMiddleware(BaseSpiderMiddleware):
             stats.inc("rewritten")
         if self._allowed:
             host = host_of(fetch)
-            verdict = self._hosts.get(host) or self._host_verdict(host, rewritten(request, fetch) if rewrite else request,
-                                                                   after)
+            verdict = self._hosts.get(host) or self._host_verdict(
+                host, rewritten(request, fetch) if rewrite else request, after
+            )
             if verdict is _ALIAS:
                 request.meta["allow_offsite"] = True
                 stats.inc("allowed_offsite")
-            elif verdict is _OFFSITE and after.drops_offsite(rewritten(request, fetch) if rewrite else request):
+            elif verdict is _OFFSITE and after.drops_offsite(
+                rewritten(request, fetch) if rewrite else request
+            ):
                 # dropped, counted and logged by Scrapy's OffsiteMiddleware, as when it is scheduled
                 after.dropped(request, response)
                 return None
         df = ctx.dupefilter
-        if (df is not None and df.early_drop and after.early_drop and not request.dont_filter
-                and df.drop_known(request, self.crawler.spider,
-                                  lambda: after.as_scheduled(rewritten(request, fetch) if rewrite else request,
-                                                             response))):
+        if (
+            df is not None
+            and df.early_drop
+            and after.early_drop
+            and not request.dont_filter
+            and df.drop_known(
+                request,
+                self.crawler.spider,
+                lambda: after.as_scheduled(
+                    rewritten(request, fetch) if rewrite else request, response
+                ),
+            )
+        ):
             after.dropped(request, response)
             return None
         out = rewritten(request, fetch) if rewrite else request
@@ -204,25 +231,32 @@ class LinkMiddleware(BaseSpiderMiddleware):
         """The spider middlewares after this one in the output chain, once the engine has them."""
         after = Downstream.of(self.crawler, self)
         if after.unknown:
-            logger.info("Known duplicate links are left to the scheduler: spider middleware %s comes after "
-                        "LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's "
-                        "to let LinkMiddleware drop them first.", ", ".join(after.unknown))
+            logger.info(
+                "Known duplicate links are left to the scheduler: spider middleware %s comes after "
+                "LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's "
+                "to let LinkMiddleware drop them first.",
+                ", ".join(after.unknown),
+            )
         self.downstream = after
         return after
 
     # With a shared store (Redis), a response's links are checked in one round trip, not one
     # per link at the scheduler (integration/redis_batch.py); otherwise BaseSpiderMiddleware's.
     # Not when another middleware after this one would see the duplicates the batch drops.
-    def process_spider_output(self, response: Response | None, result: Iterable[Any],
-                              spider: Spider | None = None) -> Iterable[Any]:
+    def process_spider_output(
+        self, response: Response | None, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
         batch = link_batch(self)
         if batch is not None and (after := self.downstream or self._chain_downstream()).early_drop:
             return batch.output(self, after, response, result)
         return super().process_spider_output(response, result)
 
-    async def process_spider_output_async(self, response: Response | None,
-                                          result: AsyncIterator[Any], spider: Spider | None = None,
-                                          ) -> AsyncIterator[Any]:
+    async def process_spider_output_async(
+        self,
+        response: Response | None,
+        result: AsyncIterator[Any],
+        spider: Spider | None = None,
+    ) -> AsyncIterator[Any]:
         batch = link_batch(self)
         if batch is not None and (after := self.downstream or self._chain_downstream()).early_drop:
             async for o in batch.output_async(self, after, response, result):
@@ -240,8 +274,14 @@ class LinkMiddleware(BaseSpiderMiddleware):
         df = self.context.dupefilter
         if df is None or df.resume_log is None or not df.resume_log.resumed:
             return False
-        return df.request_key(request.replace(url=self.context.unifier.standardize(request.url))
-                      if self.context.rewrite else request) in df.store
+        return (
+            df.request_key(
+                request.replace(url=self.context.unifier.standardize(request.url))
+                if self.context.rewrite
+                else request
+            )
+            in df.store
+        )
 
     def _host_verdict(self, host: str, scheduled: Request, after: Downstream) -> object:
         """What ``host`` (of a URL to fetch, ``scheduled`` is a request to it) is to the crawl,
@@ -252,11 +292,15 @@ class LinkMiddleware(BaseSpiderMiddleware):
         verdict = _INSIDE
         if not host.startswith("["):
             identity_host = self.context.unifier.host_rules(host).identity_host
-            if (not any(within(host, d) for d in self._allowed)
-                    and any(within(identity_host, d) for d in self._allowed)):
+            if not any(within(host, d) for d in self._allowed) and any(
+                within(identity_host, d) for d in self._allowed
+            ):
                 verdict = _ALIAS
-        if verdict is _INSIDE and after.offsite is not None and not after.offsite.should_follow(
-                scheduled, self.crawler.spider):
+        if (
+            verdict is _INSIDE
+            and after.offsite is not None
+            and not after.offsite.should_follow(scheduled, self.crawler.spider)
+        ):
             verdict = _OFFSITE
         self._hosts[host] = verdict
         return verdict

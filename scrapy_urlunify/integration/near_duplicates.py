@@ -67,7 +67,9 @@ FILENAME = "near_duplicates.bin"
 MAX_BODY = 4 << 20
 _MAGIC = b"URLUNIFY-NEAR 1\n"
 _SIZE = struct.Struct("<I")
-_RECORD = struct.Struct("<QQ16sH")  # fingerprint, key, exact signature, site length; site, identifier
+_RECORD = struct.Struct(
+    "<QQ16sH"
+)  # fingerprint, key, exact signature, site length; site, identifier
 
 
 class NearDuplicate(NamedTuple):
@@ -109,7 +111,9 @@ class NearDuplicatePages:
         #: a page this near an earlier one takes that page's signature as its signature for learning
         self.group_distance = group_distance
         self._indexes: dict[str, NearDuplicateIndex] = {}
-        self._pages: OrderedDict[int, tuple[str, bytes]] = OrderedDict()  # key -> (base identifier, signature)
+        self._pages: OrderedDict[int, tuple[str, bytes]] = (
+            OrderedDict()
+        )  # key -> (base identifier, signature)
         #: fetched URL -> the page it is a near-duplicate of, for the item pipeline
         self.marked: OrderedDict[str, NearDuplicate] = OrderedDict()
         #: with a shared (Redis) log: the records of the pages added since it was last written
@@ -120,20 +124,32 @@ class NearDuplicatePages:
         """The crawl's one instance (the middleware fills it, the item pipeline reads it)."""
         pages: NearDuplicatePages | None = getattr(crawler, cls._ATTR, None)
         if pages is None:
-            distances = [distance_for(settings[name]) for name in (
-                "URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE", "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE",
-                "URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE", "URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE")]
-            pages = cls(min(settings["URLUNIFY_SIGNATURE_MAX_BYTES"], MAX_BODY), max(distances),
-                        distance_for(settings["URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE"]))
+            distances = [
+                distance_for(settings[name])
+                for name in (
+                    "URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE",
+                    "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE",
+                    "URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE",
+                    "URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE",
+                )
+            ]
+            pages = cls(
+                min(settings["URLUNIFY_SIGNATURE_MAX_BYTES"], MAX_BODY),
+                max(distances),
+                distance_for(settings["URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE"]),
+            )
             setattr(crawler, cls._ATTR, pages)
         return pages
 
     def __len__(self) -> int:
         """How many pages the indexes hold (a page's digest up to numbers is not one more)."""
-        return sum(len(index) for site, index in self._indexes.items() if not site.endswith(FOLDED_SITE))
+        return sum(
+            len(index) for site, index in self._indexes.items() if not site.endswith(FOLDED_SITE)
+        )
 
-    def check(self, site: str, root: etree._Element, base_identifier: str,
-              sig: bytes) -> tuple[int | None, NearDuplicate | None]:
+    def check(
+        self, site: str, root: etree._Element, base_identifier: str, sig: bytes
+    ) -> tuple[int | None, NearDuplicate | None]:
         """A page of ``site`` was fetched (``root``: its parsed tree): its fingerprint (None
         for a page with no text), and the earlier page of another identifier nearest to it
         within :attr:`reach` bits (None when there is none). The page is remembered. A page of
@@ -169,8 +185,11 @@ class NearDuplicatePages:
             if self.pending is not None:
                 for index_name, indexed in looked_up:
                     name = index_name.encode()
-                    self.pending.append(_RECORD.pack(indexed, key, group[:16].ljust(16, b"\0"), len(name))
-                                        + name + base_identifier.encode())
+                    self.pending.append(
+                        _RECORD.pack(indexed, key, group[:16].ljust(16, b"\0"), len(name))
+                        + name
+                        + base_identifier.encode()
+                    )
         return value, found
 
     def _seen(self, site: str, value: int, key: int, reach: int) -> Match | None:
@@ -237,7 +256,12 @@ class NearDuplicatePages:
         parts.append(_SIZE.pack(len(self._pages)))
         for key, (identifier, sig) in self._pages.items():
             name = identifier.encode()
-            parts += [key.to_bytes(8, "little"), sig[:16].ljust(16, b"\0"), _SIZE.pack(len(name)), name]
+            parts += [
+                key.to_bytes(8, "little"),
+                sig[:16].ljust(16, b"\0"),
+                _SIZE.pack(len(name)),
+                name,
+            ]
         temporary = path.with_name(path.name + ".tmp")
         temporary.write_bytes(b"".join(parts))
         temporary.replace(path)
@@ -276,8 +300,12 @@ class NearDuplicatePages:
                 sig = chunk(16)
                 pages[key] = (chunk(size()).decode(), sig)
         except (ValueError, struct.error, UnicodeDecodeError) as e:
-            logger.warning("Ignoring unreadable near-duplicate index %s (%s): the near-duplicates of "
-                           "the pages fetched before this run are not found", path, e)
+            logger.warning(
+                "Ignoring unreadable near-duplicate index %s (%s): the near-duplicates of "
+                "the pages fetched before this run are not found",
+                path,
+                e,
+            )
             return False
         self._indexes, self._pages = indexes, pages
         return True

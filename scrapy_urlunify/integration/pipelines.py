@@ -67,8 +67,11 @@ class SignaturePipeline:
         #: the near-duplicate pages of the crawl, when their items are dropped
         self.near: NearDuplicatePages | None = (
             NearDuplicatePages.of(crawler, s)
-            if s["URLUNIFY_SIGNATURES"] and s["URLUNIFY_NEAR_DUPLICATES"] and s["URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS"]
-            else None)
+            if s["URLUNIFY_SIGNATURES"]
+            and s["URLUNIFY_NEAR_DUPLICATES"]
+            and s["URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS"]
+            else None
+        )
         self.near_distance = distance_for(s["URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE"])
 
     @classmethod
@@ -99,8 +102,10 @@ class SignaturePipeline:
             found = near.marked.get(origin.url)
             if found is not None and found.distance <= self.near_distance:
                 self.context.inc("signature/dropped_near_duplicate_items")
-                raise DropItem(f"its page is a near-duplicate ({found.resemblance:.1%} alike) of "
-                               f"{found.of or 'a page fetched long before'}")
+                raise DropItem(
+                    f"its page is a near-duplicate ({found.resemblance:.1%} alike) of "
+                    f"{found.of or 'a page fetched long before'}"
+                )
         return item
 
 
@@ -142,7 +147,10 @@ class UnicityPipeline:
             identifier = unifier.identify(str(url))
         except InvalidURL as e:
             self.context.inc("unicity/invalid")
-            self._warn("invalid", f"Item field {self.input!r} holds no valid URL ({e}); the item passes unchanged")
+            self._warn(
+                "invalid",
+                f"Item field {self.input!r} holds no valid URL ({e}); the item passes unchanged",
+            )
             return item
         self._set(adapter, self.standardized, fetch)
         self._set(adapter, self.output, identifier)
@@ -153,15 +161,20 @@ class UnicityPipeline:
         earlier = self.store.get_or_set(Fingerprinter.compute("GET", identifier), page)
         if earlier is not None and earlier != page:
             self.context.inc("unicity/duplicates")
-            raise DropItem(f"an item with identifier {identifier} was already seen (from {earlier})")
+            raise DropItem(
+                f"an item with identifier {identifier} was already seen (from {earlier})"
+            )
         return item
 
     def _set(self, adapter: ItemAdapter, field: str, value: str) -> None:
         try:
             adapter[field] = value
         except KeyError:  # an Item class without that field: say so once, do not fail the item
-            self._warn(field, f"Cannot set field {field!r} on {adapter.item.__class__.__name__} items; "
-                              "declare it or change the URLUNIFY_*_OUTPUT_FIELD setting")
+            self._warn(
+                field,
+                f"Cannot set field {field!r} on {adapter.item.__class__.__name__} items; "
+                "declare it or change the URLUNIFY_*_OUTPUT_FIELD setting",
+            )
 
     def _warn(self, key: str, message: str) -> None:
         if key not in self._warned:

@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from .fetched import FetchedPages
     from .stats import UnifyStats
 
-__all__ = ["MERGED_KEPT", "RULE_PROBATION", "SAMPLE_PRIORITY", "Policies", "Probation", "RuleKey", "rule_key"]
+__all__ = [
+    "MERGED_KEPT",
+    "RULE_PROBATION",
+    "SAMPLE_PRIORITY",
+    "Policies",
+    "Probation",
+    "RuleKey",
+    "rule_key",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +71,7 @@ SAMPLE_PRIORITY = 1000
 #: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
 _SAMPLE = "~"
 
+
 class Policies(Protocol):
     """Where the crawl's policies are read (its ``UnifyContext``): the current unifier changes
     with every learned rule."""
@@ -76,8 +85,16 @@ class Policies(Protocol):
 class Probation:
     """The rules on probation, their samples, and the requests they kept."""
 
-    def __init__(self, crawler: Crawler, stats: UnifyStats, policies: Policies, pages: FetchedPages,
-                 kept_store: KeptStore, holds_identifier: Callable[[str], bool], save: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        stats: UnifyStats,
+        policies: Policies,
+        pages: FetchedPages,
+        kept_store: KeptStore,
+        holds_identifier: Callable[[str], bool],
+        save: Callable[[], None],
+    ) -> None:
         self.crawler = crawler
         self.stats = stats
         self.policies = policies
@@ -90,16 +107,23 @@ class Probation:
         #: saves the learned rules and their probation
         self._save = save
         self._rules: dict[RuleKey, RuleOnProbation] = {}  # rules adopted, not yet confirmed
-        self._kept: dict[bytes, _Kept] = {}  # entry id -> a request merged while rules were on probation
-        self._samples: dict[bytes, RuleKey] = {}  # entry id -> rule of a sample awaiting its verdict
+        self._kept: dict[
+            bytes, _Kept
+        ] = {}  # entry id -> a request merged while rules were on probation
+        self._samples: dict[
+            bytes, RuleKey
+        ] = {}  # entry id -> rule of a sample awaiting its verdict
         self._restored_entries = kept_store.entries()
         self._warned_unpicklable = False
         settings = crawler.settings
         #: agreeing verdicts that confirm a rule (URLUNIFY_LEARN_PROBATION_SAMPLES)
         self.samples_needed: int = get(settings, "URLUNIFY_LEARN_PROBATION_SAMPLES")
         #: what a sample's priority gains: above every request, penalised by the frontier or not
-        self.sample_boost = SAMPLE_PRIORITY + (2 * get(settings, "URLUNIFY_FRONTIER_PENALTY")
-                                               if get(settings, "URLUNIFY_FRONTIER") else 0)
+        self.sample_boost = SAMPLE_PRIORITY + (
+            2 * get(settings, "URLUNIFY_FRONTIER_PENALTY")
+            if get(settings, "URLUNIFY_FRONTIER")
+            else 0
+        )
 
     @property
     def active(self) -> bool:
@@ -170,7 +194,9 @@ class Probation:
         if merged is None:
             return False
         rules, base_identifier, identifier = merged
-        if self.pages.has_base(base_identifier) or (not queued and self._base_seen(base_identifier)):
+        if self.pages.has_base(base_identifier) or (
+            not queued and self._base_seen(base_identifier)
+        ):
             # the settings' policy merges it too (its page was fetched, sampled or scheduled
             # under another spelling): not the rule's doing; fetched, it was that page twice.
             # (A queued request was scheduled itself: its own record is no other spelling's.)
@@ -184,7 +210,13 @@ class Probation:
                     p.sample(url, path)
                     # the page it was merged into goes with it: a resumed run no longer knows it
                     entry_id = _entry_id(request)
-                    request.meta[PROBATION_META] = (p.key, identifier, entry_id.hex(), earlier[0], earlier[1].hex())
+                    request.meta[PROBATION_META] = (
+                        p.key,
+                        identifier,
+                        entry_id.hex(),
+                        earlier[0],
+                        earlier[1].hex(),
+                    )
                     self._keep(request, (_SAMPLE + _key_text(p.key),))
                     self._samples[entry_id] = p.key
                     self.pages.add_base(base_identifier)
@@ -235,11 +267,17 @@ class Probation:
             data = pickle.dumps(request.to_dict(spider=self.crawler.spider), protocol=4)
         except (ValueError, TypeError, AttributeError, pickle.PicklingError) as e:
             if not self._warned_unpicklable:
-                logger.warning("Cannot keep %s in %s, only in memory (%s); further ones are not reported",
-                               request, store, e)
+                logger.warning(
+                    "Cannot keep %s in %s, only in memory (%s); further ones are not reported",
+                    request,
+                    store,
+                    e,
+                )
                 self._warned_unpicklable = True
             return entry_id
-        guarded(self.crawler, lambda: store.add(entry_id, rules, data), None)  # else kept in memory only
+        guarded(
+            self.crawler, lambda: store.add(entry_id, rules, data), None
+        )  # else kept in memory only
         return entry_id
 
     def _forget(self, entry_ids: list[bytes]) -> None:
@@ -248,12 +286,16 @@ class Probation:
 
     # -- samples and their verdicts --------------------------------------------------------------
 
-    def check_sample(self, probe: tuple[Any, ...], url: str, sig: bytes) -> tuple[LearnedRule, str] | None:
+    def check_sample(
+        self, probe: tuple[Any, ...], url: str, sig: bytes
+    ) -> tuple[LearnedRule, str] | None:
         """A sample was fetched (``probe``: its ``PROBATION_META``) with signature ``sig``. The
         rule and the URL of the page the sample was merged into, when they differ: a
         counter-example the learner must hear."""
         key, merged_into = tuple(probe[0]), probe[1]
-        entry_id = bytes.fromhex(probe[2]) if len(probe) >= 3 else b""  # (key, identifier): an older run's
+        entry_id = (
+            bytes.fromhex(probe[2]) if len(probe) >= 3 else b""
+        )  # (key, identifier): an older run's
         p = self._rules.get(key)  # type: ignore[arg-type]
         if len(probe) >= 5:
             earlier: tuple[str, bytes] | None = (probe[3], bytes.fromhex(probe[4]))
@@ -319,7 +361,9 @@ class Probation:
             self._adopt_shared_kept()
         requests: list[Request] = []
         for p in list(self._rules.values()):
-            kept = _fresh_paths_first([(i, k) for i, k in self._kept.items() if p.key in k.keys], p.paths)
+            kept = _fresh_paths_first(
+                [(i, k) for i, k in self._kept.items() if p.key in k.keys], p.paths
+            )
             decisive = p.at_idle([k.request.url for _, k in kept])
             if decisive is not None:  # verified first
                 kept.insert(0, kept.pop(decisive))
@@ -334,9 +378,15 @@ class Probation:
                 requests.append(self._idle_sample(p, entry_id, k.request))
             p.verified_at_idle += len(chosen)
             self.stats.inc("learned/probation/verified_at_idle", len(chosen))
-            logger.info("Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d of "
-                        "the %d requests it kept as its samples before the crawl ends: %s",
-                        p.confirmed, self.samples_needed, len(chosen), len(kept), p.rule)
+            logger.info(
+                "Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d of "
+                "the %d requests it kept as its samples before the crawl ends: %s",
+                p.confirmed,
+                self.samples_needed,
+                len(chosen),
+                len(kept),
+                p.rule,
+            )
         if requests:
             self._schedule(requests, stat=None)
             raise DontCloseSpider
@@ -350,7 +400,9 @@ class Probation:
             identifier = ""
         earlier = self.pages.page(identifier)
         probe: tuple[Any, ...] = (p.key, identifier, entry_id.hex())
-        request.meta[PROBATION_META] = probe + ((earlier[0], earlier[1].hex()) if earlier is not None else ())
+        request.meta[PROBATION_META] = probe + (
+            (earlier[0], earlier[1].hex()) if earlier is not None else ()
+        )
         p.note(request.url, p.sample_key(request.url))
         self._samples[entry_id] = p.key
         return request
@@ -390,7 +442,9 @@ class Probation:
         """Schedule again the requests merged by revoked rules (the dupefilter judges them
         under the policy without those rules): the ones this process kept, and with a shared
         store the ones any process kept. Samples of this process are fetched already."""
-        again = [entry_id for entry_id, kept in self._kept.items() if revoked.intersection(kept.keys)]
+        again = [
+            entry_id for entry_id, kept in self._kept.items() if revoked.intersection(kept.keys)
+        ]
         requests = [self._kept.pop(entry_id).request for entry_id in again]
         samples = [i for i, k in self._samples.items() if k in revoked]
         for entry_id in samples:
@@ -399,7 +453,11 @@ class Probation:
             mine = set(again)
             entries: list[KeptEntry] = guarded(self.crawler, self.kept_store.entries, [])
             for entry_id, rules, data in entries:
-                if entry_id in mine or entry_id in samples or not revoked.intersection(map(_text_key, rules)):
+                if (
+                    entry_id in mine
+                    or entry_id in samples
+                    or not revoked.intersection(map(_text_key, rules))
+                ):
                     continue
                 request = self._unpickle(data)
                 if request is not None:
@@ -443,13 +501,21 @@ class Probation:
                 self._kept[entry_id] = _Kept(request, keys)
                 kept += 1
         if entries:
-            logger.info("Kept requests of rules on probation, from %s: %d kept, %d samples and %d others "
-                        "scheduled again, %d forgotten", self.kept_store, kept, samples, len(again) - samples,
-                        len(forget) - (len(again) - samples))
+            logger.info(
+                "Kept requests of rules on probation, from %s: %d kept, %d samples and %d others "
+                "scheduled again, %d forgotten",
+                self.kept_store,
+                kept,
+                samples,
+                len(again) - samples,
+                len(forget) - (len(again) - samples),
+            )
         self._schedule(again)
         self._forget(forget)
 
-    def _schedule(self, requests: list[Request], stat: str | None = "learned/probation/rescheduled") -> None:
+    def _schedule(
+        self, requests: list[Request], stat: str | None = "learned/probation/rescheduled"
+    ) -> None:
         engine = self.crawler.engine
         for request in requests:
             if engine is not None:
@@ -476,7 +542,9 @@ def _key_text(key: RuleKey) -> str:
 def _text_key(text: str) -> RuleKey:
     kind, _, rest = text.removeprefix(_SAMPLE).partition("|")
     # a rule context may hold "|" (a raw query), a host never does
-    host, _, name = rest.partition("|") if "/" not in rest.partition("|")[0] else rest.rpartition("|")
+    host, _, name = (
+        rest.partition("|") if "/" not in rest.partition("|")[0] else rest.rpartition("|")
+    )
     return (kind, host, name)
 
 
@@ -488,7 +556,9 @@ def _entry_id(request: Request) -> bytes:
     return h.digest()
 
 
-def _fresh_paths_first(kept: list[tuple[bytes, _Kept]], sampled: set[str]) -> list[tuple[bytes, _Kept]]:
+def _fresh_paths_first(
+    kept: list[tuple[bytes, _Kept]], sampled: set[str]
+) -> list[tuple[bytes, _Kept]]:
     """Kept requests in the order they are verified: one per path not sampled yet first."""
     fresh: list[tuple[bytes, _Kept]] = []
     rest: list[tuple[bytes, _Kept]] = []

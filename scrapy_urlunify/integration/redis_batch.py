@@ -72,7 +72,9 @@ class LinkProcessor(Protocol):
 
     context: UnifyContext
 
-    def get_processed_request(self, request: Request, response: Response | None) -> Request | None: ...
+    def get_processed_request(
+        self, request: Request, response: Response | None
+    ) -> Request | None: ...
 
     def get_processed_item(self, item: Any, response: Response | None) -> Any: ...
 
@@ -85,7 +87,9 @@ def link_batch(mw: LinkProcessor) -> LinkBatch | None:
     batch = df.link_batch
     if batch is None:
         store = df.store
-        batch = df.link_batch = LinkBatch(df) if callable(getattr(store, "add_batch", None)) else False
+        batch = df.link_batch = (
+            LinkBatch(df) if callable(getattr(store, "add_batch", None)) else False
+        )
     return batch or None
 
 
@@ -152,8 +156,9 @@ class LinkBatch:
 
     # --- the spider output's side -------------------------------------------------------------
 
-    def output(self, mw: LinkProcessor, after: Any, response: Response | None,
-               result: Iterable[Any]) -> Iterator[Any]:
+    def output(
+        self, mw: LinkProcessor, after: Any, response: Response | None, result: Iterable[Any]
+    ) -> Iterator[Any]:
         """``LinkMiddleware.process_spider_output`` with the links checked in batches; ``after``:
         what the known middlewares after it do to a request (a :class:`~.downstream.Downstream`)."""
         held = _Held(self, mw, after, response)
@@ -165,8 +170,9 @@ class LinkBatch:
             raise
         yield from held.flush()
 
-    async def output_async(self, mw: LinkProcessor, after: Any, response: Response | None,
-                           result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async def output_async(
+        self, mw: LinkProcessor, after: Any, response: Response | None, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
         held = _Held(self, mw, after, response)
         try:
             async for o in result:
@@ -179,8 +185,13 @@ class LinkBatch:
         for out in held.flush():
             yield out
 
-    def check(self, outputs: list[Any], checked: list[tuple[int, Request, int]], after: Any,
-              response: Response | None) -> list[Any]:
+    def check(
+        self,
+        outputs: list[Any],
+        checked: list[tuple[int, Request, int]],
+        after: Any,
+        response: Response | None,
+    ) -> list[Any]:
         """One round trip for the requests ``checked`` (index in ``outputs``, request, key):
         ``outputs`` without the seen ones, the new ones pre-recorded."""
         df = self.df
@@ -195,7 +206,9 @@ class LinkBatch:
             df.fail(e)
             for n, (_, request, _) in enumerate(checked):
                 request.meta[UNRECORDED_META] = "doubt"
-                request.meta[BATCH_CALL_META] = self.store.batch_call(n)  # the resume asks what the call did
+                request.meta[BATCH_CALL_META] = self.store.batch_call(
+                    n
+                )  # the resume asks what the call did
             return outputs
         self._released(released, "their requests never reached the scheduler")
         spider = self.crawler.spider if self.crawler is not None else None
@@ -203,7 +216,9 @@ class LinkBatch:
         ctx = df.fingerprinter.context
         probation = ctx.probation if ctx is not None else None
         drop: set[int] = set()
-        receivers = self.crawler is not None and has_receivers(self.crawler, signals.request_dropped)
+        receivers = self.crawler is not None and has_receivers(
+            self.crawler, signals.request_dropped
+        )
         for (i, request, key), is_new in zip(checked, new, strict=True):
             if is_new:
                 if i in unlogged:
@@ -217,18 +232,29 @@ class LinkBatch:
             else:
                 # counted and logged as the scheduler would: the request as it would reach it
                 drop.add(i)
-                scheduled = after.as_scheduled(request, response) if df.debug or df.logdupes or receivers else request
+                scheduled = (
+                    after.as_scheduled(request, response)
+                    if df.debug or df.logdupes or receivers
+                    else request
+                )
                 df.log(scheduled, spider)  # type: ignore[arg-type]
                 if receivers:
                     self.crawler.signals.send_catch_log(  # type: ignore[union-attr]
-                        signals.request_dropped, request=scheduled, spider=spider)
+                        signals.request_dropped, request=scheduled, spider=spider
+                    )
                 after.dropped(request, response)
         if not drop:
             return outputs
         return [o for i, o in enumerate(outputs) if i not in drop]
 
-    def _log_scheduled(self, checked: list[tuple[int, Request, int]], new: list[bool], spider: Any,
-                       after: Any, response: Response | None) -> set[int]:
+    def _log_scheduled(
+        self,
+        checked: list[tuple[int, Request, int]],
+        new: list[bool],
+        spider: Any,
+        after: Any,
+        response: Response | None,
+    ) -> set[int]:
         """With JOBDIR, the ``S`` record of each new request, before it goes on (a kill before the
         scheduler gets it must not lose it), as the scheduler will get it. A write that fails
         takes the keys not logged out of Redis again (scheduled first, seen last, as the
@@ -236,7 +262,11 @@ class LinkBatch:
         log = self.df.resume_log
         if log is None:
             return set()
-        fresh = [(i, request, key) for (i, request, key), is_new in zip(checked, new, strict=True) if is_new]
+        fresh = [
+            (i, request, key)
+            for (i, request, key), is_new in zip(checked, new, strict=True)
+            if is_new
+        ]
         for n, (_, request, key) in enumerate(fresh):
             try:
                 log.scheduled(key, _as_scheduled(request, after, response), spider)
@@ -271,7 +301,9 @@ class _Held:
 
     __slots__ = ("after", "batch", "checked", "mw", "outputs", "response")
 
-    def __init__(self, batch: LinkBatch, mw: LinkProcessor, after: Any, response: Response | None) -> None:
+    def __init__(
+        self, batch: LinkBatch, mw: LinkProcessor, after: Any, response: Response | None
+    ) -> None:
         self.batch = batch
         self.mw = mw
         self.after = after
@@ -288,8 +320,12 @@ class _Held:
                 return []
             meta = o.meta
             # (a link beyond DEPTH_LIMIT or URLLENGTH_LIMIT is left to the middleware that drops it)
-            if (not o.dont_filter and "redirect_urls" not in meta and meta.get(OPT_OUT_META) is not False
-                    and not self.after.drops_itself(o, response)):
+            if (
+                not o.dont_filter
+                and "redirect_urls" not in meta
+                and meta.get(OPT_OUT_META) is not False
+                and not self.after.drops_itself(o, response)
+            ):
                 try:
                     key = self.batch.df.request_key(o)
                 except ValueError:

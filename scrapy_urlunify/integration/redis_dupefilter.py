@@ -96,7 +96,9 @@ class RedisDupeFilter(DupeFilter):
         from scrapy_redis import defaults, dupefilter
 
         key = defaults.DUPEFILTER_KEY % {"timestamp": int(time.time())}
-        return cls(dupefilter.get_redis_from_settings(settings), key, settings.getbool("DUPEFILTER_DEBUG"))
+        return cls(
+            dupefilter.get_redis_from_settings(settings), key, settings.getbool("DUPEFILTER_DEBUG")
+        )
 
     @classmethod
     def make_store(cls, crawler: Crawler) -> RedisSeenStore:
@@ -108,10 +110,16 @@ class RedisDupeFilter(DupeFilter):
             try:
                 key = template % {"spider": spider_name(crawler)}
             except (KeyError, ValueError, TypeError) as exc:
-                raise SettingsError("SCHEDULER_DUPEFILTER_KEY",
-                                    f"{template!r} is not a key template with %(spider)s only ({exc!r})") from None
-            return RedisSeenStore(stores.client(), key, unavailable_timeout=stores.unavailable_timeout,
-                                  **({"size": stores.seen_size} if stores.seen_size else {}))
+                raise SettingsError(
+                    "SCHEDULER_DUPEFILTER_KEY",
+                    f"{template!r} is not a key template with %(spider)s only ({exc!r})",
+                ) from None
+            return RedisSeenStore(
+                stores.client(),
+                key,
+                unavailable_timeout=stores.unavailable_timeout,
+                **({"size": stores.seen_size} if stores.seen_size else {}),
+            )
         store = stores.seen()
         assert isinstance(store, RedisSeenStore)
         return store
@@ -122,8 +130,10 @@ class RedisDupeFilter(DupeFilter):
         if not isinstance(df.store, RedisSeenStore):
             # DupeFilter.from_crawler must build its store with cls.make_store
             df.store.close()
-            raise TypeError("DupeFilter.from_crawler did not call make_store(); "
-                            "RedisDupeFilter cannot put its seen set in Redis")
+            raise TypeError(
+                "DupeFilter.from_crawler did not call make_store(); "
+                "RedisDupeFilter cannot put its seen set in Redis"
+            )
         # scrapy-redis's scheduler never calls close(): release the client at the end anyway
         crawler.signals.connect(df._spider_closed, signal=signals.spider_closed)
         return df
@@ -141,7 +151,9 @@ class RedisDupeFilter(DupeFilter):
             self._first_url.clear()
 
     def request_key(self, request: Request) -> int:
-        if "request_fingerprint" in self.__dict__:  # replaced on the instance, as scrapy-redis allows
+        if (
+            "request_fingerprint" in self.__dict__
+        ):  # replaced on the instance, as scrapy-redis allows
             return _hex_key(self.request_fingerprint(request))
         return super().request_key(request)
 

@@ -111,8 +111,12 @@ class QueueErrback:
 
     __slots__ = ("__weakref__", "entry_id", "handler", "original")
 
-    def __init__(self, entry_id: str, original: Callable[..., Any] | None,
-                 handler: Callable[[QueueErrback, Any], Any]) -> None:
+    def __init__(
+        self,
+        entry_id: str,
+        original: Callable[..., Any] | None,
+        handler: Callable[[QueueErrback, Any], Any],
+    ) -> None:
         self.entry_id = entry_id
         self.original = original
         self.handler = handler
@@ -135,7 +139,9 @@ class RedisQueue:
             from scrapy_redis import picklecompat
 
             serializer = picklecompat
-        if not callable(getattr(serializer, "loads", None)) or not callable(getattr(serializer, "dumps", None)):
+        if not callable(getattr(serializer, "loads", None)) or not callable(
+            getattr(serializer, "dumps", None)
+        ):
             raise TypeError(f"serializer does not implement 'loads' and 'dumps': {serializer}")
         crawler = spider.crawler
         self.server = server
@@ -151,18 +157,29 @@ class RedisQueue:
         # extra (without it the add-on works, and only a Redis store or this queue is refused)
         from ..stores.redis_queue import ReliableQueue
 
-        self.store: ReliableQueue = ReliableQueue(server, self.key, self.worker, lease=lease,
-                                   unavailable_timeout=settings[UNAVAILABLE_SETTING],
-                                   replicas=settings[REPLICAS_SETTING])
+        self.store: ReliableQueue = ReliableQueue(
+            server,
+            self.key,
+            self.worker,
+            lease=lease,
+            unavailable_timeout=settings[UNAVAILABLE_SETTING],
+            replicas=settings[REPLICAS_SETTING],
+        )
         #: entry ids whose handling .redis_queue_done follows now (a response, an errback)
         self.watched: set[str] = set()
         missing = [name for name in DONE_COMPONENTS if name not in _WATCHED.get(crawler, ())]
         if missing:
-            setting = "DOWNLOADER_MIDDLEWARES" if missing[0] == "FailureMiddleware" else "SPIDER_MIDDLEWARES"
-            raise SettingsError(setting,
-                                f"RedisQueue needs scrapy_urlunify.integration.redis_queue_done.{missing[0]} "
-                                "(see that module): without it a request may never be done, and a page may be "
-                                "lost when a worker dies")
+            setting = (
+                "DOWNLOADER_MIDDLEWARES"
+                if missing[0] == "FailureMiddleware"
+                else "SPIDER_MIDDLEWARES"
+            )
+            raise SettingsError(
+                setting,
+                f"RedisQueue needs scrapy_urlunify.integration.redis_queue_done.{missing[0]} "
+                "(see that module): without it a request may never be done, and a page may be "
+                "lost when a worker dies",
+            )
         _QUEUES[crawler] = self
         self._beat = task.LoopingCall(self._heartbeat)
         self._beat.start(lease / 5, now=True)
@@ -201,9 +218,13 @@ class RedisQueue:
             # comes back (at close, or when the lease ends), and yields this link again
             return
         try:
-            queued = self.store.push(data, -request.priority, dedup=dedup, check=rescue, replaces=replaces)
+            queued = self.store.push(
+                data, -request.priority, dedup=dedup, check=rescue, replaces=replaces
+            )
         except STORE_FAULTS as e:
-            store_unavailable(self.crawler, e)  # not known to be on a replica: its source stays in flight
+            store_unavailable(
+                self.crawler, e
+            )  # not known to be on a replica: its source stays in flight
             return
         if rescue:
             self.context.inc("queue/rescued_links" if queued else "queue/already_queued")
@@ -218,7 +239,9 @@ class RedisQueue:
             request = request_from_dict(self.serializer.loads(popped.payload), spider=self.spider)
         except Exception:
             # acknowledged: a queue entry no worker can decode would come back forever
-            logger.exception("Dropped a queue entry that cannot be decoded (%d bytes)", len(popped.payload))
+            logger.exception(
+                "Dropped a queue entry that cannot be decoded (%d bytes)", len(popped.payload)
+            )
             self.context.inc("queue/undecodable")
             self.ack(popped.id)
             return None
@@ -239,9 +262,12 @@ class RedisQueue:
         # once the queue failed nothing is done: what this worker holds goes back to the queue
         if self._guarded(lambda: self.store.ack(entry_id), True) is False:
             self.context.inc("queue/acked_late")
-            logger.warning("A request was done after this worker's lease ended (a stall longer than %s = %s s?) "
-                           "or after a failover lost its pop: it may be fetched again", LEASE_SETTING,
-                           self.store.lease_ms / 1000)
+            logger.warning(
+                "A request was done after this worker's lease ended (a stall longer than %s = %s s?) "
+                "or after a failover lost its pop: it may be fetched again",
+                LEASE_SETTING,
+                self.store.lease_ms / 1000,
+            )
 
     def dedup_key(self, request: Request) -> bytes:
         """What the queue remembers of a pushed request: the dupefilter's key when the crawl's
@@ -256,12 +282,16 @@ class RedisQueue:
     def _heartbeat(self) -> None:
         try:
             given_back = self.store.heartbeat()
-        except Exception:  # the next beat tries again; a lease that ends costs duplicates, not pages
+        except (
+            Exception
+        ):  # the next beat tries again; a lease that ends costs duplicates, not pages
             logger.exception("Queue heartbeat failed")
             return
         if given_back:
             self.context.inc("queue/given_back", given_back)
-            logger.info("Gave back %d requests of dead workers to the queue %s", given_back, self.key)
+            logger.info(
+                "Gave back %d requests of dead workers to the queue %s", given_back, self.key
+            )
 
     def _idle(self, spider: Spider | None = None) -> None:
         self._heartbeat()
@@ -280,7 +310,10 @@ class RedisQueue:
             # idle: nothing of this worker is in progress, so a path the queue does not watch
             # finished them (fetching them again would do the same)
             self.context.inc("queue/unobserved", len(held))
-            logger.warning("%d requests were still in flight while this worker was idle; acknowledged", len(held))
+            logger.warning(
+                "%d requests were still in flight while this worker was idle; acknowledged",
+                len(held),
+            )
             for entry_id in held:
                 self.ack(entry_id)
         if len(self.store) or self.store.in_flight() > self.store.mine():

@@ -199,7 +199,9 @@ class _Tracker:
         finally:
             self.end(handling)
 
-    async def wrap_async(self, handling: _Handling, result: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async def wrap_async(
+        self, handling: _Handling, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
         handling.started = True
         try:
             async for output in result:
@@ -241,15 +243,19 @@ class DoneMiddleware:
         if entry_id:
             self.tracker.start(response, entry_id)
 
-    def process_spider_output(self, response: Response, result: Iterable[Any],
-                              spider: Spider | None = None) -> Iterable[Any]:
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
         handling = self.tracker.handling(response)
         yield from result if handling is None else self.tracker.wrap(handling, result)
 
-    async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any],
-                                          spider: Spider | None = None) -> AsyncIterator[Any]:
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
         handling = self.tracker.handling(response)
-        async for output in result if handling is None else self.tracker.wrap_async(handling, result):
+        async for output in (
+            result if handling is None else self.tracker.wrap_async(handling, result)
+        ):
             yield output
 
 
@@ -281,14 +287,16 @@ class GivenBackMiddleware:
         watch_done(crawler, "GivenBackMiddleware")
         return cls()
 
-    def process_spider_output(self, response: Response, result: Iterable[Any],
-                              spider: Spider | None = None) -> Iterable[Any]:
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
         given_back = response.meta.get(GIVEN_BACK_META)
         for output in result:
             yield _rescue(output) if given_back else output
 
-    async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any],
-                                          spider: Spider | None = None) -> AsyncIterator[Any]:
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
         given_back = response.meta.get(GIVEN_BACK_META)
         async for output in result:
             yield _rescue(output) if given_back else output

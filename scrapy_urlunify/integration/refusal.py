@@ -58,8 +58,11 @@ def refusal_in(exc: BaseException | None) -> BaseException | None:
     return None
 
 
-def report(exc: BaseException, doing: str = "scrapy-urlunify cannot start the crawl",
-           log: logging.Logger = logger) -> None:
+def report(
+    exc: BaseException,
+    doing: str = "scrapy-urlunify cannot start the crawl",
+    log: logging.Logger = logger,
+) -> None:
     """Log the refusal ``exc`` as one ERROR line on ``log``, once."""
     if getattr(exc, _REPORTED, False):
         return

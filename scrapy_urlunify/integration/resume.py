@@ -75,8 +75,16 @@ if TYPE_CHECKING:
     from ..core.unify import Unifier
     from ..stores import JobdirSignatureStore, SeenStore
 
-__all__ = ["SCRAPY_SEEN_FILENAME", "DoneMiddleware", "ResumeLog", "ResumeMiddleware", "fetched_before", "follow_crawl",
-           "open_resume_log", "warn_scrapy_jobdir"]
+__all__ = [
+    "SCRAPY_SEEN_FILENAME",
+    "DoneMiddleware",
+    "ResumeLog",
+    "ResumeMiddleware",
+    "fetched_before",
+    "follow_crawl",
+    "open_resume_log",
+    "warn_scrapy_jobdir",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -139,14 +147,20 @@ class ResumeLog:
             data = pickle.dumps(request.to_dict(spider=spider), protocol=4)
         except (ValueError, TypeError, AttributeError, pickle.PicklingError) as e:
             if not self._warned:
-                logger.warning("Cannot save %s for a resume after a crash (%s); "
-                               "further unserializable requests are not reported", request, e)
+                logger.warning(
+                    "Cannot save %s for a resume after a crash (%s); "
+                    "further unserializable requests are not reported",
+                    request,
+                    e,
+                )
                 self._warned = True
             data = b""
         self._log.append(_SCHEDULED + fp.to_bytes(8, "big") + data)
         return bool(data)
 
-    def add(self, store: SeenStore, key: int, request: Request, spider: Spider | None, *, shared: bool) -> bool:
+    def add(
+        self, store: SeenStore, key: int, request: Request, spider: Spider | None, *, shared: bool
+    ) -> bool:
         """Record ``key`` in ``store`` as seen and ``request`` as scheduled: both or neither (a
         failed write raises, and the page is then neither seen nor lost). True if it was new."""
         if not shared:
@@ -202,11 +216,17 @@ def open_resume_log(settings: Any, store: SeenStore | None = None) -> ResumeLog 
         log.crashed = True  # a kill while Scrapy saved its queue, after our clean close
         log.done_before = log.replay_done()
     if log.crashed and queue.exists():
-        aside = queue.with_name(f"requests.queue.killed-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        aside = queue.with_name(
+            f"requests.queue.killed-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        )
         queue.rename(aside)
-        logger.warning("The previous run of this job was killed: Scrapy's saved queue is not "
-                       "trustworthy after a kill and was moved to %s; the requests it held are "
-                       "scheduled again from %s", aside, log.path)
+        logger.warning(
+            "The previous run of this job was killed: Scrapy's saved queue is not "
+            "trustworthy after a kill and was moved to %s; the requests it held are "
+            "scheduled again from %s",
+            aside,
+            log.path,
+        )
     if not log.has_records and isinstance(store, JobdirSeenStore) and len(store):
         log.close(clean=False)
         raise StoreError(
@@ -233,7 +253,8 @@ def warn_scrapy_jobdir(crawler: Crawler) -> None:
         logger.warning(
             "JOBDIR %s holds %s from Scrapy's dupefilter: its fingerprints cannot be mapped to "
             "scrapy-urlunify's identities, so the requests it recorded will be fetched again",
-            jobdir, SCRAPY_SEEN_FILENAME,
+            jobdir,
+            SCRAPY_SEEN_FILENAME,
         )
 
 
@@ -274,8 +295,11 @@ def reschedule(crawler: Crawler, log: ResumeLog) -> int:
     if unserializable:
         stats.set("resume/unserializable", unserializable)
     if count or unserializable:
-        logger.info("Resuming after a crash: %d requests scheduled again, %d could not be saved",
-                    count, unserializable)
+        logger.info(
+            "Resuming after a crash: %d requests scheduled again, %d could not be saved",
+            count,
+            unserializable,
+        )
     return count
 
 
@@ -337,7 +361,9 @@ class ResumeMiddleware:
             return
         if fp in self._claimed or fp in log.done_before:
             self.context.inc("resume/skipped")
-            raise IgnoreRequest(f"already fetched, or being fetched, since before the resume: {request.url}")
+            raise IgnoreRequest(
+                f"already fetched, or being fetched, since before the resume: {request.url}"
+            )
         return
 
 
@@ -370,8 +396,9 @@ class DoneMiddleware:
             raise NotConfigured
         return cls(crawler)
 
-    def process_spider_output(self, response: Response, result: Iterable[Any],
-                              spider: Spider | None = None) -> Iterable[Any]:
+    def process_spider_output(
+        self, response: Response, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
         handling = self._open(response)
         try:
             for output in result:
@@ -384,8 +411,9 @@ class DoneMiddleware:
         handling.exhausted = True
         self._check(handling)
 
-    async def process_spider_output_async(self, response: Response, result: AsyncIterator[Any],
-                                          spider: Spider | None = None) -> AsyncIterator[Any]:
+    async def process_spider_output_async(
+        self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
+    ) -> AsyncIterator[Any]:
         handling = self._open(response)
         try:
             async for output in result:
@@ -450,8 +478,9 @@ class _Handling:
         self.exhausted = False
 
 
-def fetched_before(log: ResumeLogView, store: JobdirSignatureStore, scope: str | None, base: Unifier,
-                   limit: int) -> list[tuple[str, str, bytes]]:
+def fetched_before(
+    log: ResumeLogView, store: JobdirSignatureStore, scope: str | None, base: Unifier, limit: int
+) -> list[tuple[str, str, bytes]]:
     """The pages the earlier runs of a resumed JOBDIR job fetched: ``(URL, base identifier,
     signature)`` of the last ``limit`` requests the resume log says were handled, with their
     signatures from the signature log (``base``: the settings' unifier, that log's). A
@@ -461,14 +490,32 @@ def fetched_before(log: ResumeLogView, store: JobdirSignatureStore, scope: str |
         done = log.replay_done()
         urls: list[str] = []
         for payload in VarRecordLog.read(log.path):
-            if payload[:1] == _SCHEDULED and len(payload) > 9 and int.from_bytes(payload[1:9], "big") in done:
+            if (
+                payload[:1] == _SCHEDULED
+                and len(payload) > 9
+                and int.from_bytes(payload[1:9], "big") in done
+            ):
                 urls.append(pickle.loads(payload[9:])["url"])
-    except (StoreError, OSError, pickle.UnpicklingError, KeyError, TypeError, ValueError, EOFError) as e:
-        logger.warning("Could not read the pages fetched before this run from %s (%s): requests queued "
-                       "before it are checked against this run's fetches only", log.path, e)
+    except (
+        StoreError,
+        OSError,
+        pickle.UnpicklingError,
+        KeyError,
+        TypeError,
+        ValueError,
+        EOFError,
+    ) as e:
+        logger.warning(
+            "Could not read the pages fetched before this run from %s (%s): requests queued "
+            "before it are checked against this run's fetches only",
+            log.path,
+            e,
+        )
         return []
     prefix = f"{scope or ''}|".encode()
-    signature_of = {page: key.split(b"\0", 1)[1] for key, page in store.items() if key.startswith(prefix)}
+    signature_of = {
+        page: key.split(b"\0", 1)[1] for key, page in store.items() if key.startswith(prefix)
+    }
     pages = []
     for url in urls[-limit:]:
         try:

@@ -132,12 +132,20 @@ class RobotsMeta:
         meta = response.meta
         if meta.get("is_start_request") or (depth_tracked and not meta.get("depth")):
             self.ignored_hosts.add(host)
-            logger.warning("The start page %s declares nofollow: the robots meta of the pages of %s is ignored "
-                           "for this crawl, all their links are followed (%s = False ignores it everywhere)",
-                           response.url, host, SETTING)
+            logger.warning(
+                "The start page %s declares nofollow: the robots meta of the pages of %s is ignored "
+                "for this crawl, all their links are followed (%s = False ignores it everywhere)",
+                response.url,
+                host,
+                SETTING,
+            )
             return False
         if host not in self._reported:
             self._reported.add(host)
-            logger.info("Links of pages that declare nofollow are not followed (first: %s); %s = False "
-                        "follows them", response.url, SETTING)
+            logger.info(
+                "Links of pages that declare nofollow are not followed (first: %s); %s = False "
+                "follows them",
+                response.url,
+                SETTING,
+            )
         return True

@@ -46,8 +46,17 @@ def url_path(url: str) -> str:
 class RuleOnProbation:
     """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
 
-    __slots__ = ("confirmed", "context_items", "key", "lead", "paths", "rule", "sampled", "unlike",
-                 "verified_at_idle")
+    __slots__ = (
+        "confirmed",
+        "context_items",
+        "key",
+        "lead",
+        "paths",
+        "rule",
+        "sampled",
+        "unlike",
+        "verified_at_idle",
+    )
 
     def __init__(self, rule: LearnedRule) -> None:
         self.rule = rule
@@ -65,8 +74,12 @@ class RuleOnProbation:
     # -- saved with the learned state ------------------------------------------------------------
 
     def state(self) -> dict[str, Any]:
-        return {"sampled": self.sampled, "confirmed": self.confirmed, "paths": sorted(self.paths),
-                "unlike": self.unlike == _AGREED}
+        return {
+            "sampled": self.sampled,
+            "confirmed": self.confirmed,
+            "paths": sorted(self.paths),
+            "unlike": self.unlike == _AGREED,
+        }
 
     def restore(self, progress: dict[str, Any]) -> None:
         self.sampled = int(progress.get("sampled", 0))
@@ -103,7 +116,11 @@ class RuleOnProbation:
             return url_path(url)
         query = url.split("#", 1)[0].partition("?")[2]
         common = self.context_items
-        return url_path(url) + "?" + "&".join(sorted(i for i in context_items(query) if i not in common))
+        return (
+            url_path(url)
+            + "?"
+            + "&".join(sorted(i for i in context_items(query) if i not in common))
+        )
 
     def is_unlike(self, url: str) -> bool:
         """Whether ``url``'s value of the rule's parameter does not start with the rule's lead."""

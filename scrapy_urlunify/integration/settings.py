@@ -114,112 +114,247 @@ def setting_name(field: str) -> str:
 
 _INTEGRATION: tuple[Setting, ...] = (
     Setting("URLUNIFY_ENABLED", True, "bool", "False turns every component of the plugin off."),
-    Setting("URLUNIFY_REWRITE", True, "bool",
-            "Rewrite the URL of each request the spider yields to standardize(url) (the URL "
-            "fetched); False keeps the URLs as extracted (filters and dedup still apply)."),
-    Setting("URLUNIFY_STORE", MEMORY, "store",
-            '"memory": the seen set, page signatures and learned rules live in the process (and '
-            "in JOBDIR files when JOBDIR is set); a redis://[:password@]host:port/db URL "
-            "(rediss://, unix:///path?db=N): in Redis, shared by every crawler of the scope; "
-            "redis+cluster://[:password@]host:port,host:port,... (rediss+cluster://): in a Redis "
-            "Cluster, every key hash-tagged (docs/stores.md, \"Redis Cluster\")."),
-    Setting("URLUNIFY_REDIS_KEY", DEFAULT_KEY_TEMPLATE, "key_template",
-            "Template of the Redis keys of a scope; must hold %(scope)s. The seen set is "
-            "<key>:seen, the signatures <key>:signatures, the learned rules <key>:rules."),
-    Setting("URLUNIFY_REDIS_TIMEOUT", 10.0, "number",
-            "Seconds to connect to a URLUNIFY_STORE Redis and to wait for each reply.", minimum=0.001),
-    Setting("URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT", 60.0, "number",
-            "Seconds a store call waits through a Redis outage (blocking the crawl) before the "
-            "crawl closes with the reason urlunify_store_unavailable.", minimum=0),
-    Setting("URLUNIFY_REDIS_SEEN_SIZE", 10_000_000, "int",
-            "URLs a scope's Redis seen set is sized for when its first crawl creates it (later runs "
-            "keep that sizing): buckets of ~300 keys at that size, ~9 bytes of Redis memory per URL. "
-            "A scope that outgrows it by half keeps working at ~10x the memory per URL for its "
-            "overfull buckets (docs/stores.md, Sizing).", minimum=1),
-    Setting("URLUNIFY_QUEUE_LEASE", 30.0, "number", "Seconds a RedisQueue worker counts as alive without a heartbeat.", minimum=0.001),
-    Setting("URLUNIFY_QUEUE_REPLICAS", "auto", "choice",
-            '"auto": a RedisQueue push returns once every replica of the queue\'s master has it (WAIT, in the '
-            "push's round trip; nothing on a server without replicas), so a failover loses no request; "
-            '"off": no WAIT (a failover may lose the last pushes, docs/redis_queue.md).',
-            choices=("auto", "off")),
-    Setting("URLUNIFY_SIGNATURES", True, "bool",
-            "Compute page signatures (MD5 of the body text) and stop duplicate pages."),
-    Setting("URLUNIFY_SIGNATURE_MAX_BYTES", DEFAULT_MAX_BYTES, "int",
-            "HTML bodies larger than this are hashed raw instead of as text (a memory cap), and "
-            "never teach the learner.", minimum=0),
-    Setting("URLUNIFY_NEAR_DUPLICATES", True, "bool",
-            "Compute a near-duplicate fingerprint of each HTML page's main text (docs/near_duplicates.md): "
-            "pages nearly the same as an earlier page are marked, verify canonicals, teach the learner."),
-    Setting("URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE", 0.94, "number",
-            "Resemblance (0.94 to 1; 0.94 is 7 bits of 64) from which a page is a near-duplicate of an "
-            "earlier one: meta urlunify_near_duplicate_of and urlunify_resemblance, its links still followed.",
-            minimum=0.94),
-    Setting("URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE", 0.985, "number",
-            "Resemblance (0.985 is 3 bits) from which SignaturePipeline drops the items of a near-duplicate "
-            "page; no two distinct articles of the calibration sites came this close.", minimum=0.94),
-    Setting("URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS", True, "bool",
-            "SignaturePipeline drops the items of pages within URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE "
-            "of an earlier page, or whose main text equals an earlier page's up to its numbers (logged "
-            "with that page). Off for a crawl whose pages differ only in their numbers (scores, prices)."),
-    Setting("URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE", 0.94, "number",
-            "Resemblance from which a declared canonical's target counts as the same page.", minimum=0.94),
-    Setting("URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE", 0.94, "number",
-            "Resemblance from which two pages are a pair for the learner, as pages of equal text are.",
-            minimum=0.94),
-    Setting("URLUNIFY_SIGNATURE_GRANULARITY", "site", "choice",
-            'Which pages share one page-source hash index: "site" (the registrable domain after '
-            'aliases), "host", or "scope" (the whole crawl scope, URLUNIFY_SCOPE).',
-            choices=SIGNATURE_GRANULARITIES),
-    Setting("URLUNIFY_DROP_DUPLICATE_RESPONSES", True, "bool",
-            "A response with the body text of another page never reaches the callback."),
-    Setting("URLUNIFY_CANONICALS", True, "bool",
-            "A declared rel=canonical inside the same site marks its URL as seen, once the site's "
-            "first five were verified by fetching their target (more than a fifth false: the site's are ignored)."),
-    Setting("URLUNIFY_LEARN", False, "bool",
-            "Learn which parameters, hosts and path prefixes do not matter from duplicate pages "
-            "(the add-on turns it on; new rules are on probation, nothing they merge is lost)."),
-    Setting("URLUNIFY_LEARN_MIN_PAIRS", 3, "int",
-            "Distinct page pairs that must agree before a rule is learned.", minimum=2),
-    Setting("URLUNIFY_LEARN_PROBATION_SAMPLES", 3, "int",
-            "Requests a newly learned rule merges that are fetched anyway (each on its own path) and must "
-            "show the page they were merged into before the rule is trusted; one that differs revokes it. "
-            "Fewer: fewer fetches, a weaker check.", minimum=1),
-    Setting("URLUNIFY_LEARN_PRESENCE", False, "bool",
-            "Also learn a parameter that always has one value on its host (print=1) from pages with "
-            "and without it (three times the pairs; the add-on turns it on; off: print views are "
-            "fetched and judged by their signatures)."),
-    Setting("URLUNIFY_FRONTIER", False, "bool",
-            "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no new "
-            "links) after the others, through Request.priority, and, with learning on, hold back once a request "
-            "that would test a candidate rule with nothing to add; nothing is dropped (the add-on turns it on; "
-            "docs/frontier.md)."),
-    Setting("URLUNIFY_FRONTIER_PENALTY", 10_000, "int",
-            "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
-            "nothing new); larger than any depth, so breadth-first they also go after every other request.",
-            minimum=1),
-    Setting("URLUNIFY_ROBOTS_NOFOLLOW", False, "bool",
-            "Do not follow the links of an HTML page that declares nofollow for all robots (<meta "
-            "name=\"robots\">, X-Robots-Tag): urlunify/filtered/nofollow. A start page's links are always "
-            "followed, and a host whose start page declares it is crawled whole (the add-on turns it on; "
-            "docs/rules.md)."),
-    Setting("URLUNIFY_SIGNATURE_FIELD", None, "optional_field",
-            "An item field whose text identifies an item: SignaturePipeline drops items whose "
-            "text was seen on another page. None: drop the items of duplicate pages."),
-    Setting("URLUNIFY_UNICITY_INPUT_FIELD", "url", "field", "The item field UnicityPipeline reads a URL from."),
-    Setting("URLUNIFY_STANDARDIZE_OUTPUT_FIELD", "url", "field",
-            "The item field UnicityPipeline writes the standardized URL to."),
-    Setting("URLUNIFY_UNICITY_OUTPUT_FIELD", "identifier", "field",
-            "The item field UnicityPipeline writes the URL's identifier to."),
-    Setting("URLUNIFY_UNICITY_DISCARD_MISSING", False, "bool",
-            "UnicityPipeline drops items without a URL (else passes them on, with a warning)."),
+    Setting(
+        "URLUNIFY_REWRITE",
+        True,
+        "bool",
+        "Rewrite the URL of each request the spider yields to standardize(url) (the URL "
+        "fetched); False keeps the URLs as extracted (filters and dedup still apply).",
+    ),
+    Setting(
+        "URLUNIFY_STORE",
+        MEMORY,
+        "store",
+        '"memory": the seen set, page signatures and learned rules live in the process (and '
+        "in JOBDIR files when JOBDIR is set); a redis://[:password@]host:port/db URL "
+        "(rediss://, unix:///path?db=N): in Redis, shared by every crawler of the scope; "
+        "redis+cluster://[:password@]host:port,host:port,... (rediss+cluster://): in a Redis "
+        'Cluster, every key hash-tagged (docs/stores.md, "Redis Cluster").',
+    ),
+    Setting(
+        "URLUNIFY_REDIS_KEY",
+        DEFAULT_KEY_TEMPLATE,
+        "key_template",
+        "Template of the Redis keys of a scope; must hold %(scope)s. The seen set is "
+        "<key>:seen, the signatures <key>:signatures, the learned rules <key>:rules.",
+    ),
+    Setting(
+        "URLUNIFY_REDIS_TIMEOUT",
+        10.0,
+        "number",
+        "Seconds to connect to a URLUNIFY_STORE Redis and to wait for each reply.",
+        minimum=0.001,
+    ),
+    Setting(
+        "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT",
+        60.0,
+        "number",
+        "Seconds a store call waits through a Redis outage (blocking the crawl) before the "
+        "crawl closes with the reason urlunify_store_unavailable.",
+        minimum=0,
+    ),
+    Setting(
+        "URLUNIFY_REDIS_SEEN_SIZE",
+        10_000_000,
+        "int",
+        "URLs a scope's Redis seen set is sized for when its first crawl creates it (later runs "
+        "keep that sizing): buckets of ~300 keys at that size, ~9 bytes of Redis memory per URL. "
+        "A scope that outgrows it by half keeps working at ~10x the memory per URL for its "
+        "overfull buckets (docs/stores.md, Sizing).",
+        minimum=1,
+    ),
+    Setting(
+        "URLUNIFY_QUEUE_LEASE",
+        30.0,
+        "number",
+        "Seconds a RedisQueue worker counts as alive without a heartbeat.",
+        minimum=0.001,
+    ),
+    Setting(
+        "URLUNIFY_QUEUE_REPLICAS",
+        "auto",
+        "choice",
+        '"auto": a RedisQueue push returns once every replica of the queue\'s master has it (WAIT, in the '
+        "push's round trip; nothing on a server without replicas), so a failover loses no request; "
+        '"off": no WAIT (a failover may lose the last pushes, docs/redis_queue.md).',
+        choices=("auto", "off"),
+    ),
+    Setting(
+        "URLUNIFY_SIGNATURES",
+        True,
+        "bool",
+        "Compute page signatures (MD5 of the body text) and stop duplicate pages.",
+    ),
+    Setting(
+        "URLUNIFY_SIGNATURE_MAX_BYTES",
+        DEFAULT_MAX_BYTES,
+        "int",
+        "HTML bodies larger than this are hashed raw instead of as text (a memory cap), and "
+        "never teach the learner.",
+        minimum=0,
+    ),
+    Setting(
+        "URLUNIFY_NEAR_DUPLICATES",
+        True,
+        "bool",
+        "Compute a near-duplicate fingerprint of each HTML page's main text (docs/near_duplicates.md): "
+        "pages nearly the same as an earlier page are marked, verify canonicals, teach the learner.",
+    ),
+    Setting(
+        "URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE",
+        0.94,
+        "number",
+        "Resemblance (0.94 to 1; 0.94 is 7 bits of 64) from which a page is a near-duplicate of an "
+        "earlier one: meta urlunify_near_duplicate_of and urlunify_resemblance, its links still followed.",
+        minimum=0.94,
+    ),
+    Setting(
+        "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE",
+        0.985,
+        "number",
+        "Resemblance (0.985 is 3 bits) from which SignaturePipeline drops the items of a near-duplicate "
+        "page; no two distinct articles of the calibration sites came this close.",
+        minimum=0.94,
+    ),
+    Setting(
+        "URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS",
+        True,
+        "bool",
+        "SignaturePipeline drops the items of pages within URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE "
+        "of an earlier page, or whose main text equals an earlier page's up to its numbers (logged "
+        "with that page). Off for a crawl whose pages differ only in their numbers (scores, prices).",
+    ),
+    Setting(
+        "URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE",
+        0.94,
+        "number",
+        "Resemblance from which a declared canonical's target counts as the same page.",
+        minimum=0.94,
+    ),
+    Setting(
+        "URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE",
+        0.94,
+        "number",
+        "Resemblance from which two pages are a pair for the learner, as pages of equal text are.",
+        minimum=0.94,
+    ),
+    Setting(
+        "URLUNIFY_SIGNATURE_GRANULARITY",
+        "site",
+        "choice",
+        'Which pages share one page-source hash index: "site" (the registrable domain after '
+        'aliases), "host", or "scope" (the whole crawl scope, URLUNIFY_SCOPE).',
+        choices=SIGNATURE_GRANULARITIES,
+    ),
+    Setting(
+        "URLUNIFY_DROP_DUPLICATE_RESPONSES",
+        True,
+        "bool",
+        "A response with the body text of another page never reaches the callback.",
+    ),
+    Setting(
+        "URLUNIFY_CANONICALS",
+        True,
+        "bool",
+        "A declared rel=canonical inside the same site marks its URL as seen, once the site's "
+        "first five were verified by fetching their target (more than a fifth false: the site's are ignored).",
+    ),
+    Setting(
+        "URLUNIFY_LEARN",
+        False,
+        "bool",
+        "Learn which parameters, hosts and path prefixes do not matter from duplicate pages "
+        "(the add-on turns it on; new rules are on probation, nothing they merge is lost).",
+    ),
+    Setting(
+        "URLUNIFY_LEARN_MIN_PAIRS",
+        3,
+        "int",
+        "Distinct page pairs that must agree before a rule is learned.",
+        minimum=2,
+    ),
+    Setting(
+        "URLUNIFY_LEARN_PROBATION_SAMPLES",
+        3,
+        "int",
+        "Requests a newly learned rule merges that are fetched anyway (each on its own path) and must "
+        "show the page they were merged into before the rule is trusted; one that differs revokes it. "
+        "Fewer: fewer fetches, a weaker check.",
+        minimum=1,
+    ),
+    Setting(
+        "URLUNIFY_LEARN_PRESENCE",
+        False,
+        "bool",
+        "Also learn a parameter that always has one value on its host (print=1) from pages with "
+        "and without it (three times the pairs; the add-on turns it on; off: print views are "
+        "fetched and judged by their signatures).",
+    ),
+    Setting(
+        "URLUNIFY_FRONTIER",
+        False,
+        "bool",
+        "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no new "
+        "links) after the others, through Request.priority, and, with learning on, hold back once a request "
+        "that would test a candidate rule with nothing to add; nothing is dropped (the add-on turns it on; "
+        "docs/frontier.md).",
+    ),
+    Setting(
+        "URLUNIFY_FRONTIER_PENALTY",
+        10_000,
+        "int",
+        "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
+        "nothing new); larger than any depth, so breadth-first they also go after every other request.",
+        minimum=1,
+    ),
+    Setting(
+        "URLUNIFY_ROBOTS_NOFOLLOW",
+        False,
+        "bool",
+        "Do not follow the links of an HTML page that declares nofollow for all robots (<meta "
+        'name="robots">, X-Robots-Tag): urlunify/filtered/nofollow. A start page\'s links are always '
+        "followed, and a host whose start page declares it is crawled whole (the add-on turns it on; "
+        "docs/rules.md).",
+    ),
+    Setting(
+        "URLUNIFY_SIGNATURE_FIELD",
+        None,
+        "optional_field",
+        "An item field whose text identifies an item: SignaturePipeline drops items whose "
+        "text was seen on another page. None: drop the items of duplicate pages.",
+    ),
+    Setting(
+        "URLUNIFY_UNICITY_INPUT_FIELD",
+        "url",
+        "field",
+        "The item field UnicityPipeline reads a URL from.",
+    ),
+    Setting(
+        "URLUNIFY_STANDARDIZE_OUTPUT_FIELD",
+        "url",
+        "field",
+        "The item field UnicityPipeline writes the standardized URL to.",
+    ),
+    Setting(
+        "URLUNIFY_UNICITY_OUTPUT_FIELD",
+        "identifier",
+        "field",
+        "The item field UnicityPipeline writes the URL's identifier to.",
+    ),
+    Setting(
+        "URLUNIFY_UNICITY_DISCARD_MISSING",
+        False,
+        "bool",
+        "UnicityPipeline drops items without a URL (else passes them on, with a warning).",
+    ),
 )
 
 _POLICY_DOCS = {
     "scope": "A name put in front of every identifier (default: the spider's name): two scopes never "
-             "filter each other's pages.",
+    "filter each other's pages.",
     "remove_params": "Query parameters removed from fetched URLs and identifiers (names or globs, per host).",
     "ignore_params": "Query parameters ignored in identifiers only (fetched URLs keep them); a key "
-                     "host/path?name=value scopes them to a rule context (that path, with those items).",
+    "host/path?name=value scopes them to a rule context (that path, with those items).",
     "key_params": "When a URL carries a key parameter of its host, only key parameters identify it.",
     "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",
@@ -248,8 +383,10 @@ SETTINGS: dict[str, Setting] = {
     s.name: s
     for s in (
         *_INTEGRATION,
-        *(Setting(setting_name(f), _policy_default(f), "policy:" + kind, _POLICY_DOCS[f], field=f)
-          for f, kind in POLICY_SETTINGS.items()),
+        *(
+            Setting(setting_name(f), _policy_default(f), "policy:" + kind, _POLICY_DOCS[f], field=f)
+            for f, kind in POLICY_SETTINGS.items()
+        ),
     )
 }
 
@@ -296,7 +433,9 @@ def _bool(name: str, value: Any) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
         return value.strip().lower() in _TRUE
-    raise SettingsError(name, f"expected a boolean (True/False), got {type(value).__name__} {value!r}")
+    raise SettingsError(
+        name, f"expected a boolean (True/False), got {type(value).__name__} {value!r}"
+    )
 
 
 def _number(setting: Setting, value: Any, integer: bool) -> float:
@@ -347,8 +486,11 @@ def _check(setting: Setting, value: Any) -> Any:
                 raise SettingsError(name, missing)
             return _text(name, value).strip()
         shown = mask_url(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"
-        raise SettingsError(name, f'expected "memory" or a redis://, rediss://, unix:// or redis+cluster:// URL, '
-                                  f'got {shown!r}')
+        raise SettingsError(
+            name,
+            f'expected "memory" or a redis://, rediss://, unix:// or redis+cluster:// URL, '
+            f"got {shown!r}",
+        )
     if kind == "key_template":
         try:
             redis_keys(_text(name, value), "scope")
@@ -405,7 +547,9 @@ def crawl_sites(spider: Any) -> list[str]:
     return list(dict.fromkeys(hosts))
 
 
-def policy_from_settings(settings: Any, spider: Any = None, spider_name: str | None = None) -> Policy:
+def policy_from_settings(
+    settings: Any, spider: Any = None, spider_name: str | None = None
+) -> Policy:
     """Build the policy of a crawl from its settings (and its spider, for the scope default and
     the sites of ``URLUNIFY_SISTER_SUFFIXES``). Raises :class:`SettingsError` naming the setting."""
     values: dict[str, Any] = dict(CRAWL_DEFAULTS)
@@ -443,5 +587,7 @@ def validate(settings: Any) -> dict[str, Any]:
     name is a WARNING naming the closest known one: the crawl runs, the setting ignored."""
     for name, closest in unknown_settings(settings).items():
         hint = f"; did you mean {closest}?" if closest else ""
-        logger.warning("Unknown setting %s is ignored (not a scrapy-urlunify setting%s)", name, hint)
+        logger.warning(
+            "Unknown setting %s is ignored (not a scrapy-urlunify setting%s)", name, hint
+        )
     return {name: get(settings, name) for name, s in SETTINGS.items() if s.field is None}

@@ -82,7 +82,13 @@ if TYPE_CHECKING:
 
     from ..stores.redis_near_duplicates import RedisNearDuplicateLog
 
-__all__ = ["DUPLICATE_FLAG", "NEAR_BATCH", "DuplicatePage", "DuplicatePageGate", "SignatureMiddleware"]
+__all__ = [
+    "DUPLICATE_FLAG",
+    "NEAR_BATCH",
+    "DuplicatePage",
+    "DuplicatePageGate",
+    "SignatureMiddleware",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -109,15 +115,23 @@ class DuplicatePageGate:
     def from_crawler(cls, crawler: Crawler) -> DuplicatePageGate:
         context = UnifyContext.of(crawler)
         s = context.settings
-        if not context.enabled or not s["URLUNIFY_SIGNATURES"] or not s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]:
+        if (
+            not context.enabled
+            or not s["URLUNIFY_SIGNATURES"]
+            or not s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
+        ):
             raise NotConfigured
         return cls()
 
     def process_spider_input(self, response: Response) -> None:
         if DUPLICATE_FLAG in response.flags:
-            raise DuplicatePage(f"{response.url} has the body text of {response.meta.get(DUPLICATE_OF_META)}")
+            raise DuplicatePage(
+                f"{response.url} has the body text of {response.meta.get(DUPLICATE_OF_META)}"
+            )
 
-    def process_spider_exception(self, response: Response, exception: Exception) -> Iterable[Any] | None:
+    def process_spider_exception(
+        self, response: Response, exception: Exception
+    ) -> Iterable[Any] | None:
         # the request's errback has had it; without one, it ends here, as HttpError does
         return [] if isinstance(exception, DuplicatePage) else None
 
@@ -147,31 +161,52 @@ class SignatureMiddleware:
         if self.near is not None and stores.in_redis:
             from ..stores.redis_near_duplicates import RedisNearDuplicateLog
 
-            self.near_log = RedisNearDuplicateLog(stores.client(), stores.keys()["signatures"] + ":near",
-                                                  unavailable_timeout=stores.unavailable_timeout)
+            self.near_log = RedisNearDuplicateLog(
+                stores.client(),
+                stores.keys()["signatures"] + ":near",
+                unavailable_timeout=stores.unavailable_timeout,
+            )
             log = self.near_log
             read = self.near.replay(guarded(crawler, lambda: log.exchange([]), []))
             self.near.pending = []
             self._near_synced = time.monotonic()
             if read:
-                logger.info("Started with the near-duplicate fingerprints of %d pages from %s", read, log)
+                logger.info(
+                    "Started with the near-duplicate fingerprints of %d pages from %s", read, log
+                )
         elif self.near is not None and stores.jobdir is not None:
             self.near_path = stores.jobdir / NEAR_DUPLICATES_FILENAME
             if self.near.load(self.near_path):
-                logger.info("Resumed with the near-duplicate fingerprints of %d pages from %s",
-                            len(self.near), self.near_path)
+                logger.info(
+                    "Resumed with the near-duplicate fingerprints of %d pages from %s",
+                    len(self.near),
+                    self.near_path,
+                )
         self.near_distance = distance_for(s["URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE"])
-        self.canonicals = (Canonicals(context.stats, self.granularity, distance_for(
-            s["URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE"]) if self.near is not None else None)
-            if s["URLUNIFY_CANONICALS"] else None)
+        self.canonicals = (
+            Canonicals(
+                context.stats,
+                self.granularity,
+                distance_for(s["URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE"])
+                if self.near is not None
+                else None,
+            )
+            if s["URLUNIFY_CANONICALS"]
+            else None
+        )
         self.learning: LearningSession | None = None
         if s["URLUNIFY_LEARN"]:
             spider = getattr(crawler, "spider", None)
             self.learning = LearningSession(
-                crawler, context.stats, context, crawl_stores(crawler),
+                crawler,
+                context.stats,
+                context,
+                crawl_stores(crawler),
                 sites=context.policy.sites or (crawl_sites(spider) if spider is not None else []),
                 min_pairs=s["URLUNIFY_LEARN_MIN_PAIRS"],
-                record_url=self._record_url, holds_identifier=self._holds_identifier)
+                record_url=self._record_url,
+                holds_identifier=self._holds_identifier,
+            )
             context.probation = self.learning.probation
             crawler.signals.connect(self._resume_fetched, signal=signals.spider_opened)
         context.learning = self.learning
@@ -191,17 +226,29 @@ class SignatureMiddleware:
 
     # -- per response ------------------------------------------------------------------------
 
-    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
         if not 200 <= response.status < 300 or request.meta.get("urlunify") is False:
             return response
         # a body above max_bytes is hashed raw: decoding it would only cost memory
-        decoded = (response.text if isinstance(response, TextResponse) and len(response.body) <= self.max_bytes
-                   else None)
+        decoded = (
+            response.text
+            if isinstance(response, TextResponse) and len(response.body) <= self.max_bytes
+            else None
+        )
         # the text is read from the tree of Scrapy's selector, built here if the spider has not:
         # the spider's response.css() reuses it, so the page is parsed once
-        sig, evidence = page_signature(response.body, _content_type(response), decoded, self.max_bytes,
-                                       (lambda: response.selector.root) if isinstance(response, HtmlResponse) else None)
-        request.meta[SIGNATURE_META] = sig.hex()  # response.meta is this dict once the response reaches the spider
+        sig, evidence = page_signature(
+            response.body,
+            _content_type(response),
+            decoded,
+            self.max_bytes,
+            (lambda: response.selector.root) if isinstance(response, HtmlResponse) else None,
+        )
+        request.meta[SIGNATURE_META] = (
+            sig.hex()
+        )  # response.meta is this dict once the response reaches the spider
         unifier = self.context.unifier
         try:
             identifier = unifier.identify(response.url)
@@ -218,15 +265,25 @@ class SignatureMiddleware:
         # a store that fails (the crawl closes) leaves the page new as far as we know
         site_index = f"{self.context.scope or ''}|{site}"
         key = site_index.encode() + b"\0" + sig
-        earlier = guarded(self.crawler, lambda: self.store.get_or_set(key, base_identifier), _FAILED)
+        earlier = guarded(
+            self.crawler, lambda: self.store.get_or_set(key, base_identifier), _FAILED
+        )
         if earlier is _FAILED:
             return response
         near = self.near
         fp = found = None
-        if (near is not None and evidence and isinstance(response, HtmlResponse) and earlier in (None, base_identifier)
-                and len(response.body) <= near.max_body):
+        if (
+            near is not None
+            and evidence
+            and isinstance(response, HtmlResponse)
+            and earlier in (None, base_identifier)
+            and len(response.body) <= near.max_body
+        ):
             # an exact duplicate of another page is that page: nothing nearer to find
-            if self.near_log is not None and time.monotonic() - self._near_synced >= NEAR_SYNC_SECONDS:
+            if (
+                self.near_log is not None
+                and time.monotonic() - self._near_synced >= NEAR_SYNC_SECONDS
+            ):
                 self._sync_near()  # before the check: the page is compared with the others' pages too
             fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
             if near.pending is not None and len(near.pending) >= NEAR_BATCH:
@@ -240,33 +297,61 @@ class SignatureMiddleware:
             canonicals.fetched(identifier, sig, response.url, fp)
         # the learner sees near-duplicates under one signature (for exact ones, the page repeated),
         # unless the page shows the value its URL differs by (learning/value_shown.py)
-        learn_sig = (near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
-                     if near is not None and evidence else sig)
-        if (learn_sig != sig and found is not None and found.of is not None and isinstance(response, HtmlResponse)
-                and shows_own_value(response.url, found.of, lambda: tree_body_text(response.selector.root))):
+        learn_sig = (
+            near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
+            if near is not None and evidence
+            else sig
+        )
+        if (
+            learn_sig != sig
+            and found is not None
+            and found.of is not None
+            and isinstance(response, HtmlResponse)
+            and shows_own_value(
+                response.url, found.of, lambda: tree_body_text(response.selector.root)
+            )
+        ):
             learn_sig = sig
             self.context.inc("learned/value_shown")
         if self.learning is not None:
-            self.learning.page_fetched(request, response.url, identifier, base_identifier, identity_host,
-                                       learn_sig, evidence)
+            self.learning.page_fetched(
+                request,
+                response.url,
+                identifier,
+                base_identifier,
+                identity_host,
+                learn_sig,
+                evidence,
+            )
         if canonicals is not None and isinstance(response, TextResponse):
             trusted = canonicals.trusted(response, identifier, site, sig, unifier, fp)
             if trusted is not None:
                 self._trusted_canonical(*trusted, learn_sig, evidence)
-        if self.context.frontier is not None:  # a new page: neither a duplicate nor a near-duplicate
-            self.context.frontier.fetched(request, earlier is None and RESEMBLANCE_META not in request.meta)
+        if (
+            self.context.frontier is not None
+        ):  # a new page: neither a duplicate nor a near-duplicate
+            self.context.frontier.fetched(
+                request, earlier is None and RESEMBLANCE_META not in request.meta
+            )
         if earlier is None or earlier == base_identifier:
             return response
         self.context.inc("signature/duplicates")
         request.meta[DUPLICATE_OF_META] = earlier
-        logger.debug("Duplicate page %s: same body text as %s (signature %s)", response.url, earlier, sig.hex())
+        logger.debug(
+            "Duplicate page %s: same body text as %s (signature %s)",
+            response.url,
+            earlier,
+            sig.hex(),
+        )
         if not self.drop:
             return response
         df = self.context.dupefilter
         if df is not None and df.resume_log is not None:
             df.mark_done(request)  # handled: a resume must not fetch it again
         if self._gate is None:
-            self._gate = any(isinstance(mw, DuplicatePageGate) for mw in spider_middlewares(self.crawler) or ())
+            self._gate = any(
+                isinstance(mw, DuplicatePageGate) for mw in spider_middlewares(self.crawler) or ()
+            )
         if not self._gate:
             raise DuplicatePage(f"{response.url} has the body text of {earlier}")
         response.flags.append(DUPLICATE_FLAG)  # received, then dropped by the gate
@@ -278,8 +363,13 @@ class SignatureMiddleware:
         if found.of is not None:
             request.meta[NEAR_DUPLICATE_OF_META] = found.of
         request.meta[RESEMBLANCE_META] = round(found.resemblance, 4)
-        logger.debug("Near-duplicate page %s: %.1f%% like %s (%d bits)", url, 100 * found.resemblance,
-                     found.of or "a page fetched long before", found.distance)
+        logger.debug(
+            "Near-duplicate page %s: %.1f%% like %s (%d bits)",
+            url,
+            100 * found.resemblance,
+            found.of or "a page fetched long before",
+            found.distance,
+        )
 
     def _trusted_canonical(self, url: str, identity_host: str, sig: bytes, evidence: bool) -> None:
         """A declared canonical of a site whose canonicals proved true: its page was obtained."""
@@ -307,7 +397,12 @@ class SignatureMiddleware:
         df = self.context.dupefilter
         log = df.resume_log if df is not None else None
         store = self.store
-        if log is None or not log.resumed or not isinstance(store, JobdirSignatureStore) or self.learning is None:
+        if (
+            log is None
+            or not log.resumed
+            or not isinstance(store, JobdirSignatureStore)
+            or self.learning is None
+        ):
             return
         ctx = self.context
         pages = fetched_before(log, store, ctx.scope, unifier_for(ctx.base_policy), RECENT)
@@ -339,7 +434,9 @@ class SignatureMiddleware:
             try:
                 self.near.save(self.near_path)
             except OSError as e:
-                logger.error("Could not save the near-duplicate fingerprints to %s: %s", self.near_path, e)
+                logger.error(
+                    "Could not save the near-duplicate fingerprints to %s: %s", self.near_path, e
+                )
         if self.learning is not None:
             self.learning.close()
         self.store.close()
@@ -353,12 +450,15 @@ def _warn_if_lost(store: JobdirSignatureStore) -> None:
     with RecordLog(seen, 8, readonly=True) as log:
         count = log.record_count
     if count:
-        logger.warning("%s is empty or missing while the job has %d seen requests: the pages "
-                       "fetched before this run are unknown to the duplicate-page check, so their "
-                       "duplicates are fetched and kept", store.path, count)
+        logger.warning(
+            "%s is empty or missing while the job has %d seen requests: the pages "
+            "fetched before this run are unknown to the duplicate-page check, so their "
+            "duplicates are fetched and kept",
+            store.path,
+            count,
+        )
 
 
 def _content_type(response: Response) -> str | None:
     value = response.headers.get(b"Content-Type")
     return value.decode("latin-1") if value else None
-

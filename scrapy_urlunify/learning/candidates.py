@@ -47,7 +47,9 @@ class Evidence:
         self.examples: list[tuple[str, str]] = []
         self.first = first  # aliases: the host seen first
 
-    def add(self, ctx: str, sig: str, path: str, example: tuple[str, str], cap: int, hint: str = "") -> bool:
+    def add(
+        self, ctx: str, sig: str, path: str, example: tuple[str, str], cap: int, hint: str = ""
+    ) -> bool:
         """Add a piece (``ctx`` and ``path`` as text, digested here; ``hint``: what tells
         which page it tested) unless it is not independent of those kept, or ``cap`` pieces
         are kept already and its path is known."""
@@ -64,7 +66,9 @@ class Evidence:
             self.examples.append(example)
         return True
 
-    def count(self, *left_out: set[str], page_of: Callable[[str], str] | None = None) -> tuple[int, int]:
+    def count(
+        self, *left_out: set[str], page_of: Callable[[str], str] | None = None
+    ) -> tuple[int, int]:
         """Independent pieces and distinct paths, the signatures of ``left_out`` (catch-all,
         shared) left out; with ``page_of``, pieces that tested one page (by their hints) are
         one piece."""
@@ -75,8 +79,11 @@ class Evidence:
         return len(pages), len(set(pages.values()))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"items": [list(i) for i in self.items], "examples": [list(e) for e in self.examples],
-                "first": self.first}
+        return {
+            "items": [list(i) for i in self.items],
+            "examples": [list(e) for e in self.examples],
+            "first": self.first,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Evidence:
@@ -181,8 +188,11 @@ class Candidates:
         return list(self._counter_log)
 
     def blocked_count(self) -> int:
-        return (sum(map(len, self._blocked_params.values())) + len(self._blocked_aliases)
-                + sum(map(len, self._blocked_paths.values())))
+        return (
+            sum(map(len, self._blocked_params.values()))
+            + len(self._blocked_aliases)
+            + sum(map(len, self._blocked_paths.values()))
+        )
 
     # -- persistence (pieces of the learner's JSON) ---------------------------------------------
 
@@ -204,7 +214,9 @@ class Candidates:
         learner's JSON ``data`` (``KeyError``, ``TypeError`` or ``ValueError`` if malformed)."""
         self._blocked_params = {str(n): set(map(str, h)) for n, h in data["blocked_params"].items()}
         self._blocked_aliases = {(str(a), str(b)) for a, b in data["blocked_aliases"]}
-        self._blocked_paths = {str(n): set(map(str, h)) for n, h in data.get("blocked_paths", {}).items()}
+        self._blocked_paths = {
+            str(n): set(map(str, h)) for n, h in data.get("blocked_paths", {}).items()
+        }
         for kind, a, b, ev in data["candidates"]:
             if kind not in (PARAM, ALIAS, PATH, PRESENCE):
                 raise ValueError(f"unknown rule kind {kind!r}")

@@ -38,7 +38,12 @@ def evidence_lead(rule: LearnedRule) -> str:
     fewer than two values, or for an alias or path rule."""
     if rule.kind != PARAM:
         return ""
-    values = {v for pair in rule.examples for url in pair if (v := param_value(url, rule.name)) is not None}
+    values = {
+        v
+        for pair in rule.examples
+        for url in pair
+        if (v := param_value(url, rule.name)) is not None
+    }
     if len(values) < 2:
         return ""
     first, last = min(values), max(values)  # what these two share, all the others share

@@ -34,6 +34,9 @@ from .rule_types import (
     Revocation,
     alias_of,
     alias_root,
+    covered,
+    host_params,
+    in_context_rule,
     rule_key,
 )
 from .unstable import UnstablePages
@@ -54,6 +57,17 @@ PRESENCE_FACTOR = 3
 #: rule on one path needs twice ``min_pairs`` too).
 CONTEXT_PAGE_FACTOR = 2
 _PREFIXES = prefix_matcher(DEFAULT_STRIP_HOST_PREFIXES)
+#: what :attr:`Learner.stats` counts of the pages observed and the pairs they made
+_COUNTERS = [
+    "pages",
+    "repeats",
+    "skipped",
+    "equal_pairs",
+    "counter_pairs",
+    "presence_pairs",
+    "unstable",
+    "evicted",
+]
 
 
 def _signature_text(signature: bytes | bytearray | memoryview | str) -> str:
@@ -74,10 +88,17 @@ class Learner:
     (``print=1``) from pages with and without it. Not thread-safe, like the rest of a Scrapy crawl.
     """
 
-    def __init__(self, min_pairs: int = 3, sites: Iterable[str] = (), max_entries: int = 200_000,
-                 presence: bool = False) -> None:
+    def __init__(
+        self,
+        min_pairs: int = 3,
+        sites: Iterable[str] = (),
+        max_entries: int = 200_000,
+        presence: bool = False,
+    ) -> None:
         if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
-            raise ValueError(f"min_pairs must be an integer >= 2 (never learn from one pair), got {min_pairs!r}")
+            raise ValueError(
+                f"min_pairs must be an integer >= 2 (never learn from one pair), got {min_pairs!r}"
+            )
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 0:
             raise ValueError(f"max_entries must be an integer >= 0, got {max_entries!r}")
         if isinstance(sites, str):
@@ -88,9 +109,10 @@ class Learner:
         #: with and without it (the add-on turns it on: URLUNIFY_LEARN_PRESENCE)
         self.presence = presence
         self.max_candidates = max(100, max_entries // 20)
-        self.sites: tuple[str, ...] = tuple(dict.fromkeys(
-            strip_prefixes(s.strip().lower().rstrip("."), _PREFIXES) for s in sites if s and s.strip()
-        ))
+        hosts = (
+            strip_prefixes(s.strip().lower().rstrip("."), _PREFIXES) for s in sites if s.strip()
+        )
+        self.sites: tuple[str, ...] = tuple(dict.fromkeys(hosts))
         self._item_cap = 8 * min_pairs
         #: distinct values of a parameter with one text that teach a rule of their context
         self.context_values = max(CONTEXT_VALUES, 4 * min_pairs)
@@ -102,8 +124,7 @@ class Learner:
         self._revoked: list[Revocation] = []
         self._candidates = Candidates(self.max_candidates)
         self._version = 0
-        self._stats = {"pages": 0, "repeats": 0, "skipped": 0, "equal_pairs": 0, "counter_pairs": 0,
-                       "presence_pairs": 0, "unstable": 0, "evicted": 0}
+        self._stats = dict.fromkeys(_COUNTERS, 0)
         self._unstable = UnstablePages()
 
     # -- public state ------------------------------------------------------------------------
@@ -133,10 +154,15 @@ class Learner:
         """Counters for the log: pages observed, repeats ignored, equal and counter pairs, index
         records evicted, rules, revocations, blocked candidates, catch-all signatures."""
         s = dict(self._stats)
-        s.update(rules=len(self._rules), revoked=len(self._revoked), index=self._index.size,
-                 candidates=len(self._candidates),
-                 blocked=self._candidates.blocked_count() + self._contexts.blocked_count(),
-                 catch_all=len(self._index.catch_all), shared=len(self._index.shared))
+        s.update(
+            rules=len(self._rules),
+            revoked=len(self._revoked),
+            index=self._index.size,
+            candidates=len(self._candidates),
+            blocked=self._candidates.blocked_count() + self._contexts.blocked_count(),
+            catch_all=len(self._index.catch_all),
+            shared=len(self._index.shared),
+        )
         return s
 
     @property
@@ -204,7 +230,7 @@ class Learner:
         if page.items and len(page.items) <= MAX_ITEMS:
             self._contexts.note_page(page.host, page.hostkey + page.path, page.items)
         finder = self._finder
-        pairs = finder.param_pairs(page, e0, self._ruled(page.host))
+        pairs = finder.param_pairs(page, e0, host_params(self._rules, page.host))
         pairs += finder.path_pairs(page)
         pairs += finder.alias_pairs(page)
         index.note_signature(sig, page.path)
@@ -230,7 +256,9 @@ class Learner:
         host = page.host
         candidates, contexts = self._candidates, self._contexts
         for name, hint, n in self._finder.values_seen(page):
-            if self._covered(PARAM, host, name) or self._in_context_rule(host, name, page.path, _rest(hint)):
+            if covered(self._rules, PARAM, host, name) or in_context_rule(
+                self._rules, host, name, page.path, _rest(hint)
+            ):
                 continue
             candidate = f"{name} {host}"
             if candidates.is_blocked(PARAM, host, name):
@@ -240,12 +268,18 @@ class Learner:
                 candidate = f"{name} {host}{context[1]}"
                 under_way = contexts.has_pages(host, name, context[1])
             else:
-                under_way = candidates.has((PARAM, host, name)) or candidates.has((PRESENCE, host, name))
+                under_way = candidates.has((PARAM, host, name)) or candidates.has(
+                    (PRESENCE, host, name)
+                )
             if n >= 0 or under_way:  # a page of its own, or one more page of a rule under way
                 found.append((f"{name} {hint}", candidate, max(n, 0)))
         for other in self._finder.hosts_seen(page):  # a page of a host that may mirror another
             pair = sorted((host, other))
-            if candidates.is_blocked(ALIAS, host, other) or alias_of(self._rules, host) or alias_of(self._rules, other):
+            if (
+                candidates.is_blocked(ALIAS, host, other)
+                or alias_of(self._rules, host)
+                or alias_of(self._rules, other)
+            ):
                 continue
             found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
         return found
@@ -297,11 +331,17 @@ class Learner:
         """Count the equal pair ``p`` toward its candidate; the rule if that adopts it."""
         kind, a, b, sig = p.kind, p.a, p.b, p.sig
         index, candidates = self._index, self._candidates
-        if sig in index.catch_all or (kind != PATH and sig in index.shared) or candidates.is_blocked(kind, a, b):
+        if (
+            sig in index.catch_all
+            or (kind != PATH and sig in index.shared)
+            or candidates.is_blocked(kind, a, b)
+        ):
             return None
-        if kind in (PARAM, PATH) and self._covered(kind, a, b):
+        if kind in (PARAM, PATH) and covered(self._rules, kind, a, b):
             return None
-        if kind == ALIAS and (alias_of(self._rules, b) is not None or alias_of(self._rules, a) is not None):
+        if kind == ALIAS and (
+            alias_of(self._rules, b) is not None or alias_of(self._rules, a) is not None
+        ):
             return None  # one of them is mapped already (the caller's policy lags behind)
         key = rule_key(kind, a, b)
         ev = candidates.evidence(key, self._finder.seen_first(a, b) if kind == ALIAS else "")
@@ -331,8 +371,13 @@ class Learner:
         (``?page=1`` = the list) is what probation and the first ``page=2`` then catch."""
         a, b, sig = p.a, p.b, p.sig
         index, candidates = self._index, self._candidates
-        if (sig in index.catch_all or sig in index.shared or candidates.is_blocked(PARAM, a, b)
-                or self._covered(PARAM, a, b) or not self._contexts.single_valued(a, b)):
+        if (
+            sig in index.catch_all
+            or sig in index.shared
+            or candidates.is_blocked(PARAM, a, b)
+            or covered(self._rules, PARAM, a, b)
+            or not self._contexts.single_valued(a, b)
+        ):
             return None
         ev = candidates.evidence((PRESENCE, a, b), "")
         if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
@@ -351,18 +396,20 @@ class Learner:
         values of the parameter with one text on one path (``context_values``), in the items
         all their URLs shared, and no counter-example there."""
         a, b, sig = p.a, p.b, p.sig
-        if "#" in p.ctx or not p.hint or self._covered(PARAM, a, b):
+        if "#" in p.ctx or not p.hint or covered(self._rules, PARAM, a, b):
             return None
         hostpath = p.hint.partition("?")[0]
         contexts = self._contexts
-        found = contexts.add_values(a, hostpath, p.path, b, sig, p.values, _rest(p.hint), (p.earlier, url))
+        found = contexts.add_values(
+            a, hostpath, p.path, b, sig, p.values, _rest(p.hint), (p.earlier, url)
+        )
         if found is None:
             return None
         context, n, examples = found
         path, common = split_context(context)
         if not common and sig in self._index.catch_all:
             return None  # a page served on many paths (an error, a login wall) names no context
-        if contexts.is_blocked(a, b, context) or self._in_context_rule(a, b, path, common):
+        if contexts.is_blocked(a, b, context) or in_context_rule(self._rules, a, b, path, common):
             return None
         contexts.drop_group(a, hostpath, b, sig)
         return self._adopt(LearnedRule(PARAM, a, b, n, tuple(examples), context))
@@ -376,7 +423,12 @@ class Learner:
         showed two of its values with one text: a default value (``?page=1`` = the list) alone
         never makes a rule."""
         a, b, sig = p.a, p.b, p.sig
-        if "#" in p.ctx or not p.hint or self._covered(PARAM, a, b) or sig in self._index.shared:
+        if (
+            "#" in p.ctx
+            or not p.hint
+            or covered(self._rules, PARAM, a, b)
+            or sig in self._index.shared
+        ):
             return None
         contexts = self._contexts
         found = contexts.context_of(p.path, p.hint)
@@ -388,29 +440,16 @@ class Learner:
         n, n_valued, examples = contexts.add_page(a, b, context, page, (p.earlier, url), valued)
         if n < CONTEXT_PAGE_FACTOR * self.min_pairs or n_valued < self.min_pairs:
             return None
-        if self._in_context_rule(a, b, *split_context(context)):
+        if in_context_rule(self._rules, a, b, *split_context(context)):
             return None
         contexts.drop_pages(a, b, context)
         return self._adopt(LearnedRule(PARAM, a, b, n, tuple(examples), context))
-
-    def _ruled(self, host: str) -> frozenset[str]:
-        """The parameters a rule of the whole host says do not matter on ``host``."""
-        return frozenset(r.name for r in self._rules if r.kind == PARAM and not r.context and within(host, r.host))
-
-    def _in_context_rule(self, host: str, name: str, path: str, items: frozenset[str]) -> bool:
-        """A rule of a rule context for ``name`` on ``host`` already covers this context."""
-        return any(r.kind == PARAM and r.name == name and r.context and r.host == host and r.applies_to(path, items)
-                   for r in self._rules)
 
     def _adopt(self, rule: LearnedRule) -> LearnedRule:
         """``rule`` in force from now on (``version`` changes)."""
         self._rules.append(rule)
         self._version += 1
         return rule
-
-    def _covered(self, kind: str, host: str, name: str) -> bool:
-        """A rule of the whole host for ``name`` on ``host`` or a parent domain is in force."""
-        return any(r.kind == kind and r.name == name and not r.context and within(host, r.host) for r in self._rules)
 
     def _direction(self, a: str, b: str, first: str) -> tuple[str, str]:
         """(alias, canonical): a parent domain is canonical for its subdomain; else the host
@@ -437,8 +476,15 @@ class Learner:
         where = split_context(rule.context) if rule.context else None
         self._contradict(rule.kind, rule.host, rule.name, url_a, url_b, where)
 
-    def _contradict(self, kind: str, a: str, b: str, earlier: str, url: str,
-                    where: tuple[str, frozenset[str]] | None = None) -> None:
+    def _contradict(
+        self,
+        kind: str,
+        a: str,
+        b: str,
+        earlier: str,
+        url: str,
+        where: tuple[str, frozenset[str]] | None = None,
+    ) -> None:
         """A counter-example: blocks the candidate on the host, and with ``where`` (the path
         and the other items of a parameter pair) every rule context it falls in; revokes what
         it blocks."""
@@ -447,10 +493,18 @@ class Learner:
             self._candidates.drop((PRESENCE, a, b))
             if where is not None:
                 self._contexts.block(a, b, *where)
-            doomed = [r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)
-                      and (not r.context or (where is not None and r.applies_to(*where)))]
+            doomed = [
+                r
+                for r in self._rules
+                if r.kind == kind
+                and r.name == b
+                and within(a, r.host)
+                and (not r.context or (where is not None and r.applies_to(*where)))
+            ]
         elif kind == PATH:
-            doomed = [r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)]
+            doomed = [
+                r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)
+            ]
         else:
             doomed = [r for r in self._rules if r.kind == ALIAS and {r.host, r.name} == {a, b}]
         for r in doomed:
@@ -466,10 +520,17 @@ class Learner:
         whose first page came before the restart)."""
         data = {
             "format": _FORMAT,
-            "settings": {"min_pairs": self.min_pairs, "sites": list(self.sites), "max_entries": self.max_entries},
+            "settings": {
+                "min_pairs": self.min_pairs,
+                "sites": list(self.sites),
+                "max_entries": self.max_entries,
+            },
             "version": self._version,
             "rules": [r.to_dict() for r in self._rules],
-            "revoked": [{"rule": r.rule.to_dict(), "counter_example": list(r.counter_example)} for r in self._revoked],
+            "revoked": [
+                {"rule": r.rule.to_dict(), "counter_example": list(r.counter_example)}
+                for r in self._revoked
+            ],
             **self._candidates.blocked_to_dict(),
             "blocked_contexts": self._contexts.to_list(),
             "catch_all": sorted(self._index.catch_all),
@@ -481,8 +542,15 @@ class Learner:
         return json.dumps(data, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str, *, min_pairs: int | None = None, sites: Iterable[str] | None = None,
-                  max_entries: int | None = None, presence: bool = False) -> Learner:
+    def from_json(
+        cls,
+        text: str,
+        *,
+        min_pairs: int | None = None,
+        sites: Iterable[str] | None = None,
+        max_entries: int | None = None,
+        presence: bool = False,
+    ) -> Learner:
         """A learner from :meth:`to_json` output; the keyword arguments, when given, replace the
         saved settings (blocked candidates and catch-all signatures are always kept). Raises
         ``ValueError`` on text that is not such output."""
@@ -501,13 +569,17 @@ class Learner:
                 presence=presence,
             )
             learner._rules = [LearnedRule.from_dict(r) for r in data["rules"]]
-            learner._revoked = [Revocation(LearnedRule.from_dict(r["rule"]), tuple(r["counter_example"]))  # type: ignore[arg-type]
-                                for r in data["revoked"]]
+            learner._revoked = [
+                Revocation(LearnedRule.from_dict(r["rule"]), tuple(r["counter_example"]))  # type: ignore[arg-type]
+                for r in data["revoked"]
+            ]
             learner._index.catch_all = set(map(str, data["catch_all"]))
             learner._index.shared = set(map(str, data.get("shared", ())))
             learner._candidates.load(data)
             learner._contexts.load(data.get("blocked_contexts", []))
-            learner._stats.update({k: int(v) for k, v in data.get("stats", {}).items() if k in learner._stats})
+            learner._stats.update(
+                {k: int(v) for k, v in data.get("stats", {}).items() if k in learner._stats}
+            )
             learner._version = int(data.get("version", len(learner._rules)))
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"not a saved Learner: {e!r}") from None

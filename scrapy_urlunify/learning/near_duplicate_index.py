@@ -52,7 +52,9 @@ _VERSION = 1
 _NONE = -1
 #: by the number of low block bits a bucket leaves out: the block itself and each one-bit flip
 #: of a bit the bucket keeps (a flip of a bit it leaves out is the same bucket)
-_FLIPS = tuple((0, *(1 << bit for bit in range(drop, _BLOCK_BITS))) for drop in range(_BLOCK_BITS + 1))
+_FLIPS = tuple(
+    (0, *(1 << bit for bit in range(drop, _BLOCK_BITS))) for drop in range(_BLOCK_BITS + 1)
+)
 
 
 class Match(NamedTuple):
@@ -147,7 +149,9 @@ class NearDuplicateIndex:
     def _link(self, at: int, fingerprint: int) -> None:
         for block in range(_BLOCKS):
             heads = self._heads[block]
-            bucket = ((fingerprint >> (_BLOCK_BITS * block)) & 0xFFFF) >> (_BLOCK_BITS - self._head_bits)
+            bucket = ((fingerprint >> (_BLOCK_BITS * block)) & 0xFFFF) >> (
+                _BLOCK_BITS - self._head_bits
+            )
             # prepended: a walk meets the newest first, so nearest() compares positions to
             # prefer the page added first among equally near ones
             self._next[block][at] = heads[bucket]
@@ -197,7 +201,10 @@ class NearDuplicateIndex:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NearDuplicateIndex):
             return NotImplemented
-        return (self.capacity, self._fingerprints, self._keys) == (other.capacity, other._fingerprints, other._keys)
+        return (self.capacity, self._fingerprints, self._keys) == (
+            other.capacity,
+            other._fingerprints,
+            other._keys,
+        )
 
     __hash__ = None  # type: ignore[assignment]
-

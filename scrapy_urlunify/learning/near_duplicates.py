@@ -82,7 +82,8 @@ MIN_FEATURES = 16
 # view ("?diff=prev&oldid=N") shows the change (table.diff, a "Latest revision as of" title) above
 # revision N: on a stub the change is longer than the article. Only
 # there (mode "mediawiki"): the class test on every element doubled the pass on other pages.
-_MAIN_TEXT = etree.XSLT(etree.XML(b"""\
+_MAIN_TEXT = etree.XSLT(
+    etree.XML(b"""\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="text" encoding="utf-8"/>
   <xsl:template match="/">
@@ -101,7 +102,8 @@ _MAIN_TEXT = etree.XSLT(etree.XML(b"""\
   <xsl:template match="*[@class][contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')
                                   or contains(concat(' ', @class, ' '), ' diff ')
                                   or contains(@class, 'diff-currentversion-title')]" mode="mediawiki"/>
-</xsl:stylesheet>"""))
+</xsl:stylesheet>""")
+)
 
 # One translate() pass cuts the text into chunks: white space deleted (it carries no meaning for
 # resemblance, and deleting it is cheaper than collapsing its runs), ASCII lower-cased, digits
@@ -143,8 +145,12 @@ def _bit_tables() -> tuple[tuple[bytes, ...], ...]:
     for plane in range(4):
         lanes = []
         for lane in range(_LANES):
-            order = sorted(range(256), key=lambda value: hashlib.blake2b(
-                bytes((plane, lane, value)), digest_size=8, person=b"urlunify-near").digest())
+            order = sorted(
+                range(256),
+                key=lambda value: hashlib.blake2b(
+                    bytes((plane, lane, value)), digest_size=8, person=b"urlunify-near"
+                ).digest(),
+            )
             ones = frozenset(order[:128])
             lanes.append(bytes(value in ones for value in range(256)))
         planes.append(tuple(lanes))
@@ -218,8 +224,14 @@ def short_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int | No
     words = text[:max_bytes].split()
     if not words:
         return None
-    return int.from_bytes(hashlib.blake2b(" ".join(words).encode("utf-8", "surrogatepass"),
-                                          digest_size=8, person=b"urlunify-short").digest(), "little")
+    return int.from_bytes(
+        hashlib.blake2b(
+            " ".join(words).encode("utf-8", "surrogatepass"),
+            digest_size=8,
+            person=b"urlunify-short",
+        ).digest(),
+        "little",
+    )
 
 
 def folded_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
@@ -230,7 +242,9 @@ def folded_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
     instead of "(5 pages)" and five, 4 to 7 bits apart on a listing of 50 chunks, while the same
     listing sorted otherwise (its chunks are a set) is 4 bits away and one with a product more, 2."""
     data = _DIGIT_RUNS.sub(b"0", _normalized(text, max_bytes))
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8, person=b"urlunify-fold").digest(), "little")
+    return int.from_bytes(
+        hashlib.blake2b(data, digest_size=8, person=b"urlunify-fold").digest(), "little"
+    )
 
 
 def page_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, bool] | None:

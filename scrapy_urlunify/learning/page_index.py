@@ -30,7 +30,9 @@ _INDEX_PAGES = frozenset(DEFAULT_INDEX_PAGES)
 def slot(s: str) -> int:
     """The index key of a context: a 64-bit digest (a third of the memory of the text; two
     contexts sharing one would need a 1 in 2**64 chance, and cost one wrong pair, not a rule)."""
-    return int.from_bytes(blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+    return int.from_bytes(
+        blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"
+    )
 
 
 class PageIndex:

@@ -72,7 +72,8 @@ _PARSER = html.HTMLParser(remove_comments=True, huge_tree=True)
 # The body text of a parsed document, without the _DROPPED elements (their tails kept), comments
 # and processing instructions, in one pass of libxslt over the tree (a third of the time of the
 # same walk in Python): the first <body>, or the whole document without one.
-_BODY_TEXT = etree.XSLT(etree.XML(b"""\
+_BODY_TEXT = etree.XSLT(
+    etree.XML(b"""\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="text" encoding="utf-8"/>
   <xsl:template match="/">
@@ -82,7 +83,8 @@ _BODY_TEXT = etree.XSLT(etree.XML(b"""\
     </xsl:choose>
   </xsl:template>
   <xsl:template match="script|style|noscript|template"/>
-</xsl:stylesheet>"""))
+</xsl:stylesheet>""")
+)
 #: above this many bytes of body, the text of a parsed tree is read one text node at a time (the
 #: transform holds the whole text, three times over, until it is hashed)
 _WHOLE_TEXT_MAX = 4 << 20
@@ -101,7 +103,9 @@ def _body(document: bytes | str) -> html.HtmlElement | None:
             return None
         # lxml refuses a str with an XML encoding declaration: give it the bytes it declares
         try:
-            root = html.document_fromstring(document.encode("utf-8", "surrogatepass"), parser=_PARSER)
+            root = html.document_fromstring(
+                document.encode("utf-8", "surrogatepass"), parser=_PARSER
+            )
         except (etree.ParserError, ValueError):
             return None
     except etree.ParserError:
@@ -208,9 +212,13 @@ class PageSignature(NamedTuple):
     evidence: bool
 
 
-def page_signature(body: bytes, content_type: str | None = None, decoded: str | None = None,
-                   max_bytes: int = DEFAULT_MAX_BYTES,
-                   tree: Callable[[], etree._Element | None] | None = None) -> PageSignature:
+def page_signature(
+    body: bytes,
+    content_type: str | None = None,
+    decoded: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    tree: Callable[[], etree._Element | None] | None = None,
+) -> PageSignature:
     """The signature of a response body (see the module docstring); ``decoded`` is the body as
     text when the caller knows its encoding. ``tree`` gives the root element of the document
     parsed from ``decoded`` (Scrapy's ``response.selector.root``), called only when the body's
@@ -234,8 +242,12 @@ def page_signature(body: bytes, content_type: str | None = None, decoded: str | 
     return PageSignature(hashlib.md5(body).digest(), False)
 
 
-def signature(body: bytes, content_type: str | None = None, decoded: str | None = None,
-              max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def signature(
+    body: bytes,
+    content_type: str | None = None,
+    decoded: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> bytes:
     """The 16-byte MD5 signature of a response body (:func:`page_signature` without its kind)."""
     return page_signature(body, content_type, decoded, max_bytes).digest
 

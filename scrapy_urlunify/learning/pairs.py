@@ -89,8 +89,18 @@ def read_page(url: str, identity_host: str, sig: str) -> Page | None:
     else:
         items = []
     query = "&".join(items)
-    return Page(url, sig, host, port, hostkey, p.path, frag, items, query,
-                _param_slot(hostkey + p.path, query, frag))
+    return Page(
+        url,
+        sig,
+        host,
+        port,
+        hostkey,
+        p.path,
+        frag,
+        items,
+        query,
+        _param_slot(hostkey + p.path, query, frag),
+    )
 
 
 def _each_param(items: list[str]) -> Iterator[tuple[str, str, str]]:
@@ -99,8 +109,11 @@ def _each_param(items: list[str]) -> Iterator[tuple[str, str, str]]:
     lowered = [i.partition("=")[0].lower() for i in items]
     for name in sorted(set(lowered))[:MAX_PARAMS]:
         if name:
-            yield (name, "&".join(i for i, n in zip(items, lowered, strict=True) if n == name),
-                   "&".join(i for i, n in zip(items, lowered, strict=True) if n != name))
+            yield (
+                name,
+                "&".join(i for i, n in zip(items, lowered, strict=True) if n == name),
+                "&".join(i for i, n in zip(items, lowered, strict=True) if n != name),
+            )
 
 
 def _param_slot(base: str, rest: str, frag: str) -> int:
@@ -134,9 +147,13 @@ class PairFinder:
         self.index = index
         self.sites = sites
         self._related_cache: dict[tuple[str, str], bool] = {}
-        self._first_seen: dict[str, int] = {}  # host -> order of its first page (aliases' direction)
+        self._first_seen: dict[
+            str, int
+        ] = {}  # host -> order of its first page (aliases' direction)
 
-    def param_pairs(self, page: Page, e0: tuple[Any, ...], ruled: frozenset[str] = frozenset()) -> list[Pair]:
+    def param_pairs(
+        self, page: Page, e0: tuple[Any, ...], ruled: frozenset[str] = frozenset()
+    ) -> list[Pair]:
         """Pairs for parameter rules (``e0``: the index entry of this very page). Only two
         different values of a parameter with one content are evidence (``ref=a`` =
         ``ref=b``); a page with and without it (``page=1`` and no ``page``: a default value)
@@ -151,7 +168,9 @@ class PairFinder:
         base = page.hostkey + path
         hint_q = f"{base}?{page.query}"
         for name, value, s, u in e0:  # pages with one more parameter than this one
-            pairs.append(Pair(PARAM, host, name, s == sig, ctx_q, path, sig, u, False, hint_q, ("", value)))
+            pairs.append(
+                Pair(PARAM, host, name, s == sig, ctx_q, path, sig, u, False, hint_q, ("", value))
+            )
         index = self.index
         index.add(page.key, e0, (None, None, sig, page.url))
         if not items or len(items) > MAX_ITEMS:
@@ -167,14 +186,22 @@ class PairFinder:
             hint = f"{base}?{rest}"
             without = False
             for other, v, s, u in entry:
-                if other is None or (other in ruled and other != name):  # the page without the parameter
+                if other is None or (
+                    other in ruled and other != name
+                ):  # the page without the parameter
                     if without:
                         continue  # one pair with it: its spellings under the rule are one page
                     without = True
-                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, False, hint, (value, "")))
+                    pairs.append(
+                        Pair(
+                            PARAM, host, name, s == sig, ctx, path, sig, u, False, hint, (value, "")
+                        )
+                    )
                 elif other == name:  # the same parameter with another value
                     n_values += 1
-                    pairs.append(Pair(PARAM, host, name, s == sig, ctx, path, sig, u, True, hint, (value, v)))
+                    pairs.append(
+                        Pair(PARAM, host, name, s == sig, ctx, path, sig, u, True, hint, (value, v))
+                    )
             if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
                 index.add(key, entry, (name, value, sig, page.url))
         return pairs
@@ -203,7 +230,9 @@ class PairFinder:
         if is_ip(host):
             return []
         entry = self.index.records.get(_alias_slot(page), ())
-        return [h for h, pt, _s, _u in entry if h != host and pt == page.port and self._related(h, host)]
+        return [
+            h for h, pt, _s, _u in entry if h != host and pt == page.port and self._related(h, host)
+        ]
 
     def path_pairs(self, page: Page) -> list[Pair]:
         """Pairs for path rules: ``/print/x`` and ``/x`` (same host, query and fragment). As the

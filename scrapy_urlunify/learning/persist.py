@@ -47,7 +47,9 @@ class LearnedRulesStore:
         if self.redis is not None:
             fields = self.redis.get_all()
             text, probation = fields.get(_FIELD), fields.get(_PROBATION)
-            return LearnedState(text, _probation(json.loads(probation)) if probation is not None else None)
+            return LearnedState(
+                text, _probation(json.loads(probation)) if probation is not None else None
+            )
         if self.path is not None and self.path.exists():
             text = self.path.read_text("utf-8")
             try:
@@ -75,10 +77,16 @@ class LearnedRulesStore:
             os.replace(tmp, self.path)  # atomic: a kill leaves the old or the new file
 
     def __str__(self) -> str:
-        return str(self.path) if self.redis is None else f"Redis {self.redis.url} key {self.redis.key!r}"
+        return (
+            str(self.path)
+            if self.redis is None
+            else f"Redis {self.redis.url} key {self.redis.key!r}"
+        )
 
 
 def _probation(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-        raise ValueError(f"the probation of learned rules is not an object of objects: {value!r:.100}")
+        raise ValueError(
+            f"the probation of learned rules is not an object of objects: {value!r:.100}"
+        )
     return value

@@ -48,7 +48,9 @@ _T = TypeVar("_T")
 
 
 def _h(s: str) -> int:
-    return int.from_bytes(blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+    return int.from_bytes(
+        blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"
+    )
 
 
 def _recent(table: OrderedDict[Any, _T], key: Any, make: Callable[[], _T], bound: int) -> _T:
@@ -106,9 +108,15 @@ class RuleContexts:
     def __init__(self, max_keys: int, values_needed: int) -> None:
         self.max_keys = max_keys
         self.values_needed = values_needed
-        self._path_values: OrderedDict[tuple[str, str], set[int]] = OrderedDict()  # (host:port+path, name)
-        self._identifying: OrderedDict[tuple[str, str], None] = OrderedDict()  # (host:port+path, name)
-        self._host_values: OrderedDict[tuple[str, str], str] = OrderedDict()  # (host, name) -> value | _MULTI
+        self._path_values: OrderedDict[tuple[str, str], set[int]] = (
+            OrderedDict()
+        )  # (host:port+path, name)
+        self._identifying: OrderedDict[tuple[str, str], None] = (
+            OrderedDict()
+        )  # (host:port+path, name)
+        self._host_values: OrderedDict[tuple[str, str], str] = (
+            OrderedDict()
+        )  # (host, name) -> value | _MULTI
         self._groups: OrderedDict[tuple[str, str, str, str], _Group] = OrderedDict()
         #: (host, name, context) -> the pages where two values of name gave one text
         self._page_groups: OrderedDict[tuple[str, str, str], _PageGroup] = OrderedDict()
@@ -176,13 +184,24 @@ class RuleContexts:
 
     # -- many values, one text -----------------------------------------------------------------
 
-    def add_values(self, host: str, hostpath: str, path: str, name: str, sig: str, values: tuple[str, str],
-                   rest: frozenset[str], example: tuple[str, str]) -> tuple[str, int, list[tuple[str, str]]] | None:
+    def add_values(
+        self,
+        host: str,
+        hostpath: str,
+        path: str,
+        name: str,
+        sig: str,
+        values: tuple[str, str],
+        rest: frozenset[str],
+        example: tuple[str, str],
+    ) -> tuple[str, int, list[tuple[str, str]]] | None:
         """Two values of ``name`` gave the text ``sig`` on ``path`` (the rest of their query:
         ``rest``). The rule context (``path?common items``), the distinct values and the
         examples when that makes ``values_needed`` values with this text: a rule of that
         context, if no counter-example blocks it (the caller's to check)."""
-        group = _recent(self._groups, (host, hostpath, name, sig), lambda: _Group(rest), self.max_keys)
+        group = _recent(
+            self._groups, (host, hostpath, name, sig), lambda: _Group(rest), self.max_keys
+        )
         group.common = group.common & rest
         before = len(group.values)
         for v in values:
@@ -211,8 +230,15 @@ class RuleContexts:
         common = tuple(i for i in rest.split("&") if i != item)
         return page, context_text(path, common)
 
-    def add_page(self, host: str, name: str, context: str, page: str, example: tuple[str, str],
-                 valued: bool = True) -> tuple[int, int, list[tuple[str, str]]]:
+    def add_page(
+        self,
+        host: str,
+        name: str,
+        context: str,
+        page: str,
+        example: tuple[str, str],
+        valued: bool = True,
+    ) -> tuple[int, int, list[tuple[str, str]]]:
         """Two values of ``name`` (``valued``), or the page with and without it, gave one text on
         ``page`` in ``context``: the distinct pages of that context where they did, how many of
         them by two values, and examples."""
@@ -256,14 +282,17 @@ class RuleContexts:
     # -- persistence ---------------------------------------------------------------------------
 
     def to_list(self) -> list[list[Any]]:
-        return [[host, name, path, None if rest is None else sorted(rest)]
-                for (host, name), entries in sorted(self._blocked.items())
-                for path, rest in sorted(entries, key=lambda e: (e[0], sorted(e[1] or ())))]
+        return [
+            [host, name, path, None if rest is None else sorted(rest)]
+            for (host, name), entries in sorted(self._blocked.items())
+            for path, rest in sorted(entries, key=lambda e: (e[0], sorted(e[1] or ())))
+        ]
 
     def load(self, entries: list[list[Any]]) -> None:
         for host, name, path, rest in entries:
             self._blocked.setdefault((str(host), str(name)), set()).add(
-                (str(path), None if rest is None else frozenset(map(str, rest))))
+                (str(path), None if rest is None else frozenset(map(str, rest)))
+            )
 
     def blocked_count(self) -> int:
         return sum(map(len, self._blocked.values()))

@@ -57,7 +57,9 @@ def settings_snippet(rules: Sequence[LearnedRule]) -> str:
     lines = ["# learned by scrapy_urlunify (merge with your own values of these settings)"]
     params = ignore_params(rules)
     if params:
-        body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in params.items())
+        body = ", ".join(
+            f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in params.items()
+        )
         lines.append(f"URLUNIFY_IGNORE_PARAMS = {{{body}}}")
     aliases = domain_aliases(rules)
     if aliases:
@@ -65,7 +67,9 @@ def settings_snippet(rules: Sequence[LearnedRule]) -> str:
         lines.append(f"URLUNIFY_DOMAIN_ALIASES = [{body}]")
     prefixes = path_prefixes(rules)
     if prefixes:
-        body = ", ".join(f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in prefixes.items())
+        body = ", ".join(
+            f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in prefixes.items()
+        )
         lines.append(f"URLUNIFY_IGNORE_PATH_PREFIXES = {{{body}}}")
     if len(lines) == 1:
         lines.append("# (no rules learned)")

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..core.domains import within
+
 __all__ = [
     "ALIAS",
     "PARAM",
@@ -24,6 +26,9 @@ __all__ = [
     "Revocation",
     "alias_of",
     "alias_root",
+    "covered",
+    "host_params",
+    "in_context_rule",
     "rule_key",
 ]
 
@@ -80,8 +85,10 @@ class LearnedRule:
         elif self.context:
             what = f"parameter {self.name!r} does not matter on {self.context_key}"
             shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
-            return (f"{what} ({self.pairs} values with one text, or pages whose values show one text, in this "
-                    f"context, e.g. {shown})")
+            return (
+                f"{what} ({self.pairs} values with one text, or pages whose values show one text, in this "
+                f"context, e.g. {shown})"
+            )
         else:
             what = f"parameter {self.name!r} does not matter on {self.host}"
         shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
@@ -89,16 +96,27 @@ class LearnedRule:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule as a JSON object (:meth:`from_dict` reads it back)."""
-        d = {"kind": self.kind, "host": self.host, "name": self.name, "pairs": self.pairs,
-             "examples": [list(e) for e in self.examples]}
+        d = {
+            "kind": self.kind,
+            "host": self.host,
+            "name": self.name,
+            "pairs": self.pairs,
+            "examples": [list(e) for e in self.examples],
+        }
         if self.context:
             d["context"] = self.context
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LearnedRule:
-        return cls(str(d["kind"]), str(d["host"]), str(d["name"]), int(d["pairs"]),
-                   tuple((str(a), str(b)) for a, b in d["examples"]), str(d.get("context", "")))
+        return cls(
+            str(d["kind"]),
+            str(d["host"]),
+            str(d["name"]),
+            int(d["pairs"]),
+            tuple((str(a), str(b)) for a, b in d["examples"]),
+            str(d.get("context", "")),
+        )
 
 
 class Revocation(NamedTuple):
@@ -150,3 +168,31 @@ def alias_root(rules: Sequence[LearnedRule], host: str) -> str:
             return host
         seen.add(nxt)
         host = nxt
+
+
+def covered(rules: Sequence[LearnedRule], kind: str, host: str, name: str) -> bool:
+    """A rule of the whole host for ``name`` on ``host`` or a parent domain is in force."""
+    return any(
+        r.kind == kind and r.name == name and not r.context and within(host, r.host) for r in rules
+    )
+
+
+def host_params(rules: Sequence[LearnedRule], host: str) -> frozenset[str]:
+    """The parameters a rule of the whole host says do not matter on ``host``."""
+    return frozenset(
+        r.name for r in rules if r.kind == PARAM and not r.context and within(host, r.host)
+    )
+
+
+def in_context_rule(
+    rules: Sequence[LearnedRule], host: str, name: str, path: str, items: frozenset[str]
+) -> bool:
+    """A rule of a rule context for ``name`` on ``host`` already covers this context."""
+    return any(
+        r.kind == PARAM
+        and r.name == name
+        and r.context
+        and r.host == host
+        and r.applies_to(path, items)
+        for r in rules
+    )

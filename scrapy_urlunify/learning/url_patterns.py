@@ -40,7 +40,15 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 
-__all__ = ["MAX_DEPTH", "MAX_GROUPS", "MAX_NAMES", "WILDCARD", "URLPatterns", "coarser", "looks_like_id"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_GROUPS",
+    "MAX_NAMES",
+    "WILDCARD",
+    "URLPatterns",
+    "coarser",
+    "looks_like_id",
+]
 
 #: a segment or value generalised: many values were seen at its place, or it looks like an id
 WILDCARD = "*"
@@ -70,7 +78,9 @@ def coarser(pattern: str) -> str | None:
     path, sep, query = pattern.partition("?")
     if not sep or query == WILDCARD:
         return None
-    out = path + "?" + "&".join(pair.partition("=")[0] + "=" + WILDCARD for pair in query.split("&"))
+    out = (
+        path + "?" + "&".join(pair.partition("=")[0] + "=" + WILDCARD for pair in query.split("&"))
+    )
     return out if out != pattern else None
 
 

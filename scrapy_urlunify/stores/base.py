@@ -58,7 +58,10 @@ class ClosingContext:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -145,7 +148,11 @@ def unpack_entry(value: bytes, where: str) -> tuple[tuple[str, ...], bytes]:
         (length,) = _RULES_LENGTH.unpack_from(value)
         end = _RULES_LENGTH.size + length
         rules = json.loads(value[_RULES_LENGTH.size : end].decode("utf-8", "surrogatepass"))
-        if end > len(value) or not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+        if (
+            end > len(value)
+            or not isinstance(rules, list)
+            or not all(isinstance(r, str) for r in rules)
+        ):
             raise ValueError("not a list of rule names")
     except (struct.error, ValueError) as exc:
         raise StoreError(f"{where}: malformed kept-request record ({exc})") from None

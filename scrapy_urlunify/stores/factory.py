@@ -63,8 +63,10 @@ class Stores:
     ) -> None:
         location = MEMORY if location in (None, "") else location
         if location != MEMORY and not is_redis_url(location):
-            raise ValueError(f'expected "memory" or a redis://, rediss://, unix:// or redis+cluster:// URL, '
-                             f'got {mask_url(location)!r}')
+            raise ValueError(
+                f'expected "memory" or a redis://, rediss://, unix:// or redis+cluster:// URL, '
+                f"got {mask_url(location)!r}"
+            )
         missing = redis_missing(location) if location != MEMORY and client is None else None
         if missing:
             raise StoreError(missing)
@@ -121,7 +123,9 @@ class Stores:
         if self.in_redis:
             from .redis_tables import RedisSignatureStore
 
-            return RedisSignatureStore(self.client(), self.keys()["signatures"], **self._redis_kwargs())
+            return RedisSignatureStore(
+                self.client(), self.keys()["signatures"], **self._redis_kwargs()
+            )
         if self.jobdir is not None:
             return JobdirSignatureStore(self.jobdir / SIGNATURES_FILENAME)
         return MemorySignatureStore()

@@ -127,7 +127,7 @@ class FingerprintSet:
             raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)")
         if slot:  # a larger member: it and the rest of its run move one slot right
             end = table.index(0, i)  # the sentinel at the latest
-            table[i + 1:end + 1] = table[i:end]
+            table[i + 1 : end + 1] = table[i:end]
         else:
             end = i
         table[i] = fp

@@ -49,8 +49,14 @@ REQUESTS_FILENAME = "urlunify-requests.log"
 ITEMS_FILENAME = "urlunify-items.log"
 LEARNED_FILENAME = "urlunify-learned.json"
 KEPT_FILENAME = "urlunify-kept.log"
-JOBDIR_FILENAMES = (SEEN_FILENAME, REQUESTS_FILENAME, SIGNATURES_FILENAME, LEARNED_FILENAME, ITEMS_FILENAME,
-                    KEPT_FILENAME)
+JOBDIR_FILENAMES = (
+    SEEN_FILENAME,
+    REQUESTS_FILENAME,
+    SIGNATURES_FILENAME,
+    LEARNED_FILENAME,
+    ITEMS_FILENAME,
+    KEPT_FILENAME,
+)
 
 
 class JobdirSeenStore(ClosingContext):
@@ -156,7 +162,11 @@ class JobdirSignatureStore(MemorySignatureStore):
         if not isinstance(identifier, str):
             raise TypeError(f"identifier must be str, not {type(identifier).__name__}")
         # surrogatepass: any str round-trips, even one holding lone surrogates.
-        return _KEY_LENGTH.pack(len(signature)) + signature + identifier.encode("utf-8", "surrogatepass")
+        return (
+            _KEY_LENGTH.pack(len(signature))
+            + signature
+            + identifier.encode("utf-8", "surrogatepass")
+        )
 
     def _unpack(self, payload: bytes) -> tuple[bytes, str]:
         try:

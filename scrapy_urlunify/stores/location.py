@@ -40,8 +40,13 @@ REDIS_SCHEMES = ("redis", "rediss", "unix", *CLUSTER_SCHEMES)
 DEFAULT_KEY_TEMPLATE = "urlunify:%(scope)s"
 #: The stores of one scope, as suffixes of its namespace. None is a suffix of another, so
 #: two (scope, store) pairs never share a key as long as the template holds the scope.
-KEY_SUFFIXES = {"seen": ":seen", "signatures": ":signatures", "rules": ":rules", "kept": ":kept",
-                "fetched": ":fetched"}
+KEY_SUFFIXES = {
+    "seen": ":seen",
+    "signatures": ":signatures",
+    "rules": ":rules",
+    "kept": ":kept",
+    "fetched": ":fetched",
+}
 
 
 def is_redis_url(value: object) -> bool:
@@ -107,8 +112,10 @@ def redis_missing(location: str) -> str | None:
         found = True
     if found:
         return None
-    return (f"the Redis store {mask_url(location)} needs the redis package, which is not installed: "
-            "pip install 'scrapy-urlunify[redis]'")
+    return (
+        f"the Redis store {mask_url(location)} needs the redis package, which is not installed: "
+        "pip install 'scrapy-urlunify[redis]'"
+    )
 
 
 def _userinfo(url: str) -> tuple[str, str, str] | None:
@@ -147,8 +154,13 @@ def mask_url(url: object) -> str:
     if "password" in text.lower():
         try:
             split = urlsplit(text)
-            query = urlencode([(k, "***" if k.lower() == "password" else v)
-                               for k, v in parse_qsl(split.query, keep_blank_values=True)], safe="*")
+            query = urlencode(
+                [
+                    (k, "***" if k.lower() == "password" else v)
+                    for k, v in parse_qsl(split.query, keep_blank_values=True)
+                ],
+                safe="*",
+            )
             text = urlunsplit(split._replace(query=query))
         except ValueError:
             return "<unparsable store URL>"
@@ -187,12 +199,17 @@ def redis_keys(template: str, scope: str) -> dict[str, str]:
     if not isinstance(scope, str) or not scope:
         raise ValueError(f"the scope must be a non-empty string, got {scope!r}")
     if not isinstance(template, str):
-        raise ValueError(f"expected a string holding %(scope)s, got {type(template).__name__} {template!r}")
+        raise ValueError(
+            f"expected a string holding %(scope)s, got {type(template).__name__} {template!r}"
+        )
     if "%(scope)s" not in template:
-        raise ValueError(f"{template!r} does not contain %(scope)s: every scope would share one key")
+        raise ValueError(
+            f"{template!r} does not contain %(scope)s: every scope would share one key"
+        )
     try:
         base = template % {"scope": scope}
     except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"{template!r} is not a valid key template ({exc!r}); only %(scope)s may be used") \
-            from None
+        raise ValueError(
+            f"{template!r} is not a valid key template ({exc!r}); only %(scope)s may be used"
+        ) from None
     return {name: base + suffix for name, suffix in KEY_SUFFIXES.items()}

@@ -107,7 +107,9 @@ class _LogFile(ClosingContext):
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise StoreError(f"{self.path}: already open for appending (by another process or store)") from None
+            raise StoreError(
+                f"{self.path}: already open for appending (by another process or store)"
+            ) from None
 
     def _open_header(self) -> None:
         expected = _HEADER.pack(MAGIC, FORMAT_VERSION, self._kind, self.record_size)
@@ -119,7 +121,11 @@ class _LogFile(ClosingContext):
                 )
             # Empty, or a header cut short by a kill right after creation: an empty log.
             if head:
-                logger.warning("%s: incomplete header (%d bytes), treating as an empty log", self.path, len(head))
+                logger.warning(
+                    "%s: incomplete header (%d bytes), treating as an empty log",
+                    self.path,
+                    len(head),
+                )
             if not self._readonly:
                 os.ftruncate(self._fd, 0)
                 os.write(self._fd, expected)
@@ -127,16 +133,22 @@ class _LogFile(ClosingContext):
             return
         magic, version, kind, record_size = _HEADER.unpack(head)
         if magic != MAGIC:
-            raise StoreError(f"{self.path}: not a scrapy_urlunify record log (starts with {magic!r}, expected {MAGIC!r})")
+            raise StoreError(
+                f"{self.path}: not a scrapy_urlunify record log (starts with {magic!r}, expected {MAGIC!r})"
+            )
         if version != FORMAT_VERSION:
             raise StoreError(
                 f"{self.path}: record log format version {version}; this code reads version {FORMAT_VERSION}"
             )
         if kind != self._kind:
             found = _KIND_NAMES.get(kind, f"unknown kind {kind}")
-            raise StoreError(f"{self.path}: holds {found} records, expected {_KIND_NAMES[self._kind]} records")
+            raise StoreError(
+                f"{self.path}: holds {found} records, expected {_KIND_NAMES[self._kind]} records"
+            )
         if record_size != self.record_size:
-            raise StoreError(f"{self.path}: holds {record_size}-byte records, expected {self.record_size}-byte records")
+            raise StoreError(
+                f"{self.path}: holds {record_size}-byte records, expected {self.record_size}-byte records"
+            )
 
     # -- appending ------------------------------------------------------------------
 
@@ -171,7 +183,6 @@ class _LogFile(ClosingContext):
                 os.fsync(fd)
         finally:
             os.close(fd)
-
 
     # -- reading --------------------------------------------------------------------
 
@@ -212,12 +223,22 @@ class _LogFile(ClosingContext):
         """Record where intact data ends; deal with ``torn`` bytes after it."""
         if torn:
             if self._readonly:
-                logger.warning("%s: ignoring an incomplete last record (%d bytes) at offset %d, left by a crash "
-                               "mid-write", self.path, torn, end)
+                logger.warning(
+                    "%s: ignoring an incomplete last record (%d bytes) at offset %d, left by a crash "
+                    "mid-write",
+                    self.path,
+                    torn,
+                    end,
+                )
             else:
                 os.ftruncate(self._fd, end)
-                logger.warning("%s: truncated an incomplete last record (%d bytes) at offset %d, left by a crash "
-                               "mid-write", self.path, torn, end)
+                logger.warning(
+                    "%s: truncated an incomplete last record (%d bytes) at offset %d, left by a crash "
+                    "mid-write",
+                    self.path,
+                    torn,
+                    end,
+                )
         self._end = end
 
     def _recover(self) -> int:
@@ -244,7 +265,9 @@ class RecordLog(_LogFile):
 
     _kind = _KIND_FIXED
 
-    def __init__(self, path: str | os.PathLike[str], record_size: int, *, readonly: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], record_size: int, *, readonly: bool = False
+    ) -> None:
         """Open (creating if needed) the log at ``path`` for appending, or for reading only.
 
         A torn tail (file length not a whole number of records) is truncated right away
@@ -266,7 +289,9 @@ class RecordLog(_LogFile):
     def append(self, record: bytes) -> None:
         """Append one record; when this returns it survives the process being killed."""
         if len(record) != self.record_size:
-            raise ValueError(f"{self.path}: record of {len(record)} bytes, this log holds {self.record_size}-byte records")
+            raise ValueError(
+                f"{self.path}: record of {len(record)} bytes, this log holds {self.record_size}-byte records"
+            )
         self._append(record)
 
     def replay(self) -> Iterator[bytes]:
@@ -316,7 +341,9 @@ class VarRecordLog(_LogFile):
     def append(self, payload: bytes) -> None:
         """Append one record; when this returns it survives the process being killed."""
         if len(payload) > MAX_PAYLOAD:
-            raise ValueError(f"{self.path}: record of {len(payload)} bytes exceeds the {MAX_PAYLOAD}-byte limit")
+            raise ValueError(
+                f"{self.path}: record of {len(payload)} bytes exceeds the {MAX_PAYLOAD}-byte limit"
+            )
         length = struct.pack("<I", len(payload))
         crc = zlib.crc32(payload, zlib.crc32(length))
         self._append(length + struct.pack("<I", crc) + payload)
@@ -376,7 +403,10 @@ class VarRecordLog(_LogFile):
         for pos in range(1, len(tail) - frame + 1):
             length, crc = _FRAME.unpack_from(tail, pos)
             end = pos + frame + length
-            if end <= len(tail) and zlib.crc32(tail[pos + frame : end], zlib.crc32(tail[pos : pos + 4])) == crc:
+            if (
+                end <= len(tail)
+                and zlib.crc32(tail[pos + frame : end], zlib.crc32(tail[pos : pos + 4])) == crc
+            ):
                 raise StoreError(
                     f"{self.path}: corrupted record log: record at offset {offset} is damaged "
                     f"(intact records follow at offset {offset + pos})"

@@ -166,8 +166,18 @@ class Layout:
 
     def fields(self) -> list[str]:
         """The layout hash, as HSET arguments."""
-        return ["layout", LAYOUT, "bits", str(self.bits), "shards", str(self.shards),
-                "limit", str(self.limit), "size", str(self.size)]
+        return [
+            "layout",
+            LAYOUT,
+            "bits",
+            str(self.bits),
+            "shards",
+            str(self.shards),
+            "limit",
+            str(self.limit),
+            "size",
+            str(self.size),
+        ]
 
     @property
     def buckets(self) -> int:
@@ -208,7 +218,11 @@ class Layout:
     def shard_keys(self, shard: int) -> list[str]:
         """Every key of ``shard`` (what :meth:`RedisSeenStore.clear` deletes)."""
         buckets = range(shard, self.buckets, self.shards)
-        return [self.owners_key(shard), self.count_key(shard), *(self.bucket_key(b) for b in buckets)]
+        return [
+            self.owners_key(shard),
+            self.count_key(shard),
+            *(self.bucket_key(b) for b in buckets),
+        ]
 
     def match(self) -> str:
         """A SCAN pattern matching every key of every shard (glob characters of the key escaped)."""

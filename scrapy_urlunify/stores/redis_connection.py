@@ -144,7 +144,11 @@ def client_url(client: Any) -> str:
         kw = client.connection_pool.connection_kwargs
         if kw.get("path"):
             return f"unix://{kw['path']}?db={kw.get('db', 0)}"
-        scheme = "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
+        scheme = (
+            "rediss"
+            if client.connection_pool.connection_class.__name__.startswith("SSL")
+            else "redis"
+        )
         return f"{scheme}://{kw.get('host', 'localhost')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
     except (AttributeError, KeyError, TypeError):
         # a client object of another kind (scrapy-redis accepts any): naming it must not fail
@@ -199,7 +203,9 @@ def connect(url: str, *, timeout: float = 10.0, health_check_interval: int = 30)
     Raises :class:`StoreUnavailable` (password masked) if the server does not answer, and
     ValueError for a URL that is not a Redis URL."""
     if not is_redis_url(url):
-        raise ValueError(f"not a Redis URL (redis://, rediss://, unix:// or redis+cluster://): {mask_url(url)!r}")
+        raise ValueError(
+            f"not a Redis URL (redis://, rediss://, unix:// or redis+cluster://): {mask_url(url)!r}"
+        )
     if is_cluster_url(url):
         return _connect_cluster(url, timeout, health_check_interval)
     options: dict[str, Any] = {}
@@ -215,7 +221,9 @@ def connect(url: str, *, timeout: float = 10.0, health_check_interval: int = 30)
             **options,
         )
     except ValueError as exc:  # a malformed port, db or query
-        raise ValueError(f"bad Redis URL {mask_url(url)!r}: {without_secret(str(exc), url)}") from None
+        raise ValueError(
+            f"bad Redis URL {mask_url(url)!r}: {without_secret(str(exc), url)}"
+        ) from None
     try:
         ping(client, url)
         _not_a_cluster_node(client, url)
@@ -233,8 +241,10 @@ def _not_a_cluster_node(client: redis.Redis, url: str) -> None:
     except rex.RedisError:  # INFO renamed or denied (a proxy, an ACL): nothing to tell
         return
     if str(enabled) == "1":
-        raise ValueError(f"{mask_url(url)} is a node of a Redis Cluster: name the cluster as "
-                         "redis+cluster://host:port[,host:port...]")
+        raise ValueError(
+            f"{mask_url(url)} is a node of a Redis Cluster: name the cluster as "
+            "redis+cluster://host:port[,host:port...]"
+        )
 
 
 def _connect_cluster(url: str, timeout: float, health_check_interval: int) -> redis.Redis:
@@ -243,7 +253,9 @@ def _connect_cluster(url: str, timeout: float, health_check_interval: int) -> re
     try:
         seed, nodes = cluster_nodes(quote_userinfo(url))
     except ValueError as exc:
-        raise ValueError(f"bad Redis Cluster URL {mask_url(url)!r}: {without_secret(str(exc), url)}") from None
+        raise ValueError(
+            f"bad Redis Cluster URL {mask_url(url)!r}: {without_secret(str(exc), url)}"
+        ) from None
     try:
         client = RedisCluster(
             url=seed,
@@ -255,7 +267,9 @@ def _connect_cluster(url: str, timeout: float, health_check_interval: int) -> re
             retry=Retry(NoBackoff(), 0),
         )
     except ValueError as exc:  # a malformed query
-        raise ValueError(f"bad Redis Cluster URL {mask_url(url)!r}: {without_secret(str(exc), url)}") from None
+        raise ValueError(
+            f"bad Redis Cluster URL {mask_url(url)!r}: {without_secret(str(exc), url)}"
+        ) from None
     except (rex.RedisError, rex.RedisClusterException) as exc:  # no node answers, or not a cluster
         raise RedisUnavailable(url, f"{type(exc).__name__}: {exc}") from None
     try:
@@ -341,9 +355,14 @@ class RedisStore(ClosingContext):
         except (rex.RedisError, rex.RedisClusterException):
             return  # a report only: the store's own calls meet the outage
         if found:
-            logger.warning("Redis %s holds the key %r, which this store does not read: on a Redis Cluster "
-                           "its data is under %r (hash-tagged, see docs/stores.md, \"Redis Cluster\"); "
-                           "copy it there (DUMP, then RESTORE) or delete it", self.url, old, self.key)
+            logger.warning(
+                "Redis %s holds the key %r, which this store does not read: on a Redis Cluster "
+                'its data is under %r (hash-tagged, see docs/stores.md, "Redis Cluster"); '
+                "copy it there (DUMP, then RESTORE) or delete it",
+                self.url,
+                old,
+                self.key,
+            )
 
     def _call(self, what: str, command: Callable[[], T]) -> tuple[T, bool]:
         """Run ``command`` until it succeeds; return its result and whether it was retried.
@@ -360,24 +379,32 @@ class RedisStore(ClosingContext):
             try:
                 result = command()
             except _FATAL as exc:
-                raise RedisUnavailable(self.url, f"{what} {self.key!r}: {type(exc).__name__}: {exc}") from None
+                raise RedisUnavailable(
+                    self.url, f"{what} {self.key!r}: {type(exc).__name__}: {exc}"
+                ) from None
             except Exception as exc:
                 if not _transient(exc):
                     if isinstance(exc, (rex.RedisError, rex.RedisClusterException)):
                         # WRONGTYPE, OOM, a command across slots...: waiting does not help
-                        raise StoreError(f"Redis {self.url}, {what} {self.key!r}: "
-                                         f"{type(exc).__name__}: {exc}") from None
+                        raise StoreError(
+                            f"Redis {self.url}, {what} {self.key!r}: {type(exc).__name__}: {exc}"
+                        ) from None
                     raise
                 now = time.monotonic()
                 if self._gave_up:  # the outage already outlasted unavailable_timeout
                     remap(self.client)  # so a later call, once the cluster is whole, finds its node
-                    raise RedisUnavailable(self.url, f"{what} {self.key!r}: still down: "
-                                                     f"{type(exc).__name__}: {exc}") from None
+                    raise RedisUnavailable(
+                        self.url, f"{what} {self.key!r}: still down: {type(exc).__name__}: {exc}"
+                    ) from None
                 if failed_since is None:
                     failed_since, deadline = now, now + self.unavailable_timeout
                     self.outages += 1
-                    logger.warning("Redis %s unavailable (%s); retrying for up to %gs",
-                                   self.url, exc, self.unavailable_timeout)
+                    logger.warning(
+                        "Redis %s unavailable (%s); retrying for up to %gs",
+                        self.url,
+                        exc,
+                        self.unavailable_timeout,
+                    )
                 if now >= deadline:
                     self._gave_up = True
                     remap(self.client)
@@ -389,11 +416,15 @@ class RedisStore(ClosingContext):
                 self.retries += 1
                 time.sleep(min(delay, deadline - now))
                 delay = min(max(delay * 2, BACKOFF_START), BACKOFF_MAX)
-                remap(self.client)  # after the wait: the map read is the freshest the retry can have
+                remap(
+                    self.client
+                )  # after the wait: the map read is the freshest the retry can have
             else:
                 self._gave_up = False
                 if failed_since is not None:
-                    logger.info("Redis %s is back after %.1fs", self.url, time.monotonic() - failed_since)
+                    logger.info(
+                        "Redis %s is back after %.1fs", self.url, time.monotonic() - failed_since
+                    )
                 return result, failed_since is not None
 
     def _run(self, what: str, command: Callable[[], T]) -> T:

@@ -55,7 +55,9 @@ class RedisNearDuplicateLog(RedisStore):
         replies, retried = self._call("LRANGE+RPUSH" if records else "LRANGE+LLEN", transaction)
         read = [_raw(v) for v in replies[0]]
         length = int(replies[-1])
-        others_end = length - len(records)  # the list before this push: the others' records end here
+        others_end = length - len(
+            records
+        )  # the list before this push: the others' records end here
         if others_end < start:  # the list lost records: what it holds now is read whole
             start, read = 0, []
         if start + len(read) < others_end:
@@ -81,8 +83,13 @@ class RedisNearDuplicateLog(RedisStore):
         """The records from ``start`` to ``end`` (excluded; None: the list's end), a chunk a round trip."""
         found: list[bytes] = []
         while end is None or start < end:
-            last = start + PIPELINE_CHUNK - 1 if end is None else min(start + PIPELINE_CHUNK, end) - 1
-            batch = self._run("LRANGE", lambda start=start, last=last: self.client.lrange(self.key, start, last))  # type: ignore[misc]
+            last = (
+                start + PIPELINE_CHUNK - 1 if end is None else min(start + PIPELINE_CHUNK, end) - 1
+            )
+            batch = self._run(
+                "LRANGE",
+                lambda start=start, last=last: self.client.lrange(self.key, start, last),  # type: ignore[misc]
+            )
             found.extend(map(_raw, batch))
             if len(batch) < last - start + 1:
                 break

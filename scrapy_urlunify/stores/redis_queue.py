@@ -104,7 +104,9 @@ return 1
 
 # KEYS: queue, workers, inflight of the worker, applied. ARGV: worker, lease (ms), number of
 # this pop. A pop sent again returns what the first one took (if still in flight).
-_POP = _NOW + """
+_POP = (
+    _NOW
+    + """
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
 local last = redis.call('HGET', KEYS[4], ARGV[1] .. ':pop')
 if last then
@@ -122,10 +124,14 @@ redis.call('HSET', KEYS[3], string.sub(top[1], 1, 16), top[2] .. '|' .. top[1])
 redis.call('HSET', KEYS[4], ARGV[1] .. ':pop', ARGV[3] .. '|' .. string.sub(top[1], 1, 16))
 return top[1]
 """
+)
 
 # KEYS: queue, workers. ARGV: worker ('' none), lease (ms). Renews the worker's lease and gives
 # back the entries of (at most 100) dead workers; returns how many.
-_BEAT = _NOW + _GIVE_BACK + """
+_BEAT = (
+    _NOW
+    + _GIVE_BACK
+    + """
 if ARGV[1] ~= '' then redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1]) end
 local n = 0
 for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)) do
@@ -133,6 +139,7 @@ for _, w in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0,
 end
 return n
 """
+)
 
 # KEYS: queue, workers. ARGV: worker.
 _LEAVE = _GIVE_BACK + "return give_back(KEYS[1], KEYS[2], ARGV[1])\n"
@@ -184,9 +191,16 @@ def _connected_replicas(role: Any) -> int:
 def _cluster_replicas(nodes: Any) -> int:
     """The replicas of the node that answered ``CLUSTER NODES`` (raw, or parsed by redis-py)."""
     if isinstance(nodes, dict):
-        rows = [(_text(n.get("node_id")), _text(n.get("flags")), _text(n.get("master_id"))) for n in nodes.values()]
+        rows = [
+            (_text(n.get("node_id")), _text(n.get("flags")), _text(n.get("master_id")))
+            for n in nodes.values()
+        ]
     else:
-        rows = [(f[0], f[2], f[3]) for f in (line.split() for line in _text(nodes).splitlines()) if len(f) > 3]
+        rows = [
+            (f[0], f[2], f[3])
+            for f in (line.split() for line in _text(nodes).splitlines())
+            if len(f) > 3
+        ]
     me = next((node_id for node_id, flags, _ in rows if "myself" in flags.split(",")), None)
     return sum(1 for _, _, master in rows if me is not None and master == me)
 
@@ -202,8 +216,17 @@ class ReliableQueue(RedisStore):
     done once every replica of the queue's master has it) or ``"off"``; ``wait_ms``: each WAIT's
     timeout."""
 
-    def __init__(self, client: Any, key: str, worker: str, *, lease: float = 30.0,
-                 unavailable_timeout: float = 60.0, replicas: str = "auto", wait_ms: int = 1000) -> None:
+    def __init__(
+        self,
+        client: Any,
+        key: str,
+        worker: str,
+        *,
+        lease: float = 30.0,
+        unavailable_timeout: float = 60.0,
+        replicas: str = "auto",
+        wait_ms: int = 1000,
+    ) -> None:
         if lease <= 0:
             raise ValueError(f"lease must be positive, not {lease!r}")
         if replicas not in REPLICAS:
@@ -260,13 +283,20 @@ class ReliableQueue(RedisStore):
         connected to it (``ROLE``)."""
         node = self._node()
         try:
-            count = _cluster_replicas(node.execute_command("CLUSTER NODES")) if is_cluster(self.client) \
+            count = (
+                _cluster_replicas(node.execute_command("CLUSTER NODES"))
+                if is_cluster(self.client)
                 else _connected_replicas(node.execute_command("ROLE"))
+            )
         except (rex.RedisError, rex.RedisClusterException):
             return self.wait_for  # an outage, the command denied: keep the last count
         if count != self.wait_for:
-            logger.info("Queue %s: its master has %d replicas: a push waits for %s", self.key, count,
-                        "them" if count else "none")
+            logger.info(
+                "Queue %s: its master has %d replicas: a push waits for %s",
+                self.key,
+                count,
+                "them" if count else "none",
+            )
         self.wait_for = count
         return count
 
@@ -301,21 +331,41 @@ class ReliableQueue(RedisStore):
             if self.replicas == "auto" and self.count_replicas() <= acked:
                 # the master has fewer replicas now (one left it, or this is a promoted replica
                 # whose old master is down): no replica of it lacks the push
-                logger.warning("Queue %s: its master has %d replicas now, not %d; %d acknowledged a push",
-                               self.key, self.wait_for, wait_for, acked)
+                logger.warning(
+                    "Queue %s: its master has %d replicas now, not %d; %d acknowledged a push",
+                    self.key,
+                    self.wait_for,
+                    wait_for,
+                    acked,
+                )
                 return replies[0]
-            raise NotReplicated(f"WAIT: {acked} of {wait_for} replicas of the queue's master acknowledged "
-                                f"a push within {self.wait_ms} ms (a failover now would lose it)")
+            raise NotReplicated(
+                f"WAIT: {acked} of {wait_for} replicas of the queue's master acknowledged "
+                f"a push within {self.wait_ms} ms (a failover now would lose it)"
+            )
         return replies[0]
 
-    def _run_script(self, what: str, script: Any, keys: list[Any], args: Callable[[], list[Any]],
-                    durable: bool = False) -> Any:
+    def _run_script(
+        self,
+        what: str,
+        script: Any,
+        keys: list[Any],
+        args: Callable[[], list[Any]],
+        durable: bool = False,
+    ) -> Any:
         return self._run(what, lambda: self._script(script, keys, args(), durable))
 
     # --- the queue --------------------------------------------------------------------------
 
-    def push(self, payload: bytes, score: float, *, dedup: bytes = b"", check: bool = False,
-             replaces: str = "") -> bool:
+    def push(
+        self,
+        payload: bytes,
+        score: float,
+        *,
+        dedup: bytes = b"",
+        check: bool = False,
+        replaces: str = "",
+    ) -> bool:
         """Queue ``payload``, recording ``dedup`` among the keys ever pushed; with ``check``,
         only if ``dedup`` was never pushed (False then). ``replaces``: the id of this worker's
         in-flight entry that this one takes the place of (a redirect, a retry), acknowledged in
@@ -324,7 +374,15 @@ class ReliableQueue(RedisStore):
             raise ValueError("check=True needs a dedup key")
         self._pushes += 1
         keys = [self.key, self.seq_key, self.pushed_key, self.inflight_key, self.applied_key]
-        args = [payload, repr(score), dedup, "check" if check else "record", replaces, self.worker, self._pushes]
+        args = [
+            payload,
+            repr(score),
+            dedup,
+            "check" if check else "record",
+            replaces,
+            self.worker,
+            self._pushes,
+        ]
         return bool(self._run_script("push", self._push, keys, lambda: args, durable=True))
 
     def pop(self) -> Popped | None:
@@ -369,7 +427,9 @@ class ReliableQueue(RedisStore):
 
     def in_flight(self) -> int:
         """Entries in flight under any worker, dead or alive."""
-        return int(self._run("in flight", lambda: self._in_flight(keys=[self.key, self.workers_key])))
+        return int(
+            self._run("in flight", lambda: self._in_flight(keys=[self.key, self.workers_key]))
+        )
 
     def given_back(self) -> int:
         """How many entries were ever given back (by dead workers' peers, or at a close)."""
@@ -381,5 +441,13 @@ class ReliableQueue(RedisStore):
 
     def clear(self) -> None:
         """Delete the queue, what is in flight and the record of what was pushed."""
-        self._clear(keys=[self.key, self.seq_key, self.pushed_key, self.workers_key, self.given_back_key,
-                          self.applied_key])
+        self._clear(
+            keys=[
+                self.key,
+                self.seq_key,
+                self.pushed_key,
+                self.workers_key,
+                self.given_back_key,
+                self.applied_key,
+            ]
+        )

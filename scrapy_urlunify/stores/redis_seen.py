@@ -47,12 +47,15 @@ T = TypeVar("T")
 #: its key while it copies it into buckets.
 MIGRATING_SUFFIX = ":migrating"
 
+
 def old_layout_error(url: str, key: str, what: str = "holds") -> StoreError:
     """The error of a crawl that meets a seen set of the one-SET layout (or half migrated)."""
-    return StoreError(f"Redis {url}: {key!r} {what} a seen set of the layout of earlier versions of "
-                      "scrapy-urlunify (one SET of 8-byte members): run `scrapy urlunify store migrate` "
-                      "(or `urlunify store migrate --store URL --scope SCOPE`) with every crawl of "
-                      "this scope stopped, then start the crawl again")
+    return StoreError(
+        f"Redis {url}: {key!r} {what} a seen set of the layout of earlier versions of "
+        "scrapy-urlunify (one SET of 8-byte members): run `scrapy urlunify store migrate` "
+        "(or `urlunify store migrate --store URL --scope SCOPE`) with every crawl of "
+        "this scope stopped, then start the crawl again"
+    )
 
 
 class RedisSeenStore(RedisStore):
@@ -60,7 +63,9 @@ class RedisSeenStore(RedisStore):
     every process given the same key. ``size``: the URLs a new scope is sized for (a scope
     that exists keeps the sizing it was created with)."""
 
-    def __init__(self, client: redis.Redis, key: str, *, size: int = DEFAULT_SEEN_SIZE, **kwargs: Any) -> None:
+    def __init__(
+        self, client: redis.Redis, key: str, *, size: int = DEFAULT_SEEN_SIZE, **kwargs: Any
+    ) -> None:
         super().__init__(client, key, **kwargs)
         if is_cluster(client):
             # each shard's keys carry their own hash tag ({<key>:<shard>}): a store key tagged as
@@ -119,7 +124,9 @@ class RedisSeenStore(RedisStore):
         try:
             self._layout = Layout.from_fields(self.key, fields)
         except (KeyError, ValueError) as e:
-            raise StoreError(f"Redis {self.url}: {self.key!r} is not a seen set's layout ({e})") from None
+            raise StoreError(
+                f"Redis {self.url}: {self.key!r} is not a seen set's layout ({e})"
+            ) from None
         return self._layout
 
     # --- one pipelined round trip of per-shard script calls -----------------------------------
@@ -130,7 +137,9 @@ class RedisSeenStore(RedisStore):
 
         def send() -> list[Any]:
             if is_cluster(self.client):  # one pipeline per node the shards are on
-                return run_scripts(self.client, [(self._shard_script, keys, args) for _, keys, args in calls])
+                return run_scripts(
+                    self.client, [(self._shard_script, keys, args) for _, keys, args in calls]
+                )
             if self._sha is None:
                 self.round_trips += 1
                 self._sha = self.client.script_load(SHARD_SCRIPT)
@@ -173,12 +182,20 @@ class RedisSeenStore(RedisStore):
             self._lost()
             layout = self._layout
             if layout is not None:  # the layout went with the data: write it back as it was
-                self._run("HSET", lambda: self._layout_script(keys=[self.key], args=layout.fields()))
+                self._run(
+                    "HSET", lambda: self._layout_script(keys=[self.key], args=layout.fields())
+                )
         self._marked.update(shard for shard, _, _ in calls)
         return out
 
-    def _call_args(self, layout: Layout, shard: int, call_id: str, release: list[tuple[int, int, int]],
-                   add: list[tuple[int, int, int]]) -> tuple[int, list[str], list[Any]]:
+    def _call_args(
+        self,
+        layout: Layout,
+        shard: int,
+        call_id: str,
+        release: list[tuple[int, int, int]],
+        add: list[tuple[int, int, int]],
+    ) -> tuple[int, list[str], list[Any]]:
         keys = [layout.owners_key(shard), layout.count_key(shard)]
         index: dict[int, int] = {}
         args: list[Any] = [self.owner, call_id, layout.limit, len(release)]
@@ -193,18 +210,28 @@ class RedisSeenStore(RedisStore):
     def _lost(self) -> None:
         self.data_lost += 1
         self._marked.clear()  # the shards not touched since were lost too: one warning for all
-        logger.warning("Redis %s lost its data (the seen set %r lost its counters: restarted without "
-                       "persistence, or flushed by someone else): every page seen before is new again "
-                       "and may be fetched a second time", self.url, self.key)
+        logger.warning(
+            "Redis %s lost its data (the seen set %r lost its counters: restarted without "
+            "persistence, or flushed by someone else): every page seen before is new again "
+            "and may be fetched a second time",
+            self.url,
+            self.key,
+        )
 
     def _outgrown(self) -> None:
         if self.converted == 1:
             layout = self._layout
             assert layout is not None
-            logger.warning("The seen set %r outgrew its sizing (%d buckets for %d URLs): a bucket now "
-                           "holds more than Redis's set-max-intset-entries (%d) members, and costs ~10x "
-                           "the memory per URL from now on (stat urlunify/redis/seen_hashtables). See "
-                           "'Sizing' in docs/stores.md", self.key, layout.buckets, layout.size, layout.limit)
+            logger.warning(
+                "The seen set %r outgrew its sizing (%d buckets for %d URLs): a bucket now "
+                "holds more than Redis's set-max-intset-entries (%d) members, and costs ~10x "
+                "the memory per URL from now on (stat urlunify/redis/seen_hashtables). See "
+                "'Sizing' in docs/stores.md",
+                self.key,
+                layout.buckets,
+                layout.size,
+                layout.limit,
+            )
 
     # --- SeenStore ----------------------------------------------------------------------------
 
@@ -224,7 +251,10 @@ class RedisSeenStore(RedisStore):
         self.last_batch = f"{self.owner} {call_id}"
         adds, releases = group(layout, fps), group(layout, release)
         shards = list(adds.keys() | releases.keys())
-        calls = [self._call_args(layout, s, call_id, releases.get(s, []), adds.get(s, [])) for s in shards]
+        calls = [
+            self._call_args(layout, s, call_id, releases.get(s, []), adds.get(s, []))
+            for s in shards
+        ]
         self._last_places = [(0, 0)] * len(fps)
         for shard in adds:
             for pos, (i, _, _) in enumerate(adds[shard]):
@@ -236,8 +266,10 @@ class RedisSeenStore(RedisStore):
         for shard, reply in zip(shards, replies, strict=True):
             added = adds.get(shard, [])
             if len(reply) != len(added) + 2:
-                raise StoreError(f"Redis {self.url}, SADD (batch) {self.key!r}: "
-                                 f"{len(reply) - 2} answers for {len(added)} members")
+                raise StoreError(
+                    f"Redis {self.url}, SADD (batch) {self.key!r}: "
+                    f"{len(reply) - 2} answers for {len(added)} members"
+                )
             for (i, _, _), flag in zip(added, reply[2:], strict=True):
                 new[i] = flag == "1"
         return new
@@ -282,7 +314,9 @@ class RedisSeenStore(RedisStore):
         layout = self.layout(create=False) if fps else None
         if layout is None:
             return
-        calls = [self._call_args(layout, s, "", members, []) for s, members in group(layout, fps).items()]
+        calls = [
+            self._call_args(layout, s, "", members, []) for s, members in group(layout, fps).items()
+        ]
         self._send("SREM", calls)
 
     def discard(self, fp: int) -> None:
@@ -304,7 +338,8 @@ class RedisSeenStore(RedisStore):
         if layout is None:
             return False
         bucket, member = layout.place(fp)
-        return bool(self._run("SISMEMBER", lambda: self.client.sismember(layout.bucket_key(bucket), member)))  # type: ignore[arg-type]
+        bucket_key = layout.bucket_key(bucket)
+        return bool(self._run("SISMEMBER", lambda: self.client.sismember(bucket_key, member)))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         """The members, as the shards' counters hold them (one pipelined GET per shard)."""
@@ -337,14 +372,23 @@ class RedisSeenStore(RedisStore):
             copied = skipped = 0
             cursor: Any = 0
             while True:
-                cursor, members = self._run("SSCAN", partial(self.client.sscan, old, cursor, count=PIPELINE_CHUNK))
-                fps = [int.from_bytes(m, "big") for m in members if isinstance(m, bytes) and len(m) == 8]
+                cursor, members = self._run(
+                    "SSCAN", partial(self.client.sscan, old, cursor, count=PIPELINE_CHUNK)
+                )
+                fps = [
+                    int.from_bytes(m, "big")
+                    for m in members
+                    if isinstance(m, bytes) and len(m) == 8
+                ]
                 skipped += len(members) - len(fps)
                 copied += len(fps)
                 self.add_many(fps)
                 if not int(cursor):
                     break
-            self._run("UNLINK", lambda: self.client.unlink(old, self.key + ":owners", self.key + ":marker"))
+            self._run(
+                "UNLINK",
+                lambda: self.client.unlink(old, self.key + ":owners", self.key + ":marker"),
+            )
         finally:
             self._migrating = False
         return copied, skipped
@@ -360,7 +404,12 @@ class RedisSeenStore(RedisStore):
                 pipe.unlink(key)  # one key a command: a cluster may hold them on several nodes
                 if n % PIPELINE_CHUNK == 0:
                     pipe.execute()
-            for key in (self.key, self.key + MIGRATING_SUFFIX, self.key + ":owners", self.key + ":marker"):
+            for key in (
+                self.key,
+                self.key + MIGRATING_SUFFIX,
+                self.key + ":owners",
+                self.key + ":marker",
+            ):
                 pipe.unlink(key)
             pipe.execute()
 

@@ -143,7 +143,7 @@ class RedisFetchedStore(RedisStore):
             return pipe.execute()
 
         answers = self._run("SADD+SISMEMBER", ask)
-        self.pending = self.pending[len(pending):]
+        self.pending = self.pending[len(pending) :]
         return bool(answers[-1])
 
     def close(self) -> None:

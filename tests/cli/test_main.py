@@ -7,16 +7,28 @@ import sys
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scrapy_urlunify", *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_urlunify", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_explain_prints_rules_fetch_url_and_identifier():
     r = run("explain", "http://www.Example.com/a/index.html?utm_source=x&PHPSESSID=abc#top")
     assert r.returncode == 0
-    for text in ("drop_fragment", "remove_session_params", "remove_tracking_params", "strip_host_prefix",
-                 "drop_index_page", "fetch URL   http://www.example.com/a/index.html", "identifier  example.com/a",
-                 "filter      followed"):
+    for text in (
+        "drop_fragment",
+        "remove_session_params",
+        "remove_tracking_params",
+        "strip_host_prefix",
+        "drop_index_page",
+        "fetch URL   http://www.example.com/a/index.html",
+        "identifier  example.com/a",
+        "filter      followed",
+    ):
         assert text in r.stdout, text
 
 
@@ -44,7 +56,9 @@ def test_same_with_policy_options():
 
 
 def test_identify_reads_stdin_and_goes_on_after_bad_lines():
-    r = run("identify", stdin="http://www.a.test/x/\nhttp://bad host/\nhttps://a.test/x\n/relative\n")
+    r = run(
+        "identify", stdin="http://www.a.test/x/\nhttp://bad host/\nhttps://a.test/x\n/relative\n"
+    )
     assert r.stdout.splitlines() == ["a.test/x", "", "a.test/x", ""]
     assert "line 2: invalid URL" in r.stderr and "line 4: invalid URL" in r.stderr
     assert r.returncode == 1
@@ -69,12 +83,18 @@ def test_same_fetch_says_how_alike_the_pages_are():
 
     import random
 
-    vocabulary = [f"{a}{b}" for a in ("ka", "lo", "mi", "ne", "su", "ta", "ri") for b in ("ben", "dor", "fil", "gan", "hut")]
+    vocabulary = [
+        f"{a}{b}"
+        for a in ("ka", "lo", "mi", "ne", "su", "ta", "ri")
+        for b in ("ben", "dor", "fil", "gan", "hut")
+    ]
 
     def article(seed: int) -> str:
         # a long article: a 4-word banner moves its fingerprint by a bit or two
         rng = random.Random(seed)
-        return " ".join(" ".join(rng.choice(vocabulary) for _ in range(5)) + "." for _ in range(1500))
+        return " ".join(
+            " ".join(rng.choice(vocabulary) for _ in range(5)) + "." for _ in range(1500)
+        )
 
     pages = {
         "/a": f"<html><body><nav>Menu</nav><main><p>{article(5)}</p></main></body></html>",
@@ -107,6 +127,10 @@ def test_same_fetch_says_how_alike_the_pages_are():
     # URL identity decides the exit status: /a and /a-rev are two URLs whatever their pages say
     assert near.returncode == 1 and "different pages" in near.stdout
     assert "alike" in near.stdout and "a near-duplicate page, its items dropped" in near.stdout
-    assert other.returncode == 1 and "different texts" in other.stdout and "near-duplicate" not in other.stdout
+    assert (
+        other.returncode == 1
+        and "different texts" in other.stdout
+        and "near-duplicate" not in other.stdout
+    )
     assert itself.returncode == 0 and "the same text (one exact signature)" in itself.stdout
     assert "cannot fetch the pages" in gone.stderr

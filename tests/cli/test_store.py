@@ -18,8 +18,13 @@ from scrapy_urlunify.stores.redis_tables import RedisSignatureStore
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scrapy_urlunify", "store", *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_urlunify", "store", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_jobdir_info_and_clear_with_confirmation(tmp_path):
@@ -84,9 +89,11 @@ def test_store_info_on_a_key_of_another_type(redis_server):
 
 
 def test_store_info_on_bad_urls_never_prints_the_password(redis_server):
-    for url in (f"redsi://:{PASSWORD}@127.0.0.1:{redis_server.port}/0",
-                f"redis://:{PASSWORD}@127.0.0.1:port/0",
-                f"redis://:{PASSWORD}@127.0.0.1:1/0"):
+    for url in (
+        f"redsi://:{PASSWORD}@127.0.0.1:{redis_server.port}/0",
+        f"redis://:{PASSWORD}@127.0.0.1:port/0",
+        f"redis://:{PASSWORD}@127.0.0.1:1/0",
+    ):
         one_line_error(run("info", "--store", url, "--scope", "acme"))
 
 
@@ -119,7 +126,10 @@ def test_redis_migrate_from_the_one_set_layout(redis_server):
     assert r.returncode == 0 and "seen requests            1000" in r.stdout, r.stdout + r.stderr
     r = run("migrate", "--store", redis_server.url, "--scope", "acme", "--size", "5000")
     assert r.returncode == 0, r.stderr
-    assert "Migrated 1000 seen requests of scope 'acme'" in r.stdout and "sized for 5000 URLs" in r.stdout
+    assert (
+        "Migrated 1000 seen requests of scope 'acme'" in r.stdout
+        and "sized for 5000 URLs" in r.stdout
+    )
     seen = RedisSeenStore(client, key)
     assert len(seen) == 1000 and 500 in seen and seen.add(500) is False and seen.add(5000) is True
     r = run("migrate", "--store", redis_server.url, "--scope", "acme")

@@ -32,7 +32,10 @@ def _same_as_ada_url(href: str, base: str | None) -> None:
     if base is None:
         assert _outcome(ada_normalize, href) == _outcome(ada_url.normalize_url, href), href
     else:
-        assert _outcome(ada_join, base, href) == _outcome(ada_url.join_url, base, href), (href, base)
+        assert _outcome(ada_join, base, href) == _outcome(ada_url.join_url, base, href), (
+            href,
+            base,
+        )
 
 
 def test_direct_ada_binding_matches_the_public_functions_on_the_corpus():
@@ -43,7 +46,10 @@ def test_direct_ada_binding_matches_the_public_functions_on_the_corpus():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=60), st.sampled_from([None, "http://example.com/a/b?c#d", "https://[::1]:8080/x/"]))
+@given(
+    st.text(max_size=60),
+    st.sampled_from([None, "http://example.com/a/b?c#d", "https://[::1]:8080/x/"]),
+)
 def test_direct_ada_binding_matches_the_public_functions_on_any_text(text, base):
     _same_as_ada_url(text, base)
     _same_as_ada_url("http://example.com/" + text, base)

@@ -20,7 +20,9 @@ from conformance import EQUIVALENCE_SOURCES, ROOT, default_http_pairs, load
 
 from scrapy_urlunify import InvalidURL, identify, resolve
 
-DEVIATIONS = json.loads((Path(__file__).parents[1] / "data" / "conformance_deviations.json").read_text("utf-8"))
+DEVIATIONS = json.loads(
+    (Path(__file__).parents[1] / "data" / "conformance_deviations.json").read_text("utf-8")
+)
 DOCS = (ROOT / "docs" / "conformance.md").read_text("utf-8")
 
 
@@ -33,8 +35,11 @@ def _resolve_or_none(href: str, base: str | None) -> str | None:
 
 def test_wpt_url_tests_pass():
     records = load("wpt_resolve.jsonl")
-    failures = [(r["input"], r["base"], r["expected"], got) for r in records
-                if (got := _resolve_or_none(r["input"], r["base"])) != r["expected"]]
+    failures = [
+        (r["input"], r["base"], r["expected"], got)
+        for r in records
+        if (got := _resolve_or_none(r["input"], r["base"])) != r["expected"]
+    ]
     rate = 1 - len(failures) / len(records)
     print(f"WPT urltestdata: {len(records) - len(failures)}/{len(records)} ({rate:.2%})")
     assert len(records) == 757
@@ -55,7 +60,11 @@ def test_rfc3986_examples_in_their_whatwg_reading():
     for r in records:
         expected = r.get("whatwg_expected") or r["expected"]
         got = _resolve_or_none(r["input"], r["base"])
-        assert got == expected or got in r.get("expected_alternatives", []), (r["input"], got, expected)
+        assert got == expected or got in r.get("expected_alternatives", []), (
+            r["input"],
+            got,
+            expected,
+        )
 
 
 def _ours_same(a: str, b: str) -> bool:
@@ -71,9 +80,15 @@ def test_peer_equivalence_disagreements_are_all_documented(source):
     wrong = [(r["a"], r["b"], r["same"]) for r in pairs if _ours_same(r["a"], r["b"]) != r["same"]]
     disagree = set(wrong)
     listed = {(d["a"], d["b"], d["peer_same"]) for d in DEVIATIONS if d["source"] == source}
-    print(f"{source}: agree on {len(pairs) - len(wrong)}/{len(pairs)} ({1 - len(wrong) / len(pairs):.1%})")
-    assert disagree - listed == set(), "new disagreements: classify them (tools/conformance_deviations.py)"
-    assert listed - disagree == set(), "listed disagreements now agree: regenerate the deviations file"
+    print(
+        f"{source}: agree on {len(pairs) - len(wrong)}/{len(pairs)} ({1 - len(wrong) / len(pairs):.1%})"
+    )
+    assert disagree - listed == set(), (
+        "new disagreements: classify them (tools/conformance_deviations.py)"
+    )
+    assert listed - disagree == set(), (
+        "listed disagreements now agree: regenerate the deviations file"
+    )
 
 
 def test_every_deviation_category_is_explained_in_the_docs():
@@ -85,8 +100,13 @@ def test_every_deviation_category_is_explained_in_the_docs():
 
 def test_agreement_floors_per_source():
     # the rates quoted in docs/conformance.md; a drop means a rule changed behaviour
-    floors = {"urlnorm_equiv.jsonl": 0.97, "url_normalize_equiv.jsonl": 0.96,
-              "w3lib_canonicalize_equiv.jsonl": 0.95, "surt_equiv.jsonl": 0.89, "courlan_equiv.jsonl": 0.60}
+    floors = {
+        "urlnorm_equiv.jsonl": 0.97,
+        "url_normalize_equiv.jsonl": 0.96,
+        "w3lib_canonicalize_equiv.jsonl": 0.95,
+        "surt_equiv.jsonl": 0.89,
+        "courlan_equiv.jsonl": 0.60,
+    }
     for source, floor in floors.items():
         pairs = default_http_pairs(source)
         agree = sum(_ours_same(r["a"], r["b"]) == r["same"] for r in pairs)
@@ -103,9 +123,23 @@ def _run_without_vectors(tmp_path, ci: bool):
     if ci:
         env["CI"] = "true"
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(Path(__file__)),
-         "-k", "wpt_url_tests_pass"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            str(Path(__file__)),
+            "-k",
+            "wpt_url_tests_pass",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -114,7 +148,9 @@ def test_without_the_vectors_the_tests_skip_with_one_reason(tmp_path):
     run = _run_without_vectors(tmp_path, ci=False)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 skipped" in run.stdout
-    assert "conformance vectors not found" in run.stdout and "URLUNIFY_CONFORMANCE_DIR" in run.stdout
+    assert (
+        "conformance vectors not found" in run.stdout and "URLUNIFY_CONFORMANCE_DIR" in run.stdout
+    )
 
 
 def test_without_the_vectors_the_tests_fail_in_ci(tmp_path):

@@ -17,18 +17,33 @@ from scrapy_urlunify.core.rules import REWRITE_STEPS, drop_fragment
 from scrapy_urlunify.core.unify import unifier_for
 from scrapy_urlunify.core.url import Parts
 
-urls = url_strategy(["www.a.test", "a.test", "k.test", "b.test", "[::1]", "print.test"], userinfo=["", "u:p@"],
-                   fragment_chars="!/a%")
+urls = url_strategy(
+    ["www.a.test", "a.test", "k.test", "b.test", "[::1]", "print.test"],
+    userinfo=["", "u:p@"],
+    fragment_chars="!/a%",
+)
 POLICIES = [
     Policy(),
-    Policy(remove_params={"a.test": ["x"]}, key_params={"k.test": ["id"]}, ignore_params={"b.test": ["q"]},
-           ignore_path_prefixes={"print.test": ["print"]}, ignore_scheme=False, scope="s"),
-    Policy(strip_session_ids=False, strip_tracking_params=False, route_fragments=False, index_pages=[]),
+    Policy(
+        remove_params={"a.test": ["x"]},
+        key_params={"k.test": ["id"]},
+        ignore_params={"b.test": ["q"]},
+        ignore_path_prefixes={"print.test": ["print"]},
+        ignore_scheme=False,
+        scope="s",
+    ),
+    Policy(
+        strip_session_ids=False, strip_tracking_params=False, route_fragments=False, index_pages=[]
+    ),
 ]
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(urls, st.sampled_from(POLICIES), st.sampled_from([(), ("sort_params",), ("drop_fragment", "unify_host")]))
+@given(
+    urls,
+    st.sampled_from(POLICIES),
+    st.sampled_from([(), ("sort_params",), ("drop_fragment", "unify_host")]),
+)
 def test_short_path_and_compiled_steps_agree_with_the_steps_one_by_one(url, policy, skip):
     u = Unifier(policy, skip=skip)
     r, e = u.result(url), explain_with(u, url).result
@@ -53,14 +68,26 @@ def test_unifier_for_builds_once_per_policy_and_forgets_it_with_the_policy():
 CORPUS_POLICIES = [
     Policy(),
     Policy(scope="job", ignore_scheme=False, strip_host_prefixes=["www", "m", "wwwN"]),
-    Policy(key_params={"example.com": ["id"]}, remove_params=["ref*", "fb_ref"], ignore_params={"example.co.uk": ["x"]},
-           domain_aliases=[["example.com", "example.org"]], sister_suffixes=["example.co.uk"]),
-    Policy(strip_session_ids=False, strip_tracking_params=False, index_pages=[], route_fragments=False,
-           ignore_path_prefixes={"*": ["print", "en"]}),
+    Policy(
+        key_params={"example.com": ["id"]},
+        remove_params=["ref*", "fb_ref"],
+        ignore_params={"example.co.uk": ["x"]},
+        domain_aliases=[["example.com", "example.org"]],
+        sister_suffixes=["example.co.uk"],
+    ),
+    Policy(
+        strip_session_ids=False,
+        strip_tracking_params=False,
+        index_pages=[],
+        route_fragments=False,
+        ignore_path_prefixes={"*": ["print", "en"]},
+    ),
 ]
 
 
-@pytest.mark.parametrize("policy", CORPUS_POLICIES, ids=["default", "scoped", "configured", "minimal"])
+@pytest.mark.parametrize(
+    "policy", CORPUS_POLICIES, ids=["default", "scoped", "configured", "minimal"]
+)
 def test_short_paths_agree_with_the_steps_on_the_corpus(policy):
     """On every URL of tests/data/urls.txt, Unifier.result (short path and compiled steps) gives
     what running every step in order gives (explain_with), filter reason included."""
@@ -87,8 +114,14 @@ def test_guards_are_compiled_with_what_the_policy_says():
     on = fold_policy(drop_fragment.guard, Policy())
     assert "policy" not in on
     assert "fragment_is_route(fragment)" in on
-    assert fold_policy("policy.strip_session_ids and ';' in path", Policy(strip_session_ids=False)) == "False"
-    assert fold_policy("query and hr.remove is not None", Policy()) == "query and hr.remove is not None"
+    assert (
+        fold_policy("policy.strip_session_ids and ';' in path", Policy(strip_session_ids=False))
+        == "False"
+    )
+    assert (
+        fold_policy("query and hr.remove is not None", Policy())
+        == "query and hr.remove is not None"
+    )
 
 
 def test_a_layer_says_when_only_settled_steps_changed_the_url():

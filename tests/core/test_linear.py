@@ -31,14 +31,21 @@ TRIES = 3
 
 #: every rule on: per-host lists with globs, aliases, sister suffixes, path prefixes, AMP markers
 POLICY = Policy(
-    remove_params=["x*y*z*", "drop"], key_params=["id"], ignore_params={"*": ["ign*"], "h.test/?c=1": ["z"]},
-    domain_aliases=[["a.test", "b.test"]], ignore_path_prefixes=["print"], sister_suffixes=["site.rs"],
+    remove_params=["x*y*z*", "drop"],
+    key_params=["id"],
+    ignore_params={"*": ["ign*"], "h.test/?c=1": ["z"]},
+    domain_aliases=[["a.test", "b.test"]],
+    ignore_path_prefixes=["print"],
+    sister_suffixes=["site.rs"],
     ignore_amp=True,
 )
 
 #: name -> (what comes before, the unit repeated, what comes after), and the steps it aims at
 HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
-    "index pages": (("http://h.test/", "index.html/", ""), ("drop_index_page", "drop_trailing_slash")),
+    "index pages": (
+        ("http://h.test/", "index.html/", ""),
+        ("drop_index_page", "drop_trailing_slash"),
+    ),
     "index pages, upper case": (("http://h.test/", "INDEX.HTML/", ""), ("drop_index_page",)),
     "dot segments": (("http://h.test/", "./", "x"), ("resolve",)),
     "dot-dot segments": (("http://h.test/", "a/../", "x"), ("resolve",)),
@@ -46,15 +53,23 @@ HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
     "doubled slashes": (("http://h.test/", "//", "x"), ("collapse_slashes",)),
     "slashes after a colon": (("http://h.test/", "a://", ""), ("collapse_slashes",)),
     "jsessionid": (("http://h.test/", ";jsessionid=", ""), ("remove_path_session_ids",)),
-    "jsessionid segments": (("http://h.test/", "a;jsessionid=1/../", ""), ("remove_path_session_ids",)),
+    "jsessionid segments": (
+        ("http://h.test/", "a;jsessionid=1/../", ""),
+        ("remove_path_session_ids",),
+    ),
     "ASP.NET groups": (("http://h.test/", "(S(a)", ""), ("remove_path_session_ids",)),
     "ASP.NET segments": (("http://h.test/", "/(S(a))", ""), ("remove_path_session_ids",)),
     "escaped slashes": (("http://h.test/", "%2F", ""), ("normalize_escapes",)),
     "escapes": (("http://h.test/", "%7e%41", "?%7e%41"), ("normalize_escapes",)),
     "stray percent": (("http://h.test/", "%", "?%"), ("normalize_escapes", "escape_unsafe_chars")),
-    "stray percent and escaped digits": (("http://h.test/", "%%36%31", ""),
-                                         ("normalize_escapes", "escape_unsafe_chars")),
-    "ampersands": (("http://h.test/?", "&", ""), ("drop_empty_params", "sort_params", "drop_empty_query")),
+    "stray percent and escaped digits": (
+        ("http://h.test/", "%%36%31", ""),
+        ("normalize_escapes", "escape_unsafe_chars"),
+    ),
+    "ampersands": (
+        ("http://h.test/?", "&", ""),
+        ("drop_empty_params", "sort_params", "drop_empty_query"),
+    ),
     "equals signs": (("http://h.test/?", "=", ""), ("drop_empty_params",)),
     "question marks": (("http://h.test/?", "?", ""), ("drop_empty_query",)),
     "hashes": (("http://h.test/#", "#", ""), ("drop_fragment",)),
@@ -70,8 +85,14 @@ HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
     "ColdFusion pairs": (("http://h.test/?", "cfid=1&cftoken=2&", ""), ("remove_session_params",)),
     "trackers": (("http://h.test/?", "utm_source=1&", ""), ("remove_tracking_params",)),
     "tracker names": (("http://h.test/?", "utm_", ""), ("remove_tracking_params",)),
-    "glob without its end": (("http://h.test/?", "xyxyxyxy", "=1"), ("remove_policy_params", "drop_ignored_params")),
-    "glob items": (("http://h.test/?", "xy&ign&", ""), ("remove_policy_params", "drop_ignored_params")),
+    "glob without its end": (
+        ("http://h.test/?", "xyxyxyxy", "=1"),
+        ("remove_policy_params", "drop_ignored_params"),
+    ),
+    "glob items": (
+        ("http://h.test/?", "xy&ign&", ""),
+        ("remove_policy_params", "drop_ignored_params"),
+    ),
     "key parameters": (("http://h.test/?", "id=1&x=2&", ""), ("keep_key_params",)),
     "context items": (("http://h.test/?c=1&", "z=1&c=2&", ""), ("drop_context_params",)),
     "path prefixes": (("http://h.test/", "print/", "x"), ("drop_path_prefix",)),
@@ -127,8 +148,10 @@ def _assert_linear(name: str, shape: tuple[str, str, str], calls) -> None:
             if best_large <= RATIO * best_small + SLACK:
                 break
         else:
-            pytest.fail(f"{call} on {name}: {best_small:.3f} s at {SMALL // 1000} KB, "
-                        f"{best_large:.3f} s at {LARGE // 1000} KB (more than {RATIO}x)")
+            pytest.fail(
+                f"{call} on {name}: {best_small:.3f} s at {SMALL // 1000} KB, "
+                f"{best_large:.3f} s at {LARGE // 1000} KB (more than {RATIO}x)"
+            )
 
 
 # (every rule on: the default policy's steps are a subset, each under the same guard)
@@ -138,7 +161,9 @@ def test_time_is_linear_in_the_length(name):
     _assert_linear(name, HOSTILE[name][0], _calls(POLICY))
 
 
-@pytest.mark.parametrize("name", ["index pages", "www labels", "stray percent and escaped digits", "jsessionid segments"])
+@pytest.mark.parametrize(
+    "name", ["index pages", "www labels", "stray percent and escaped digits", "jsessionid segments"]
+)
 def test_same_is_linear_in_the_length(name):
     # same() explains both URLs, then again without each rule that fired: a constant number of
     # passes, each linear

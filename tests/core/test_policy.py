@@ -27,7 +27,11 @@ def test_defaults_match_scrapy():
         ({"key_params": {"bad host!": ["id"]}}, PolicyValueError, "key_params"),
         ({"key_params": {3: ["id"]}}, PolicyTypeError, "key_params"),
         ({"domain_aliases": [["only-one.test"]]}, PolicyValueError, "domain_aliases"),
-        ({"domain_aliases": [["a.test", "b.test"], ["b.test", "c.test"]]}, PolicyValueError, "domain_aliases"),
+        (
+            {"domain_aliases": [["a.test", "b.test"], ["b.test", "c.test"]]},
+            PolicyValueError,
+            "domain_aliases",
+        ),
         ({"domain_aliases": "a.test"}, PolicyTypeError, "domain_aliases"),
         ({"strip_host_prefixes": ["www.x"]}, PolicyValueError, "strip_host_prefixes"),
         ({"index_pages": ["a/index.html"]}, PolicyValueError, "index_pages"),
@@ -52,10 +56,18 @@ def test_bad_values_name_the_field(kwargs, error, field):
 
 
 def test_normalization_makes_equal_settings_equal_and_hashable():
-    a = Policy(remove_params=["Utm_X", "b"], domain_aliases=[["WWW.Example.COM", "example.org."]],
-               deny_extensions=[".PDF"], index_pages=["Index.HTML"])
-    b = Policy(remove_params=("utm_x", "b"), domain_aliases=(("www.example.com", "example.org"),),
-               deny_extensions=("pdf",), index_pages=("index.html",))
+    a = Policy(
+        remove_params=["Utm_X", "b"],
+        domain_aliases=[["WWW.Example.COM", "example.org."]],
+        deny_extensions=[".PDF"],
+        index_pages=["Index.HTML"],
+    )
+    b = Policy(
+        remove_params=("utm_x", "b"),
+        domain_aliases=(("www.example.com", "example.org"),),
+        deny_extensions=("pdf",),
+        index_pages=("index.html",),
+    )
     assert a == b and hash(a) == hash(b)
     assert a.remove_params == (("", ("utm_x", "b")),)
 
@@ -81,7 +93,22 @@ def test_policy_is_immutable_and_replace_validates():
 
 def test_field_names_match_the_settings():
     assert Policy.field_names() == (
-        "scope", "remove_params", "ignore_params", "key_params", "ignore_path_prefixes", "domain_aliases", "sister_suffixes", "sites",
-        "strip_host_prefixes", "index_pages", "ignore_scheme", "deny_extensions", "max_url_length",
-        "trap_repetitions", "strip_session_ids", "strip_tracking_params", "route_fragments", "ignore_amp",
+        "scope",
+        "remove_params",
+        "ignore_params",
+        "key_params",
+        "ignore_path_prefixes",
+        "domain_aliases",
+        "sister_suffixes",
+        "sites",
+        "strip_host_prefixes",
+        "index_pages",
+        "ignore_scheme",
+        "deny_extensions",
+        "max_url_length",
+        "trap_repetitions",
+        "strip_session_ids",
+        "strip_tracking_params",
+        "route_fragments",
+        "ignore_amp",
     )

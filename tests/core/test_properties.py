@@ -12,28 +12,88 @@ from hypothesis import strategies as st
 from scrapy_urlunify import InvalidURL, Policy, filter_reason, identify, standardize
 from scrapy_urlunify.core.explain import explain_with
 
-POLICY = Policy(key_params={"k.test": ["id"]}, remove_params=["drop*"], domain_aliases=[["a.test", "b.test"]],
-                ignore_path_prefixes={"b.test": ["abc", "print"]})
+POLICY = Policy(
+    key_params={"k.test": ["id"]},
+    remove_params=["drop*"],
+    domain_aliases=[["a.test", "b.test"]],
+    ignore_path_prefixes={"b.test": ["abc", "print"]},
+)
 
-urls = url_strategy(["www.a.test", "b.test", "K.test", "www2.k.test", "[::1]", "127.0.0.1", "x.co.uk", "example.com."])
+urls = url_strategy(
+    [
+        "www.a.test",
+        "b.test",
+        "K.test",
+        "www2.k.test",
+        "[::1]",
+        "127.0.0.1",
+        "x.co.uk",
+        "example.com.",
+    ]
+)
 
 # -- %-soup: stray "%", escapes of hex digits, characters servers decode alike (issue 10) -----------
 
-_soup = st.lists(st.sampled_from(["%", "%25", "%36", "%31", "%3", "%61", "%7e", "%7C", "%5B", "6", "1", "a", "F",
-                                  "|", "[", "]", "^", "`", "{", "}", '"', "/", ";", "=", "&", "+", "%20", ".",
-                                  # issue 24: "%25", "&amp;" from doubly escaped HTML, AMP markers
-                                  "%25", "&amp;", "amp;", "amp", "/amp", "index.html", "utm_source=1"]),
-                 max_size=12).map("".join)
+_soup = st.lists(
+    st.sampled_from(
+        [
+            "%",
+            "%25",
+            "%36",
+            "%31",
+            "%3",
+            "%61",
+            "%7e",
+            "%7C",
+            "%5B",
+            "6",
+            "1",
+            "a",
+            "F",
+            "|",
+            "[",
+            "]",
+            "^",
+            "`",
+            "{",
+            "}",
+            '"',
+            "/",
+            ";",
+            "=",
+            "&",
+            "+",
+            "%20",
+            ".",
+            # issue 24: "%25", "&amp;" from doubly escaped HTML, AMP markers
+            "%25",
+            "&amp;",
+            "amp;",
+            "amp",
+            "/amp",
+            "index.html",
+            "utm_source=1",
+        ]
+    ),
+    max_size=12,
+).map("".join)
 soup_urls = st.builds(
-    lambda host, path, query, frag: f"http://{host}/{path}" + (f"?{query}" if query is not None else "")
-    + (f"#{frag}" if frag is not None else ""),
+    lambda host, path, query, frag: (
+        f"http://{host}/{path}"
+        + (f"?{query}" if query is not None else "")
+        + (f"#{frag}" if frag is not None else "")
+    ),
     st.sampled_from(["host.test", "www.a.test", "k.test"]),
     _soup.map(lambda s: "".join(c for c in s if c not in "?#")),
     st.none() | _soup.map(lambda s: s.replace("#", "")),
     st.none() | st.sampled_from(["", "!", "!/", "/", "!/x", "top", "%61"]),
 )
-POLICIES = [Policy(), POLICY, Policy(route_fragments=False, strip_session_ids=False),
-            POLICY.replace(ignore_amp=True)]
+POLICIES = [
+    Policy(),
+    POLICY,
+    Policy(route_fragments=False, strip_session_ids=False),
+    POLICY.replace(ignore_amp=True),
+]
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -91,7 +151,11 @@ def test_an_ampersand_escaped_twice_is_one(url, policy):
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=300))
 def test_any_text_gives_a_result_or_invalid_url(text):
-    for fn in (lambda u: standardize(u), lambda u: identify(u, POLICY), lambda u: standardize(u, "http://x.test/a/")):
+    for fn in (
+        lambda u: standardize(u),
+        lambda u: identify(u, POLICY),
+        lambda u: standardize(u, "http://x.test/a/"),
+    ):
         try:
             out = fn(text)
         except InvalidURL:
@@ -122,7 +186,9 @@ def _bounded(fn, *args, limit=2.0):
 
 def test_pathological_inputs_finish_quickly():
     policy = Policy(remove_params=["x*y*z*"], key_params=["id"])
-    big_query = "http://x.test/p?" + "&".join(f"p{i}=v{i}" for i in range(10_000)) + "&utm_source=1&id=3"
+    big_query = (
+        "http://x.test/p?" + "&".join(f"p{i}=v{i}" for i in range(10_000)) + "&utm_source=1&id=3"
+    )
     cases = [
         "http://x.test/" + "a" * 100_000,
         "http://x.test/" + "/" * 50_000,
@@ -146,7 +212,9 @@ def test_pathological_inputs_finish_quickly():
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(urls, st.sampled_from([POLICY, Policy(), Policy(route_fragments=False, ignore_scheme=False)]))
+@given(
+    urls, st.sampled_from([POLICY, Policy(), Policy(route_fragments=False, ignore_scheme=False)])
+)
 def test_short_paths_agree_with_the_plain_rule_loop(url, policy):
     from scrapy_urlunify import Unifier
 
@@ -203,7 +271,10 @@ def test_identifier_is_the_same_with_a_cold_cache_and_after_any_other_calls(url,
             except InvalidURL:
                 continue
             outcome(warm, Unifier.identify, fetched)
-    assert (outcome(warm, Unifier.identify, url), outcome(warm, Unifier.standardize, url)) == expected
+    assert (
+        outcome(warm, Unifier.identify, url),
+        outcome(warm, Unifier.standardize, url),
+    ) == expected
     assert outcome(warm, Unifier.identify, url) == outcome(warm, Unifier.identify, url)
 
 

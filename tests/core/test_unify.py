@@ -49,8 +49,14 @@ def test_frontier_paper_equalizations(a, b):
 def test_frontier_paper_relative_paths_resolve_like_a_browser():
     # "/en/about/./contact.html" is /en/about/contact.html (the paper's "/contact.html" reading
     # is not what a browser does; we follow the browser)
-    assert resolve("/en/about/./contact.html", "http://www.eef.rs/sr/") == "http://www.eef.rs/en/about/contact.html"
-    assert resolve("contact.html", "http://www.eef.rs/sr/index.html") == "http://www.eef.rs/sr/contact.html"
+    assert (
+        resolve("/en/about/./contact.html", "http://www.eef.rs/sr/")
+        == "http://www.eef.rs/en/about/contact.html"
+    )
+    assert (
+        resolve("contact.html", "http://www.eef.rs/sr/index.html")
+        == "http://www.eef.rs/sr/contact.html"
+    )
     # "obviously invalid forms ... double or triple back-slashes in directory path"
     assert standardize("..\\\\en\\\\\\a.html", "http://x.rs/sr/b/") == "http://x.rs/sr/en/a.html"
 
@@ -77,20 +83,34 @@ def test_unicity_filter_example_with_key_parameter_and_scope():
 
 def test_key_params_only_when_present_and_per_host():
     policy = Policy(key_params={"shop.test": ["id"]})
-    assert identify("http://shop.test/p?id=3&color=red", policy) == identify("http://shop.test/p?color=blue&id=3", policy)
+    assert identify("http://shop.test/p?id=3&color=red", policy) == identify(
+        "http://shop.test/p?color=blue&id=3", policy
+    )
     # no key parameter in the URL: all parameters identify it
-    assert identify("http://shop.test/p?color=red", policy) != identify("http://shop.test/p?color=blue", policy)
+    assert identify("http://shop.test/p?color=red", policy) != identify(
+        "http://shop.test/p?color=blue", policy
+    )
     # another host is not covered
-    assert identify("http://other.test/p?id=3&color=red", policy) != identify("http://other.test/p?id=3", policy)
+    assert identify("http://other.test/p?id=3&color=red", policy) != identify(
+        "http://other.test/p?id=3", policy
+    )
     # subdomains are
-    assert identify("http://www.shop.test/p?id=3&x=1", policy) == identify("http://shop.test/p?id=3", policy)
+    assert identify("http://www.shop.test/p?id=3&x=1", policy) == identify(
+        "http://shop.test/p?id=3", policy
+    )
 
 
 def test_remove_params_globs_and_hosts():
     policy = Policy(remove_params={"*": ["ref_*"], "docs.example.test": ["lang"]})
     assert standardize("http://a.test/x?ref_src=tw&q=1", policy=policy) == "http://a.test/x?q=1"
-    assert standardize("http://www.docs.example.test/x?lang=en&q=1", policy=policy) == "http://www.docs.example.test/x?q=1"
-    assert standardize("http://example.test/x?lang=en", policy=policy) == "http://example.test/x?lang=en"
+    assert (
+        standardize("http://www.docs.example.test/x?lang=en&q=1", policy=policy)
+        == "http://www.docs.example.test/x?q=1"
+    )
+    assert (
+        standardize("http://example.test/x?lang=en", policy=policy)
+        == "http://example.test/x?lang=en"
+    )
 
 
 # -- rewrite layer: what a server answers identically ------------------------------------------
@@ -104,7 +124,10 @@ def test_remove_params_globs_and_hosts():
         ("http://example.com:8080/a", "http://example.com:8080/a"),
         ("http://example.com/a//b///c", "http://example.com/a/b/c"),
         # an embedded URL keeps its "//" (Wayback links)
-        ("https://web.archive.org/web/2022/http://www.netlib.org/a", "https://web.archive.org/web/2022/http://www.netlib.org/a"),
+        (
+            "https://web.archive.org/web/2022/http://www.netlib.org/a",
+            "https://web.archive.org/web/2022/http://www.netlib.org/a",
+        ),
         ("http://example.com/%7euser/a%2fb%3f", "http://example.com/~user/a%2Fb%3F"),
         ("http://example.com/a#frag", "http://example.com/a"),
         ("http://example.com/#!/inbox", "http://example.com/#!/inbox"),
@@ -112,13 +135,31 @@ def test_remove_params_globs_and_hosts():
         ("http://example.com/a?", "http://example.com/a"),
         # never "?a" -> "?a=" (scrapy#1982), never reordered, never re-encoded
         ("http://example.com/a?b&a=1&c=%2F", "http://example.com/a?b&a=1&c=%2F"),
-        ("http://example.com/a?utm_source=x&utm_medium=y&id=1&fbclid=abc&gclid=z", "http://example.com/a?id=1"),
-        ("http://example.com/a?x=1&mc_cid=1&mc_eid=2&_ga=3&_gl=4&msclkid=5&igshid=6&yclid=7&dclid=8", "http://example.com/a?x=1"),
-        ("http://example.com/a;jsessionid=0123456789abcdef0123456789abcdef.node01/b", "http://example.com/a/b"),
-        ("http://legislature.mi.gov/(S(4hqa0555fwsecu455xqckv45))/mileg.aspx", "http://legislature.mi.gov/mileg.aspx"),
-        ("http://example.com/(X(1)S(4hqa0555fwsecu455xqckv45))/a.aspx", "http://example.com/a.aspx"),
+        (
+            "http://example.com/a?utm_source=x&utm_medium=y&id=1&fbclid=abc&gclid=z",
+            "http://example.com/a?id=1",
+        ),
+        (
+            "http://example.com/a?x=1&mc_cid=1&mc_eid=2&_ga=3&_gl=4&msclkid=5&igshid=6&yclid=7&dclid=8",
+            "http://example.com/a?x=1",
+        ),
+        (
+            "http://example.com/a;jsessionid=0123456789abcdef0123456789abcdef.node01/b",
+            "http://example.com/a/b",
+        ),
+        (
+            "http://legislature.mi.gov/(S(4hqa0555fwsecu455xqckv45))/mileg.aspx",
+            "http://legislature.mi.gov/mileg.aspx",
+        ),
+        (
+            "http://example.com/(X(1)S(4hqa0555fwsecu455xqckv45))/a.aspx",
+            "http://example.com/a.aspx",
+        ),
         ("http://example.com/a?PHPSESSID=abc123&page=2", "http://example.com/a?page=2"),
-        ("http://example.com/a?ASPSESSIONIDQADTTCSS=GPCBGCLBOLDKFDJHNFMLCBHM&x=1", "http://example.com/a?x=1"),
+        (
+            "http://example.com/a?ASPSESSIONIDQADTTCSS=GPCBGCLBOLDKFDJHNFMLCBHM&x=1",
+            "http://example.com/a?x=1",
+        ),
         ("http://example.com/a?CFID=123456&CFTOKEN=abc-def-123&x=1", "http://example.com/a?x=1"),
         ("http://example.com/a?sid=0123456789abcdef0123&x=1", "http://example.com/a?x=1"),
     ],
@@ -144,8 +185,14 @@ def test_standardize_keeps_parameters_that_may_matter(url):
 
 def test_policy_switches_for_session_ids_and_trackers():
     url = "http://example.com/a?PHPSESSID=abc&utm_source=x"
-    assert standardize(url, policy=Policy(strip_session_ids=False)) == "http://example.com/a?PHPSESSID=abc"
-    assert standardize(url, policy=Policy(strip_tracking_params=False)) == "http://example.com/a?utm_source=x"
+    assert (
+        standardize(url, policy=Policy(strip_session_ids=False))
+        == "http://example.com/a?PHPSESSID=abc"
+    )
+    assert (
+        standardize(url, policy=Policy(strip_tracking_params=False))
+        == "http://example.com/a?utm_source=x"
+    )
 
 
 # -- identity layer ------------------------------------------------------------------------------
@@ -211,7 +258,11 @@ def test_domain_aliases_map_hosts_and_their_subdomains():
 
 def test_sister_suffixes_only_within_the_sites_of_the_crawl():
     p = Policy(sister_suffixes=True, sites=["termomont.rs", "www.euromodul.rs"])
-    assert identify("http://termomont.co.rs/x", p) == identify("http://www.termomont.rs/x", p) == "termomont.rs/x"
+    assert (
+        identify("http://termomont.co.rs/x", p)
+        == identify("http://www.termomont.rs/x", p)
+        == "termomont.rs/x"
+    )
     assert identify("http://euromodul.hr/x", p) == "euromodul.rs/x"
     # not a sister of a site of the crawl: never merged (ural's strip_suffix bug)
     assert identify("http://example.co.rs/x", p) == "example.co.rs/x"
@@ -219,7 +270,10 @@ def test_sister_suffixes_only_within_the_sites_of_the_crawl():
     # off by default
     assert identify("http://termomont.co.rs/x") == "termomont.co.rs/x"
     # an explicit list turns it on with those sites
-    assert identify("http://termomont.co.rs/x", Policy(sister_suffixes=["termomont.rs"])) == "termomont.rs/x"
+    assert (
+        identify("http://termomont.co.rs/x", Policy(sister_suffixes=["termomont.rs"]))
+        == "termomont.rs/x"
+    )
 
 
 # -- filters (FO-flt) ----------------------------------------------------------------------------
@@ -252,7 +306,10 @@ def test_filter_reason(url, reason):
 
 def test_filter_reason_policy_knobs():
     assert filter_reason("http://example.com/a.pdf", Policy(deny_extensions=["zip"])) is None
-    assert filter_reason("http://example.com/a.zip", Policy(deny_extensions=[".ZIP"])) == "extension:zip"
+    assert (
+        filter_reason("http://example.com/a.zip", Policy(deny_extensions=[".ZIP"]))
+        == "extension:zip"
+    )
     assert filter_reason("http://example.com/aaaa", Policy(max_url_length=20)) == "too-long"
     assert filter_reason("http://example.com/a/b/a/b/a/b", Policy(trap_repetitions=0)) is None
     assert filter_reason("http://example.com/a/a", Policy(trap_repetitions=2)) == "trap"
@@ -267,7 +324,9 @@ def test_filter_reason_is_about_the_fetched_url():
 # -- errors ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad", ["", "http://", "http://[::1/", "http://a b/", "//no-scheme", "\ud800", "http://\x00/"])
+@pytest.mark.parametrize(
+    "bad", ["", "http://", "http://[::1/", "http://a b/", "//no-scheme", "\ud800", "http://\x00/"]
+)
 def test_invalid_urls_raise_invalid_url(bad):
     with pytest.raises(InvalidURL):
         standardize(bad)
@@ -287,8 +346,13 @@ def test_non_http_urls_are_kept_verbatim():
 def test_explain_names_each_rule_and_its_layer():
     e = explain("http://www.example.com/a/index.html?utm_source=x#top")
     fired = {(f.rule, f.layer) for f in e.fired}
-    assert {("drop_fragment", "rewrite"), ("remove_tracking_params", "rewrite"),
-            ("ignore_scheme", "identity"), ("unify_host", "identity"), ("drop_index_page", "identity")} <= fired
+    assert {
+        ("drop_fragment", "rewrite"),
+        ("remove_tracking_params", "rewrite"),
+        ("ignore_scheme", "identity"),
+        ("unify_host", "identity"),
+        ("drop_index_page", "identity"),
+    } <= fired
     assert "strip_host_prefix" in e.rule_names
     assert e.result.fetch_url == "http://www.example.com/a/index.html"
     assert e.result.identifier == "example.com/a"
@@ -320,7 +384,9 @@ def test_route_fragments_off_drops_every_fragment():
 
 def test_ignore_path_prefixes_is_identity_only():
     p = Policy(ignore_path_prefixes={"docs.test": ["print", "index.php"]})
-    assert identify("http://docs.test/print/a/b.html", p) == identify("http://docs.test/a/b.html", p)
+    assert identify("http://docs.test/print/a/b.html", p) == identify(
+        "http://docs.test/a/b.html", p
+    )
     assert identify("http://www.docs.test/index.php/a", p) == "docs.test/a"
     assert identify("http://docs.test/print/", p) == "docs.test/print"  # the segment alone stays
     assert identify("http://docs.test/printer/a", p) == "docs.test/printer/a"
@@ -331,16 +397,19 @@ def test_ignore_path_prefixes_is_identity_only():
 # -- what peers' normalization suites showed (issue 10) ------------------------------------------
 
 
-@pytest.mark.parametrize(("raw", "escaped"), [
-    ("http://a.test/?q=foobar|", "http://a.test/?q=foobar%7C"),
-    ("http://a.test/?q=foobar|", "http://a.test/?q=foobar%7c"),
-    ("http://a.test/x[y]", "http://a.test/x%5By%5D"),
-    ("http://a.test/form?a[]=1&a[]=2", "http://a.test/form?a%5B%5D=1&a%5B%5D=2"),
-    ("http://a.test/a^b", "http://a.test/a%5Eb"),
-    ("http://a.test/?a=`b`", "http://a.test/?a=%60b%60"),
-    ("http://a.test/{x}?{y}", "http://a.test/%7Bx%7D?%7By%7D"),
-    ('http://a.test/?q="x"', "http://a.test/?q=%22x%22"),
-])
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [
+        ("http://a.test/?q=foobar|", "http://a.test/?q=foobar%7C"),
+        ("http://a.test/?q=foobar|", "http://a.test/?q=foobar%7c"),
+        ("http://a.test/x[y]", "http://a.test/x%5By%5D"),
+        ("http://a.test/form?a[]=1&a[]=2", "http://a.test/form?a%5B%5D=1&a%5B%5D=2"),
+        ("http://a.test/a^b", "http://a.test/a%5Eb"),
+        ("http://a.test/?a=`b`", "http://a.test/?a=%60b%60"),
+        ("http://a.test/{x}?{y}", "http://a.test/%7Bx%7D?%7By%7D"),
+        ('http://a.test/?q="x"', "http://a.test/?q=%22x%22"),
+    ],
+)
 def test_characters_servers_decode_alike_have_one_identifier(raw, escaped):
     assert identify(raw) == identify(escaped)
     # identity layer only: the URL to fetch keeps the link's spelling (as a browser writes it)
@@ -348,39 +417,48 @@ def test_characters_servers_decode_alike_have_one_identifier(raw, escaped):
     assert "%" in identify(raw)  # the identifier writes them escaped (docs/rules.md)
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ("http://a.test/a%2Fb", "http://a.test/a/b"),
-    ("http://a.test/?a=1%26b=2", "http://a.test/?a=1&b=2"),
-    ("http://a.test/?a%3D1", "http://a.test/?a=1"),
-    ("http://a.test/?q=a%2Bb", "http://a.test/?q=a+b"),
-    ("http://a.test/a%3Bb", "http://a.test/a;b"),
-    ("http://a.test/a%3Fb", "http://a.test/a?b"),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("http://a.test/a%2Fb", "http://a.test/a/b"),
+        ("http://a.test/?a=1%26b=2", "http://a.test/?a=1&b=2"),
+        ("http://a.test/?a%3D1", "http://a.test/?a=1"),
+        ("http://a.test/?q=a%2Bb", "http://a.test/?q=a+b"),
+        ("http://a.test/a%3Bb", "http://a.test/a;b"),
+        ("http://a.test/a%3Fb", "http://a.test/a?b"),
+    ],
+)
 def test_reserved_characters_keep_their_meaning(a, b):
     assert identify(a) != identify(b)
 
 
-@pytest.mark.parametrize("url", [
-    "http://a.test/page?_sessionid=e36902d5bb2d0d922fc24b43",
-    "http://a.test/page?_sid=e36902d5bb2d0d922fc24b43",
-    "http://a.test/page?_sessionID=824A6C0A13a7e11205wxN28F44E3",
-    "http://a.test/page?_session_id=824A6C0A13a7e11205wxN28F44E3",
-    "http://a.test/(a(ckmmbxr4ts5s4la55rsk2tu5)s(a4ja1u55cqakcn55sws24vni)f(1))/page",
-    "http://a.test/(s(a4ja1u55cqakcn55sws24vni))/page",
-    "http://a.test/(4hqa0555fwsecu455xqckv45)/page",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a.test/page?_sessionid=e36902d5bb2d0d922fc24b43",
+        "http://a.test/page?_sid=e36902d5bb2d0d922fc24b43",
+        "http://a.test/page?_sessionID=824A6C0A13a7e11205wxN28F44E3",
+        "http://a.test/page?_session_id=824A6C0A13a7e11205wxN28F44E3",
+        "http://a.test/(a(ckmmbxr4ts5s4la55rsk2tu5)s(a4ja1u55cqakcn55sws24vni)f(1))/page",
+        "http://a.test/(s(a4ja1u55cqakcn55sws24vni))/page",
+        "http://a.test/(4hqa0555fwsecu455xqckv45)/page",
+    ],
+)
 def test_session_ids_peers_strip(url):
     assert standardize(url) == "http://a.test/page"
     assert standardize(url, policy=Policy(strip_session_ids=False)) != "http://a.test/page"
 
 
-@pytest.mark.parametrize("url", [
-    "http://a.test/page?_sid=3",  # not a token: a real identifier
-    "http://a.test/page?_sessionid=documentation",
-    "http://a.test/(notasession)/page",
-    "http://a.test/(4hqa0555fwsecu455xqckv4)/page",  # 23 characters
-    "http://a.test/(4HQA0555FWSECU455XQCKV45)/page",  # 1.x ids are lower-case
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a.test/page?_sid=3",  # not a token: a real identifier
+        "http://a.test/page?_sessionid=documentation",
+        "http://a.test/(notasession)/page",
+        "http://a.test/(4hqa0555fwsecu455xqckv4)/page",  # 23 characters
+        "http://a.test/(4HQA0555FWSECU455XQCKV45)/page",  # 1.x ids are lower-case
+    ],
+)
 def test_look_alikes_of_session_ids_are_kept(url):
     assert standardize(url) == url
 
@@ -405,7 +483,7 @@ def test_the_result_cache_is_bounded_and_grows_with_the_crawl():
     # never more than two generations of the limit reached, which grew past the minimum
     assert u._cache_limit > unify._CACHE_MIN
     assert max(held) <= 2 * u._cache_limit
-    assert max(held[:unify._CACHE_MIN * 4]) <= 2 * unify._CACHE_MIN
+    assert max(held[: unify._CACHE_MIN * 4]) <= 2 * unify._CACHE_MIN
     # an URL seen again is found in the old generation and kept
     u.identify("https://a.test/p399999")
     recent = "https://a.test/p399998"
@@ -490,10 +568,14 @@ def test_stray_percent_and_amp_entities_are_identity_only():
     # name: the URL to fetch keeps what the page wrote
     assert standardize("http://h.test/100%?q=5%") == "http://h.test/100%?q=5%"
     assert standardize("http://h.test/p?a=1&amp;b=2") == "http://h.test/p?a=1&amp;b=2"
-    assert [(f.rule, f.layer) for f in explain("http://h.test/100%").fired if f.rule != "ignore_scheme"] == [
-        ("escape_unsafe_chars", "identity")]
-    assert [(f.rule, f.layer) for f in explain("http://h.test/p?a=1&amp;b=2").fired if f.rule != "ignore_scheme"] == [
-        ("unescape_amp", "identity")]
+    assert [
+        (f.rule, f.layer) for f in explain("http://h.test/100%").fired if f.rule != "ignore_scheme"
+    ] == [("escape_unsafe_chars", "identity")]
+    assert [
+        (f.rule, f.layer)
+        for f in explain("http://h.test/p?a=1&amp;b=2").fired
+        if f.rule != "ignore_scheme"
+    ] == [("unescape_amp", "identity")]
 
 
 @pytest.mark.parametrize(

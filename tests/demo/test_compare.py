@@ -25,15 +25,23 @@ SPIDERS = {"configured", "multidomain", "news", "site"}
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("SCRAPY_SETTINGS_MODULE", "SCRAPY_PROJECT")
+    }
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     env.update(extra)
     return env
 
 
 def _scrapy(*args: str, timeout: float = 90, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=SAMPLE, env=_env(**env),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", *args],
+        cwd=SAMPLE,
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +49,22 @@ def comparison(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, st
     out = tmp_path_factory.mktemp("demo")
     html, data = out / "report.html", out / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "scrapy_urlunify.demo", "--size", str(SIZE), "--out", str(html), "--json", str(data)],
-        cwd=out, env=_env(), capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "scrapy_urlunify.demo",
+            "--size",
+            str(SIZE),
+            "--out",
+            str(html),
+            "--json",
+            str(data),
+        ],
+        cwd=out,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(data.read_text()), html, proc.stdout
@@ -64,7 +86,10 @@ def test_the_addon_fetches_each_page_once_and_misses_none(comparison):
     # so is a default value's spelling (but on pages with a clock) and every soft 404 but one
     copies = [c for c in demo.content_duplicates if c in demo.items]
     assert addon["items"] == site["items"] - len(copies)
-    assert addon["saved_by"]["signature_duplicates"] >= len(demo.content_duplicates) + addon["soft_404s"] - 1
+    assert (
+        addon["saved_by"]["signature_duplicates"]
+        >= len(demo.content_duplicates) + addon["soft_404s"] - 1
+    )
     assert addon["finish_reason"] == plain["finish_reason"] == "finished"
     # plain Scrapy reaches every page too, but many of them again and again
     assert plain["pages_missed"] == 0
@@ -83,7 +108,12 @@ def test_the_addon_with_nothing_configured_learns_and_loses_nothing(comparison):
     # crawl are what the learner needs to see before it adopts a rule, and its rules' probation
     # (at the demo's default size it is within 10% of the configured crawl: see the report)
     report, _, _ = comparison
-    site, plain, addon, bare = report["site"], report["plain"], report["addon"], report["unconfigured"]
+    site, plain, addon, bare = (
+        report["site"],
+        report["plain"],
+        report["addon"],
+        report["unconfigured"],
+    )
     assert bare["pages_missed"] == 0 and bare["false_merges"] == 0
     assert bare["distinct_pages"] == site["pages"]
     assert bare["duplicate_items"] == 0 and bare["duplicate_items_same_text"] == 0
@@ -101,7 +131,9 @@ def test_the_report_is_printed_and_written_as_html(comparison):
     assert "plain Scrapy" in stdout and "redundant fetches" in stdout
     page = html.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page
-    assert "add-on, nothing configured" in stdout and "add-on, nothing configured" in html.read_text()
+    assert (
+        "add-on, nothing configured" in stdout and "add-on, nothing configured" in html.read_text()
+    )
     for crawl in ("plain", "addon", "unconfigured"):
         for key in ("requests", "redundant_fetches", "items", "pages_missed"):
             assert f"{report[crawl][key]:,}" in page, (crawl, key)
@@ -114,7 +146,9 @@ def test_the_report_is_printed_and_written_as_html(comparison):
         assert len(found) == report[crawl]["stats_near_duplicates"]
         for near in found[:10]:
             assert f"<code>{escape(near['url'])}</code>: {near['resemblance']:.1%} alike" in section
-    assert section.count("No near-duplicate page.") == sum(not report[c]["near_duplicates"] for c in ("addon", "unconfigured"))
+    assert section.count("No near-duplicate page.") == sum(
+        not report[c]["near_duplicates"] for c in ("addon", "unconfigured")
+    )
     # self-contained: no script, no stylesheet or image fetched from anywhere
     assert not re.search(r"<script|<link|<img|\bsrc=|@import|url\(", page, re.I)
 
@@ -138,7 +172,9 @@ def test_the_report_shows_every_crawl_and_what_they_learned_and_reads_on_a_phone
     assert "@media (max-width: 640px)" in page
     narrow = [body for (_, w), body in zip(svgs, bodies) if int(w) <= 360]
     assert len(narrow) == len(bodies) / 2
-    assert min(int(size) for body in narrow for size in re.findall(r'font-size="(\d+)"', body)) >= 12
+    assert (
+        min(int(size) for body in narrow for size in re.findall(r'font-size="(\d+)"', body)) >= 12
+    )
     # the rules the crawl with nothing configured learned, with their evidence, in both reports
     learned = "termomont.co.rs serves the pages of termomont.rs"
     pairs = report["unconfigured"]["saved_by"]["learned"]["alias/termomont.rs/termomont.co.rs"]
@@ -170,15 +206,27 @@ def test_scrapy_crawl_news_fetches_each_article_once(tmp_path):
     news_items = {p for p in site.items if p.startswith("news:")}
     server = subprocess.Popen(
         [sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE)],
-        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         line = server.stdout.readline() if server.stdout else ""
         assert line, "the demo server did not start"
         proxy = json.loads(line)["proxy_url"]
         items_file = tmp_path / "items.json"
-        proc = _scrapy("crawl", "news", "-O", str(items_file), "-s", "CLOSESPIDER_TIMEOUT=60",
-                       "-s", "LOG_LEVEL=INFO", URLUNIFY_DEMO_PROXY=proxy)
+        proc = _scrapy(
+            "crawl",
+            "news",
+            "-O",
+            str(items_file),
+            "-s",
+            "CLOSESPIDER_TIMEOUT=60",
+            "-s",
+            "LOG_LEVEL=INFO",
+            URLUNIFY_DEMO_PROXY=proxy,
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -207,15 +255,30 @@ def test_scrapy_urlunify_learn_prints_the_rules_of_a_sample_crawl():
     # site of 120 pages has a dozen news pages: enough independent pairs)
     server = subprocess.Popen(
         [sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", "120"],
-        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         line = server.stdout.readline() if server.stdout else ""
         assert line, "the demo server did not start"
         proxy = json.loads(line)["proxy_url"]
-        proc = _scrapy("urlunify", "learn", "--spider", "news", "--pages", "200",
-                       "-s", "URLUNIFY_REMOVE_PARAMS={}", "-s", "URLUNIFY_KEY_PARAMS={}",
-                       "-s", "CLOSESPIDER_TIMEOUT=60", URLUNIFY_DEMO_PROXY=proxy)
+        proc = _scrapy(
+            "urlunify",
+            "learn",
+            "--spider",
+            "news",
+            "--pages",
+            "200",
+            "-s",
+            "URLUNIFY_REMOVE_PARAMS={}",
+            "-s",
+            "URLUNIFY_KEY_PARAMS={}",
+            "-s",
+            "CLOSESPIDER_TIMEOUT=60",
+            URLUNIFY_DEMO_PROXY=proxy,
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)

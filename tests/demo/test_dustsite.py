@@ -40,11 +40,22 @@ def test_every_dust_spelling_shows_its_page(site: dustsite.DustSite) -> None:
     pretty = f"/product/{p.pid}-{p.slug}"
     page = f"product:{p.pid}"
     spellings = [f"http://{host}{pretty}" for host in dustsite.HOSTS]
-    spellings += [f"http://www.shop.test{pretty}?{q}" for q in
-                  ("print=1", "view=gallery", "ref=p7", "utm_source=home&utm_medium=banner", "sessionid=abc")]
+    spellings += [
+        f"http://www.shop.test{pretty}?{q}"
+        for q in (
+            "print=1",
+            "view=gallery",
+            "ref=p7",
+            "utm_source=home&utm_medium=banner",
+            "sessionid=abc",
+        )
+    ]
     spellings += [f"http://shop.test/index.php?route=product/view&id={p.pid}&sort=price"]
     assert {site.page_id(url) for url in spellings} == {page}
-    assert site.page_id("http://www.shop.test/events/calendar;jsessionid=AB12?date=2027-01-01") == "calendar"
+    assert (
+        site.page_id("http://www.shop.test/events/calendar;jsessionid=AB12?date=2027-01-01")
+        == "calendar"
+    )
     assert site.page_id(f"http://www.shop.test{pretty}-x") is None
     assert site.page_id(f"http://other.test{pretty}") is None
 
@@ -57,7 +68,9 @@ def test_listing_parameters_matter_unless_the_listing_is_the_same(site: dustsite
         return "http://www.shop.test" + site.category_href(cid, **kw)
 
     first = site.page_id(url(big.cid))
-    others = {site.page_id(url(big.cid, **kw)) for kw in ({"page": 2}, {"limit": 24}, {"sort": "price"})}
+    others = {
+        site.page_id(url(big.cid, **kw)) for kw in ({"page": 2}, {"limit": 24}, {"sort": "price"})
+    }
     assert first not in others
     assert len(others) == 3
     assert site.page_id(url(big.cid, filt="sale,instock")) == first
@@ -85,9 +98,17 @@ def proxy(site: dustsite.DustSite):  # type: ignore[no-untyped-def]
 @pytest_twisted.inlineCallbacks
 def _crawl(proxy: str, **settings: Any):  # type: ignore[no-untyped-def]
     """One crawl in Scrapy's default order: (stats, page ids of the items, downloaded URLs)."""
-    runner = CrawlerRunner({"ADDONS": {"scrapy_urlunify.Addon": 0}, "ROBOTSTXT_OBEY": False,
-                            "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "WARNING", "CLOSESPIDER_TIMEOUT": 60,
-                            **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)), **settings})
+    runner = CrawlerRunner(
+        {
+            "ADDONS": {"scrapy_urlunify.Addon": 0},
+            "ROBOTSTXT_OBEY": False,
+            "TELNETCONSOLE_ENABLED": False,
+            "LOG_LEVEL": "WARNING",
+            "CLOSESPIDER_TIMEOUT": 60,
+            **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)),
+            **settings,
+        }
+    )
     crawler = runner.create_crawler(dustsite.shop_spider())
     items: list[str] = []
     downloads: list[str] = []
@@ -128,7 +149,12 @@ def test_careful_settings_fetch_each_page_once(site: dustsite.DustSite, proxy: s
     # what no URL rule of the add-on can know: a product of the home page's "new products" box
     # fetched by its route form after its pretty URL, and limit=24 on a category of <= 12 products
     small = sum(len(c.products) <= 12 for c in site.categories.values())
-    assert len(truth) <= stats["downloader/response_count"] <= len(truth) + len(site.newest) + small * 3
-    refetched = [url for url in downloads if "print=1" in url or "mirror." in url or "filter=" in url]
+    assert (
+        len(truth)
+        <= stats["downloader/response_count"]
+        <= len(truth) + len(site.newest) + small * 3
+    )
+    refetched = [
+        url for url in downloads if "print=1" in url or "mirror." in url or "filter=" in url
+    ]
     assert refetched == []
-

@@ -49,7 +49,17 @@ def test_size_and_basic_inventory(site: DemoSite) -> None:
         "mirror.site.test",
     } <= set(site.hosts)
     kinds = Counter(site.page(p).kind for p in site.pages)
-    for kind in ("doc", "chapter", "listing", "article", "print", "mirror", "news", "product", "shop"):
+    for kind in (
+        "doc",
+        "chapter",
+        "listing",
+        "article",
+        "print",
+        "mirror",
+        "news",
+        "product",
+        "shop",
+    ):
         assert kinds[kind] >= 1, kind
 
 
@@ -79,7 +89,11 @@ def test_variants_map_to_one_page(site: DemoSite, url: str) -> None:
 
 
 def test_index_pages_and_slash_redirect(site: DemoSite) -> None:
-    for url in ("https://www.site.test/docs/", "http://site.test/docs/index.html", "http://site.test/docs//"):
+    for url in (
+        "https://www.site.test/docs/",
+        "http://site.test/docs/index.html",
+        "http://site.test/docs//",
+    ):
         assert site.page_id(url) == "site:/docs/"
     assert site.page_id("http://site.test/docs") is None  # a 301, not a page
     assert site.resolve("http://site.test/docs").location == "http://site.test/docs/"
@@ -90,7 +104,9 @@ def test_pagination_pages_are_distinct(site: DemoSite) -> None:
     p2 = site.page_id("https://www.site.test/blog/?page=2")
     assert p2 == "site:/blog/?page=2" and p2 in site.pages
     assert site.page_id("http://site.test/blog/index.html?utm_source=x&page=2") == p2
-    assert site.page_id("https://www.site.test/blog/?page=1") == site.page_id("https://www.site.test/blog/")
+    assert site.page_id("https://www.site.test/blog/?page=1") == site.page_id(
+        "https://www.site.test/blog/"
+    )
     listings = sorted(p for p in site.pages if site.page(p).kind == "listing")
     assert len(listings) >= 2 and len(set(listings)) == len(listings)
     assert site.page_id("https://www.site.test/blog/?page=999") is None
@@ -106,14 +122,18 @@ def test_news_cid_matters_inifile_and_arglink_do_not(site: DemoSite) -> None:
     ]
     assert {site.page_id(u) for u in urls} == {news[0]}
     assert site.page_id(site.canonical_url(news[1])) == news[1] != news[0]
-    assert site.page_id("http://news.acme.test/servlet/ContentServer?inifile=futuretense.ini") is None
+    assert (
+        site.page_id("http://news.acme.test/servlet/ContentServer?inifile=futuretense.ini") is None
+    )
 
 
 def test_sister_domain_serves_the_same_pages(site: DemoSite) -> None:
     product = next(p for p in sorted(site.pages) if site.page(p).kind == "product")
     path = site.page(product).path
     hosts = ("termomont.rs", "www.termomont.rs", "termomont.co.rs", "www.termomont.co.rs")
-    assert {site.page_id(f"{scheme}://{h}{path}") for h in hosts for scheme in ("http", "https")} == {product}
+    assert {
+        site.page_id(f"{scheme}://{h}{path}") for h in hosts for scheme in ("http", "https")
+    } == {product}
 
 
 def test_print_views_and_mirrors_are_content_duplicates(site: DemoSite) -> None:
@@ -181,7 +201,11 @@ def test_every_link_resolves_to_its_target_with_both_url_parsers(site: DemoSite)
         href = link.href.replace("{sid}", NO_SESSION)
         for url in (ada_url.join_url(base, href), safe_url_string(urljoin(base, href))):
             if link.kind == "page":
-                assert site.page_id(url, follow_redirects=True) == link.target, (page_id, link.href, url)
+                assert site.page_id(url, follow_redirects=True) == link.target, (
+                    page_id,
+                    link.href,
+                    url,
+                )
             else:
                 assert site.resolve(url).document_id == link.target, (page_id, link.href, url)
             checked += 1
@@ -279,7 +303,8 @@ def test_server_proxy_direct_and_errors(site: DemoSite):
         )
         assert raw.startswith(b"HTTP/1.1 200") and b"<title>Documentation</title>" in raw
         raw = yield _exchange(
-            server.http_port, b"GET /contact.html HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n"
+            server.http_port,
+            b"GET /contact.html HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n",
         )
         assert raw.startswith(b"HTTP/1.1 200")
         raw = yield _exchange(
@@ -290,7 +315,8 @@ def test_server_proxy_direct_and_errors(site: DemoSite):
         raw = yield _exchange(server.http_port, b"CONNECT unknown.example:443 HTTP/1.1\r\n\r\n")
         assert raw.startswith(b"HTTP/1.1 502")
         raw = yield _exchange(
-            server.http_port, b"GET http://site.test/moved HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n"
+            server.http_port,
+            b"GET http://site.test/moved HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n",
         )
         assert raw.startswith(b"HTTP/1.1 301") and b"Location: https://www.site.test/new" in raw
         # The direct HTTPS port, with certificate verification against our own cert.
@@ -323,7 +349,8 @@ def test_session_ids_change_per_view_until_the_cap(site: DemoSite):
     try:
         for _ in range(4):
             raw = yield _exchange(
-                server.http_port, b"GET http://site.test/shop/ HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n"
+                server.http_port,
+                b"GET http://site.test/shop/ HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n",
             )
             sids.append(set(re.findall(rb";jsessionid=([0-9A-F]{32})", raw)))
         raw = yield _exchange(
@@ -353,7 +380,9 @@ def test_standalone_server_subprocess() -> None:
         info = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
         assert info["proxy_url"] == f"http://127.0.0.1:{info['http_port']}"
         with socket.create_connection(("127.0.0.1", info["http_port"]), timeout=10) as sock:
-            sock.sendall(b"GET http://site.test/ HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n")
+            sock.sendall(
+                b"GET http://site.test/ HTTP/1.1\r\nHost: site.test\r\nConnection: close\r\n\r\n"
+            )
             data = b""
             while chunk := sock.recv(65536):
                 data += chunk
@@ -430,7 +459,10 @@ def test_plain_scrapy_crawl_sees_every_page_and_fetches_redundantly(site: DemoSi
     tunnels = {r.connection: r.url for r in log if r.method == "CONNECT"}
     assert {r.connection for r in https} <= set(tunnels)
     for record in https:  # each tunnel carries requests for the host it was opened to
-        assert tunnels[record.connection].split(":")[0] == record.url.split("/")[2].split(":")[0].lower()
+        assert (
+            tunnels[record.connection].split(":")[0]
+            == record.url.split("/")[2].split(":")[0].lower()
+        )
 
     # Session ids: plain Scrapy follows every minted id, but the cap bounds it.
     assert sum(1 for r in log if ";jsessionid=" in r.url) > len(

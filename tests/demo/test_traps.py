@@ -48,17 +48,33 @@ def test_default_values_are_the_page_other_values_are_other_pages(site: DemoSite
     assert site.page_id(f"{SITE}/blog/?page=1") == site.page_id(f"{SITE}/blog/") == "site:/blog/"
     assert site.page_id(f"{SITE}/blog/?page=2") == "site:/blog/?page=2"
     chapter = "/docs/guide/ch-1.html"
-    assert site.page_id(f"{SITE}{chapter}?lang=en") == site.page_id(f"{SITE}{chapter}") == f"site:{chapter}"
+    assert (
+        site.page_id(f"{SITE}{chapter}?lang=en")
+        == site.page_id(f"{SITE}{chapter}")
+        == f"site:{chapter}"
+    )
     german = site.page_id(f"{SITE}{chapter}?lang=de")
-    assert german == f"site:{chapter}?lang=de" and site.body_text(german) != site.body_text(f"site:{chapter}")
+    assert german == f"site:{chapter}?lang=de" and site.body_text(german) != site.body_text(
+        f"site:{chapter}"
+    )
     first = site.page_id(f"{SITE}{SEARCH_PATH}?q=crawler")
     spelled = ["?q=crawler&page=1", "?sort=relevance&q=crawler", "?page=1&q=crawler&sort=relevance"]
     assert {site.page_id(f"{SITE}{SEARCH_PATH}{q}") for q in spelled} == {first}
-    others = {site.page_id(f"{SITE}{SEARCH_PATH}{q}")
-              for q in ("?q=crawler&page=2", "?q=crawler&sort=date", "?q=crawler&sort=date&page=2", "?q=proxy")}
+    others = {
+        site.page_id(f"{SITE}{SEARCH_PATH}{q}")
+        for q in (
+            "?q=crawler&page=2",
+            "?q=crawler&sort=date",
+            "?q=crawler&sort=date&page=2",
+            "?q=proxy",
+        )
+    }
     assert None not in others and first not in others and len(others) == 4
     # every language, page and order is other text: a learner must never merge them
-    texts = [site.body_text(p) for p in (*_kind(site, "search"), *_kind(site, "chapter-de"), *_kind(site, "listing"))]
+    texts = [
+        site.body_text(p)
+        for p in (*_kind(site, "search"), *_kind(site, "chapter-de"), *_kind(site, "listing"))
+    ]
     assert len(set(texts)) == len(texts)
     # and the links spell the defaults out
     assert {"site:/blog/", f"site:{chapter}", first} <= site.default_spelled
@@ -67,7 +83,10 @@ def test_default_values_are_the_page_other_values_are_other_pages(site: DemoSite
 
 def test_the_index_is_3_mb_with_a_session_id_per_view_in_its_links(site: DemoSite) -> None:
     toc = f"site:{TOC_PATH}"
-    one, two = site.render(toc, session="A" * 32, view=1), site.render(toc, session="B" * 32, view=2)
+    one, two = (
+        site.render(toc, session="A" * 32, view=1),
+        site.render(toc, session="B" * 32, view=2),
+    )
     assert 2_500_000 < len(one) < 3_500_000
     assert len(re.findall(rb";jsessionid=A{32}", one)) > 2000
     assert one != two and body_text(one) == body_text(two)
@@ -89,10 +108,18 @@ def test_a_clock_changes_the_text_a_token_only_the_bytes(site: DemoSite) -> None
 
 
 def test_soft_404s_are_200_with_one_text_and_no_page(site: DemoSite) -> None:
-    missing = [(page, link.href) for page in sorted(site.pages) for link in site.page(page).all_links
-               if link.kind == "missing"]
+    missing = [
+        (page, link.href)
+        for page in sorted(site.pages)
+        for link in site.page(page).all_links
+        if link.kind == "missing"
+    ]
     assert len(missing) >= 10
-    for url in (f"{SITE}/docs/page-999.html", f"{SITE}/blog/post-999.html", f"{SITE}/blog/?page=999"):
+    for url in (
+        f"{SITE}/docs/page-999.html",
+        f"{SITE}/blog/post-999.html",
+        f"{SITE}/blog/?page=999",
+    ):
         res = site.resolve(url)
         assert (res.status, res.soft_404, res.page_id) == (200, True, None)
     assert site.resolve(f"{SITE}/no-such-page.html").status == 404  # elsewhere a real 404
@@ -105,7 +132,11 @@ def test_soft_404s_are_200_with_one_text_and_no_page(site: DemoSite) -> None:
 def _trap_pages(site: DemoSite) -> set[str]:
     """The pages a learner fallen into a trap would lose: other values of a default's parameter,
     the index, the pages behind it and the pages with a clock."""
-    pages = {p for p in site.pages if site.page(p).kind in ("chapter-de", "search", "listing", "index", "doc")}
+    pages = {
+        p
+        for p in site.pages
+        if site.page(p).kind in ("chapter-de", "search", "listing", "index", "doc")
+    }
     return pages | site.clock_pages | site.token_pages
 
 
@@ -116,7 +147,9 @@ def test_the_addon_alone_survives_the_traps(site: DemoSite):
     for the site (issue 13's bound)."""
     server = DemoServer(site).start()
     try:
-        configured: dict[str, Any] = yield crawl_once(server, site, ConfiguredSpider, ADDON_SETTINGS)
+        configured: dict[str, Any] = yield crawl_once(
+            server, site, ConfiguredSpider, ADDON_SETTINGS
+        )
         alone: dict[str, Any] = yield crawl_once(server, site, UnconfiguredSpider, ADDON_SETTINGS)
     finally:
         yield server.stop()
@@ -127,9 +160,14 @@ def test_the_addon_alone_survives_the_traps(site: DemoSite):
     assert bare["false_merges"] == 0, bare["merged"]
     twice = Counter(site.page_id(i["url"], follow_redirects=True) for i in alone["items"])
     assert bare["duplicate_items"] == 0, sorted(p for p, n in twice.items() if n > 1)
-    assert bare["duplicate_items_same_text"] == 0, sorted(p for p in twice if site.content_duplicates.get(p) in twice)
-    assert bare["items"] == addon["items"] == len(site.items) - len(
-        [c for c in site.content_duplicates if c in site.items])
+    assert bare["duplicate_items_same_text"] == 0, sorted(
+        p for p in twice if site.content_duplicates.get(p) in twice
+    )
+    assert (
+        bare["items"]
+        == addon["items"]
+        == len(site.items) - len([c for c in site.content_duplicates if c in site.items])
+    )
     assert bare["requests"] <= 1.10 * addon["requests"], (bare["requests"], addon["requests"])
     # every page of a trap was fetched, and the ones a learner would have merged only once
     fetched = Counter(r.page_id for r in alone["records"] if r.page_id and r.status == 200)
@@ -141,7 +179,10 @@ def test_the_addon_alone_survives_the_traps(site: DemoSite):
     # one value: learned from pages with and without it) and the sister domain, nothing about
     # the traps
     learned = {k for k in alone["stats"] if k.startswith("urlunify/learned/param/")}
-    assert learned == {"urlunify/learned/param/news.acme.test/arglink", "urlunify/learned/param/site.test/print"}
+    assert learned == {
+        "urlunify/learned/param/news.acme.test/arglink",
+        "urlunify/learned/param/site.test/print",
+    }
     assert "urlunify/learned/alias/termomont.rs/termomont.co.rs" in alone["stats"]
     assert "urlunify/learned/revoked" not in alone["stats"]
     # the 3 MB index is text to the signatures, never raw bytes (a session id per view)

@@ -1,6 +1,5 @@
 """The add-on: what it enables, and what it leaves to the project."""
 
-
 from __future__ import annotations
 
 import logging
@@ -11,13 +10,21 @@ def test_addon_keeps_a_project_fingerprinter_and_warns(caplog):
 
     from scrapy_urlunify.integration.addon import Addon
 
-    settings = Settings({"REQUEST_FINGERPRINTER_CLASS": "scrapy.utils.request.RequestFingerprinter"}, priority="project")
+    settings = Settings(
+        {"REQUEST_FINGERPRINTER_CLASS": "scrapy.utils.request.RequestFingerprinter"},
+        priority="project",
+    )
     with caplog.at_level(logging.WARNING):
         Addon().update_settings(settings)
     assert settings["REQUEST_FINGERPRINTER_CLASS"] == "scrapy.utils.request.RequestFingerprinter"
     assert "keeping the project's REQUEST_FINGERPRINTER_CLASS" in caplog.text
     assert settings["DUPEFILTER_CLASS"] == "scrapy_urlunify.integration.dupefilter.DupeFilter"
-    assert settings.getwithbase("SPIDER_MIDDLEWARES")["scrapy_urlunify.integration.links.LinkMiddleware"] == 950
+    assert (
+        settings.getwithbase("SPIDER_MIDDLEWARES")[
+            "scrapy_urlunify.integration.links.LinkMiddleware"
+        ]
+        == 950
+    )
 
 
 def test_addon_turns_learning_on_and_a_spider_can_turn_it_off():
@@ -28,7 +35,9 @@ def test_addon_turns_learning_on_and_a_spider_can_turn_it_off():
     settings = Settings()
     Addon().update_settings(settings)
     assert settings.getbool("URLUNIFY_LEARN") is True
-    assert "scrapy_urlunify.integration.dequeue.DequeueMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
+    assert "scrapy_urlunify.integration.dequeue.DequeueMiddleware" in settings.getdict(
+        "DOWNLOADER_MIDDLEWARES"
+    )
     settings = Settings({"URLUNIFY_LEARN": False}, priority="project")
     Addon().update_settings(settings)
     assert settings.getbool("URLUNIFY_LEARN") is False

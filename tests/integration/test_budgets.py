@@ -33,9 +33,15 @@ class DuplicatesSite(minisite.CountingSite):
         base, _params = self.count(request)
         if base.startswith("/p/"):
             n = int(base[3:])
-            hrefs = [f"/p/{n + 1}"] + [f"/gone/{n}-{k}" for k in range(6)] + [f"/p/{n}?view={k}" for k in range(3)]
+            hrefs = (
+                [f"/p/{n + 1}"]
+                + [f"/gone/{n}-{k}" for k in range(6)]
+                + [f"/p/{n}?view={k}" for k in range(3)]
+            )
             body = minisite.ARTICLE.format(t=f"Page {n}", x=f"The text of page {n}.")
-            return minisite.page(f"page {n}", body + "".join(f"<a href='{h}'>{h}</a>" for h in hrefs))
+            return minisite.page(
+                f"page {n}", body + "".join(f"<a href='{h}'>{h}</a>" for h in hrefs)
+            )
         return minisite.page("not found", "<p>Page not found.</p>")
 
 
@@ -105,15 +111,27 @@ def test_a_duplicate_page_is_received_then_goes_to_the_errback_not_the_callback(
     assert sorted(f.request.url for f in ErrbackSpider.failures) == sorted(marked)
     assert all(f.check(DuplicatePage) for f in ErrbackSpider.failures)
     assert not set(marked) & set(ErrbackSpider.parsed)
-    assert not [k for k in stats if k.startswith(("spider_exceptions", "log_count/ERROR", "downloader/exception"))]
+    assert not [
+        k
+        for k in stats
+        if k.startswith(("spider_exceptions", "log_count/ERROR", "downloader/exception"))
+    ]
 
 
 @pytest_twisted.inlineCallbacks
 def test_without_the_gate_the_middleware_still_drops_the_duplicate_pages():
     # the signature middleware enabled by hand, without the add-on and its gate: the duplicate
     # pages are dropped in the downloader, as before the gate (and counted by no budget)
-    site, stats, items = yield crawl_site(minisite.start, "/", {"ADDONS": {}, "DOWNLOADER_MIDDLEWARES": {
-        "scrapy_urlunify.integration.signatures.SignatureMiddleware": 20}})
+    site, stats, items = yield crawl_site(
+        minisite.start,
+        "/",
+        {
+            "ADDONS": {},
+            "DOWNLOADER_MIDDLEWARES": {
+                "scrapy_urlunify.integration.signatures.SignatureMiddleware": 20
+            },
+        },
+    )
     titles = [i["title"] for i in items]
     assert titles.count("Article A") == 1
     assert titles.count("Doc") == 1
@@ -154,20 +172,42 @@ class Variants(Spider):
 
 def _spellings(i: int, size: int) -> list[str]:
     """Each child four times: ``?v=`` never changes the page (so three are duplicate pages)."""
-    return [f"/p/{c}?v={v}" for c in (3 * i + 1, 3 * i + 2, 3 * i + 3) if c < size for v in range(4)]
+    return [
+        f"/p/{c}?v={v}" for c in (3 * i + 1, 3 * i + 2, 3 * i + 3) if c < size for v in range(4)
+    ]
 
 
 def test_learn_stops_after_the_pages_it_downloaded(tmp_path):
     pages = 40
-    root = write_project(tmp_path, f"CONCURRENT_REQUESTS = {CONCURRENT}\n", {"variants": VARIANT_SPIDER})
+    root = write_project(
+        tmp_path, f"CONCURRENT_REQUESTS = {CONCURRENT}\n", {"variants": VARIANT_SPIDER}
+    )
     with TreeSite(size=300, links=_spellings) as site:
-        done = subprocess.run([sys.executable, "-m", "scrapy", "urlunify", "learn", "--spider", "variants",
-                               "--pages", str(pages), "-s", f"TREE_START={site.url(0)}"],
-                              cwd=root, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "scrapy",
+                "urlunify",
+                "learn",
+                "--spider",
+                "variants",
+                "--pages",
+                str(pages),
+                "-s",
+                f"TREE_START={site.url(0)}",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     downloaded = sum(site.hits.values())
     # the requests in flight at the budget, and those started before the asynchronous close
     # (45 for 40 on a loaded machine); before duplicates counted: 55
     assert pages <= downloaded <= pages + 2 * CONCURRENT, (downloaded, done.stdout)
     summary = done.stdout.splitlines()[0]
-    assert summary.startswith(f"# {downloaded} responses of spider 'variants' (closespider_pagecount)"), summary
+    assert summary.startswith(
+        f"# {downloaded} responses of spider 'variants' (closespider_pagecount)"
+    ), summary

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-NEWS_SPIDER = '''
+NEWS_SPIDER = """
 import scrapy
 
 class News(scrapy.Spider):
@@ -23,7 +23,7 @@ class News(scrapy.Spider):
 
 class Plain(scrapy.Spider):
     name = "plain"
-'''
+"""
 
 A = "http://news.acme.test/servlet/ContentServer?inifile=futuretense.ini&cid=11&arglink=nolink"
 B = "https://www.news.acme.test/servlet/ContentServer?cid=11&arglink=other"
@@ -36,14 +36,21 @@ def project(tmp_path: Path) -> Path:
     (pkg / "spiders").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "spiders" / "__init__.py").write_text("")
-    (pkg / "settings.py").write_text('SPIDER_MODULES = ["proj.spiders"]\nADDONS = {"scrapy_urlunify.Addon": 0}\n')
+    (pkg / "settings.py").write_text(
+        'SPIDER_MODULES = ["proj.spiders"]\nADDONS = {"scrapy_urlunify.Addon": 0}\n'
+    )
     (pkg / "spiders" / "news.py").write_text(NEWS_SPIDER)
     return tmp_path
 
 
 def scrapy(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scrapy", "urlunify", *args], cwd=project,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "urlunify", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_same_with_the_spiders_settings(project):
@@ -74,7 +81,9 @@ def test_errors_are_usage_errors(project):
 def test_store_is_listed_in_the_usage_line(project):
     r = scrapy(project, "-h")
     assert r.returncode == 0
-    usage = [line for line in r.stdout.splitlines() if line.startswith("Usage")] + r.stdout.splitlines()[:3]
+    usage = [
+        line for line in r.stdout.splitlines() if line.startswith("Usage")
+    ] + r.stdout.splitlines()[:3]
     assert any("store" in line and "learn" in line for line in usage), r.stdout
 
 

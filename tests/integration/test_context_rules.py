@@ -16,8 +16,11 @@ PAGES = 40
 
 def _html(title: str, links: list[str], article: bool = True) -> bytes:
     anchors = "".join(f"<a href='{h}'>{h}</a>" for h in links)
-    body = f"<article><h1>{title}</h1><p class='text'>The text of {title}.</p></article>" if article else \
-        "<form><p>Log in to the site.</p></form>"
+    body = (
+        f"<article><h1>{title}</h1><p class='text'>The text of {title}.</p></article>"
+        if article
+        else "<form><p>Log in to the site.</p></form>"
+    )
     return f"<!DOCTYPE html><html><head><title>{title}</title></head><body>{body}{anchors}</body></html>".encode()
 
 
@@ -49,8 +52,11 @@ def test_a_login_page_linked_from_every_page_is_learned_in_its_context():
     site, stats, items = yield crawl_site(_start, "/", {"URLUNIFY_LEARN": True})
     # learned on /login only, as the settings snippet will say
     assert stats["urlunify/learned/param/127.0.0.1/login/returnto"] >= CONTEXT_VALUES
-    assert not any(k.startswith("urlunify/learned/param/127.0.0.1/") and not k.startswith(
-        "urlunify/learned/param/127.0.0.1/login/") for k in stats)
+    assert not any(
+        k.startswith("urlunify/learned/param/127.0.0.1/")
+        and not k.startswith("urlunify/learned/param/127.0.0.1/login/")
+        for k in stats
+    )
     # confirmed by its samples (other values of returnto, fetched anyway), never revoked
     assert stats["urlunify/learned/confirmed"] == 1
     assert "urlunify/learned/revoked" not in stats
@@ -100,7 +106,9 @@ class TalkSite(CountingSite):
             return _html("edit", [], article=False)
         if base.startswith("/p") and base[2:].isdigit():
             n = int(base[2:])
-            links = [f"/edit?title=Talk:p{n}"] + ([f"/edit?title=Category_talk:c{n}"] if n >= CATEGORIES_FROM else [])
+            links = [f"/edit?title=Talk:p{n}"] + (
+                [f"/edit?title=Category_talk:c{n}"] if n >= CATEGORIES_FROM else []
+            )
             return _html(f"page {n}", links + ([f"/p{n + 1}"] if n + 1 < TALK_PAGES else []))
         request.setResponseCode(404)
         return b"not found"
@@ -125,19 +133,40 @@ def test_a_rule_whose_evidence_shares_a_lead_is_checked_on_a_value_without_it(ca
     assert stats["urlunify/learned/revoked"] == 1
     assert "urlunify/learned/confirmed" not in stats
     # the samples like the evidence agreed; the one without its lead did not
-    assert f"on probation, {RULE_PROBATION - 1} of {RULE_PROBATION} samples had agreed" in caplog.text
+    assert (
+        f"on probation, {RULE_PROBATION - 1} of {RULE_PROBATION} samples had agreed" in caplog.text
+    )
     # no discussion lost: each fetched once, its item yielded once
     categories = range(CATEGORIES_FROM, TALK_PAGES)
     assert all(site.hits[f"/edit?title=Category_talk:c{n}"] == 1 for n in categories)
     titles = sorted(i["title"] for i in items)
-    assert titles == sorted(["home", *(f"page {n}" for n in range(TALK_PAGES)),
-                             *(f"discussion of c{n}" for n in categories)])
+    assert titles == sorted(
+        [
+            "home",
+            *(f"page {n}" for n in range(TALK_PAGES)),
+            *(f"discussion of c{n}" for n in categories),
+        ]
+    )
 
 
 #: the form of an edit view: long enough for a near-duplicate fingerprint, the same for every title
-FORM = " ".join(f"Paragraph {w} of the editing help explains how a {w} page is written, reviewed and kept."
-                for w in ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-                          "ninth", "tenth", "eleventh", "twelfth"))
+FORM = " ".join(
+    f"Paragraph {w} of the editing help explains how a {w} page is written, reviewed and kept."
+    for w in (
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "eleventh",
+        "twelfth",
+    )
+)
 
 
 class EditSite(CountingSite):
@@ -151,8 +180,10 @@ class EditSite(CountingSite):
             return _html("home", ["/p0"])
         if base == "/edit":
             title = params.get("title", "").replace("_", " ")
-            return (f"<!DOCTYPE html><html><head><title>Creating {title}</title></head><body><main>"
-                    f"<h1>Creating {title}</h1><form><p>{FORM}</p></form></main></body></html>").encode()
+            return (
+                f"<!DOCTYPE html><html><head><title>Creating {title}</title></head><body><main>"
+                f"<h1>Creating {title}</h1><form><p>{FORM}</p></form></main></body></html>"
+            ).encode()
         if base.startswith("/p") and base[2:].isdigit():
             n = int(base[2:])
             links = [f"/edit?title=Talk:p{n}"] + ([f"/p{n + 1}"] if n + 1 < TALK_PAGES else [])

@@ -4,7 +4,6 @@ The demo site knows its ground truth (``DemoSite.page_id(url)``), so "every dist
 fetched once, none missed" is counted, not guessed.
 """
 
-
 from __future__ import annotations
 
 import pytest
@@ -42,7 +41,11 @@ def test_configured_spider_fetches_every_page_exactly_once(site):
     for url in result.fetched_urls:
         assert standardize(url, policy=Policy(route_fragments=False)) == url, url
         assert ";jsessionid" not in url.lower() and "phpsessid" not in url.lower()
-        assert not any(is_tracking_param(p.split("=")[0].lower()) for p in url.partition("?")[2].split("&") if p)
+        assert not any(
+            is_tracking_param(p.split("=")[0].lower())
+            for p in url.partition("?")[2].split("&")
+            if p
+        )
     # exactly one URL per distinct page, plus the redirects the site answers with
     redirects = [r for r in result.records if r.method == "GET" and r.status in (301, 302)]
     assert len(result.fetched_urls) == len(site.pages) + len(redirects)
@@ -51,7 +54,9 @@ def test_configured_spider_fetches_every_page_exactly_once(site):
     item_pages = [site.page_id(i["url"]) for i in result.items]
     assert len(item_pages) == len(set(item_pages))
     copies = site.content_duplicates
-    assert set(site.items) - set(copies) - set(copies.values()) <= set(item_pages) <= set(site.items)
+    assert (
+        set(site.items) - set(copies) - set(copies.values()) <= set(item_pages) <= set(site.items)
+    )
     groups: dict[str, set[str]] = {}
     for copy, original in copies.items():
         groups.setdefault(original, {original}).add(copy)
@@ -64,7 +69,9 @@ def test_configured_spider_fetches_every_page_exactly_once(site):
     assert stats["urlunify/rewritten"] > 0
     # the sister domain is crawlable although only termomont.rs is an allowed domain
     assert stats["urlunify/allowed_offsite"] > 0
-    assert any(r.url.split("/")[2].endswith("termomont.co.rs") for r in result.records if r.method == "GET")
+    assert any(
+        r.url.split("/")[2].endswith("termomont.co.rs") for r in result.records if r.method == "GET"
+    )
 
 
 @pytest_twisted.inlineCallbacks

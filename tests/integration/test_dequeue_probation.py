@@ -26,7 +26,9 @@ class QueuedSite(minisite.CountingSite):
             body = "".join(f"<a href='{h}'>{h}</a>" for h in links)
             return minisite.page("home", "<p>Welcome home</p>" + body)
         text = f"page {base}" + (f" variant {params.get('v')}" if base.startswith("/e/") else "")
-        return minisite.page(text, minisite.ARTICLE.format(t=text, x=f"The text of {text}, long enough to sign."))
+        return minisite.page(
+            text, minisite.ARTICLE.format(t=text, x=f"The text of {text}, long enough to sign.")
+        )
 
 
 def _start():  # type: ignore[no-untyped-def]
@@ -43,7 +45,9 @@ def test_requests_queued_before_a_rule_are_its_samples_at_dequeue():
     site, stats, _items = yield crawl_site(_start, "/", {"URLUNIFY_LEARN": True})
     assert stats["finish_reason"] == "finished"
     assert stats.get("urlunify/learned/params") == 1, stats
-    never = sorted(f"/e/{n}?v={v}" for n in range(E_PAGES) for v in "xy" if not site.hits[f"/e/{n}?v={v}"])
+    never = sorted(
+        f"/e/{n}?v={v}" for n in range(E_PAGES) for v in "xy" if not site.hits[f"/e/{n}?v={v}"]
+    )
     assert never == []
     assert stats.get("urlunify/learned/revoked") == 1, stats
 
@@ -57,20 +61,26 @@ class InFlightSite(minisite.CountingSite):
         if base == "/":
             body = "".join(f"<a href='/a/{n}?v={v}'>{n}{v}</a>" for n in range(10) for v in "ab")
             return minisite.page("home", "<p>Welcome home</p>" + body)
-        return minisite.page(f"page {base}", minisite.ARTICLE.format(t=base, x=f"The text of {base}, long enough."))
+        return minisite.page(
+            f"page {base}", minisite.ARTICLE.format(t=base, x=f"The text of {base}, long enough.")
+        )
 
 
 @pytest_twisted.inlineCallbacks
 def test_pages_in_flight_when_a_rule_is_adopted_are_its_verdicts():
     """They were fetched anyway: each is compared with the page the rule merges it with, as a
     sample would be, and the rule is confirmed without fetching a sample of its own."""
+
     def start():  # type: ignore[no-untyped-def]
         site = InFlightSite()
         port, base = minisite.listen(site)
         return site, port, base
 
-    site, stats, _items = yield crawl_site(start, "/", {
-        "URLUNIFY_LEARN": True, "CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32})
+    site, stats, _items = yield crawl_site(
+        start,
+        "/",
+        {"URLUNIFY_LEARN": True, "CONCURRENT_REQUESTS": 32, "CONCURRENT_REQUESTS_PER_DOMAIN": 32},
+    )
     assert stats["finish_reason"] == "finished"
     assert stats.get("urlunify/learned/params") == 1, stats
     assert stats.get("urlunify/learned/probation/fetched_verdicts", 0) >= 1, stats

@@ -33,8 +33,11 @@ def tmpfs(path: Path, size: str) -> Iterator[Path]:
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs (a disk that fills up) needs root")
     path.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode:
         pytest.skip(f"mount -t tmpfs is unavailable: {mounted.stderr.strip()}")
     try:
@@ -45,7 +48,9 @@ def tmpfs(path: Path, size: str) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def demo_server() -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "scrapy_urlunify.demo.server"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_urlunify.demo.server"], stdout=subprocess.PIPE, text=True
+    )
     try:
         yield json.loads(proc.stdout.readline())["proxy_url"]  # type: ignore[union-attr]
     finally:
@@ -55,8 +60,12 @@ def demo_server() -> Iterator[str]:
 
 def run(job: str, proxy: str, jobdir: Path, out: Path) -> str:
     """One run of a job script to its end; its log."""
-    done = subprocess.run([sys.executable, str(HERE / job), proxy, str(jobdir), str(out)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(HERE / job), proxy, str(jobdir), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return done.stderr
 
 
@@ -64,7 +73,9 @@ def finish_reason(log: str) -> str:
     return next(line.split("'")[3] for line in log.splitlines() if "'finish_reason'" in line)
 
 
-def test_a_resume_after_a_full_disk_fetches_every_page_the_learner_had_not_merged(tmp_path, demo_server):
+def test_a_resume_after_a_full_disk_fetches_every_page_the_learner_had_not_merged(
+    tmp_path, demo_server
+):
     """100 KiB fills up while the first run fetches its first dozen pages. Before the fix the
     resumed run's learner, blind to the pages the first run fetched (its index of pages is not
     saved), adopted "mirror.site.test is an alias of site.test", which the first run had seen
@@ -83,7 +94,9 @@ def test_a_resume_after_a_full_disk_fetches_every_page_the_learner_had_not_merge
     assert "is an alias of site.test" not in resumed
 
 
-def test_a_full_scheduler_queue_closes_the_crawl_with_a_reason_and_the_resume_fetches_everything(tmp_path):
+def test_a_full_scheduler_queue_closes_the_crawl_with_a_reason_and_the_resume_fetches_everything(
+    tmp_path,
+):
     """Only Scrapy's disk queue (``JOBDIR/requests.queue``, a 4 KiB tmpfs) fills up; the plugin's
     logs have room. Before the fix the queue lost the start request (its pop flushed a write that
     failed: "Exception in callback ... _dqpop", in the asyncio log only) and the crawl ended
@@ -94,7 +107,10 @@ def test_a_full_scheduler_queue_closes_the_crawl_with_a_reason_and_the_resume_fe
             full = run_job(tmp_path, site)
         assert full.returncode == 0, full.stderr[-3000:]
         assert "No space left on device" in full.stderr, "the queue did not fill up: lower the size"
-        assert full.stats["finish_reason"] == "urlunify_store_error", (full.stats, sorted(site.lost())[:5])
+        assert full.stats["finish_reason"] == "urlunify_store_error", (
+            full.stats,
+            sorted(site.lost())[:5],
+        )
         assert "Scrapy's disk queue in JOBDIR lost" in full.stderr
         final = run_job(tmp_path, site)
         assert final.returncode == 0, final.stderr[-3000:]

@@ -31,6 +31,7 @@ class NamelessSpider(scrapy.Spider):
 
 # -- 1. spiders without a class-level name -------------------------------------------------------
 
+
 @pytest_twisted.inlineCallbacks
 def test_plain_scrapy_spider_named_by_keyword_crawls():
     """``process.crawl(scrapy.Spider, name="x", start_urls=[...])``: the scope is "x"."""
@@ -51,6 +52,7 @@ def test_nameless_spider_class_named_by_keyword_dedups():
 
 
 # -- a recording server, and spiders that yield given requests -----------------------------------
+
 
 class YieldingSpider(scrapy.Spider):
     """Yields ``self.requests(base)`` from its start page."""
@@ -74,6 +76,7 @@ def run_recorded(make_requests, settings=None, spidercls=YieldingSpider):  # typ
 
 # -- 2. the crawler's fingerprinter keys the dupefilter ------------------------------------------
 
+
 class VariantFingerprinter(Fingerprinter):
     """A project fingerprinter: ours, plus a header that selects another variant of a page."""
 
@@ -86,15 +89,20 @@ def test_project_fingerprinter_decides_what_is_a_duplicate():
     def requests(base):  # type: ignore[no-untyped-def]
         yield scrapy.Request(base + "/p", headers={"X-Variant": "a"})
         yield scrapy.Request(base + "/p", headers={"X-Variant": "b"})
-        yield scrapy.Request(base + "/p/index.html", headers={"X-Variant": "a"})  # same page, same variant
+        yield scrapy.Request(
+            base + "/p/index.html", headers={"X-Variant": "a"}
+        )  # same page, same variant
 
-    rec, crawler = yield run_recorded(requests, {"REQUEST_FINGERPRINTER_CLASS": VariantFingerprinter})
+    rec, crawler = yield run_recorded(
+        requests, {"REQUEST_FINGERPRINTER_CLASS": VariantFingerprinter}
+    )
     assert rec.paths().count("/p") == 2  # both variants
     assert "/p/index.html" not in rec.paths()  # our unification still applies underneath
     assert crawler.stats.get_value("dupefilter/filtered") == 1
 
 
 # -- 3. the body of GET and HEAD requests ---------------------------------------------------------
+
 
 @pytest_twisted.inlineCallbacks
 def test_get_requests_with_different_bodies_are_different_requests():
@@ -109,20 +117,30 @@ def test_get_requests_with_different_bodies_are_different_requests():
 
 # -- 4. meta["verbatim_url"] ----------------------------------------------------------------------
 
+
 @pytest_twisted.inlineCallbacks
 def test_verbatim_url_is_neither_rewritten_nor_unified():
     def requests(base):  # type: ignore[no-untyped-def]
-        for url, verbatim in (("/v?utm_source=x", True), ("/v?utm_source=y", True), ("/v?utm_source=x", True),
-                              ("/v?utm_source=z", False)):
+        for url, verbatim in (
+            ("/v?utm_source=x", True),
+            ("/v?utm_source=y", True),
+            ("/v?utm_source=x", True),
+            ("/v?utm_source=z", False),
+        ):
             yield scrapy.Request(base + url, meta={"verbatim_url": True} if verbatim else {})
 
     rec, crawler = yield run_recorded(requests)
     # sent as written, each once; the third is a duplicate of the first
-    assert sorted(p for p in rec.paths() if p.startswith("/v")) == ["/v", "/v?utm_source=x", "/v?utm_source=y"]
+    assert sorted(p for p in rec.paths() if p.startswith("/v")) == [
+        "/v",
+        "/v?utm_source=x",
+        "/v?utm_source=y",
+    ]
     assert crawler.stats.get_value("dupefilter/filtered") == 1
 
 
 # -- 5. RFPDupeFilter's API -----------------------------------------------------------------------
+
 
 class LegacyDupeFilter(DupeFilter):
     """The deprecated way to change keys: override request_fingerprint() (case-insensitive URLs)."""
@@ -137,7 +155,9 @@ def test_deprecated_request_fingerprint_override_is_used_with_a_warning():
         yield scrapy.Request(base + "/Case")
         yield scrapy.Request(base + "/case")
 
-    with pytest.warns(ScrapyDeprecationWarning, match=r"Overriding DupeFilter\.request_fingerprint"):
+    with pytest.warns(
+        ScrapyDeprecationWarning, match=r"Overriding DupeFilter\.request_fingerprint"
+    ):
         rec, _crawler = yield run_recorded(requests, {"DUPEFILTER_CLASS": LegacyDupeFilter})
     assert [p for p in rec.paths() if p.lower() == "/case"] == ["/Case"]
 
@@ -158,6 +178,7 @@ def test_rfpdupefilter_api_after_a_crawl():
 
 
 # -- 8. schemes Scrapy can download ---------------------------------------------------------------
+
 
 class SchemeSpider(scrapy.Spider):
     """Yields ``self.links`` from its (HTTP) start page; scrapes every non-HTTP response."""
@@ -186,13 +207,21 @@ def test_file_ftp_and_data_requests_are_fetched_mailto_and_gopher_are_not(tmp_pa
     ftp = FTPFactory(Portal(FTPRealm(anonymousRoot=str(ftp_root)), [AllowAnonymousAccess()]))
     ftp.allowAnonymous = True
     ftp_port = reactor.listenTCP(0, ftp, interface="127.0.0.1")
-    links = [(tmp_path / "local.txt").as_uri(), f"ftp://127.0.0.1:{ftp_port.getHost().port}/remote.txt",
-             # Scrapy's Request refuses "mailto:x" (no "://"); these spellings it takes
-             "data:,inline", "mailto://someone@site.test", "gopher://127.0.0.1/x"]
+    links = [
+        (tmp_path / "local.txt").as_uri(),
+        f"ftp://127.0.0.1:{ftp_port.getHost().port}/remote.txt",
+        # Scrapy's Request refuses "mailto:x" (no "://"); these spellings it takes
+        "data:,inline",
+        "mailto://someone@site.test",
+        "gopher://127.0.0.1/x",
+    ]
     try:
         rec, port, base = recorder()
-        _, crawler, items = yield run(type("S", (SchemeSpider,), {"links": links}), site=(rec, port, base),
-                                      start_urls=[base + "/start"])
+        _, crawler, items = yield run(
+            type("S", (SchemeSpider,), {"links": links}),
+            site=(rec, port, base),
+            start_urls=[base + "/start"],
+        )
     finally:
         yield ftp_port.stopListening()
     assert sorted(i["body"] for i in items) == [b"from a file", b"from an FTP server", b"inline"]
@@ -208,13 +237,18 @@ def test_a_scheme_whose_handler_is_removed_is_filtered(tmp_path):
     (tmp_path / "local.txt").write_bytes(b"from a file")
     rec, port, base = recorder()
     spider = type("S", (SchemeSpider,), {"links": [(tmp_path / "local.txt").as_uri()]})
-    _, crawler, items = yield run(spider, {"DOWNLOAD_HANDLERS": {"file": None}}, site=(rec, port, base),
-                                  start_urls=[base + "/start"])
+    _, crawler, items = yield run(
+        spider,
+        {"DOWNLOAD_HANDLERS": {"file": None}},
+        site=(rec, port, base),
+        start_urls=[base + "/start"],
+    )
     assert items == []
     assert crawler.stats.get_value("urlunify/filtered/scheme:file") == 1
 
 
 # -- 7. pipelines and objects that are not items --------------------------------------------------
+
 
 class Wrapped:
     """Not an item: what an earlier pipeline made of one, for a later pipeline to unwrap."""
@@ -247,12 +281,15 @@ def test_pipelines_pass_objects_that_are_not_items():
 
 # -- 9. a JOBDIR started with Scrapy's dupefilter -------------------------------------------------
 
+
 @pytest_twisted.inlineCallbacks
 def test_jobdir_of_a_scrapy_crawl_is_reported_at_start(tmp_path, caplog):
     from minicrawl import MiniSpider
 
     jobdir = str(tmp_path / "job")
-    yield run(MiniSpider, {"ADDONS": {}, "JOBDIR": jobdir, "LOG_LEVEL": "INFO"})  # Scrapy's own filter
+    yield run(
+        MiniSpider, {"ADDONS": {}, "JOBDIR": jobdir, "LOG_LEVEL": "INFO"}
+    )  # Scrapy's own filter
     assert (tmp_path / "job" / "requests.seen").stat().st_size > 0
     with caplog.at_level(logging.WARNING):
         yield run(MiniSpider, {"JOBDIR": jobdir, "LOG_LEVEL": "INFO"})
@@ -263,10 +300,15 @@ def test_jobdir_of_a_scrapy_crawl_is_reported_at_start(tmp_path, caplog):
 
 # -- 5 and 6. scrapy-redis: its API, its keys ---------------------------------------------------
 
+
 def redis_settings(redis_server, **more):  # type: ignore[no-untyped-def]
-    return {"SCHEDULER": "scrapy_redis.scheduler.Scheduler",
-            "DUPEFILTER_CLASS": "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
-            "REDIS_URL": redis_server.url, "LOG_LEVEL": "INFO", **more}
+    return {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
+        "REDIS_URL": redis_server.url,
+        "LOG_LEVEL": "INFO",
+        **more,
+    }
 
 
 def seen_count(client: Any, key: str) -> int:
@@ -287,12 +329,18 @@ def test_instances_of_one_spider_class_have_their_own_seen_sets(redis_server):
     assert len(first.hits) > 5
     client = redis_server.client()
     # each crawl's own set: every page it fetched (and the canonicals pages declared)
-    assert seen_count(client, "urlunify:one:seen") == seen_count(client, "urlunify:two:seen") >= len(first.hits)
+    assert (
+        seen_count(client, "urlunify:one:seen")
+        == seen_count(client, "urlunify:two:seen")
+        >= len(first.hits)
+    )
 
 
 @pytest_twisted.inlineCallbacks
 def test_scheduler_dupefilter_key_names_the_seen_set(redis_server):
-    settings = redis_settings(redis_server, SCHEDULER_PERSIST=True, SCHEDULER_DUPEFILTER_KEY="jobs:%(spider)s:seen")
+    settings = redis_settings(
+        redis_server, SCHEDULER_PERSIST=True, SCHEDULER_DUPEFILTER_KEY="jobs:%(spider)s:seen"
+    )
     site, _, _ = yield run(NamelessSpider, settings, name="k")
     client = redis_server.client()
     assert seen_count(client, "jobs:k:seen") >= len(site.hits)
@@ -316,7 +364,10 @@ def test_scrapy_redis_constructor_and_from_settings(redis_server):
     assert df.server is client
     assert df.key == "dupefilter:1"
     assert not df.debug
-    get, post = scrapy.Request("http://example.com"), scrapy.Request("http://example.com", method="POST")
+    get, post = (
+        scrapy.Request("http://example.com"),
+        scrapy.Request("http://example.com", method="POST"),
+    )
     assert not df.request_seen(get)
     assert df.request_seen(scrapy.Request("http://www.example.com/"))  # the same page, unified
     assert not df.request_seen(post)
@@ -324,7 +375,9 @@ def test_scrapy_redis_constructor_and_from_settings(redis_server):
     df.close()  # a one-time key: deleted, as scrapy-redis does
     assert client.keys("*") == []
 
-    df = RedisDupeFilter.from_settings(Settings({"REDIS_URL": redis_server.url, "DUPEFILTER_DEBUG": True}))
+    df = RedisDupeFilter.from_settings(
+        Settings({"REDIS_URL": redis_server.url, "DUPEFILTER_DEBUG": True})
+    )
     assert df.key.startswith("dupefilter:")
     assert df.debug
     assert not df.request_seen(get)

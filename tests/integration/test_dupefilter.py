@@ -1,6 +1,5 @@
 """The dupefilter in real crawls of the demo site: redirects, start URLs, scopes, debug logging."""
 
-
 from __future__ import annotations
 
 import logging
@@ -43,8 +42,13 @@ def test_redirect_to_the_same_page_is_followed_not_filtered(site):
     path = secure[0].split(":", 1)[1]
     server = DemoServer(site).start()
     try:
-        result = yield crawl(server, site, {**ADDON, "DEPTH_LIMIT": 1}, FilteredStartSpider,
-                             start_urls=[f"http://www.site.test{path}"])
+        result = yield crawl(
+            server,
+            site,
+            {**ADDON, "DEPTH_LIMIT": 1},
+            FilteredStartSpider,
+            start_urls=[f"http://www.site.test{path}"],
+        )
     finally:
         yield server.stop()
     statuses = [(r.url, r.status) for r in result.records if r.method == "GET"]
@@ -59,13 +63,20 @@ def test_redirect_loop_still_ends(site):
     # a redirect chain that returns to its own page is allowed through, so REDIRECT_MAX_TIMES must end it
     server = DemoServer(site).start()
     try:
-        result = yield crawl(server, site, {**ADDON, "REDIRECT_MAX_TIMES": 3}, FilteredStartSpider,
-                             start_urls=["http://site.test/loop"])
+        result = yield crawl(
+            server,
+            site,
+            {**ADDON, "REDIRECT_MAX_TIMES": 3},
+            FilteredStartSpider,
+            start_urls=["http://site.test/loop"],
+        )
     finally:
         yield server.stop()
     assert result.stats["finish_reason"] == "finished"
     loop = [r for r in result.records if r.method == "GET" and r.url.endswith("/loop")]
-    assert [r.status for r in loop] == [301] * 4  # the first request and 3 redirects, then Scrapy gives up
+    assert [r.status for r in loop] == [
+        301
+    ] * 4  # the first request and 3 redirects, then Scrapy gives up
     assert result.stats["urlunify/redirects/same_page"] == 3
 
 
@@ -85,9 +96,15 @@ def test_scopes_never_filter_each_other_and_a_scope_resumes(site, tmp_path):
     jobdir = str(tmp_path / "job")
     server = DemoServer(site).start()
     try:
-        first = yield crawl(server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "a"}, ConfiguredSpider)
-        other = yield crawl(server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "b"}, ConfiguredSpider)
-        again = yield crawl(server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "a"}, ConfiguredSpider)
+        first = yield crawl(
+            server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "a"}, ConfiguredSpider
+        )
+        other = yield crawl(
+            server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "b"}, ConfiguredSpider
+        )
+        again = yield crawl(
+            server, site, {**ADDON, "JOBDIR": jobdir, "URLUNIFY_SCOPE": "a"}, ConfiguredSpider
+        )
     finally:
         yield server.stop()
     assert set(first.page_fetches()) == set(site.pages)
@@ -104,13 +121,19 @@ def test_dupefilter_debug_names_the_earlier_url(site, caplog):
     server = DemoServer(site).start()
     try:
         with caplog.at_level(logging.DEBUG, logger="scrapy.dupefilters"):
-            result = yield crawl(server, site, {**ADDON, "DUPEFILTER_DEBUG": True, "LOG_LEVEL": "DEBUG"},
-                                 ConfiguredSpider)
+            result = yield crawl(
+                server,
+                site,
+                {**ADDON, "DUPEFILTER_DEBUG": True, "LOG_LEVEL": "DEBUG"},
+                ConfiguredSpider,
+            )
     finally:
         yield server.stop()
     # Scrapy's logger and wording (a project's log filters for them keep working) ...
     lines = [r.getMessage() for r in caplog.records if r.name == "scrapy.dupefilters"]
-    assert len(lines) == result.stats["urlunify/duplicates"] > 0  # every duplicate, not only the first
+    assert (
+        len(lines) == result.stats["urlunify/duplicates"] > 0
+    )  # every duplicate, not only the first
     assert all(line.startswith("Filtered duplicate request: <GET http") for line in lines)
     # ... then, when the URL differs from the one first seen (the unification merged them), which
     merged = [line for line in lines if " - same page as " in line]
@@ -153,7 +176,10 @@ def test_a_url_scheduled_before_is_a_duplicate_only_where_its_url_decides():
     assert df.request_seen(Request(url, method="POST")) is False
     assert df.request_seen(Request(url, body=b"q=1")) is False
     # a redirect whose chain is the same page is let through (the chain decides, not the URL)
-    assert df.request_seen(Request(url, meta={"redirect_urls": ["http://a.test/docs/?b=2&a=1"]})) is False
+    assert (
+        df.request_seen(Request(url, meta={"redirect_urls": ["http://a.test/docs/?b=2&a=1"]}))
+        is False
+    )
     df.close("finished")
 
 
@@ -170,7 +196,9 @@ def test_a_url_scheduled_before_a_rule_was_learned_is_a_duplicate_after_it():
     assert df.request_seen(Request(url)) is False
     UnifyContext.of(df.crawler).set_learned({"shop.test": ["ref"]}, [])
     assert df.request_seen(Request(url)) is True
-    assert df.request_seen(Request("http://shop.test/product/513?ref=p1")) is True  # the rule's merge
+    assert (
+        df.request_seen(Request("http://shop.test/product/513?ref=p1")) is True
+    )  # the rule's merge
     assert df.request_seen(Request("http://shop.test/product/514?ref=p239")) is False
     assert df.request_seen(Request("http://shop.test/product/514?ref=p239")) is True
     df.close("finished")
@@ -205,7 +233,9 @@ def test_the_dupefilter_keeps_nothing_per_url_beyond_its_seen_set():
         tracemalloc.stop()
     assert len(df.store) == n + 1000
     beyond = grown - (df.store.nbytes - table_before)
-    assert beyond / n <= 4, f"the dupefilter keeps {beyond / n:.1f} bytes per URL beyond its seen set"
+    assert beyond / n <= 4, (
+        f"the dupefilter keeps {beyond / n:.1f} bytes per URL beyond its seen set"
+    )
     assert grown / n <= 16, f"the dupefilter keeps {grown / n:.1f} bytes per URL"
     df.close("finished")
 
@@ -224,11 +254,14 @@ class _UnstartedCrawler:
         return crawler
 
 
-@pytest.mark.parametrize(("fingerprinter", "unifies"), [
-    (None, True),  # Scrapy's default, unchosen: ours
-    ("scrapy_urlunify.Fingerprinter", True),
-    ("scrapy.utils.request.RequestFingerprinter", False),  # chosen by the project: it decides
-])
+@pytest.mark.parametrize(
+    ("fingerprinter", "unifies"),
+    [
+        (None, True),  # Scrapy's default, unchosen: ours
+        ("scrapy_urlunify.Fingerprinter", True),
+        ("scrapy.utils.request.RequestFingerprinter", False),  # chosen by the project: it decides
+    ],
+)
 def test_a_dupefilter_built_before_the_crawl_starts(fingerprinter, unifies):
     from scrapy import Request
     from scrapy.core.scheduler import Scheduler
@@ -253,12 +286,15 @@ def test_a_fingerprinter_built_before_the_crawl_starts():
     from scrapy_urlunify import Fingerprinter
 
     fingerprinter = Fingerprinter.from_crawler(Crawler(Spider, {}))  # not even a stats collector
-    assert fingerprinter.fingerprint(Request("http://www.a.test/x/")) == \
-        fingerprinter.fingerprint(Request("https://a.test/x"))
+    assert fingerprinter.fingerprint(Request("http://www.a.test/x/")) == fingerprinter.fingerprint(
+        Request("https://a.test/x")
+    )
 
 
-@pytest.mark.parametrize("fingerprinter", [None, "scrapy_urlunify.Fingerprinter",
-                                           "scrapy.utils.request.RequestFingerprinter"])
+@pytest.mark.parametrize(
+    "fingerprinter",
+    [None, "scrapy_urlunify.Fingerprinter", "scrapy.utils.request.RequestFingerprinter"],
+)
 @pytest.mark.parametrize("debug", [False, True])
 def test_duplicates_are_logged_as_scrapy_logs_them(caplog, fingerprinter, debug):
     """Scrapy's tests/test_dupefilters.py (test_log, test_log_debug): the dupefilter built by
@@ -281,18 +317,26 @@ def test_duplicates_are_logged_as_scrapy_logs_them(caplog, fingerprinter, debug)
     dupefilter.open()
     assert dupefilter.logger.name == "scrapy.dupefilters"
     r1 = Request("http://scrapytest.org/index.html")
-    r2 = Request("http://scrapytest.org/index.html", headers={"Referer": "http://scrapytest.org/INDEX.html"})
+    r2 = Request(
+        "http://scrapytest.org/index.html", headers={"Referer": "http://scrapytest.org/INDEX.html"}
+    )
     with caplog.at_level(logging.DEBUG):
         dupefilter.log(r1, spider)
         dupefilter.log(r2, spider)
     assert crawler.stats.get_value("dupefilter/filtered") == 2
     url = "http://scrapytest.org/index.html"
     if debug:
-        expected = [f"Filtered duplicate request: <GET {url}> (referer: None)",
-                    f"Filtered duplicate request: <GET {url}> (referer: http://scrapytest.org/INDEX.html)"]
+        expected = [
+            f"Filtered duplicate request: <GET {url}> (referer: None)",
+            f"Filtered duplicate request: <GET {url}> (referer: http://scrapytest.org/INDEX.html)",
+        ]
     else:
-        expected = [(f"Filtered duplicate request: <GET {url}> - no more duplicates will be shown"
-                     " (see DUPEFILTER_DEBUG to show all duplicates)")]
+        expected = [
+            (
+                f"Filtered duplicate request: <GET {url}> - no more duplicates will be shown"
+                " (see DUPEFILTER_DEBUG to show all duplicates)"
+            )
+        ]
     for line in expected:
         assert ("scrapy.dupefilters", logging.DEBUG, line) in caplog.record_tuples
     dupefilter.close("finished")

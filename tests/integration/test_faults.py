@@ -21,7 +21,9 @@ def test_a_kill_while_a_page_is_handled_loses_none_of_its_links(tmp_path, kills)
     must not be "done" yet, or its whole subtree is lost."""
     with TreeSite() as site:
         runs = resume_until_finished(tmp_path, site, len(kills) + 1, kill_on_item=kills)
-    assert [r.killed for r in runs] == [True] * len(kills) + [False], [r.stderr[-2000:] for r in runs]
+    assert [r.killed for r in runs] == [True] * len(kills) + [False], [
+        r.stderr[-2000:] for r in runs
+    ]
     assert runs[-1].returncode == 0, runs[-1].stderr[-3000:]
     assert runs[-1].stats["finish_reason"] == "finished"
     assert sorted(site.lost()) == []
@@ -37,8 +39,12 @@ def test_kills_at_shutdown_never_leave_a_job_that_cannot_resume(tmp_path):
     still empty): of a crawl killed before, and of a re-run of a finished job, again and again."""
     with TreeSite() as site:
         assert run_job(tmp_path, site, kill_on_item=[4]).killed
-        finished = run_job(tmp_path, site)  # resumes and finishes: the job's log ends "closed cleanly"
-        assert finished.returncode == 0 and finished.stats["finish_reason"] == "finished", finished.stderr[-3000:]
+        finished = run_job(
+            tmp_path, site
+        )  # resumes and finishes: the job's log ends "closed cleanly"
+        assert finished.returncode == 0 and finished.stats["finish_reason"] == "finished", (
+            finished.stderr[-3000:]
+        )
         for _ in range(3):  # each run killed while saving its queue; then one that runs cleanly
             killed = run_job(tmp_path, site, kill_on_queue_write=True)
             assert killed.killed, killed.stderr[-3000:]
@@ -50,7 +56,9 @@ def test_kills_at_shutdown_never_leave_a_job_that_cannot_resume(tmp_path):
         assert final.stats["finish_reason"] == "finished"
         assert sorted(site.lost()) == []
         again = run_job(tmp_path, site)  # a re-run of the finished job: nothing to do, no error
-        assert again.returncode == 0 and again.stats["finish_reason"] == "finished", again.stderr[-3000:]
+        assert again.returncode == 0 and again.stats["finish_reason"] == "finished", again.stderr[
+            -3000:
+        ]
 
 
 # -- a JOBDIR file emptied or deleted ------------------------------------------------------------
@@ -69,7 +77,9 @@ def test_a_resume_log_lost_while_the_seen_set_is_not_refuses_to_resume(tmp_path,
             log.unlink()
         refused = run_job(tmp_path, site)
         assert refused.returncode != 0
-        errors = [line for line in refused.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
+        errors = [
+            line for line in refused.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line
+        ]
         assert len(errors) == 1 and "Traceback" not in refused.stderr, refused.stderr[-5000:]
         assert REQUESTS_FILENAME in errors[0] and SEEN_FILENAME in errors[0]
         fetched = sum(site.hits.values())
@@ -83,7 +93,11 @@ def test_a_lost_signature_log_is_a_warning_naming_it(tmp_path):
         (tmp_path / "job" / SIGNATURES_FILENAME).unlink()
         again = run_job(tmp_path, site)
     assert again.returncode == 0
-    warning = [line for line in again.stderr.splitlines() if "WARNING" in line and SIGNATURES_FILENAME in line]
+    warning = [
+        line
+        for line in again.stderr.splitlines()
+        if "WARNING" in line and SIGNATURES_FILENAME in line
+    ]
     assert warning, again.stderr[-3000:]
 
 

@@ -19,7 +19,12 @@ INSTALL_REDIS = "pip install 'scrapy-urlunify[redis]'"
 #: the misspelled setting the warning test looks for, in the project's settings
 EXTRA_SETTINGS = "URLUNIFY_SIGNATURE = False\n"
 
-SPIDER = TREE_SPIDER.replace('    name = "tree"\n', '    name = "tree"\n    custom_settings = {"URLUNIFY_KEY_PARAM": ["id"]}\n') + """
+SPIDER = (
+    TREE_SPIDER.replace(
+        '    name = "tree"\n',
+        '    name = "tree"\n    custom_settings = {"URLUNIFY_KEY_PARAM": ["id"]}\n',
+    )
+    + """
 
 class SettingsStartSpider(TreeSpider):
     # its start URL from the setting TREE_START: scrapy urlunify learn passes no -a
@@ -33,6 +38,7 @@ class SettingsStartSpider(TreeSpider):
     def start_requests(self):
         yield Request(self.settings["TREE_START"])
 """
+)
 
 MAILTO_SPIDERS = """from scrapy import Spider
 
@@ -63,8 +69,11 @@ WITHOUT_REDIS = "import sys; sys.modules['redis'] = None; from scrapy.cmdline im
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_project(tmp_path_factory.mktemp("project"), EXTRA_SETTINGS,
-                         {"tree": SPIDER, "mailto": MAILTO_SPIDERS})
+    return write_project(
+        tmp_path_factory.mktemp("project"),
+        EXTRA_SETTINGS,
+        {"tree": SPIDER, "mailto": MAILTO_SPIDERS},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -79,42 +88,89 @@ def scrapy(project: Path, *args: str, redis: bool = True) -> subprocess.Complete
 
 
 def test_a_redis_store_without_the_redis_package_is_a_refusal_naming_the_extra(project, site):
-    run = scrapy(project, "crawl", "tree", "-a", f"start={site.url(0)}",
-                 "-s", "URLUNIFY_STORE=redis://127.0.0.1:1/0", redis=False)
+    run = scrapy(
+        project,
+        "crawl",
+        "tree",
+        "-a",
+        f"start={site.url(0)}",
+        "-s",
+        "URLUNIFY_STORE=redis://127.0.0.1:1/0",
+        redis=False,
+    )
     errors = [line for line in run.stderr.splitlines() if "ERROR" in line or "CRITICAL" in line]
     assert run.returncode == 1, run.stderr[-3000:]
-    assert "Traceback" not in run.stderr and "ModuleNotFoundError" not in run.stderr, run.stderr[-5000:]
-    assert len(errors) == 1 and INSTALL_REDIS in errors[0] and "URLUNIFY_STORE" in errors[0], run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "ModuleNotFoundError" not in run.stderr, run.stderr[
+        -5000:
+    ]
+    assert len(errors) == 1 and INSTALL_REDIS in errors[0] and "URLUNIFY_STORE" in errors[0], (
+        run.stderr[-3000:]
+    )
     assert not site.hits
 
 
 def test_store_info_without_the_redis_package_names_the_extra(project):
-    run = scrapy(project, "urlunify", "store", "info", "--store", "redis://127.0.0.1:1/0", "--scope", "x",
-                 redis=False)
+    run = scrapy(
+        project,
+        "urlunify",
+        "store",
+        "info",
+        "--store",
+        "redis://127.0.0.1:1/0",
+        "--scope",
+        "x",
+        redis=False,
+    )
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
     assert INSTALL_REDIS in run.stderr, run.stderr
 
 
 def test_an_unknown_setting_is_one_warning_naming_the_closest_known_one(project, site):
     # one misspelling from each source: the project's settings.py, the spider's custom_settings, -s
-    run = scrapy(project, "crawl", "tree", "-a", f"start={site.url(0)}", "-s", 'URLUNIFY_REMOVE_PARAM=["from"]')
+    run = scrapy(
+        project,
+        "crawl",
+        "tree",
+        "-a",
+        f"start={site.url(0)}",
+        "-s",
+        'URLUNIFY_REMOVE_PARAM=["from"]',
+    )
     assert run.returncode == 0, run.stderr[-3000:]
-    warnings = [line for line in run.stderr.splitlines() if "WARNING" in line and "Unknown setting" in line]
-    expected = {"URLUNIFY_REMOVE_PARAM": "URLUNIFY_REMOVE_PARAMS", "URLUNIFY_KEY_PARAM": "URLUNIFY_KEY_PARAMS",
-                "URLUNIFY_SIGNATURE": "URLUNIFY_SIGNATURES"}
+    warnings = [
+        line for line in run.stderr.splitlines() if "WARNING" in line and "Unknown setting" in line
+    ]
+    expected = {
+        "URLUNIFY_REMOVE_PARAM": "URLUNIFY_REMOVE_PARAMS",
+        "URLUNIFY_KEY_PARAM": "URLUNIFY_KEY_PARAMS",
+        "URLUNIFY_SIGNATURE": "URLUNIFY_SIGNATURES",
+    }
     assert len(warnings) == len(expected), "\n".join(warnings)
     for wrong, right in expected.items():
-        assert [w for w in warnings if f" {wrong} " in w and f"did you mean {right}?" in w], "\n".join(warnings)
+        assert [w for w in warnings if f" {wrong} " in w and f"did you mean {right}?" in w], (
+            "\n".join(warnings)
+        )
 
 
 def test_learn_tells_its_progress_and_counts_in_words(project, site):
-    run = scrapy(project, "urlunify", "learn", "--spider", "tree-from-settings", "--pages", "60",
-                 "-s", f"TREE_START={site.url(0)}")
+    run = scrapy(
+        project,
+        "urlunify",
+        "learn",
+        "--spider",
+        "tree-from-settings",
+        "--pages",
+        "60",
+        "-s",
+        f"TREE_START={site.url(0)}",
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     progress = [line for line in run.stderr.splitlines() if line.startswith("# learning: ")]
     assert progress and progress[0] == "# learning: 50 of 60 responses, 0 rules so far", run.stderr
     summary = run.stdout.splitlines()[0]
-    assert summary.startswith("# 6") and "responses of spider 'tree-from-settings'" in summary, run.stdout
+    assert summary.startswith("# 6") and "responses of spider 'tree-from-settings'" in summary, (
+        run.stdout
+    )
     assert summary.endswith(": 0 rules"), summary
     for text in (run.stdout, run.stderr):
         assert " 1 rules" not in text and " 1 responses" not in text
@@ -142,12 +198,16 @@ def test_a_pages_mailto_link_costs_its_other_links_unless_followed_with_the_help
         run = scrapy(project, "crawl", spider, "-a", f"start={site.url(0)}")
         assert run.returncode == 0, run.stderr[-3000:]
         stats = final_stats(run.stderr)
-        if spider == "naive":  # Scrapy refuses the mailto: Request in the callback: the page's links are lost
+        if (
+            spider == "naive"
+        ):  # Scrapy refuses the mailto: Request in the callback: the page's links are lost
             assert "Missing scheme" in run.stderr
             assert set(site.hits) == {"/p/0"}
             assert "urlunify/filtered/scheme:mailto" not in stats
         else:
-            assert "Traceback" not in run.stderr and "Missing scheme" not in run.stderr, run.stderr[-3000:]
+            assert "Traceback" not in run.stderr and "Missing scheme" not in run.stderr, run.stderr[
+                -3000:
+            ]
             assert not site.lost()
             assert stats["urlunify/filtered/scheme:mailto"] == site.size
             assert stats["urlunify/filtered/scheme:tel"] == site.size
@@ -164,8 +224,15 @@ def back_home(i: int, size: int) -> list[str]:
 
 def test_with_the_projects_own_dupefilter_the_summary_counts_its_duplicates(project):
     with TreeSite(size=40, links=back_home) as site:
-        run = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}",
-                     "-s", "DUPEFILTER_CLASS=scrapy.dupefilters.RFPDupeFilter")
+        run = scrapy(
+            project,
+            "crawl",
+            "naive",
+            "-a",
+            f"start={site.url(0)}",
+            "-s",
+            "DUPEFILTER_CLASS=scrapy.dupefilters.RFPDupeFilter",
+        )
     assert run.returncode == 0, run.stderr[-3000:]
     stats = final_stats(run.stderr)
     assert stats["dupefilter/filtered"] >= 40  # every page links back home, twice
@@ -183,7 +250,13 @@ def test_a_rerun_on_a_store_that_knows_the_site_says_why_it_fetches_little(proje
         assert "already knew" not in first.stderr
         again = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}", *store)
         assert again.returncode == 0, again.stderr[-3000:]
-    knew = [line for line in again.stderr.splitlines() if "already knew" in line and "[scrapy_urlunify]" in line]
+    knew = [
+        line
+        for line in again.stderr.splitlines()
+        if "already knew" in line and "[scrapy_urlunify]" in line
+    ]
     assert len(knew) == 1, again.stderr[-3000:]
-    assert "INFO" in knew[0] and "already knew 20 requests" in knew[0] and "scope 'naive'" in knew[0], knew
+    assert (
+        "INFO" in knew[0] and "already knew 20 requests" in knew[0] and "scope 'naive'" in knew[0]
+    ), knew
     assert final_stats(again.stderr)["urlunify/seen_before"] == 20

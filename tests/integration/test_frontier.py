@@ -32,8 +32,9 @@ def crawl(order, frontier):  # type: ignore[no-untyped-def]
     """The log-in site crawled from / in ``order``: the paths fetched in order, and the stats.
     Learning off: its rule of the log-in page's context (returnto does not matter there) would
     spare the log-in chains with or without the frontier, and the test is of the reordering."""
-    site, crawler, _, _ = yield minicrawl.run(loginsite.start, "/", {**order, "URLUNIFY_FRONTIER": frontier,
-                                                                      "URLUNIFY_LEARN": False})
+    site, crawler, _, _ = yield minicrawl.run(
+        loginsite.start, "/", {**order, "URLUNIFY_FRONTIER": frontier, "URLUNIFY_LEARN": False}
+    )
     assert set(site.hits.values()) == {1}  # each page fetched once
     return list(site.hits), crawler.stats.get_stats()
 
@@ -64,7 +65,10 @@ def test_real_pages_first_in_scrapy_default_order(caplog):  # type: ignore[no-un
 def test_real_pages_first_breadth_first():  # type: ignore[no-untyped-def]
     fetched, _ = yield crawl(BFS, True)
     without, _ = yield crawl(BFS, False)
-    assert covered_at(fetched) <= WITHIN < covered_at(without), (covered_at(fetched), covered_at(without))
+    assert covered_at(fetched) <= WITHIN < covered_at(without), (
+        covered_at(fetched),
+        covered_at(without),
+    )
     assert sorted(fetched) == sorted(without)
 
 
@@ -106,7 +110,9 @@ def test_a_redirected_response_counts_for_the_pattern_it_was_scheduled_with():
     frontier = Frontier(UnifyStats(None), 100)
     home = page("http://s.test/")
     for i in range(5):
-        redirected = Request(f"http://s.test/article/{i}", meta={"redirect_urls": [f"http://s.test/random?n={i}"]})
+        redirected = Request(
+            f"http://s.test/article/{i}", meta={"redirect_urls": [f"http://s.test/random?n={i}"]}
+        )
         frontier.fetched(redirected, new=False)
     random_page, article = Request("http://s.test/random?n=9"), Request("http://s.test/article/9")
     frontier.schedule(random_page, home)
@@ -143,7 +149,9 @@ def test_a_pattern_without_evidence_of_its_own_takes_its_coarser_patterns_level(
     # a pattern's own evidence wins over its coarser pattern's
     for n in range(5):
         frontier.fetched(Request(f"http://s.test/special?view=search&back={n}"), new=True)
-        frontier.schedule(Request(f"http://s.test/found/{n}"), page(f"http://s.test/special?view=search&back={n}"))
+        frontier.schedule(
+            Request(f"http://s.test/found/{n}"), page(f"http://s.test/special?view=search&back={n}")
+        )
     search = Request("http://s.test/special?view=search&back=9")
     frontier.schedule(search, home)
     assert search.priority == 0

@@ -18,14 +18,22 @@ from scrapy_urlunify.integration.stats import UnifyStats
 from scrapy_urlunify.learning.learner import Learner
 
 #: Scrapy's default order (priority 0, last in first out), 8 requests at a time
-DFS = {"DEPTH_PRIORITY": 0, "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue", "CONCURRENT_REQUESTS": 8}
+DFS = {
+    "DEPTH_PRIORITY": 0,
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue",
+    "CONCURRENT_REQUESTS": 8,
+}
 
 
 @pytest_twisted.inlineCallbacks
 def crawl(frontier):  # type: ignore[no-untyped-def]
-    site, crawler, _, _ = yield minicrawl.run(optionsite.start, "/", {**DFS, "URLUNIFY_FRONTIER": frontier})
+    site, crawler, _, _ = yield minicrawl.run(
+        optionsite.start, "/", {**DFS, "URLUNIFY_FRONTIER": frontier}
+    )
     stats = crawler.stats.get_stats()
-    views = Counter(path.partition("?")[0] for path, n in site.hits.items() for _ in range(n) if "view=" in path)
+    views = Counter(
+        path.partition("?")[0] for path, n in site.hits.items() for _ in range(n) if "view=" in path
+    )
     return site, stats, views
 
 
@@ -53,7 +61,9 @@ def test_a_third_value_waits_and_a_second_page_waits_for_the_first():
     assert frontier.admit(b, [("view s.test/item/1?", "view s.test", 0)])  # its second value
     assert not frontier.admit(c, [("view s.test/item/1?", "view s.test", 0)])  # a third: held
     other = Request("http://s.test/item/2?view=a")
-    assert not frontier.admit(other, [("view s.test/item/2?", "view s.test", 0)])  # item 1 is under way
+    assert not frontier.admit(
+        other, [("view s.test/item/2?", "view s.test", 0)]
+    )  # item 1 is under way
     assert frontier.admit(Request("http://s.test/x"), [])  # asks nothing
     frontier.landed(id(a))
     frontier.landed(id(b))
@@ -92,7 +102,9 @@ def test_open_questions_are_those_of_undecided_parameters_with_a_page_observed()
     learner.observe("http://s.test/item/0?view=a", "s.test", sig["/item/0"])
     questions = learner.open_questions("http://s.test/item/0?view=b", "s.test")
     assert questions == [("view s.test/item/0?", "view s.test", 1)]
-    assert learner.open_questions("http://s.test/other?view=b", "s.test") == []  # no page of it observed
+    assert (
+        learner.open_questions("http://s.test/other?view=b", "s.test") == []
+    )  # no page of it observed
     # a parameter that changes the text is ruled out: not a question any more
     learner.observe("http://s.test/item/1?part=2", "s.test", b"part 2")
     assert learner.open_questions("http://s.test/item/1?part=3", "s.test") == []
@@ -108,9 +120,12 @@ def test_a_page_seen_on_a_related_host_asks_whether_the_hosts_are_aliases():
     learner = Learner(min_pairs=3, sites=["site.test"])
     learner.observe("http://site.test/a", "site.test", b"page a")
     assert learner.open_questions("http://m.site.test/a", "m.site.test") == [
-        ("alias m.site.test/a?", "alias m.site.test site.test", 0)]
+        ("alias m.site.test/a?", "alias m.site.test site.test", 0)
+    ]
     assert learner.open_questions("http://other.test/a", "other.test") == []  # not related
-    assert learner.open_questions("http://m.site.test/b", "m.site.test") == []  # nothing to pair with
+    assert (
+        learner.open_questions("http://m.site.test/b", "m.site.test") == []
+    )  # nothing to pair with
     learner.observe("http://site.test/", "site.test", b"home")
     learner.observe("http://m.site.test/", "m.site.test", b"another home")  # a counter-example
     assert learner.open_questions("http://m.site.test/a", "m.site.test") == []

@@ -46,8 +46,14 @@ class _Looking(Spider):
 def test_the_middleware_lists_and_receivers_of_a_running_crawl() -> None:  # type: ignore[misc]
     site, port, base = minisite.start()
     try:
-        runner = CrawlerRunner({"ADDONS": {"scrapy_urlunify.Addon": 0}, "ROBOTSTXT_OBEY": False,
-                                "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "WARNING"})
+        runner = CrawlerRunner(
+            {
+                "ADDONS": {"scrapy_urlunify.Addon": 0},
+                "ROBOTSTXT_OBEY": False,
+                "TELNETCONSOLE_ENABLED": False,
+                "LOG_LEVEL": "WARNING",
+            }
+        )
         yield runner.crawl(_Looking, start_urls=[base + "/"])
     finally:
         yield port.stopListening()
@@ -81,14 +87,26 @@ def test_receivers_of_a_signal_are_seen_once_connected() -> None:
 
 
 def test_a_request_copied_with_a_url_is_what_replace_gives() -> None:
-    assert FAST_REQUEST_COPY, "Scrapy's Request has other slots or attributes: request_with_url takes replace()"
+    assert FAST_REQUEST_COPY, (
+        "Scrapy's Request has other slots or attributes: request_with_url takes replace()"
+    )
 
     def callback(response):  # type: ignore[no-untyped-def]
         pass
 
-    request = Request("https://a.test/x", method="POST", body=b"q=1", headers={"X-A": "1"},
-                      cookies={"c": "1"}, priority=3, callback=callback, dont_filter=True,
-                      cb_kwargs={"k": 1}, flags=["f"], encoding="latin-1")
+    request = Request(
+        "https://a.test/x",
+        method="POST",
+        body=b"q=1",
+        headers={"X-A": "1"},
+        cookies={"c": "1"},
+        priority=3,
+        callback=callback,
+        dont_filter=True,
+        cb_kwargs={"k": 1},
+        flags=["f"],
+        encoding="latin-1",
+    )
     meta = {"depth": 2}
     fast = request_with_url(request, "https://a.test/y", meta)
     slow = request.replace(url="https://a.test/y", meta=meta)
@@ -113,9 +131,13 @@ def test_the_stats_collector_flushes_before_it_is_read() -> None:
 
 
 def test_twisted_has_a_stderr_printer_until_logging_begins() -> None:
-    script = ("from scrapy_urlunify.integration.internals import twisted_stderr_printer as p\n"
-              "printer = p()\nassert printer is not None, 'no temporary observer'\n"
-              "class Gate:\n    def __init__(self, o): self.o = o\n    def __call__(self, e): self.o(e)\n"
-              "gate = p(replace=Gate)\nassert p() is gate and gate.o is printer\nprint('ok')\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    script = (
+        "from scrapy_urlunify.integration.internals import twisted_stderr_printer as p\n"
+        "printer = p()\nassert printer is not None, 'no temporary observer'\n"
+        "class Gate:\n    def __init__(self, o): self.o = o\n    def __call__(self, e): self.o(e)\n"
+        "gate = p(replace=Gate)\nassert p() is gate and gate.o is printer\nprint('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert done.stdout.strip() == "ok", done.stderr

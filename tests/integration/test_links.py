@@ -1,6 +1,5 @@
 """The link middleware in a real crawl: opting out, and fetching links as extracted."""
 
-
 from __future__ import annotations
 
 import logging
@@ -75,17 +74,35 @@ def test_known_duplicates_dropped_early_counted_and_logged_as_the_scheduler_woul
             with caplog.at_level(logging.DEBUG, logger=dupes_logger.name):
                 # frontier off: which requests it holds back (each enqueued twice) depends on
                 # which of 32 concurrent responses arrive first
-                result = yield crawl(server, site, {**ADDON, "DUPEFILTER_DEBUG": True, "URLUNIFY_FRONTIER": False,
-                                                     "DUPEFILTER_CLASS": f"{__name__}.{cls.__name__}"},
-                                     ConfiguredSpider)
+                result = yield crawl(
+                    server,
+                    site,
+                    {
+                        **ADDON,
+                        "DUPEFILTER_DEBUG": True,
+                        "URLUNIFY_FRONTIER": False,
+                        "DUPEFILTER_CLASS": f"{__name__}.{cls.__name__}",
+                    },
+                    ConfiguredSpider,
+                )
         finally:
             yield server.stop()
-        lines = sorted(r.getMessage().partition(" (referer")[0] for r in caplog.records
-                       if r.getMessage().startswith(DUPLICATE_LINE))
+        lines = sorted(
+            r.getMessage().partition(" (referer")[0]
+            for r in caplog.records
+            if r.getMessage().startswith(DUPLICATE_LINE)
+        )
         results[cls] = (result, lines, CountingDupeFilter.asked)
     (late, late_lines, late_asked), (early, early_lines, early_asked) = results.values()
-    keys = ("dupefilter/filtered", "urlunify/duplicates", "urlunify/links", "urlunify/rewritten",
-            "urlunify/allowed_offsite", "downloader/request_count", "scheduler/enqueued")
+    keys = (
+        "dupefilter/filtered",
+        "urlunify/duplicates",
+        "urlunify/links",
+        "urlunify/rewritten",
+        "urlunify/allowed_offsite",
+        "downloader/request_count",
+        "scheduler/enqueued",
+    )
     assert {k: early.stats.get(k) for k in keys} == {k: late.stats.get(k) for k in keys}
     assert early.stats["dupefilter/filtered"] > 100
     assert early_lines == late_lines and len(early_lines) == early.stats["dupefilter/filtered"]
@@ -95,10 +112,21 @@ def test_known_duplicates_dropped_early_counted_and_logged_as_the_scheduler_woul
 
 
 SAFE_URL_SAMPLES = [
-    "http://a.test/", "https://a.test:8080/x/y.html", "http://a.test/a%2fb?q=%2F&r=1#frag",
-    "http://a.test/%zz", "http://xn--nxasmq6b.test/", "http://[::1]:8080/x", "http://1.2.3.4/p",
-    "http://a.test/p?q=it's", "http://a.test/it's#it's", "http://a.test/é", "http://A.test/x",
-    "http://a.test/p?x=1?y", "http://a.test/p#a?b", "http://a.test", "ftp://a.test/x",
+    "http://a.test/",
+    "https://a.test:8080/x/y.html",
+    "http://a.test/a%2fb?q=%2F&r=1#frag",
+    "http://a.test/%zz",
+    "http://xn--nxasmq6b.test/",
+    "http://[::1]:8080/x",
+    "http://1.2.3.4/p",
+    "http://a.test/p?q=it's",
+    "http://a.test/it's#it's",
+    "http://a.test/é",
+    "http://A.test/x",
+    "http://a.test/p?x=1?y",
+    "http://a.test/p#a?b",
+    "http://a.test",
+    "ftp://a.test/x",
     *(f"http://a.test/p{c}q?x{c}y#f{c}g" for c in map(chr, range(32, 127))),
     *(f"http://a.test/p?x{c}y" for c in map(chr, range(32, 127))),
     *(f"http://a.test/p#f{c}g" for c in map(chr, range(32, 127))),
@@ -111,9 +139,20 @@ def test_fast_request_copy_only_for_urls_request_keeps_unchanged(url):
     URL as it is; either way it equals what replace() builds."""
     if SAFE_URL(url) is not None:
         assert safe_url_string(url) == url
-    request = Request("http://other.test/", callback=print, errback=print, method="POST", body=b"x=1",
-                      headers={"X-A": "1"}, cookies={"c": "1"}, meta={"m": 1}, priority=3,
-                      dont_filter=False, flags=["f"], cb_kwargs={"k": 2})
+    request = Request(
+        "http://other.test/",
+        callback=print,
+        errback=print,
+        method="POST",
+        body=b"x=1",
+        headers={"X-A": "1"},
+        cookies={"c": "1"},
+        meta={"m": 1},
+        priority=3,
+        dont_filter=False,
+        flags=["f"],
+        cb_kwargs={"k": 2},
+    )
     try:
         expected = request.replace(url=url, meta={**request.meta, ORIGINAL_URL_META: request.url})
     except ValueError:
@@ -122,7 +161,9 @@ def test_fast_request_copy_only_for_urls_request_keeps_unchanged(url):
     assert type(built) is Request
     for attr in Request.attributes:
         value, wanted = getattr(built, attr), getattr(expected, attr)
-        assert (dict(value) if attr == "headers" else value) == (dict(wanted) if attr == "headers" else wanted), attr
+        assert (dict(value) if attr == "headers" else value) == (
+            dict(wanted) if attr == "headers" else wanted
+        ), attr
     assert built.cookies is request.cookies
     for attr in ("meta", "headers", "cb_kwargs", "flags"):
         assert getattr(built, attr) is not getattr(request, attr)
@@ -134,13 +175,26 @@ def test_rewritten_subclass_goes_through_replace():
     assert type(built) is FormRequest and built.url == "http://a.test/x" and built.body == b"a=1"
 
 
-WATCHED_LOGGERS = ("scrapy.dupefilters", "scrapy.downloadermiddlewares.offsite", "scrapy.spidermiddlewares.depth",
-                   "scrapy.spidermiddlewares.urllength")
+WATCHED_LOGGERS = (
+    "scrapy.dupefilters",
+    "scrapy.downloadermiddlewares.offsite",
+    "scrapy.spidermiddlewares.depth",
+    "scrapy.spidermiddlewares.urllength",
+)
 # what differs between two crawls of the same pages whatever the middlewares do
 # Scrapy's LogStats gives a crawl of less than a minute its rates only when its timer fired
-UNSTABLE_STATS = ("start_time", "finish_time", "elapsed_time_seconds", "memusage/", "log_count/",
-                  "downloader/response_bytes", "httpcompression/response_bytes", "response_received_count",
-                  "responses_per_minute", "items_per_minute")
+UNSTABLE_STATS = (
+    "start_time",
+    "finish_time",
+    "elapsed_time_seconds",
+    "memusage/",
+    "log_count/",
+    "downloader/response_bytes",
+    "httpcompression/response_bytes",
+    "response_received_count",
+    "responses_per_minute",
+    "items_per_minute",
+)
 
 
 class NarrowSpider(ConfiguredSpider):
@@ -151,16 +205,27 @@ class NarrowSpider(ConfiguredSpider):
 
 @pytest.mark.parametrize("depth_limit", [0, 3])
 @pytest_twisted.inlineCallbacks
-def test_links_dropped_first_in_the_chain_leave_the_crawl_as_the_scheduler_would(site, caplog, depth_limit):
+def test_links_dropped_first_in_the_chain_leave_the_crawl_as_the_scheduler_would(
+    site, caplog, depth_limit
+):
     """LinkMiddleware at 950 (before Scrapy's depth, URL length and referer middlewares) drops
     known duplicates and offsite links there; the crawl is the one where it sits at 600 and the
     scheduler drops every duplicate: same stats (depth stats, offsite, dupefilter), same log
     lines (``DUPEFILTER_DEBUG`` with the referer, offsite, depth), same pages."""
-    common = {**ADDON, "CONCURRENT_REQUESTS": 1, "DUPEFILTER_DEBUG": True, "DEPTH_STATS_VERBOSE": True,
-              "DEPTH_LIMIT": depth_limit, "URLLENGTH_LIMIT": 60}
+    common = {
+        **ADDON,
+        "CONCURRENT_REQUESTS": 1,
+        "DUPEFILTER_DEBUG": True,
+        "DEPTH_STATS_VERBOSE": True,
+        "DEPTH_LIMIT": depth_limit,
+        "URLLENGTH_LIMIT": 60,
+    }
     runs = {
-        "scheduler": {**common, "SPIDER_MIDDLEWARES": {"scrapy_urlunify.integration.links.LinkMiddleware": 600},
-                      "DUPEFILTER_CLASS": f"{__name__}.SchedulerOnlyDupeFilter"},
+        "scheduler": {
+            **common,
+            "SPIDER_MIDDLEWARES": {"scrapy_urlunify.integration.links.LinkMiddleware": 600},
+            "DUPEFILTER_CLASS": f"{__name__}.SchedulerOnlyDupeFilter",
+        },
         "early": {**common, "DUPEFILTER_CLASS": f"{__name__}.CountingDupeFilter"},
     }
     results = {}
@@ -176,7 +241,9 @@ def test_links_dropped_first_in_the_chain_leave_the_crawl_as_the_scheduler_would
         lines = sorted(r.getMessage() for r in caplog.records if r.name in WATCHED_LOGGERS)
         stats = {k: v for k, v in result.stats.items() if not k.startswith(UNSTABLE_STATS)}
         results[name] = (result, stats, lines, CountingDupeFilter.asked)
-    (late, late_stats, late_lines, late_asked), (early, early_stats, early_lines, early_asked) = results.values()
+    (late, late_stats, late_lines, late_asked), (early, early_stats, early_lines, early_asked) = (
+        results.values()
+    )
     assert early_stats == late_stats
     assert early_lines == late_lines
     assert early.page_fetches() == late.page_fetches()
@@ -221,17 +288,31 @@ def test_a_middleware_after_the_link_middleware_sees_every_duplicate(site, caplo
         server = DemoServer(site).start()
         try:
             with caplog.at_level(logging.INFO):
-                result = yield crawl(server, site, {
-                    **ADDON, "DUPEFILTER_CLASS": f"{__name__}.{cls.__name__}",
-                    "SPIDER_MIDDLEWARES": {f"{__name__}.CountingSpiderMiddleware": 500}}, NarrowSpider)
+                result = yield crawl(
+                    server,
+                    site,
+                    {
+                        **ADDON,
+                        "DUPEFILTER_CLASS": f"{__name__}.{cls.__name__}",
+                        "SPIDER_MIDDLEWARES": {f"{__name__}.CountingSpiderMiddleware": 500},
+                    },
+                    NarrowSpider,
+                )
         finally:
             yield server.stop()
         seen[cls] = (CountingSpiderMiddleware.seen, result.stats)
     (late_seen, late_stats), (early_seen, early_stats) = seen.values()
-    assert early_seen == late_seen > early_stats["scheduler/enqueued"] + early_stats["dupefilter/filtered"] / 2
+    assert (
+        early_seen
+        == late_seen
+        > early_stats["scheduler/enqueued"] + early_stats["dupefilter/filtered"] / 2
+    )
     assert early_stats["dupefilter/filtered"] == late_stats["dupefilter/filtered"] > 100
     assert early_stats["offsite/filtered"] == late_stats["offsite/filtered"] > 0
-    assert [r.getMessage() for r in caplog.records if "left to the scheduler" in r.getMessage()] == [
+    assert [
+        r.getMessage() for r in caplog.records if "left to the scheduler" in r.getMessage()
+    ] == [
         f"Known duplicate links are left to the scheduler: spider middleware {__name__}.CountingSpiderMiddleware "
         "comes after LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's to let "
-        "LinkMiddleware drop them first."]
+        "LinkMiddleware drop them first."
+    ]

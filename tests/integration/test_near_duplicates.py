@@ -29,8 +29,10 @@ class WikiSpider(Spider):
 
     def parse(self, response):  # type: ignore[no-untyped-def]
         path = response.url.split("/", 3)[3]
-        self.seen["/" + path] = (response.meta.get("urlunify_near_duplicate_of"),
-                                 response.meta.get("urlunify_resemblance"))
+        self.seen["/" + path] = (
+            response.meta.get("urlunify_near_duplicate_of"),
+            response.meta.get("urlunify_resemblance"),
+        )
         yield {"url": response.url, "title": response.css("h1::text").get()}
         for link in LinkExtractor().extract_links(response):
             yield response.follow(link.url, self.parse)
@@ -38,7 +40,9 @@ class WikiSpider(Spider):
 
 @pytest_twisted.inlineCallbacks
 def crawl(settings, wrong=(), start="/", later=1236, copies=False):  # type: ignore[no-untyped-def]
-    site, crawler, items, dropped = yield run(lambda: wikisite.start(wrong, later, copies), start, settings, WikiSpider)
+    site, crawler, items, dropped = yield run(
+        lambda: wikisite.start(wrong, later, copies), start, settings, WikiSpider
+    )
     return site, crawler.stats.get_stats(), crawler.spider.seen, items, dropped
 
 
@@ -48,8 +52,12 @@ def test_resemblance_settings_map_to_the_calibrated_distances():
     assert distance_for(1.0) == 0
 
 
-VIEWS = ("/index.php?title=A0&oldid=1234", "/index.php?title=A1&oldid=1234",
-         "/index.php?title=A2&printable=yes", "/wiki/Old_A3")
+VIEWS = (
+    "/index.php?title=A0&oldid=1234",
+    "/index.php?title=A1&oldid=1234",
+    "/index.php?title=A2&printable=yes",
+    "/wiki/Old_A3",
+)
 
 
 @pytest_twisted.inlineCallbacks
@@ -115,7 +123,9 @@ def test_items_of_near_duplicate_pages_are_dropped_at_the_strict_threshold(caplo
 
 @pytest_twisted.inlineCallbacks
 def test_looser_item_thresholds_are_opt_in():
-    site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE": 0.94})
+    site, stats, seen, items, dropped = yield crawl(
+        {"URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE": 0.94}
+    )
     assert "wiki/A3?notes=1" in {item["url"].split("/", 3)[3] for item, _ in dropped}
     assert stats["urlunify/signature/dropped_near_duplicate_items"] == 4 + 1 + 10
     site, stats, seen, items, dropped = yield crawl({"URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS": False})
@@ -163,7 +173,10 @@ def test_one_wrong_canonical_in_ten_does_not_switch_off_the_site(caplog):
     assert "ignored for the rest of the crawl" not in caplog.text
     assert "urlunify/canonical/ignored" not in stats
     # the wrong claim was not trusted: its page's item is A3's, dropped as a near-duplicate of A3
-    assert any(item["url"].endswith("/claims/3") and reason.endswith("/wiki/A3") for item, reason in dropped)
+    assert any(
+        item["url"].endswith("/claims/3") and reason.endswith("/wiki/A3")
+        for item, reason in dropped
+    )
 
 
 @pytest_twisted.inlineCallbacks
@@ -189,13 +202,16 @@ def test_near_duplicate_pages_teach_the_learner():
     site, stats, seen, items, dropped = yield crawl(LEARN, start="/learn")
     assert stats["urlunify/learned/params"] == 1
     assert [k for k in stats if k.startswith("urlunify/learned/param/")] == [
-        "urlunify/learned/param/127.0.0.1/oldid"]
+        "urlunify/learned/param/127.0.0.1/oldid"
+    ]
     # on probation, its samples (the permanent links of /later, near-duplicates of their page)
     # agree with the pages they were merged into: no counter-example, nothing revoked
     assert "urlunify/learned/revoked" not in stats
     assert stats["urlunify/learned/confirmed"] == 1
     # without near-duplicates, the pairs are not pairs: nothing learned
-    site, stats, seen, items, dropped = yield crawl({**LEARN, "URLUNIFY_NEAR_DUPLICATES": False}, start="/learn")
+    site, stats, seen, items, dropped = yield crawl(
+        {**LEARN, "URLUNIFY_NEAR_DUPLICATES": False}, start="/learn"
+    )
     assert "urlunify/learned/params" not in stats
 
 
@@ -232,8 +248,14 @@ def test_another_process_of_the_scope_knows_the_pages_fetched_before_in_redis(re
     seen_runs = []
     try:
         for start in ("/wiki/A0", "/index.php?title=A0&oldid=1234"):
-            runner = CrawlerRunner({**SETTINGS, "URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "near",
-                                    "DEPTH_LIMIT": 0})
+            runner = CrawlerRunner(
+                {
+                    **SETTINGS,
+                    "URLUNIFY_STORE": redis_server.url,
+                    "URLUNIFY_SCOPE": "near",
+                    "DEPTH_LIMIT": 0,
+                }
+            )
             crawler = runner.create_crawler(WikiSpider)
             yield runner.crawl(crawler, start_urls=[base + start])
             seen_runs.append(crawler.spider.seen)
@@ -257,7 +279,9 @@ def test_the_index_file_round_trips_and_a_bad_one_is_ignored(tmp_path, caplog):
     pages.save(tmp_path / "f")
     again = NearDuplicatePages(1 << 20, 7, 7)
     assert again.load(tmp_path / "f")
-    fp, found = again.check("s|a", html.fromstring(wikisite.wiki_page("A1", banner="<p>x</p>")), "s|a/B", b"2" * 16)
+    fp, found = again.check(
+        "s|a", html.fromstring(wikisite.wiki_page("A1", banner="<p>x</p>")), "s|a/B", b"2" * 16
+    )
     assert found.of == "s|a/A1"
     assert found.signature == b"1" * 16
     assert again.group("s|a/B", b"2" * 16) == b"1" * 16
@@ -276,21 +300,29 @@ def test_short_pages_are_near_duplicates_only_of_an_equal_main_text(tmp_path):
     from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
 
     def page(banner: str, line: str) -> html.HtmlElement:
-        return html.fromstring(f"<html><body><nav>Shop | Cart</nav>{banner}<main><h1>Red kettle</h1>"
-                               f"<p>{line}</p></main></body></html>")
+        return html.fromstring(
+            f"<html><body><nav>Shop | Cart</nav>{banner}<main><h1>Red kettle</h1>"
+            f"<p>{line}</p></main></body></html>"
+        )
 
     pages = NearDuplicatePages(1 << 20, 7, 7)
     assert pages.check("s|a", page("", "Steel, 1.7 litres."), "s|a/p1", b"1" * 16)[1] is None
     pages.save(tmp_path / "f")
     again = NearDuplicatePages(1 << 20, 7, 7)
     assert again.load(tmp_path / "f")
-    _, found = again.check("s|a", page("<p>Printer-friendly version</p>", "Steel, 1.7 litres."), "s|a/p1?print=1",
-                           b"2" * 16)
+    _, found = again.check(
+        "s|a",
+        page("<p>Printer-friendly version</p>", "Steel, 1.7 litres."),
+        "s|a/p1?print=1",
+        b"2" * 16,
+    )
     assert (found.of, found.distance, found.resemblance) == ("s|a/p1", 0, 1.0)
     assert again.group("s|a/p1?print=1", b"2" * 16) == b"1" * 16
     assert again.check("s|a", page("", "Steel, 1.8 litres."), "s|a/p2", b"3" * 16)[1] is None
-    assert again.check("s|a", html.fromstring(wikisite.wiki_page("A1")), "s|a/A1", b"4" * 16)[1] is None
-
+    assert (
+        again.check("s|a", html.fromstring(wikisite.wiki_page("A1")), "s|a/A1", b"4" * 16)[1]
+        is None
+    )
 
 
 class LiveSpider(Spider):
@@ -311,8 +343,10 @@ class LiveSpider(Spider):
         yield response.follow(self.then, self.parse_then)
 
     async def parse_then(self, response):  # type: ignore[no-untyped-def]
-        self.seen[response.url.split("/", 3)[3]] = (response.meta.get("urlunify_near_duplicate_of"),
-                                                    response.meta.get("urlunify_resemblance"))
+        self.seen[response.url.split("/", 3)[3]] = (
+            response.meta.get("urlunify_near_duplicate_of"),
+            response.meta.get("urlunify_resemblance"),
+        )
         self.done.callback(None)
         await maybe_deferred_to_future(self.hold.addTimeout(30, reactor))
         yield {"url": response.url}
@@ -326,16 +360,34 @@ def test_running_processes_of_a_scope_share_their_pages_in_redis(redis_server):
     _site, port, base = wikisite.start()
     b_started, a_wrote, b_done = Deferred(), Deferred(), Deferred()
     try:
-        runner = CrawlerRunner({**SETTINGS, "URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "near"})
+        runner = CrawlerRunner(
+            {**SETTINGS, "URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "near"}
+        )
         b = runner.create_crawler(LiveSpider)
-        crawl_b = runner.crawl(b, start_urls=[base + "/wiki/A1"], started=b_started, pause=0, wait_for=a_wrote,
-                               then="/index.php?title=A0&oldid=1234", done=b_done, hold=succeed(None))
+        crawl_b = runner.crawl(
+            b,
+            start_urls=[base + "/wiki/A1"],
+            started=b_started,
+            pause=0,
+            wait_for=a_wrote,
+            then="/index.php?title=A0&oldid=1234",
+            done=b_done,
+            hold=succeed(None),
+        )
         yield b_started
         a = runner.create_crawler(LiveSpider)
         # A's second page, NEAR_SYNC_SECONDS after it opened, writes A0's record; A stays open
         # until B is done, so its last write (at close) comes after B's read
-        crawl_a = runner.crawl(a, start_urls=[base + "/wiki/A0"], started=Deferred(), pause=NEAR_SYNC_SECONDS + 0.2,
-                               wait_for=succeed(None), then="/wiki/A2", done=a_wrote, hold=b_done)
+        crawl_a = runner.crawl(
+            a,
+            start_urls=[base + "/wiki/A0"],
+            started=Deferred(),
+            pause=NEAR_SYNC_SECONDS + 0.2,
+            wait_for=succeed(None),
+            then="/wiki/A2",
+            done=a_wrote,
+            hold=b_done,
+        )
         yield DeferredList([crawl_a, crawl_b], fireOnOneErrback=True)
     finally:
         yield port.stopListening()

@@ -38,7 +38,9 @@ def test_the_spider_gets_the_tree_the_signature_was_read_from(site, signatures):
     SelectorWatchingSpider.built_before, SelectorWatchingSpider.reused = [], []
     server = DemoServer(site).start()
     try:
-        result = yield crawl(server, site, {**ADDON, "URLUNIFY_SIGNATURES": signatures}, SelectorWatchingSpider)
+        result = yield crawl(
+            server, site, {**ADDON, "URLUNIFY_SIGNATURES": signatures}, SelectorWatchingSpider
+        )
     finally:
         yield server.stop()
     built = SelectorWatchingSpider.built_before

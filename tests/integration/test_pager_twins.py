@@ -13,16 +13,23 @@ from minisite import CountingSite, listen
 from scrapy import Spider
 from scrapy.linkextractors import LinkExtractor
 
-_WORDS = ("amber copper golden nordic rustic silver swift tiny bold grand green blue steel oak linen "
-          "wool glass stone kettle lamp basket helmet bottle rug desk mirror knife radio shelf").split()
+_WORDS = (
+    "amber copper golden nordic rustic silver swift tiny bold grand green blue steel oak linen "
+    "wool glass stone kettle lamp basket helmet bottle rug desk mirror knife radio shelf"
+).split()
 LIMITS = (12, 24)
 SORTS = ("", "name")
 
 
 def _products(count: int, seed: int) -> list[tuple[str, str]]:
     draw = random.Random(seed)
-    return [(" ".join(draw.choice(_WORDS) for _ in range(3)).title() + f" {n}",
-             " ".join(draw.choice(_WORDS) for _ in range(8))) for n in range(count)]
+    return [
+        (
+            " ".join(draw.choice(_WORDS) for _ in range(3)).title() + f" {n}",
+            " ".join(draw.choice(_WORDS) for _ in range(8)),
+        )
+        for n in range(count)
+    ]
 
 
 class PagerShop(CountingSite):
@@ -34,32 +41,53 @@ class PagerShop(CountingSite):
     def shown(cls, cat: str, sort: str, limit: int, page: int) -> tuple[tuple[str, ...], int]:
         """What a listing shows (the products, in order, and from where): the ground truth."""
         ordered = sorted(cls.categories[cat]) if sort else cls.categories[cat]
-        return tuple(name for name, _ in ordered[(page - 1) * limit:page * limit]), (page - 1) * limit
+        return tuple(name for name, _ in ordered[(page - 1) * limit : page * limit]), (
+            page - 1
+        ) * limit
 
     @classmethod
     def href(cls, cat: str, sort: str, limit: int, page: int) -> str:
-        params = [("sort", sort), ("limit", "" if limit == 12 else str(limit)), ("page", "" if page == 1 else str(page))]
+        params = [
+            ("sort", sort),
+            ("limit", "" if limit == 12 else str(limit)),
+            ("page", "" if page == 1 else str(page)),
+        ]
         query = "&amp;".join(f"{k}={v}" for k, v in params if v)
         return f"/category/{cat}" + (f"?{query}" if query else "")
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         base, params = self.count(request)
         if base == "/":
-            return ("<html><body><main>" + "".join(f"<a href='{self.href(c, '', 12, 1)}'>{c}</a>" for c in self.categories)
-                    + "</main></body></html>").encode()
+            return (
+                "<html><body><main>"
+                + "".join(f"<a href='{self.href(c, '', 12, 1)}'>{c}</a>" for c in self.categories)
+                + "</main></body></html>"
+            ).encode()
         cat = base.rsplit("/", 1)[1]
-        sort, limit, page = params.get("sort", ""), int(params.get("limit", 12)), int(params.get("page", 1))
+        sort, limit, page = (
+            params.get("sort", ""),
+            int(params.get("limit", 12)),
+            int(params.get("page", 1)),
+        )
         products = self.categories[cat]
         pages = -(-len(products) // limit)
         names, first = self.shown(cat, sort, limit, page)
         text = dict(products)
-        rows = "".join(f"<li>{name}: {text[name]}, 12.{i}0 EUR</li>" for i, name in enumerate(names))
-        links = " ".join(f"<a href='{self.href(cat, s, limit, 1)}'>Sort: {s or 'default'}</a>" for s in SORTS)
+        rows = "".join(
+            f"<li>{name}: {text[name]}, 12.{i}0 EUR</li>" for i, name in enumerate(names)
+        )
+        links = " ".join(
+            f"<a href='{self.href(cat, s, limit, 1)}'>Sort: {s or 'default'}</a>" for s in SORTS
+        )
         links += " ".join(f"<a href='{self.href(cat, sort, n, 1)}'>Show {n}</a>" for n in LIMITS)
-        links += " ".join(f"<a href='{self.href(cat, sort, limit, n)}'>{n}</a>" for n in range(1, pages + 1))
-        return (f"<html><body><nav>Shop | Cart | Account</nav><main><h1>{cat}</h1><p>Showing {first + 1} to "
-                f"{first + len(names)} of {len(products)} ({pages} pages)</p><ul>{rows}</ul>"
-                f"<div class='links'>{links}</div></main></body></html>").encode()
+        links += " ".join(
+            f"<a href='{self.href(cat, sort, limit, n)}'>{n}</a>" for n in range(1, pages + 1)
+        )
+        return (
+            f"<html><body><nav>Shop | Cart | Account</nav><main><h1>{cat}</h1><p>Showing {first + 1} to "
+            f"{first + len(names)} of {len(products)} ({pages} pages)</p><ul>{rows}</ul>"
+            f"<div class='links'>{links}</div></main></body></html>"
+        ).encode()
 
 
 class ShopSpider(Spider):
@@ -92,8 +120,9 @@ def test_a_pager_twin_is_one_page_for_items_and_other_sorts_or_sizes_are_not():
     # pages that are almost them: the same products sorted otherwise, one product more or fewer
     assert ("/category/big?page=3", "/category/big?limit=24&page=2") in twins
     settings = {"URLUNIFY_LEARN": False}
-    site, crawler, items, dropped = yield run(lambda: (lambda s: (s, *listen(s)))(PagerShop()), "/", settings,
-                                              ShopSpider)
+    site, crawler, items, dropped = yield run(
+        lambda: (lambda s: (s, *listen(s)))(PagerShop()), "/", settings, ShopSpider
+    )
     stats = crawler.stats.get_stats()
     kept = {(tuple(item["shown"]), item["url"].split("/", 3)[3]) for item in items}
     by_content: dict[tuple[str, ...], list[str]] = {}

@@ -1,6 +1,5 @@
 """The item pipelines: one signature per page or per item text, and the seed's unicity filter."""
 
-
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +27,9 @@ def test_signature_pipeline_when_duplicate_responses_reach_the_callback():
 
 @pytest_twisted.inlineCallbacks
 def test_signature_field_hashes_the_items_own_text():
-    _, stats, items, dropped = yield crawl({"URLUNIFY_DROP_DUPLICATE_RESPONSES": False,
-                                            "URLUNIFY_SIGNATURE_FIELD": "text"})
+    _, stats, items, dropped = yield crawl(
+        {"URLUNIFY_DROP_DUPLICATE_RESPONSES": False, "URLUNIFY_SIGNATURE_FIELD": "text"}
+    )
     assert [i["text"] for i in items].count("The text of A.") == 1
     assert any("'text' text was already seen on" in r for _, r in dropped)
 
@@ -46,17 +46,28 @@ class DataItem:
 
 
 def unicity(settings=None):  # type: ignore[no-untyped-def]
-    crawler = get_crawler(MiniSpider, {"URLUNIFY_SCOPE": "acme", "URLUNIFY_KEY_PARAMS": ["cid"], **(settings or {})})
+    crawler = get_crawler(
+        MiniSpider, {"URLUNIFY_SCOPE": "acme", "URLUNIFY_KEY_PARAMS": ["cid"], **(settings or {})}
+    )
     return UnicityPipeline.from_crawler(crawler)
 
 
-@pytest.mark.parametrize("make", [dict, lambda **kw: ArticleItem(**kw), lambda **kw: DataItem(**kw)],
-                         ids=["dict", "Item", "dataclass"])
+@pytest.mark.parametrize(
+    "make",
+    [dict, lambda **kw: ArticleItem(**kw), lambda **kw: DataItem(**kw)],
+    ids=["dict", "Item", "dataclass"],
+)
 def test_unicity_pipeline_standardizes_identifies_and_drops_repeats(make):
     p = unicity()
     first = p.process_item(make(url="HTTP://News.acme.com:80/s?inifile=x&cid=7&utm_source=y#top"))
     assert dict(first) if isinstance(first, dict) else True
-    got = first if isinstance(first, dict) else dataclasses.asdict(first) if dataclasses.is_dataclass(first) else dict(first)
+    got = (
+        first
+        if isinstance(first, dict)
+        else dataclasses.asdict(first)
+        if dataclasses.is_dataclass(first)
+        else dict(first)
+    )
     assert got["url"] == "http://news.acme.com/s?inifile=x&cid=7"
     assert got["identifier"] == "acme|news.acme.com/s?cid=7"
     with pytest.raises(DropItem, match="acme\\|news.acme.com/s\\?cid=7"):
@@ -72,8 +83,16 @@ def test_unicity_pipeline_missing_field_and_bad_urls():
         unicity({"URLUNIFY_UNICITY_DISCARD_MISSING": True}).process_item({"title": "no url"})
     bad = {"url": "http://exa mple.com/"}
     assert p.process_item(bad) == {"url": "http://exa mple.com/"}  # passes unchanged, counted
-    q = unicity({"URLUNIFY_UNICITY_INPUT_FIELD": "link", "URLUNIFY_UNICITY_OUTPUT_FIELD": "key",
-                 "URLUNIFY_STANDARDIZE_OUTPUT_FIELD": "clean"})
+    q = unicity(
+        {
+            "URLUNIFY_UNICITY_INPUT_FIELD": "link",
+            "URLUNIFY_UNICITY_OUTPUT_FIELD": "key",
+            "URLUNIFY_STANDARDIZE_OUTPUT_FIELD": "clean",
+        }
+    )
     out = q.process_item({"link": "http://www.x.test/a/index.html"})
-    assert out == {"link": "http://www.x.test/a/index.html", "clean": "http://www.x.test/a/index.html",
-                   "key": "acme|x.test/a"}
+    assert out == {
+        "link": "http://www.x.test/a/index.html",
+        "clean": "http://www.x.test/a/index.html",
+        "key": "acme|x.test/a",
+    }

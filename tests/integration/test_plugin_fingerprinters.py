@@ -55,9 +55,13 @@ class ZyteSpider(scrapy.Spider):
         base = response.url.rsplit("/", 1)[0]
         page = base + "/p"
         yield scrapy.Request(page, meta={"zyte_api": {"browserHtml": True}}, callback=self.done)
-        yield scrapy.Request(page, meta={"zyte_api": {"httpResponseBody": True}}, callback=self.done)
+        yield scrapy.Request(
+            page, meta={"zyte_api": {"httpResponseBody": True}}, callback=self.done
+        )
         # the same parameters for another spelling of the page: the middleware rewrites it first
-        yield scrapy.Request(page + "?utm_source=x", meta={"zyte_api": {"browserHtml": True}}, callback=self.done)
+        yield scrapy.Request(
+            page + "?utm_source=x", meta={"zyte_api": {"browserHtml": True}}, callback=self.done
+        )
         # not Zyte API requests: the fallback fingerprinter (ours) unifies them
         yield scrapy.Request(base + "/q", callback=self.done)
         yield scrapy.Request(base + "/q/index.html", callback=self.done)
@@ -79,7 +83,9 @@ def test_zyte_api_requests_keep_their_parameters_and_plain_requests_are_unified(
     }
     try:
         rec, port, base = recorder()
-        _, crawler, _ = yield run(ZyteSpider, settings, site=(rec, port, base), start_urls=[base + "/start"])
+        _, crawler, _ = yield run(
+            ZyteSpider, settings, site=(rec, port, base), start_urls=[base + "/start"]
+        )
     finally:
         yield api_port.stopListening()
     assert crawler.settings["ZYTE_API_FALLBACK_REQUEST_FINGERPRINTER_CLASS"] == OURS
@@ -87,7 +93,10 @@ def test_zyte_api_requests_keep_their_parameters_and_plain_requests_are_unified(
     assert type(fingerprinter).__name__ == "ScrapyZyteAPIRequestFingerprinter"
     assert isinstance(fingerprinter._fallback_request_fingerprinter, Fingerprinter)
     # two sets of parameters for one page: two calls; the third request was the first again
-    assert sorted(sorted(k for k in c if k != "url") for c in api.calls) == [["browserHtml"], ["httpResponseBody"]]
+    assert sorted(sorted(k for k in c if k != "url") for c in api.calls) == [
+        ["browserHtml"],
+        ["httpResponseBody"],
+    ]
     assert {c["url"] for c in api.calls} == {base + "/p"}
     assert rec.paths().count("/q") == 1
     assert "/q/index.html" not in rec.paths()
@@ -107,7 +116,9 @@ class PoetSpider(scrapy.Spider):
     def parse(self, response):  # type: ignore[no-untyped-def]
         base = response.url.rsplit("/", 1)[0]
         yield scrapy.Request(base + "/p", callback=self.parse_a)
-        yield scrapy.Request(base + "/p", callback=self.parse_b)  # other page object: another request
+        yield scrapy.Request(
+            base + "/p", callback=self.parse_b
+        )  # other page object: another request
         yield scrapy.Request(base + "/p/index.html", callback=self.parse_a)  # the first again
 
     def parse_a(self, response, page: PageA):  # type: ignore[no-untyped-def]
@@ -121,7 +132,9 @@ class PoetSpider(scrapy.Spider):
 def test_poet_page_objects_stay_apart_and_urls_are_unified():
     settings = {"ADDONS": {"scrapy_urlunify.Addon": 0, "scrapy_poet.Addon": 300}}
     rec, port, base = recorder()
-    _, crawler, items = yield run(PoetSpider, settings, site=(rec, port, base), start_urls=[base + "/start"])
+    _, crawler, items = yield run(
+        PoetSpider, settings, site=(rec, port, base), start_urls=[base + "/start"]
+    )
     assert crawler.settings["SCRAPY_POET_REQUEST_FINGERPRINTER_BASE_CLASS"] == OURS
     assert type(crawler.request_fingerprinter).__name__ == "ScrapyPoetRequestFingerprinter"
     assert sorted(i["page"] for i in items) == ["A", "B"]

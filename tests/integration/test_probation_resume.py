@@ -77,8 +77,11 @@ def start(tmp: Path, name: str, url: str, settings: dict) -> tuple[subprocess.Po
     config = tmp / f"{name}.config.json"
     config.write_text(json.dumps({"start": url, "result": str(result), "settings": settings}))
     log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - the child writes it
-    proc = subprocess.Popen([sys.executable, str(HERE / "probation_job.py"), str(config)],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "probation_job.py"), str(config)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     return proc, result
 
 
@@ -123,8 +126,11 @@ def test_jobdir_kill_during_probation_then_the_rule_fails_it(site_factory, tmp_p
     jobdir = tmp_path / "job"
     settings = {"JOBDIR": str(jobdir)}
     proc, _ = start(tmp_path, "killed", site.base + "/", settings)
-    wait_for(lambda: all_samples_and_kept_held(site) and kept_records(jobdir) >= 2 * B_PAGES, proc,
-             "the samples and kept requests of the rule")
+    wait_for(
+        lambda: all_samples_and_kept_held(site) and kept_records(jobdir) >= 2 * B_PAGES,
+        proc,
+        "the samples and kept requests of the rule",
+    )
     kill(proc)
     assert not any("v=z" in uri for uri in site.lines("received"))  # kept, not fetched
     # the rule was on probation at the kill, and is saved so
@@ -162,8 +168,9 @@ def test_a_confirmed_rule_resumes_confirmed(site_factory, tmp_path):
     assert stats["urlunify/learned/probation/kept"] >= 1
     state = LearnedRulesStore(path=jobdir / LEARNED_FILENAME).load_state()
     assert state.probation == {}
-    assert [e for e in VarRecordLog.read(jobdir / KEPT_FILENAME)
-            if e[:1] == b"K"] != []  # they were kept, and forgotten
+    assert [
+        e for e in VarRecordLog.read(jobdir / KEPT_FILENAME) if e[:1] == b"K"
+    ] != []  # they were kept, and forgotten
     proc, result = start(tmp_path, "second", site.base + "/", settings)
     stats = finish(proc, result, tmp_path, "second")
     assert stats["urlunify/learned/probation/resumed"] == 0
@@ -173,13 +180,20 @@ def test_a_confirmed_rule_resumes_confirmed(site_factory, tmp_path):
     assert not any("v=z" in uri for uri in site.lines("received"))
 
 
-def test_redis_restart_during_probation_then_the_rule_fails_it(site_factory, tmp_path, redis_server):
+def test_redis_restart_during_probation_then_the_rule_fails_it(
+    site_factory, tmp_path, redis_server
+):
     site = site_factory("v=y")
     settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "probe"}
     client = redis_server.client()
     proc, _ = start(tmp_path, "killed", site.base + "/", settings)
-    wait_for(lambda: all_samples_and_kept_held(site) and client.hlen("urlunify:probe:kept") >= 2 * B_PAGES,
-             proc, "the samples and kept requests of the rule")
+    wait_for(
+        lambda: (
+            all_samples_and_kept_held(site) and client.hlen("urlunify:probe:kept") >= 2 * B_PAGES
+        ),
+        proc,
+        "the samples and kept requests of the rule",
+    )
     kill(proc)
     assert not any("v=z" in uri for uri in site.lines("received"))
     # another process (a restart, or another worker of the scope) finds the rule on probation
@@ -199,8 +213,15 @@ def test_redis_restart_during_probation_then_the_rule_fails_it(site_factory, tmp
 def _rule_v() -> str:
     """A learned state with the rule ``v`` on 127.0.0.1, as a crawl saves it."""
     data = json.loads(Learner().to_json())
-    data["rules"] = [{"kind": "param", "host": "127.0.0.1", "name": "v", "pairs": 3,
-                      "examples": [["http://127.0.0.1/c/0?v=a", "http://127.0.0.1/c/0?v=b"]]}]
+    data["rules"] = [
+        {
+            "kind": "param",
+            "host": "127.0.0.1",
+            "name": "v",
+            "pairs": 3,
+            "examples": [["http://127.0.0.1/c/0?v=a", "http://127.0.0.1/c/0?v=b"]],
+        }
+    ]
     return json.dumps(data)
 
 
@@ -232,7 +253,9 @@ def test_a_resumed_job_drops_at_dequeue_the_pages_the_killed_run_fetched(site_fa
     assert stats["urlunify/dropped_at_dequeue"] == C_PAGES
 
 
-def test_two_workers_share_what_they_fetched_for_the_dequeue_check(site_factory, tmp_path, redis_server):
+def test_two_workers_share_what_they_fetched_for_the_dequeue_check(
+    site_factory, tmp_path, redis_server
+):
     """Two workers on one redis-server each queued one spelling of the same 8 pages before the
     rule that merges them (``/c/N?v=a`` and ``?v=b``); both were killed. With the rule, the first
     worker resumes and fetches its 8; the second resumes and drops all 8 of its own at dequeue:
@@ -245,8 +268,13 @@ def test_two_workers_share_what_they_fetched_for_the_dequeue_check(site_factory,
     proc_a, _ = start(tmp_path, "a0", site.base + "/sa", a)
     proc_b, _ = start(tmp_path, "b0", site.base + "/sb", b)
     for proc, v in ((proc_a, "a"), (proc_b, "b")):
-        wait_for(lambda v=v: any(u.startswith("/c/") and u.endswith(f"v={v}") for u in site.lines("received")),
-                 proc, f"worker {v} to ask for its first /c/ page")
+        wait_for(
+            lambda v=v: any(
+                u.startswith("/c/") and u.endswith(f"v={v}") for u in site.lines("received")
+            ),
+            proc,
+            f"worker {v} to ask for its first /c/ page",
+        )
     kill(proc_a)
     kill(proc_b)
     assert not any(u.startswith("/c/") for u in site.lines("answered"))
@@ -285,18 +313,26 @@ def test_a_wrong_rule_with_few_samples_is_verified_when_the_crawl_goes_idle(site
     stats = finish(proc, result, tmp_path, "few")
     assert stats["finish_reason"] == "finished"
     assert_few_pages_fetched(site)
-    assert stats.get("urlunify/learned/probation/samples", 0) < RULE_PROBATION  # probation alone never ended
+    assert (
+        stats.get("urlunify/learned/probation/samples", 0) < RULE_PROBATION
+    )  # probation alone never ended
     assert stats["urlunify/learned/probation/kept"] == D_PAGES
     # the kept requests were fetched as samples once nothing else was left: the first revoked v
     assert stats["urlunify/learned/probation/verified_at_idle"] >= 1
     assert stats["urlunify/learned/revoked"] == 1
     assert "urlunify/learned/confirmed" not in stats
-    lines = [line for line in (tmp_path / "few.log").read_text().splitlines() if "INFO: Verifying at idle" in line]
+    lines = [
+        line
+        for line in (tmp_path / "few.log").read_text().splitlines()
+        if "INFO: Verifying at idle" in line
+    ]
     assert len(lines) == 1 and "parameter 'v' does not matter on 127.0.0.1" in lines[0], lines
 
 
 @pytest.mark.parametrize("k", [2, 6])
-def test_a_right_rule_with_few_samples_is_confirmed_when_the_crawl_goes_idle(site_factory, tmp_path, k):
+def test_a_right_rule_with_few_samples_is_confirmed_when_the_crawl_goes_idle(
+    site_factory, tmp_path, k
+):
     site = site_factory(same_d=True)
     proc, result = start(tmp_path, "few", f"{site.base}/few/{k}", {})
     stats = finish(proc, result, tmp_path, "few")
@@ -317,14 +353,19 @@ def test_a_right_rule_with_few_samples_is_confirmed_when_the_crawl_goes_idle(sit
     assert stats["finish_reason"] == "finished"
 
 
-def test_a_jobdir_resume_verifies_the_kept_requests_of_a_rule_with_few_samples(site_factory, tmp_path):
+def test_a_jobdir_resume_verifies_the_kept_requests_of_a_rule_with_few_samples(
+    site_factory, tmp_path
+):
     site = site_factory("/end")
     jobdir = tmp_path / "job"
     settings = {"JOBDIR": str(jobdir)}
     url = f"{site.base}/few/{D_PAGES}"
     proc, _ = start(tmp_path, "killed", url, settings)
-    wait_for(lambda: f"/few/{D_PAGES}/end" in site.lines("received") and kept_records(jobdir) >= D_PAGES, proc,
-             "the kept requests of the rule")
+    wait_for(
+        lambda: f"/few/{D_PAGES}/end" in site.lines("received") and kept_records(jobdir) >= D_PAGES,
+        proc,
+        "the kept requests of the rule",
+    )
     kill(proc)
     assert not any("v=y" in uri for uri in site.lines("received"))  # kept, not fetched
     site.open_gate()
@@ -346,14 +387,21 @@ def test_a_jobdir_resume_verifies_the_kept_requests_of_a_rule_with_few_samples(s
 
 
 def test_redis_another_process_fetches_what_a_killed_one_kept_for_a_rule_with_few_samples(
-        site_factory, tmp_path, redis_server):
+    site_factory, tmp_path, redis_server
+):
     site = site_factory("/end")
     settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "few"}
     client = redis_server.client()
     url = f"{site.base}/few/{D_PAGES}"
     proc, _ = start(tmp_path, "killed", url, settings)
-    wait_for(lambda: f"/few/{D_PAGES}/end" in site.lines("received") and client.hlen("urlunify:few:kept") >= D_PAGES,
-             proc, "the kept requests of the rule")
+    wait_for(
+        lambda: (
+            f"/few/{D_PAGES}/end" in site.lines("received")
+            and client.hlen("urlunify:few:kept") >= D_PAGES
+        ),
+        proc,
+        "the kept requests of the rule",
+    )
     kill(proc)
     assert not any("v=y" in uri for uri in site.lines("received"))
     site.open_gate()

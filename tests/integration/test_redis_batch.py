@@ -120,14 +120,26 @@ class AsyncOrderSpider(OrderSpider):
 
 def _describe(o: Any) -> tuple[str, Any]:
     if isinstance(o, Request):
-        return ("request", (o.url.partition("//")[2].partition("/")[2], o.dont_filter, o.meta.get("seq"),
-                            o.meta.get("urlunify") is False))
+        return (
+            "request",
+            (
+                o.url.partition("//")[2].partition("/")[2],
+                o.dont_filter,
+                o.meta.get("seq"),
+                o.meta.get("urlunify") is False,
+            ),
+        )
     return ("item", o.get("item") or o.get("page"), o.get("seq"))
 
 
 @pytest_twisted.inlineCallbacks
-def crawl(spider: type[Spider], start: str, settings: dict[str, Any],  # type: ignore[no-untyped-def]
-          record: list[Any] | None = None, refuse: str | None = None):
+def crawl(
+    spider: type[Spider],
+    start: str,
+    settings: dict[str, Any],  # type: ignore[no-untyped-def]
+    record: list[Any] | None = None,
+    refuse: str | None = None,
+):
     """A crawl in this process: (stats, URLs of request_dropped). ``record``: what reaches the
     engine, in order (each request as the engine schedules it, each item as it leaves the
     pipelines: with CONCURRENT_ITEMS = 1 the engine takes a response's output in its order).
@@ -172,8 +184,15 @@ def test_a_page_costs_one_round_trip_and_counts_what_a_memory_store_counts(redis
         shared, dropped = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url})
         assert site.lost() == set() and site.fetched_twice() == {}
     calls = shared["urlunify/redis/seen_round_trips"]
-    for key in ("urlunify/links", "urlunify/duplicates", "dupefilter/filtered", "urlunify/filtered/extension:pdf",
-                "urlunify/rewritten", "item_scraped_count", "response_received_count"):
+    for key in (
+        "urlunify/links",
+        "urlunify/duplicates",
+        "dupefilter/filtered",
+        "urlunify/filtered/extension:pdf",
+        "urlunify/rewritten",
+        "item_scraped_count",
+        "response_received_count",
+    ):
         assert shared.get(key) == memory.get(key), key
     responses = shared["response_received_count"]
     assert responses == SIZE
@@ -182,7 +201,9 @@ def test_a_page_costs_one_round_trip_and_counts_what_a_memory_store_counts(redis
     # written), Redis learning the script, the count of what the store held before
     assert calls <= responses + 8, f"{calls} round trips to the seen set for {responses} pages"
     assert shared["urlunify/links"] / responses > 10  # per link, it would have been 10x as many
-    assert len(dropped) == shared["dupefilter/filtered"]  # request_dropped, as the scheduler sends it
+    assert (
+        len(dropped) == shared["dupefilter/filtered"]
+    )  # request_dropped, as the scheduler sends it
     assert len(seen_set(redis_server)) == SIZE
 
 
@@ -195,8 +216,12 @@ def test_items_and_requests_keep_their_order(redis_server, spider):  # type: ign
     one_at_a_time = {"CONCURRENT_REQUESTS": 1, "CONCURRENT_ITEMS": 1}
     with mesh_site() as site:
         redis_seen: list[Any] = []
-        stats, _ = yield crawl(spider, site.url(0), {"URLUNIFY_STORE": redis_server.url, **one_at_a_time},
-                               record=redis_seen)
+        stats, _ = yield crawl(
+            spider,
+            site.url(0),
+            {"URLUNIFY_STORE": redis_server.url, **one_at_a_time},
+            record=redis_seen,
+        )
         memory_seen: list[Any] = []
         yield crawl(spider, site.url(0), one_at_a_time, record=memory_seen)
     assert stats["urlunify/redis/link_batches"] >= 1
@@ -207,7 +232,9 @@ def test_items_and_requests_keep_their_order(redis_server, spider):  # type: ign
     assert items[0] == ("item", "0-first", 0)
     last = next(i for i, o in enumerate(redis_seen) if o[:2] == ("item", "0-last"))
     # page 0's output (the start request before it has no place in it)
-    first_page = [o for o in redis_seen[: last + 1] if (o[-1] if o[0] == "item" else o[1][2]) is not None]
+    first_page = [
+        o for o in redis_seen[: last + 1] if (o[-1] if o[0] == "item" else o[1][2]) is not None
+    ]
     order = [o[-1] if o[0] == "item" else o[1][2] for o in first_page]
     assert order == sorted(order), f"the output of the page was reordered: {order}"
     requests = [o[1] for o in first_page if o[0] == "request"]
@@ -216,7 +243,10 @@ def test_items_and_requests_keep_their_order(redis_server, spider):  # type: ign
     links = [r[0] for r in requests if not r[1] and not r[3]]
     assert len(links) == len(set(links)), f"a link repeated on the page went on twice: {links}"
     # the page's links the crawl had not met yet, each once (the rest were duplicates)
-    assert set(links) == {h.lstrip("/").partition("?")[0] for h in links_of(0)} - {"files/report.pdf", "p/0"}
+    assert set(links) == {h.lstrip("/").partition("?")[0] for h in links_of(0)} - {
+        "files/report.pdf",
+        "p/0",
+    }
 
 
 @pytest_twisted.inlineCallbacks
@@ -225,7 +255,9 @@ def test_a_request_dropped_after_its_batch_is_taken_out_of_redis(redis_server): 
     must not stay in the seen set (the page was never scheduled): it is removed again, so
     another link, process or run can still fetch the page."""
     with mesh_site() as site:
-        stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url}, refuse="/p/7")
+        stats, _ = yield crawl(
+            MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url}, refuse="/p/7"
+        )
         assert site.lost() == {"/p/7"}
         assert site.fetched_twice() == {}
         seven = store_key(site.url(7))
@@ -240,8 +272,14 @@ def test_another_middleware_after_the_link_middleware_turns_batches_off(redis_se
     """A spider middleware below LinkMiddleware sees every link the scheduler would (it would miss
     the duplicates a batch drops): the links are then checked one by one, at the scheduler."""
     with mesh_site() as site:
-        stats, _ = yield crawl(MeshSpider, site.url(0), {"URLUNIFY_STORE": redis_server.url,
-                                                         "SPIDER_MIDDLEWARES": {f"{__name__}.PassThrough": 500}})
+        stats, _ = yield crawl(
+            MeshSpider,
+            site.url(0),
+            {
+                "URLUNIFY_STORE": redis_server.url,
+                "SPIDER_MIDDLEWARES": {f"{__name__}.PassThrough": 500},
+            },
+        )
         assert site.lost() == set()
         assert site.fetched_twice() == {}
     assert stats.get("urlunify/redis/link_batches", 0) == 0
@@ -259,9 +297,15 @@ class PassThrough:
 
 # --- crawls in their own processes (tests/support/tree_job.py) -----------------------------------------------
 
+
 def store(server: Any, **extra: Any) -> dict[str, Any]:
-    return {"URLUNIFY_STORE": server.url, "URLUNIFY_REDIS_TIMEOUT": 2, "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 3,
-            "URLUNIFY_SCOPE": "mesh", **extra}
+    return {
+        "URLUNIFY_STORE": server.url,
+        "URLUNIFY_REDIS_TIMEOUT": 2,
+        "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 3,
+        "URLUNIFY_SCOPE": "mesh",
+        **extra,
+    }
 
 
 def test_two_processes_racing_on_one_site_fetch_each_page_once(redis_server, tmp_path) -> None:
@@ -270,12 +314,18 @@ def test_two_processes_racing_on_one_site_fetch_each_page_once(redis_server, tmp
     links of the whole site. Each page is new for exactly one of them, so the site serves every
     page exactly once, none missed."""
     with mesh_site(gate=2) as site:
-        jobs = [start_job(tmp_path / f"w{i}", site.url(i), settings=store(redis_server, DOWNLOAD_DELAY=0.01))
-                for i in (0, 1)]
+        jobs = [
+            start_job(
+                tmp_path / f"w{i}", site.url(i), settings=store(redis_server, DOWNLOAD_DELAY=0.01)
+            )
+            for i in (0, 1)
+        ]
         runs = [finish(*job) for job in jobs]
         lost, twice = site.lost(), site.fetched_twice()
     for run in runs:
-        assert run.returncode == 0 and run.stats.get("finish_reason") == "finished", run.stderr[-3000:]
+        assert run.returncode == 0 and run.stats.get("finish_reason") == "finished", run.stderr[
+            -3000:
+        ]
     assert lost == set() and twice == {}, (lost, twice)
     fetched = [run.stats["response_received_count"] for run in runs]
     assert min(fetched) > 5, f"no race: one process fetched almost everything {fetched}"
@@ -304,7 +354,9 @@ def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server
             swap.set(key, "another program's value")  # another program's string
         swap.execute(raise_on_error=False)
         failed = finish(proc, result)
-        assert failed.returncode == 0 and failed.stats["finish_reason"] == "urlunify_store_error", failed.stderr[-3000:]
+        assert failed.returncode == 0 and failed.stats["finish_reason"] == "urlunify_store_error", (
+            failed.stderr[-3000:]
+        )
         errors = [line for line in failed.stderr.splitlines() if "ERROR" in line]
         assert any("WRONGTYPE" in line and "SADD (batch)" in line for line in errors), errors
         first = sum(site.hits.values())
@@ -315,9 +367,13 @@ def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server
             swap.rename(key + ":saved", key)
         swap.execute(raise_on_error=False)
         resumed = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server)))
-        assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", resumed.stderr[-3000:]
+        assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", (
+            resumed.stderr[-3000:]
+        )
         assert site.lost() == set()
-        extra = {p: n for p, n in site.fetched_twice().items() if p != "/p/0"}  # start page: dont_filter
+        extra = {
+            p: n for p, n in site.fetched_twice().items() if p != "/p/0"
+        }  # start page: dont_filter
         # in flight when the batch failed: the downloads; the page whose links that batch held
         # (downloaded, its output never handled, so fetched again to get its links); and the
         # responses downloaded meanwhile whose own batches waited for Redis (the downloader
@@ -326,22 +382,30 @@ def test_a_store_error_mid_batch_closes_the_crawl_and_loses_nothing(redis_server
         assert len(extra) <= 2 * slow["CONCURRENT_REQUESTS"] + 1, extra
 
 
-def test_disk_full_under_jobdir_mid_batch_takes_the_unlogged_keys_back(redis_server, tmp_path) -> None:
+def test_disk_full_under_jobdir_mid_batch_takes_the_unlogged_keys_back(
+    redis_server, tmp_path
+) -> None:
     """JOBDIR on a disk that fills up (RLIMIT_FSIZE 24 KiB: a write past it fails with EFBIG as
     on a full disk): the S record of a new link cannot be written after its batch recorded it in
     Redis. Its key is taken out of Redis again (else the page would be 'seen' with no request to
     fetch it), the crawl closes with urlunify_store_error, and the resume fetches every page."""
     with mesh_site() as site:
-        full = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server), fsize=24 * 1024))
+        full = finish(
+            *start_job(tmp_path, site.url(0), settings=store(redis_server), fsize=24 * 1024)
+        )
         assert full.stats.get("finish_reason") == "urlunify_store_error", full.stderr[-3000:]
         assert 0 < len(site.hits) < SIZE, "the disk filled up after the whole site was crawled"
         resumed = finish(*start_job(tmp_path, site.url(0), settings=store(redis_server)))
-        assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", resumed.stderr[-3000:]
+        assert resumed.returncode == 0 and resumed.stats["finish_reason"] == "finished", (
+            resumed.stderr[-3000:]
+        )
         assert site.lost() == set()
 
 
 @pytest.mark.parametrize("kills", [[0], [1, 5], [2, 8, 26]], ids=["root", "two", "three"])
-def test_a_kill_after_a_batch_before_the_scheduler_loses_no_page(redis_server, tmp_path, kills) -> None:
+def test_a_kill_after_a_batch_before_the_scheduler_loses_no_page(
+    redis_server, tmp_path, kills
+) -> None:
     """JOBDIR and a Redis store, the tree site (each page linked from one page only: a lost link
     loses a subtree). Killed while a page's item is in the pipelines: its links were checked and
     recorded in Redis by their batch, and are not scheduled yet (Scrapy schedules them in worker
@@ -349,8 +413,12 @@ def test_a_kill_after_a_batch_before_the_scheduler_loses_no_page(redis_server, t
     lost, at most the pages in flight fetched twice."""
     settings = {"URLUNIFY_STORE": redis_server.url}
     with TreeSite() as site:
-        runs = resume_until_finished(tmp_path, site, len(kills) + 1, kill_on_item=kills, settings=settings)
-    assert [r.killed for r in runs] == [True] * len(kills) + [False], [r.stderr[-2000:] for r in runs]
+        runs = resume_until_finished(
+            tmp_path, site, len(kills) + 1, kill_on_item=kills, settings=settings
+        )
+    assert [r.killed for r in runs] == [True] * len(kills) + [False], [
+        r.stderr[-2000:] for r in runs
+    ]
     assert runs[-1].returncode == 0, runs[-1].stderr[-3000:]
     assert runs[-1].stats["finish_reason"] == "finished"
     assert sorted(site.lost()) == []
@@ -371,8 +439,11 @@ def test_dupefilter_debug_lines_are_the_schedulers(redis_server, caplog):  # typ
         caplog.clear()
         with mesh_site() as site:
             stats, _ = yield crawl(MeshSpider, site.url(0), {"DUPEFILTER_DEBUG": True, **extra})
-        lines[name] = [r.getMessage() for r in caplog.records
-                       if r.name == "scrapy.dupefilters" and "Filtered duplicate request" in r.getMessage()]
+        lines[name] = [
+            r.getMessage()
+            for r in caplog.records
+            if r.name == "scrapy.dupefilters" and "Filtered duplicate request" in r.getMessage()
+        ]
         assert len(lines[name]) == stats["dupefilter/filtered"], name
     assert stats["urlunify/redis/link_batches"] == SIZE
     assert len(lines["redis"]) == len(lines["memory"]) > SIZE

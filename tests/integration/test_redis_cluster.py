@@ -16,7 +16,9 @@ from treesite import TreeSite, finish, run_job, start_job, wait_for_pages
 
 pytestmark = [
     pytest.mark.redis,
-    pytest.mark.filterwarnings("ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"),
+    pytest.mark.filterwarnings(
+        "ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"
+    ),
 ]
 
 #: slow enough that a master killed after 10 pages dies in the middle of the crawl
@@ -33,11 +35,16 @@ def store(cluster: RedisCluster, **extra: object) -> dict[str, object]:
 def untagged(cluster: RedisCluster) -> list[bytes]:
     """Keys of the crawl that are not on the slot of a hash tag (SCAN on every master)."""
     # (a seen set's layout, "<key>", is a hash read alone: it needs no tag)
-    return [k for k in cluster.all_keys() if not re.search(rb"\{[^}]+\}", k) and not k.endswith(b":seen")]
+    return [
+        k
+        for k in cluster.all_keys()
+        if not re.search(rb"\{[^}]+\}", k) and not k.endswith(b":seen")
+    ]
 
 
 def test_a_crawl_on_a_cluster_fetches_every_page_once_with_every_key_hash_tagged(
-        tmp_path: Path, redis_cluster: RedisCluster) -> None:
+    tmp_path: Path, redis_cluster: RedisCluster
+) -> None:
     with TreeSite() as site:
         run = run_job(tmp_path, site, settings=store(redis_cluster))
     assert run.returncode == 0, run.stderr[-3000:]
@@ -50,15 +57,25 @@ def test_a_crawl_on_a_cluster_fetches_every_page_once_with_every_key_hash_tagged
     # the seen set's buckets spread over every master
     client = redis_cluster.client()
     try:
-        assert len({client.get_node_from_key(k).port for k in keys if k.startswith(SEEN_LAYOUT.encode() + b":")}) == 3
+        assert (
+            len(
+                {
+                    client.get_node_from_key(k).port
+                    for k in keys
+                    if k.startswith(SEEN_LAYOUT.encode() + b":")
+                }
+            )
+            == 3
+        )
     finally:
         client.close()
     assert untagged(redis_cluster) == [], keys
 
 
 @pytest.mark.parametrize("key", [SEEN_KEY, SIGNATURES_KEY])
-def test_a_master_killed_mid_crawl_is_waited_for_and_nothing_is_lost(tmp_path: Path, redis_cluster: RedisCluster,
-                                                                   key: str) -> None:
+def test_a_master_killed_mid_crawl_is_waited_for_and_nothing_is_lost(
+    tmp_path: Path, redis_cluster: RedisCluster, key: str
+) -> None:
     """SIGKILL on the master serving the seen set, or the page signatures (a MULTI/EXEC: redis-py
     does not read the slot map again for it, the store's retry loop does): its replica takes over
     (cluster-node-timeout 1 s); the crawl waits (URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT 20 s), says
@@ -66,11 +83,16 @@ def test_a_master_killed_mid_crawl_is_waited_for_and_nothing_is_lost(tmp_path: P
     so the last links the dead master recorded may be missing on its replica (docs/stores.md,
     "Redis Cluster")."""
     with TreeSite() as site:
-        proc, result = start_job(tmp_path, site.url(0),
-                                 settings=store(redis_cluster, URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT=20, **SLOW))
+        proc, result = start_job(
+            tmp_path,
+            site.url(0),
+            settings=store(redis_cluster, URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT=20, **SLOW),
+        )
         wait_for_pages(site, proc, 10)
         killed = redis_cluster.master_of(key)
-        assert killed is not redis_cluster.master_of(SEEN_KEY if key != SEEN_KEY else SIGNATURES_KEY)
+        assert killed is not redis_cluster.master_of(
+            SEEN_KEY if key != SEEN_KEY else SIGNATURES_KEY
+        )
         killed.kill()
         run = finish(proc, result)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -78,27 +100,45 @@ def test_a_master_killed_mid_crawl_is_waited_for_and_nothing_is_lost(tmp_path: P
     assert sorted(site.lost()) == []
     assert run.stats["urlunify/redis/outages"] >= 1
     assert run.stats["urlunify/redis/retries"] >= 1
-    assert run.stats.get("urlunify/signature/duplicates", 0) == 0, run.stats  # every page its own text
-    warned = [line for line in run.stderr.splitlines() if "WARNING" in line and "unavailable" in line]
+    assert run.stats.get("urlunify/signature/duplicates", 0) == 0, (
+        run.stats
+    )  # every page its own text
+    warned = [
+        line for line in run.stderr.splitlines() if "WARNING" in line and "unavailable" in line
+    ]
     back = re.findall(r"is back after ([\d.]+)s", run.stderr)
     assert warned, run.stderr[-3000:]
     assert back, run.stderr[-3000:]
-    print(f"\nfailover of {key}: back after {back} s; pages {len(site.hits)}, "
-          f"fetched twice {len(site.fetched_twice())}")
+    print(
+        f"\nfailover of {key}: back after {back} s; pages {len(site.hits)}, "
+        f"fetched twice {len(site.fetched_twice())}"
+    )
 
 
 def test_a_failover_longer_than_the_budget_stops_the_crawl_naming_it_and_the_resume_finishes(
-        tmp_path: Path, redis_cluster: RedisCluster) -> None:
+    tmp_path: Path, redis_cluster: RedisCluster
+) -> None:
     with TreeSite() as site:
-        proc, result = start_job(tmp_path, site.url(0),
-                                 settings=store(redis_cluster, URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT=0.3, **SLOW))
+        proc, result = start_job(
+            tmp_path,
+            site.url(0),
+            settings=store(redis_cluster, URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT=0.3, **SLOW),
+        )
         wait_for_pages(site, proc, 10)
         redis_cluster.master_of(SEEN_KEY).kill()
         stopped = finish(proc, result)
-        assert stopped.stats["finish_reason"] == "urlunify_store_unavailable", stopped.stderr[-3000:]
-        errors = [line for line in stopped.stderr.splitlines() if "ERROR" in line and "unavailable" in line]
+        assert stopped.stats["finish_reason"] == "urlunify_store_unavailable", stopped.stderr[
+            -3000:
+        ]
+        errors = [
+            line
+            for line in stopped.stderr.splitlines()
+            if "ERROR" in line and "unavailable" in line
+        ]
         assert errors, stopped.stderr[-3000:]
-        assert re.search(r"redis\+cluster://.*(ConnectionError|ClusterDown|TimeoutError)", errors[0]), errors
+        assert re.search(
+            r"redis\+cluster://.*(ConnectionError|ClusterDown|TimeoutError)", errors[0]
+        ), errors
         assert site.lost(), "the crawl ended before the kill"
         redis_cluster.wait_healthy()
         resumed = run_job(tmp_path, site, settings=store(redis_cluster))
@@ -107,15 +147,21 @@ def test_a_failover_longer_than_the_budget_stops_the_crawl_naming_it_and_the_res
 
 
 def test_a_scrapy_redis_worker_on_the_reliable_queue_crawls_through_a_cluster_client(
-        tmp_path: Path, redis_cluster: RedisCluster) -> None:
+    tmp_path: Path, redis_cluster: RedisCluster
+) -> None:
     """scrapy-redis builds its client with REDIS_PARAMS["redis_cls"]: a RedisCluster, from a plain
     URL of one node; the seen set is URLUNIFY_STORE's. Queue, in-flight hashes, leases: every
     key of the queue on the slot of ``{fleet:requests}``."""
-    cluster_client = {"REDIS_URL": redis_cluster.seed_url, "REDIS_PARAMS": {"redis_cls": "redis.cluster.RedisCluster"}}
+    cluster_client = {
+        "REDIS_URL": redis_cluster.seed_url,
+        "REDIS_PARAMS": {"redis_cls": "redis.cluster.RedisCluster"},
+    }
     client = redis_cluster.client()
     try:
         with TreeSite(size=40) as site:
-            proc, result = start_worker(tmp_path / "worker", redis_cluster.url, settings=cluster_client)
+            proc, result = start_worker(
+                tmp_path / "worker", redis_cluster.url, settings=cluster_client
+            )
             wait_ready([proc], [tmp_path / "worker" / "ready"])
             client.lpush("fleet:start_urls", site.url(0))
             run = finish(proc, result)

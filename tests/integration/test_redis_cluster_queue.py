@@ -23,7 +23,9 @@ from treesite import Run, TreeSite, finish, wait_for_pages
 
 pytestmark = [
     pytest.mark.redis,
-    pytest.mark.filterwarnings("ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"),
+    pytest.mark.filterwarnings(
+        "ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"
+    ),
 ]
 
 #: the queue's slot; the seen set ({urlunify:fleet:seen}) and the page signatures
@@ -34,26 +36,37 @@ CONCURRENT = 2
 
 def settings(cluster: RedisCluster, **extra: object) -> dict[str, object]:
     return {
-        "REDIS_URL": cluster.seed_url, "REDIS_PARAMS": {"redis_cls": "redis.cluster.RedisCluster"},
-        "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 20, "URLUNIFY_REDIS_TIMEOUT": 1,
-        "DOWNLOAD_DELAY": 0.05, "CONCURRENT_REQUESTS": CONCURRENT,
+        "REDIS_URL": cluster.seed_url,
+        "REDIS_PARAMS": {"redis_cls": "redis.cluster.RedisCluster"},
+        "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT": 20,
+        "URLUNIFY_REDIS_TIMEOUT": 1,
+        "DOWNLOAD_DELAY": 0.05,
+        "CONCURRENT_REQUESTS": CONCURRENT,
         **extra,
     }
 
 
 def replica_of(cluster: RedisCluster, master: RedisServer) -> RedisServer:
-    ports = re.findall(r"port=(\d+)", " ".join(v for k, v in cluster.info(master, "replication").items()
-                                                if k.startswith("slave")))
+    ports = re.findall(
+        r"port=(\d+)",
+        " ".join(
+            v for k, v in cluster.info(master, "replication").items() if k.startswith("slave")
+        ),
+    )
     return next(n for n in cluster.nodes if str(n.port) in ports)
 
 
-def crawl_through_a_failover(tmp_path: Path, cluster: RedisCluster, site: TreeSite, **extra: object) -> Run:
+def crawl_through_a_failover(
+    tmp_path: Path, cluster: RedisCluster, site: TreeSite, **extra: object
+) -> Run:
     """One worker; after 10 pages the replica of the queue's master stops and its link is cut, 1.5 s
     later the master is killed and the replica resumed: it takes over without the master's last
     writes."""
     client = cluster.client()
     try:
-        proc, result = start_worker(tmp_path / "w", cluster.url, settings=settings(cluster, **extra))
+        proc, result = start_worker(
+            tmp_path / "w", cluster.url, settings=settings(cluster, **extra)
+        )
         wait_ready([proc], [tmp_path / "w" / "ready"])
         client.lpush("fleet:start_urls", site.url(0))
         wait_for_pages(site, proc, 10)
@@ -76,29 +89,41 @@ def crawl_through_a_failover(tmp_path: Path, cluster: RedisCluster, site: TreeSi
         client.close()
 
 
-def test_a_failover_of_the_queues_master_loses_no_request(tmp_path: Path, redis_cluster: RedisCluster) -> None:
+def test_a_failover_of_the_queues_master_loses_no_request(
+    tmp_path: Path, redis_cluster: RedisCluster
+) -> None:
     with TreeSite() as site:
         run = crawl_through_a_failover(tmp_path, redis_cluster, site)
         assert run.returncode == 0, run.stderr[-3000:]
         reason = run.stats["finish_reason"]
         if reason != "finished":  # the other outcome the house rule allows: a stop naming the cause
             assert reason == "urlunify_store_unavailable", run.stderr[-3000:]
-            assert re.search(r"ERROR: .*unavailable.*(ConnectionError|NotReplicated|ClusterDown)", run.stderr)
+            assert re.search(
+                r"ERROR: .*unavailable.*(ConnectionError|NotReplicated|ClusterDown)", run.stderr
+            )
             redis_cluster.heal()
-            run = finish(*start_worker(tmp_path / "w", redis_cluster.url, settings=settings(redis_cluster)))
+            run = finish(
+                *start_worker(tmp_path / "w", redis_cluster.url, settings=settings(redis_cluster))
+            )
             assert run.stats["finish_reason"] == "finished", run.stderr[-3000:]
     assert sorted(site.lost()) == []
     # the worker waited for the replica, then through the failover, and said so
-    assert re.search(r"WARNING: Redis .* unavailable \(WAIT: 0 of 1 replicas", run.stderr), run.stderr[-3000:]
+    assert re.search(r"WARNING: Redis .* unavailable \(WAIT: 0 of 1 replicas", run.stderr), (
+        run.stderr[-3000:]
+    )
     back = re.findall(r"is back after ([\d.]+)s", run.stderr)
     assert back, run.stderr[-3000:]
     # fetched twice: at most the requests in flight at the kill (their pops were not replicated)
     assert extra_fetches(site.hits) <= CONCURRENT, site.fetched_twice()
-    print(f"\nfailover: {reason}; pages {len(site.hits)}, lost 0, fetched twice {len(site.fetched_twice())}, "
-          f"back after {back} s")
+    print(
+        f"\nfailover: {reason}; pages {len(site.hits)}, lost 0, fetched twice {len(site.fetched_twice())}, "
+        f"back after {back} s"
+    )
 
 
-def test_without_wait_the_same_failover_loses_requests_unsaid(tmp_path: Path, redis_cluster: RedisCluster) -> None:
+def test_without_wait_the_same_failover_loses_requests_unsaid(
+    tmp_path: Path, redis_cluster: RedisCluster
+) -> None:
     """The contrast: the hazard the test above survives is real."""
     with TreeSite() as site:
         run = crawl_through_a_failover(tmp_path, redis_cluster, site, URLUNIFY_QUEUE_REPLICAS="off")

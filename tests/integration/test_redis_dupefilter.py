@@ -51,15 +51,20 @@ SLOW = {"CONCURRENT_REQUESTS": 4, "DOWNLOAD_DELAY": 0.05}
 
 pytestmark = [
     pytest.mark.redis,
-    pytest.mark.filterwarnings("ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"),
+    pytest.mark.filterwarnings(
+        "ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"
+    ),
 ]
 
 
 @pytest.fixture(scope="module")
 def proxy() -> str:
     """The demo site, served by a process of its own; its proxy URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE), "--no-traps"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE), "--no-traps"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         yield json.loads(proc.stdout.readline())["proxy_url"]
     finally:
@@ -75,17 +80,34 @@ def site() -> DemoSite:
 class Job:
     """One crawler process (tests/support/redis_crawl_job.py) and what it fetched."""
 
-    def __init__(self, directory: Path, proxy: str, settings: dict[str, Any], *, name: str = "job",
-                 spider: str = "plain", start_urls: list[str] | None = None, heartbeat: float | None = None,
-                 out: Path | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        proxy: str,
+        settings: dict[str, Any],
+        *,
+        name: str = "job",
+        spider: str = "plain",
+        start_urls: list[str] | None = None,
+        heartbeat: float | None = None,
+        out: Path | None = None,
+    ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.out = out or directory / "fetched.txt"
         self.result_path = directory / "result.json"
         self.ready_path = directory / "ready"
         self.err_path = directory / "stderr.txt"
-        config = {"proxy": proxy, "out": str(self.out), "result": str(self.result_path), "name": name,
-                  "spider": spider, "start_urls": [START_URL] if start_urls is None else start_urls,
-                  "heartbeat": heartbeat, "settings": settings, "ready": str(self.ready_path)}
+        config = {
+            "proxy": proxy,
+            "out": str(self.out),
+            "result": str(self.result_path),
+            "name": name,
+            "spider": spider,
+            "start_urls": [START_URL] if start_urls is None else start_urls,
+            "heartbeat": heartbeat,
+            "settings": settings,
+            "ready": str(self.ready_path),
+        }
         self.config = directory / "config.json"
         self.config.write_text(json.dumps(config))
         self.proc: subprocess.Popen | None = None
@@ -94,8 +116,11 @@ class Job:
         self.result_path.unlink(missing_ok=True)
         self.ready_path.unlink(missing_ok=True)
         with open(self.err_path, "w") as err:
-            self.proc = subprocess.Popen([sys.executable, str(HERE / "redis_crawl_job.py"), str(self.config)],
-                                         stdout=subprocess.DEVNULL, stderr=err)
+            self.proc = subprocess.Popen(
+                [sys.executable, str(HERE / "redis_crawl_job.py"), str(self.config)],
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
         return self
 
     def wait(self, timeout: float = 60) -> int:
@@ -131,7 +156,9 @@ class Job:
 
     @property
     def result(self) -> dict[str, Any]:
-        assert self.result_path.exists(), f"the crawl wrote no result; its log:\n{self.stderr[-3000:]}"
+        assert self.result_path.exists(), (
+            f"the crawl wrote no result; its log:\n{self.stderr[-3000:]}"
+        )
         return json.loads(self.result_path.read_text())
 
     @property
@@ -144,8 +171,9 @@ class Job:
     def wait_for_responses(self, n: int, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout
         while len(self.lines()) < n:
-            assert self.proc is not None and self.proc.poll() is None, \
+            assert self.proc is not None and self.proc.poll() is None, (
                 f"the crawl ended before {n} responses; its log:\n{self.stderr[-3000:]}"
+            )
             assert time.monotonic() < deadline, f"fewer than {n} responses after {timeout}s"
             time.sleep(0.01)
 
@@ -203,8 +231,9 @@ def test_unreachable_store_stops_the_crawl_at_start(proxy, tmp_path, password) -
     masked = f"redis://{':***@' if password else ''}127.0.0.1:{port}/0"
     errors = [line for line in job.stderr.splitlines() if masked in line]
     assert errors, f"no error names the store {masked}:\n{job.stderr[-3000:]}"
-    assert any("URLUNIFY_STORE" in line for line in errors), \
+    assert any("URLUNIFY_STORE" in line for line in errors), (
         f"the error does not name the setting URLUNIFY_STORE: {errors[-1]}"
+    )
     if password:
         assert password not in job.stderr
 
@@ -213,7 +242,9 @@ def test_unreachable_store_stops_the_crawl_at_start(proxy, tmp_path, password) -
 
 
 @pytest.mark.parametrize("outage", ["sigstop", "restart"])
-def test_crawl_waits_through_an_outage_and_finishes(redis_server, proxy, site, tmp_path, outage) -> None:
+def test_crawl_waits_through_an_outage_and_finishes(
+    redis_server, proxy, site, tmp_path, outage
+) -> None:
     """Redis goes away after 10 responses, for about 1 s, while the crawl runs on Scrapy's own
     scheduler. The crawl waits (calls retry with backoff; the reactor is blocked, so nothing is
     downloaded meanwhile) and finishes when Redis is back.
@@ -249,10 +280,13 @@ def test_crawl_waits_through_an_outage_and_finishes(redis_server, proxy, site, t
     if outage == "sigstop":
         assert_every_page_once(counts, site)
     else:
-        assert set(counts) == set(site.pages), f"pages missed: {sorted(set(site.pages) - set(counts))}"
+        assert set(counts) == set(site.pages), (
+            f"pages missed: {sorted(set(site.pages) - set(counts))}"
+        )
     # the outage shows in the crawl's stats (the WARNING in the log is not enough for monitoring)
-    assert stats.get("urlunify/redis/retries", 0) > 0, \
+    assert stats.get("urlunify/redis/retries", 0) > 0, (
         f"no urlunify/redis/retries stat: {sorted(k for k in stats if k.startswith('urlunify/'))}"
+    )
     assert stats.get("urlunify/redis/outages", 0) >= 1
 
 
@@ -265,14 +299,20 @@ def test_a_frozen_server_never_turns_a_seen_page_into_a_new_one(redis_server) ->
     from scrapy_urlunify.stores.redis_connection import connect
     from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
-    store = RedisSeenStore(connect(redis_server.url, timeout=REPLY_TIMEOUT), "urlunify:t:seen",
-                           unavailable_timeout=30, owns_client=True)
+    store = RedisSeenStore(
+        connect(redis_server.url, timeout=REPLY_TIMEOUT),
+        "urlunify:t:seen",
+        unavailable_timeout=30,
+        owns_client=True,
+    )
     assert store.add(1) is True
     answers: dict[int, bool] = {}
     for fp in (1, 2):  # 1: recorded before the freeze; 2: a new page
         freeze(redis_server)
         try:
-            thread = threading.Thread(target=lambda fp=fp: answers.__setitem__(fp, store.add(fp)), daemon=True)
+            thread = threading.Thread(
+                target=lambda fp=fp: answers.__setitem__(fp, store.add(fp)), daemon=True
+            )
             thread.start()
             time.sleep(1.0)
             assert thread.is_alive()  # no answer while Redis is frozen
@@ -301,10 +341,17 @@ def outage_and_resume(proxy, site, tmp_path_factory) -> dict[str, Any]:
     the same Redis."""
     directory = tmp_path_factory.mktemp("outage")
     with RedisServer(require_redis_server()) as server:
-        settings = store_settings(server, JOBDIR=str(directory / "job"),
-                                  URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT=UNAVAILABLE_TIMEOUT, **SLOW)
+        settings = store_settings(
+            server,
+            JOBDIR=str(directory / "job"),
+            URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT=UNAVAILABLE_TIMEOUT,
+            **SLOW,
+        )
         out = directory / "fetched.txt"
-        first, second = Job(directory / "run1", proxy, settings, out=out), Job(directory / "run2", proxy, settings, out=out)
+        first, second = (
+            Job(directory / "run1", proxy, settings, out=out),
+            Job(directory / "run2", proxy, settings, out=out),
+        )
         try:
             first.start()
             first.wait_for_responses(OUTAGE_AFTER)
@@ -319,8 +366,14 @@ def outage_and_resume(proxy, site, tmp_path_factory) -> dict[str, Any]:
             first.kill()
             second.kill()
             thaw(server)
-    return {"first": first, "second": second, "rc1": rc1, "closed_after": closed_after,
-            "run1": fetches(run1_lines, site), "all": fetches(second.lines(), site)}
+    return {
+        "first": first,
+        "second": second,
+        "rc1": rc1,
+        "closed_after": closed_after,
+        "run1": fetches(run1_lines, site),
+        "all": fetches(second.lines(), site),
+    }
 
 
 def test_outage_longer_than_the_timeout_closes_the_crawl(outage_and_resume) -> None:
@@ -332,8 +385,9 @@ def test_outage_longer_than_the_timeout_closes_the_crawl(outage_and_resume) -> N
     # Closing takes the timeout (1 s), the first failed reply (0.25 s) and the downloads then in
     # flight. It must not make one more Redis call per request the closing crawl still handles,
     # each waiting a reply timeout (the default timeout is 10 s: minutes for a close).
-    assert outage_and_resume["closed_after"] < UNAVAILABLE_TIMEOUT + 4, \
+    assert outage_and_resume["closed_after"] < UNAVAILABLE_TIMEOUT + 4, (
         f"the crawl took {outage_and_resume['closed_after']:.1f}s to close after Redis stopped answering"
+    )
 
 
 def test_resume_after_the_outage_fetches_every_page_once(outage_and_resume, site) -> None:
@@ -354,15 +408,17 @@ def test_resume_after_the_outage_fetches_every_page_once(outage_and_resume, site
     assert set(union) == set(site.pages), f"pages missed: {sorted(set(site.pages) - set(union))}"
     twice = {p: n for p, n in union.items() if n > 1}
     in_flight = SLOW["CONCURRENT_REQUESTS"]
-    assert len(twice) <= in_flight and all(n == 2 for n in twice.values()), \
+    assert len(twice) <= in_flight and all(n == 2 for n in twice.values()), (
         f"{len(twice)} pages fetched more than once (at most {in_flight} may be): {twice}"
+    )
 
 
 # --- 4. two crawler processes, one scope, scrapy-redis ---------------------------------------------
 
 
-def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(redis_server, proxy, site,
-                                                                           tmp_path) -> None:
+def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(
+    redis_server, proxy, site, tmp_path
+) -> None:
     """Two workers as scrapy-redis users run them: scrapy-redis's scheduler (one request queue in
     Redis for both), RedisDupeFilter (one seen set in Redis for both), the add-on line, a
     RedisCrawlSpider that reads its start URL from the Redis list ``fleet:start_urls`` (pushed
@@ -384,8 +440,18 @@ def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(redi
         CONCURRENT_REQUESTS=2,
         DOWNLOAD_DELAY=0.1,
     )
-    workers = [Job(tmp_path / f"worker{i}", proxy, settings, name="fleet", spider="redis", start_urls=[],
-                   heartbeat=0.5) for i in (1, 2)]
+    workers = [
+        Job(
+            tmp_path / f"worker{i}",
+            proxy,
+            settings,
+            name="fleet",
+            spider="redis",
+            start_urls=[],
+            heartbeat=0.5,
+        )
+        for i in (1, 2)
+    ]
     try:
         for worker in workers:
             worker.start()
@@ -399,8 +465,9 @@ def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(redi
     assert codes == [0, 0], [w.stderr[-2000:] for w in workers]
     assert [w.stats["finish_reason"] for w in workers] == ["finished", "finished"]
     per_worker = [fetches(w.lines(), site) for w in workers]
-    assert all(sum(c.values()) > 0 for c in per_worker), \
+    assert all(sum(c.values()) > 0 for c in per_worker), (
         f"one worker did all the work: {[sum(c.values()) for c in per_worker]}"
+    )
     assert_every_page_once(per_worker[0] + per_worker[1], site)
     r = redis_server.client()
     assert seen_count(r, "urlunify:fleet:seen") > len(site.pages) // 2  # our seen set, shared ...
@@ -411,13 +478,17 @@ def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(redi
 # --- 5. two scopes on one Redis -----------------------------------------------------------------------
 
 
-def test_two_scopes_on_one_redis_never_filter_each_other(redis_server, proxy, site, tmp_path) -> None:
+def test_two_scopes_on_one_redis_never_filter_each_other(
+    redis_server, proxy, site, tmp_path
+) -> None:
     """Two crawls of the same site, one after the other, on one Redis, with different
     URLUNIFY_SCOPE: the second finds nothing of the first's seen set or page signatures."""
     counts = {}
     for scope in ("alpha", "beta"):
         job = Job(tmp_path / scope, proxy, store_settings(redis_server, URLUNIFY_SCOPE=scope)).run()
-        assert job.proc.returncode == 0 and job.stats["finish_reason"] == "finished", job.stderr[-3000:]
+        assert job.proc.returncode == 0 and job.stats["finish_reason"] == "finished", job.stderr[
+            -3000:
+        ]
         counts[scope] = fetches(job.lines(), site)
         assert_every_page_once(counts[scope], site)
         assert job.stats.get("urlunify/signature/duplicates") == len(site.content_duplicates)
@@ -436,8 +507,10 @@ def test_a_shared_store_emptied_by_another_process_makes_its_pages_new_again(red
     from scrapy_urlunify.stores.redis_connection import connect
     from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
-    df = RedisDupeFilter(Fingerprinter(), RedisSeenStore(connect(redis_server.url), "urlunify:emptied:seen",
-                                                         owns_client=True))
+    df = RedisDupeFilter(
+        Fingerprinter(),
+        RedisSeenStore(connect(redis_server.url), "urlunify:emptied:seen", owns_client=True),
+    )
     url = "https://a.test/page?b=2&a=1"
     assert df.request_seen(Request(url)) is False
     assert df.request_seen(Request(url)) is True

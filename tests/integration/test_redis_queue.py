@@ -40,16 +40,26 @@ from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
 pytestmark = [
     pytest.mark.redis,
-    pytest.mark.filterwarnings("ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"),
+    pytest.mark.filterwarnings(
+        "ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"
+    ),
 ]
 
 
 # --- the Redis part ---------------------------------------------------------------------------
 
 
-def test_pop_takes_the_best_priority_first_and_keeps_the_order_within_one(redis_server: RedisServer) -> None:
+def test_pop_takes_the_best_priority_first_and_keeps_the_order_within_one(
+    redis_server: RedisServer,
+) -> None:
     q = ReliableQueue(redis_server.client(), "q", "w1")
-    for payload, priority in [(b"low-1", 0), (b"high", 10), (b"low-2", 0), (b"negative", -5), (b"low-3", 0)]:
+    for payload, priority in [
+        (b"low-1", 0),
+        (b"high", 10),
+        (b"low-2", 0),
+        (b"negative", -5),
+        (b"low-3", 0),
+    ]:
         assert q.push(payload, -priority)
     assert len(q) == 5
     popped = [q.pop() for _ in range(5)]
@@ -113,7 +123,11 @@ def test_the_entries_of_a_dead_worker_go_back_to_the_queue(redis_server: RedisSe
     assert len(alive) == 3
     again = [alive.pop() for _ in range(3)]
     # given back at their place (priority, then age), marked as given back
-    assert [(p.payload, p.given_back) for p in again if p] == [(b"a", True), (b"b", True), (b"c", False)]
+    assert [(p.payload, p.given_back) for p in again if p] == [
+        (b"a", True),
+        (b"b", True),
+        (b"c", False),
+    ]
     assert [p.id for p in again[:2] if p] == [first.id, second.id]
     assert not dead.ack(first.id)  # too late: its peer took it back
     assert alive.given_back() == 2
@@ -154,7 +168,9 @@ def test_two_workers_racing_never_both_give_back_an_entry(redis_server: RedisSer
     assert set(payloads.values()) == {1}
 
 
-def test_a_redirect_or_retry_replaces_its_request_in_flight_in_one_step(redis_server: RedisServer) -> None:
+def test_a_redirect_or_retry_replaces_its_request_in_flight_in_one_step(
+    redis_server: RedisServer,
+) -> None:
     q = ReliableQueue(redis_server.client(), "q", "w1")
     q.push(b"original", 0, dedup=b"k1")
     popped = q.pop()
@@ -176,7 +192,8 @@ def test_a_checked_push_queues_only_what_no_one_queued(redis_server: RedisServer
 
 
 def test_a_worker_that_leaves_gives_back_what_it_holds_and_clear_removes_everything(
-        redis_server: RedisServer) -> None:
+    redis_server: RedisServer,
+) -> None:
     client = redis_server.client()
     q = ReliableQueue(client, "q", "w1")
     for i in range(3):
@@ -222,7 +239,11 @@ def test_the_queue_class_keeps_requests_and_priorities(redis_server: RedisServer
         assert high is not None
         assert low is not None
         assert queue.pop() is None
-        assert (high.url, high.priority, high.callback) == ("http://a.test/high", 5, queue.spider.parse)
+        assert (high.url, high.priority, high.callback) == (
+            "http://a.test/high",
+            5,
+            queue.spider.parse,
+        )
         assert low.meta["x"] == 1
         assert QUEUE_ID_META in low.meta
         assert GIVEN_BACK_META not in low.meta
@@ -238,7 +259,9 @@ def test_the_queue_class_keeps_requests_and_priorities(redis_server: RedisServer
         queue._beat.stop()
 
 
-def test_the_queue_class_refuses_to_open_without_its_done_middlewares(redis_server: RedisServer) -> None:
+def test_the_queue_class_refuses_to_open_without_its_done_middlewares(
+    redis_server: RedisServer,
+) -> None:
     with pytest.raises(SettingsError, match="DoneMiddleware"):
         _queue(redis_server, watched=False)
 
@@ -255,8 +278,9 @@ def test_the_queue_class_refuses_a_bad_lease(redis_server: RedisServer) -> None:
 # --- fleets of real workers -------------------------------------------------------------------
 
 
-def test_an_idle_worker_waits_for_the_requests_of_a_dead_peer_and_fetches_them(redis_server: RedisServer,
-                                                                              tmp_path: Path) -> None:
+def test_an_idle_worker_waits_for_the_requests_of_a_dead_peer_and_fetches_them(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
     """A peer died holding the start page (in flight, its lease not over): a worker that starts
     now finds the queue empty; it must not close after MAX_IDLE_TIME_BEFORE_CLOSE (2 s) but wait
     for the lease to end (4 s), take the page back and crawl the site."""
@@ -274,8 +298,9 @@ def test_an_idle_worker_waits_for_the_requests_of_a_dead_peer_and_fetches_them(r
     assert len(dead) == 0
 
 
-def test_the_links_a_dead_worker_recorded_as_seen_without_queuing_them_are_queued(redis_server: RedisServer,
-                                                                                  tmp_path: Path) -> None:
+def test_the_links_a_dead_worker_recorded_as_seen_without_queuing_them_are_queued(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
     """A worker dies while the item of page 0 is in the pipelines: page 0 is in flight under it,
     its three links are in the seen set (LinkMiddleware recorded them in one batch) and not in
     the queue. Given back, page 0 is fetched again by a new worker, and its links, "seen" for the
@@ -283,7 +308,9 @@ def test_the_links_a_dead_worker_recorded_as_seen_without_queuing_them_are_queue
     client = redis_server.client()
     marks = str(tmp_path / "marks")
     with TreeSite(size=40) as site:
-        proc, result = start_worker(tmp_path / "first", redis_server.url, marks=marks, kill_on_item=[0])
+        proc, result = start_worker(
+            tmp_path / "first", redis_server.url, marks=marks, kill_on_item=[0]
+        )
         wait_ready([proc], [tmp_path / "first" / "ready"])
         client.lpush("fleet:start_urls", site.url(0))
         assert finish(proc, result).returncode == -9
@@ -342,14 +369,19 @@ class _ChainSite:
         return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
 
 
-def test_redirects_retries_and_failures_end_their_requests(redis_server: RedisServer, tmp_path: Path) -> None:
+def test_redirects_retries_and_failures_end_their_requests(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
     """One worker; nothing stays in flight, so the crawl closes (a request never acknowledged
     would keep the fleet open) and nothing was given back."""
     site = _ChainSite()
     client = redis_server.client()
     try:
-        proc, result = start_worker(tmp_path / "worker", redis_server.url,
-                                    settings={"RETRY_ENABLED": True, "RETRY_HTTP_CODES": [500]})
+        proc, result = start_worker(
+            tmp_path / "worker",
+            redis_server.url,
+            settings={"RETRY_ENABLED": True, "RETRY_HTTP_CODES": [500]},
+        )
         wait_ready([proc], [tmp_path / "worker" / "ready"])
         client.lpush("fleet:start_urls", site.url("/p/0"))
         run = finish(proc, result)
@@ -371,8 +403,9 @@ def test_redirects_retries_and_failures_end_their_requests(redis_server: RedisSe
 
 
 @pytest.mark.parametrize("seed", [11])
-def test_a_fleet_with_workers_killed_at_random_moments_loses_nothing(redis_server: RedisServer,
-                                                                    tmp_path: Path, seed: int) -> None:
+def test_a_fleet_with_workers_killed_at_random_moments_loses_nothing(
+    redis_server: RedisServer, tmp_path: Path, seed: int
+) -> None:
     """3 workers; 4 times, when the site has served a random number of pages, a random worker is
     SIGKILLed (what it held in flight is read from Redis right after) and restarted after a
     random pause. Every page is fetched; a page is fetched twice only if it was in flight at a
@@ -385,12 +418,17 @@ def test_a_fleet_with_workers_killed_at_random_moments_loses_nothing(redis_serve
 
     def worker(i: int) -> tuple[subprocess.Popen[str], Path]:
         incarnations[i] += 1
-        return start_worker(tmp_path / f"worker{i}-{incarnations[i]}", redis_server.url, settings=settings)
+        return start_worker(
+            tmp_path / f"worker{i}-{incarnations[i]}", redis_server.url, settings=settings
+        )
 
     in_flight_at_kills = kills = 0
     with TreeSite(size=size) as site:
         workers = {i: worker(i) for i in range(3)}
-        wait_ready([p for p, _ in workers.values()], [tmp_path / f"worker{i}-1" / "ready" for i in range(3)])
+        wait_ready(
+            [p for p, _ in workers.values()],
+            [tmp_path / f"worker{i}-1" / "ready" for i in range(3)],
+        )
         client.lpush("fleet:start_urls", site.url(0))
         for threshold in sorted(rng.sample(range(15, size - 30), 4)):
             deadline = time.monotonic() + 120
@@ -414,7 +452,12 @@ def test_a_fleet_with_workers_killed_at_random_moments_loses_nothing(redis_serve
         assert run.stats.get("finish_reason") == "finished", run.stderr[-3000:]
         assert "urlunify/queue/unobserved" not in run.stats  # every request's end was seen
     assert sorted(site.lost()) == []
-    assert extra_fetches(site.hits) <= in_flight_at_kills, (site.fetched_twice(), in_flight_at_kills)
-    assert given_back(client) <= in_flight_at_kills  # nothing else came back: no live worker lost a lease
+    assert extra_fetches(site.hits) <= in_flight_at_kills, (
+        site.fetched_twice(),
+        in_flight_at_kills,
+    )
+    assert (
+        given_back(client) <= in_flight_at_kills
+    )  # nothing else came back: no live worker lost a lease
     assert client.zcard(QUEUE_KEY) == 0
     assert not any(client.hlen(k) for k in client.scan_iter(f"{QUEUE_KEY}:inflight:*"))

@@ -35,14 +35,21 @@ def finished_job(project: Path, site: TreeSite) -> Path:
     """A JOBDIR of a crawl of the whole site (its logs full of acknowledged records)."""
     job = project / "finished"
     done = crawl(project, site, "-s", f"JOBDIR={job}")
-    assert done.returncode == 0 and "'finish_reason': 'finished'" in done.stderr, done.stderr[-3000:]
+    assert done.returncode == 0 and "'finish_reason': 'finished'" in done.stderr, done.stderr[
+        -3000:
+    ]
     assert not site.lost()
     return job
 
 
 def crawl(project: Path, site: TreeSite, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scrapy", "crawl", "tree", "-a", f"start={site.url(0)}", *args],
-                          cwd=project, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "tree", "-a", f"start={site.url(0)}", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def refused(project: Path, site: TreeSite, *args: str) -> str:
@@ -64,12 +71,16 @@ def copy_job(finished_job: Path, name: str) -> Path:
 
 
 @pytest.mark.parametrize("block", ["garbage", "zeros"])
-def test_a_damaged_log_is_one_error_line_naming_the_file_and_offset(project, site, finished_job, block):
+def test_a_damaged_log_is_one_error_line_naming_the_file_and_offset(
+    project, site, finished_job, block
+):
     job = copy_job(finished_job, f"damaged-{block}")
     log = job / REQUESTS_FILENAME
     data = bytearray(log.read_bytes())
     middle = len(data) // 2
-    data[middle : middle + 512] = random.Random(12).randbytes(512) if block == "garbage" else bytes(512)
+    data[middle : middle + 512] = (
+        random.Random(12).randbytes(512) if block == "garbage" else bytes(512)
+    )
     log.write_bytes(bytes(data))
     line = refused(project, site, "-s", f"JOBDIR={job}")
     assert str(log) in line and "offset" in line, line
@@ -81,7 +92,9 @@ def test_a_bad_setting_is_one_error_line_naming_it(project, site):
     assert "URLUNIFY_ENABLED" in line and "maybe" in line, line
 
 
-def test_a_job_that_cannot_be_resumed_is_one_error_line_naming_the_files(project, site, finished_job):
+def test_a_job_that_cannot_be_resumed_is_one_error_line_naming_the_files(
+    project, site, finished_job
+):
     job = copy_job(finished_job, "no-requests-log")
     (job / REQUESTS_FILENAME).unlink()
     line = refused(project, site, "-s", f"JOBDIR={job}")

@@ -32,8 +32,11 @@ HERE = Path(__file__).parents[1] / "support"
 
 @pytest.fixture(scope="module")
 def server():
-    proc = subprocess.Popen([sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE), "--no-traps"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_urlunify.demo.server", "--size", str(SIZE), "--no-traps"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         info = json.loads(proc.stdout.readline())
         yield info["proxy_url"]
@@ -43,8 +46,12 @@ def server():
 
 
 def start(proxy: str, jobdir: Path, out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(HERE / "crawl_job.py"), proxy, str(jobdir), str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "crawl_job.py"), proxy, str(jobdir), str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def kill_after(proc: subprocess.Popen, out: Path, responses: int) -> None:
@@ -83,7 +90,9 @@ def unfinished_pages(jobdir: Path, site: DemoSite) -> set[str]:
             scheduled.setdefault(fp, pickle.loads(payload[9:])["url"])
         elif payload[:1] == b"D":
             done.add(fp)
-    return {site.page_id(url, follow_redirects=True) for fp, url in scheduled.items() if fp not in done}
+    return {
+        site.page_id(url, follow_redirects=True) for fp, url in scheduled.items() if fp not in done
+    }
 
 
 @pytest.mark.parametrize("kills", [[8], [20], [6, 18]], ids=["early", "late", "twice"])
@@ -104,7 +113,9 @@ def test_killed_crawl_resumes_without_loss_or_repeat(server, tmp_path, kills):
     assert final.returncode == 0, err[-3000:]
     counts = fetched(out, site)
     assert content_missed(site, set(counts)) == []
-    assert set(site.pages) - set(counts) <= set(site.pages) & (set(site.content_duplicates) | set(site.content_duplicates.values()))
+    assert set(site.pages) - set(counts) <= set(site.pages) & (
+        set(site.content_duplicates) | set(site.content_duplicates.values())
+    )
     twice = {p for p, n in counts.items() if n > 1}
     assert twice <= in_flight, twice - in_flight
     assert len(twice) <= 8 * len(kills)  # CONCURRENT_REQUESTS=4, plus the scraper's queue
@@ -118,7 +129,10 @@ def test_graceful_stop_and_resume_uses_scrapys_queue(server, tmp_path):
     jobdir, out = tmp_path / "job", tmp_path / "fetched.txt"
     proc = start(server, jobdir, out)
     deadline = time.monotonic() + 60
-    while not (out.exists() and len(out.read_text().splitlines()) >= 10) and time.monotonic() < deadline:
+    while (
+        not (out.exists() and len(out.read_text().splitlines()) >= 10)
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)  # Scrapy's graceful shutdown: it saves its queue
     _, err = proc.communicate(timeout=60)

@@ -20,42 +20,77 @@ NOINDEX_NOFOLLOW = "<meta name='robots' content='noindex,nofollow'>"
 
 
 def html(body: str, headers: dict[str, list[str]] | None = None) -> HtmlResponse:
-    return HtmlResponse("http://s.test/p", body=body.encode(), headers=headers, request=Request("http://s.test/p"))
+    return HtmlResponse(
+        "http://s.test/p", body=body.encode(), headers=headers, request=Request("http://s.test/p")
+    )
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ("<html><head><meta name='robots' content='noindex,nofollow'></head><body>x</body></html>",
-     {"noindex", "nofollow"}),
-    ("<html><head><META NAME='Robots' CONTENT=' NoFollow  NOARCHIVE'></head></html>", {"nofollow", "noarchive"}),
-    ("<html><head><meta name='robots' content='none'></head></html>", {"none", "noindex", "nofollow"}),
-    ("<html><head><meta name='robots' content='noindex'><meta name='robots' content='follow'></head></html>",
-     {"noindex", "follow"}),
-    # one robot's tag, a link's rel: not the page's directives for all robots
-    ("<html><head><meta name='googlebot' content='nofollow'></head><body><a rel='nofollow' href='/x'>x</a></body>",
-     set()),
-    ("<meta name='robots' content='nofollow'><p>no head element: the parser makes one</p>", {"nofollow"}),
-    ("<html><body><p>text</p><meta name='robots' content='nofollow'></body></html>", set()),  # not in the head
-    ("", set()),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "<html><head><meta name='robots' content='noindex,nofollow'></head><body>x</body></html>",
+            {"noindex", "nofollow"},
+        ),
+        (
+            "<html><head><META NAME='Robots' CONTENT=' NoFollow  NOARCHIVE'></head></html>",
+            {"nofollow", "noarchive"},
+        ),
+        (
+            "<html><head><meta name='robots' content='none'></head></html>",
+            {"none", "noindex", "nofollow"},
+        ),
+        (
+            "<html><head><meta name='robots' content='noindex'><meta name='robots' content='follow'></head></html>",
+            {"noindex", "follow"},
+        ),
+        # one robot's tag, a link's rel: not the page's directives for all robots
+        (
+            "<html><head><meta name='googlebot' content='nofollow'></head><body><a rel='nofollow' href='/x'>x</a></body>",
+            set(),
+        ),
+        (
+            "<meta name='robots' content='nofollow'><p>no head element: the parser makes one</p>",
+            {"nofollow"},
+        ),
+        (
+            "<html><body><p>text</p><meta name='robots' content='nofollow'></body></html>",
+            set(),
+        ),  # not in the head
+        ("", set()),
+    ],
+)
 def test_the_meta_directives_of_a_page(body, expected):  # type: ignore[no-untyped-def]
     assert robots_directives(html(body)) == expected
 
 
-@pytest.mark.parametrize(("values", "expected"), [
-    (["noindex, nofollow"], {"noindex", "nofollow"}),
-    (["NoIndex", "NOFOLLOW"], {"noindex", "nofollow"}),  # several headers
-    (["googlebot: nofollow"], set()),  # one robot's
-    (["noindex, googlebot: nofollow, noarchive"], {"noindex"}),  # all robots', then googlebot's
-    (["max-snippet: 20, nofollow"], {"max-snippet:20", "nofollow"}),  # a value, not a robot
-    (["unavailable_after: 25 Jun 2030 15:00:00 PST"], {"unavailable_after:25jun203015:00:00pst"}),
-])
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["noindex, nofollow"], {"noindex", "nofollow"}),
+        (["NoIndex", "NOFOLLOW"], {"noindex", "nofollow"}),  # several headers
+        (["googlebot: nofollow"], set()),  # one robot's
+        (["noindex, googlebot: nofollow, noarchive"], {"noindex"}),  # all robots', then googlebot's
+        (["max-snippet: 20, nofollow"], {"max-snippet:20", "nofollow"}),  # a value, not a robot
+        (
+            ["unavailable_after: 25 Jun 2030 15:00:00 PST"],
+            {"unavailable_after:25jun203015:00:00pst"},
+        ),
+    ],
+)
 def test_the_x_robots_tag_directives_of_a_page(values, expected):  # type: ignore[no-untyped-def]
-    assert robots_directives(html("<html><head></head></html>", {"X-Robots-Tag": values})) == expected
+    assert (
+        robots_directives(html("<html><head></head></html>", {"X-Robots-Tag": values})) == expected
+    )
 
 
 def test_a_response_that_is_not_html_declares_nothing():
     # a sitemap or a feed sent with X-Robots-Tag: noindex, nofollow still lists its URLs
-    text = TextResponse("http://s.test/sitemap.xml", body=b"<urlset/>", headers={"X-Robots-Tag": "noindex, nofollow"})
+    text = TextResponse(
+        "http://s.test/sitemap.xml",
+        body=b"<urlset/>",
+        headers={"X-Robots-Tag": "noindex, nofollow"},
+    )
     assert robots_directives(text) == frozenset()
 
 
@@ -68,11 +103,15 @@ class RobotsSite(CountingSite):
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         base, _ = self.count(request)
         if base == "/":
-            links = ("<a href='/history'>history</a><a href='/header'>h</a><a href='/googlebot'>g</a>"
-                     "<a rel='nofollow' href='/behind/rel'>login</a>")
+            links = (
+                "<a href='/history'>history</a><a href='/header'>h</a><a href='/googlebot'>g</a>"
+                "<a rel='nofollow' href='/behind/rel'>login</a>"
+            )
             return self._page("home", links)
         if base == "/history":
-            return self._page("history", "<a href='/behind/meta'>old revision</a>", head=NOINDEX_NOFOLLOW)
+            return self._page(
+                "history", "<a href='/behind/meta'>old revision</a>", head=NOINDEX_NOFOLLOW
+            )
         if base == "/header":
             request.setHeader(b"X-Robots-Tag", b"noindex, nofollow")
             return self._page("header", "<a href='/behind/header'>diff</a>")
@@ -80,8 +119,10 @@ class RobotsSite(CountingSite):
             request.setHeader(b"X-Robots-Tag", b"googlebot: noindex, nofollow")
             return self._page("googlebot", "<a href='/behind/googlebot'>x</a>")
         if base.startswith("/closed/"):
-            n = int(base[len("/closed/"):] or 0)
-            return self._page(base, f"<a href='/closed/{n + 1}'>next</a>" if n < 2 else "", head=NOINDEX_NOFOLLOW)
+            n = int(base[len("/closed/") :] or 0)
+            return self._page(
+                base, f"<a href='/closed/{n + 1}'>next</a>" if n < 2 else "", head=NOINDEX_NOFOLLOW
+            )
         return self._page(base, "")
 
     def render_POST(self, request):  # type: ignore[no-untyped-def]
@@ -90,8 +131,10 @@ class RobotsSite(CountingSite):
 
     @staticmethod
     def _page(name: str, links: str, head: str = "") -> bytes:
-        return (f"<html><head><title>{name}</title>{head}</head><body><article><h1>{name}</h1>"
-                f"<p class='text'>{article_text(name)}</p></article>{links}</body></html>").encode()
+        return (
+            f"<html><head><title>{name}</title>{head}</head><body><article><h1>{name}</h1>"
+            f"<p class='text'>{article_text(name)}</p></article>{links}</body></html>"
+        ).encode()
 
 
 def start() -> tuple[RobotsSite, object, str]:
@@ -101,7 +144,15 @@ def start() -> tuple[RobotsSite, object, str]:
 
 #: the pages of the site from / that are behind a page declaring nofollow for all robots
 BEHIND_NOFOLLOW = {"/behind/meta", "/behind/header"}
-FROM_HOME = {"/", "/history", "/header", "/googlebot", "/behind/rel", "/behind/googlebot", *BEHIND_NOFOLLOW}
+FROM_HOME = {
+    "/",
+    "/history",
+    "/header",
+    "/googlebot",
+    "/behind/rel",
+    "/behind/googlebot",
+    *BEHIND_NOFOLLOW,
+}
 
 
 @pytest_twisted.inlineCallbacks
@@ -117,7 +168,9 @@ def test_the_links_of_a_nofollow_page_are_not_followed(store, request, caplog): 
     link counted; one INFO line for the host; the links of a googlebot-only nofollow and of a
     rel=nofollow link are followed; a noindex page still makes its item. With Redis, a page's
     links go through the link batch, which asks the same middleware."""
-    settings = {} if store == "memory" else {"URLUNIFY_STORE": request.getfixturevalue("redis_server").url}
+    settings = (
+        {} if store == "memory" else {"URLUNIFY_STORE": request.getfixturevalue("redis_server").url}
+    )
     caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.robots_meta")
     fetched, stats, titles = yield crawl("/", settings)
     assert fetched == FROM_HOME - BEHIND_NOFOLLOW
@@ -161,7 +214,9 @@ class FormSpider(minicrawl.MiniSpider):
     def parse_page(self, response):  # type: ignore[no-untyped-def]
         yield from super().parse_page(response)
         if response.url.endswith("/history"):
-            yield FormRequest(response.urljoin("/behind/post"), formdata={"user": "me"}, callback=self.parse_page)
+            yield FormRequest(
+                response.urljoin("/behind/post"), formdata={"user": "me"}, callback=self.parse_page
+            )
 
 
 @pytest_twisted.inlineCallbacks

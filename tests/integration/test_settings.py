@@ -1,6 +1,5 @@
 """The ``URLUNIFY_*`` settings: a bad value stops the crawl at start-up, naming the setting."""
 
-
 from __future__ import annotations
 
 import pytest
@@ -23,7 +22,11 @@ def site() -> DemoSite:
     [
         ("URLUNIFY_KEY_PARAMS", 5, "URLUNIFY_KEY_PARAMS: expected a list of parameter names"),
         ("URLUNIFY_MAX_URL_LENGTH", "long", "URLUNIFY_MAX_URL_LENGTH"),
-        ("URLUNIFY_DOMAIN_ALIASES", [["one.test"]], "URLUNIFY_DOMAIN_ALIASES: group 0 needs two or more hosts"),
+        (
+            "URLUNIFY_DOMAIN_ALIASES",
+            [["one.test"]],
+            "URLUNIFY_DOMAIN_ALIASES: group 0 needs two or more hosts",
+        ),
         ("URLUNIFY_IGNORE_SCHEME", "perhaps", "URLUNIFY_IGNORE_SCHEME: cannot read 'perhaps'"),
         ("URLUNIFY_REWRITE", "perhaps", "URLUNIFY_REWRITE: expected a boolean"),
     ],
@@ -77,7 +80,9 @@ EXTRA: dict[str, list[object]] = {
     "URLUNIFY_LEARN_PROBATION_SAMPLES": [0],  # a rule trusted on its evidence alone
     "URLUNIFY_REDIS_TIMEOUT": [0],
 }
-CASES = [(name, value) for name, s in SETTINGS.items() for value in WRONG[s.kind] + EXTRA.get(name, [])]
+CASES = [
+    (name, value) for name, s in SETTINGS.items() for value in WRONG[s.kind] + EXTRA.get(name, [])
+]
 
 
 class _Nowhere(Spider):
@@ -90,7 +95,11 @@ class _Nowhere(Spider):
 
 def test_the_table_holds_every_setting_the_package_reads():
     package = Path(__file__).parents[2] / "scrapy_urlunify"
-    used = {m for path in package.rglob("*.py") for m in re.findall(r"URLUNIFY_[A-Z_]+[A-Z]", path.read_text())}
+    used = {
+        m
+        for path in package.rglob("*.py")
+        for m in re.findall(r"URLUNIFY_[A-Z_]+[A-Z]", path.read_text())
+    }
     used -= {"URLUNIFY_DEMO_PROXY", "URLUNIFY_DEMO_HOSTS"}  # the demo's own, not the plugin's
     assert used <= set(SETTINGS), used - set(SETTINGS)
     # the policy settings are named after the Policy fields they set, all of them
@@ -104,9 +113,13 @@ def test_no_setting_is_read_outside_the_table():
     """A setting read inline with its own default would escape the start-up check."""
     package = Path(__file__).parents[2] / "scrapy_urlunify"
     inline = re.compile(r"""\.get(?:bool|int|float|list|dict)?\(\s*["']URLUNIFY_""")
-    offenders = [f"{path.relative_to(package)}:{i}" for path in package.rglob("*.py")
-                 if path.name != "settings.py" and path.parent.name != "demo"
-                 for i, line in enumerate(path.read_text().splitlines(), 1) if inline.search(line)]
+    offenders = [
+        f"{path.relative_to(package)}:{i}"
+        for path in package.rglob("*.py")
+        if path.name != "settings.py" and path.parent.name != "demo"
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if inline.search(line)
+    ]
     assert offenders == []
 
 
@@ -115,8 +128,16 @@ def test_no_setting_is_read_outside_the_table():
 def test_every_wrong_setting_stops_the_crawl_at_startup_naming_it(name, value):
     from scrapy_urlunify.integration.settings import SettingsError
 
-    runner = CrawlerRunner({**ADDON, "TELNETCONSOLE_ENABLED": False, "LOG_LEVEL": "ERROR",
-                            "ROBOTSTXT_OBEY": False, "DOWNLOAD_TIMEOUT": 2, name: value})
+    runner = CrawlerRunner(
+        {
+            **ADDON,
+            "TELNETCONSOLE_ENABLED": False,
+            "LOG_LEVEL": "ERROR",
+            "ROBOTSTXT_OBEY": False,
+            "DOWNLOAD_TIMEOUT": 2,
+            name: value,
+        }
+    )
     crawler = runner.create_crawler(_Nowhere)
     with pytest.raises(SettingsError) as info:
         yield runner.crawl(crawler)

@@ -1,6 +1,5 @@
 """The signature middleware in real crawls: duplicate pages, declared canonicals, learning."""
 
-
 from __future__ import annotations
 
 import pytest_twisted
@@ -47,7 +46,10 @@ def test_a_canonical_whose_page_differs_is_a_counter_example(caplog):
     # fifth of at least five checked were false: tests/integration/test_near_duplicates.py)
     assert site.hits["/claim"] == 1
     assert stats["urlunify/canonical/counter_examples"] >= 1
-    assert "/home of http://127.0.0.1" in caplog.text and "/claim has other content: not the same page" in caplog.text
+    assert (
+        "/home of http://127.0.0.1" in caplog.text
+        and "/claim has other content: not the same page" in caplog.text
+    )
     assert "urlunify/canonical/recorded" not in stats
 
 
@@ -63,7 +65,9 @@ def test_a_canonical_link_header_counts_too():
 
 @pytest_twisted.inlineCallbacks
 def test_learning_an_irrelevant_parameter_stops_later_fetches(tmp_path):
-    site, stats = yield crawl_from("/learn", {"URLUNIFY_LEARN": True, "JOBDIR": str(tmp_path / "job")})
+    site, stats = yield crawl_from(
+        "/learn", {"URLUNIFY_LEARN": True, "JOBDIR": str(tmp_path / "job")}
+    )
     host = "127.0.0.1"
     assert stats[f"urlunify/learned/param/{host}/ref"] >= 3
     # before the rule: /b, /e, /f were each fetched with ?ref=1 and ?ref=2 (their signatures
@@ -75,7 +79,9 @@ def test_learning_an_irrelevant_parameter_stops_later_fetches(tmp_path):
         assert site.hits[f"/{x}?ref=1"] == site.hits[f"/{x}?ref=2"] == 1
     samples = stats["urlunify/learned/probation/samples"]
     verified = stats.get("urlunify/learned/probation/verified_at_idle", 0)
-    assert sum(site.hits[f"/{x}?ref={i}"] for x in "befg" for i in (3, 4, 5)) == 1 + samples + verified
+    assert (
+        sum(site.hits[f"/{x}?ref={i}"] for x in "befg" for i in (3, 4, 5)) == 1 + samples + verified
+    )
     assert samples + verified <= RULE_PROBATION
     assert stats["urlunify/learned/confirmed"] == 1
     assert "urlunify/learned/revoked" not in stats
@@ -88,9 +94,13 @@ def test_learning_an_irrelevant_parameter_stops_later_fetches(tmp_path):
 
 @pytest_twisted.inlineCallbacks
 def test_the_number_of_probation_samples_is_a_setting():
-    site, stats = yield crawl_from("/learn", {"URLUNIFY_LEARN": True, "URLUNIFY_LEARN_PROBATION_SAMPLES": 1})
+    site, stats = yield crawl_from(
+        "/learn", {"URLUNIFY_LEARN": True, "URLUNIFY_LEARN_PROBATION_SAMPLES": 1}
+    )
     # one sample that agrees confirms the rule: the ?ref=3..5 links cost /g's one fetch (new) and it
-    samples = stats["urlunify/learned/probation/samples"] + stats.get("urlunify/learned/probation/verified_at_idle", 0)
+    samples = stats["urlunify/learned/probation/samples"] + stats.get(
+        "urlunify/learned/probation/verified_at_idle", 0
+    )
     assert samples == 1
     assert sum(site.hits[f"/{x}?ref={i}"] for x in "befg" for i in (3, 4, 5)) == 1 + samples
     assert stats["urlunify/learned/confirmed"] == 1
@@ -123,8 +133,11 @@ def test_the_canonical_of_a_huge_page_is_read_from_its_head_only():
     from scrapy_urlunify.integration.canonicals import canonical_href
 
     filler = b"<p>Some text of a very long page.</p>" * (20 * 1024 * 1024 // 37)
-    body = (b"<!DOCTYPE html><html><head><title>t</title><link rel='canonical' href='/c'></head><body>"
-            + filler + b"<link rel='canonical' href='/not-in-the-head'></body></html>")
+    body = (
+        b"<!DOCTYPE html><html><head><title>t</title><link rel='canonical' href='/c'></head><body>"
+        + filler
+        + b"<link rel='canonical' href='/not-in-the-head'></body></html>"
+    )
     response = HtmlResponse("http://a.test/x", body=body, encoding="utf-8")
     tracemalloc.start()
     try:
@@ -135,4 +148,7 @@ def test_the_canonical_of_a_huge_page_is_read_from_its_head_only():
     assert href == "/c"
     assert peak < 2 * 1024 * 1024, f"{peak / 2**20:.1f} MiB"
     # a page without a head at all: only the first HEAD_LIMIT bytes are searched
-    assert canonical_href(HtmlResponse("http://a.test/y", body=filler + body, encoding="utf-8")) is None
+    assert (
+        canonical_href(HtmlResponse("http://a.test/y", body=filler + body, encoding="utf-8"))
+        is None
+    )

@@ -51,9 +51,14 @@ def test_set_writes_at_once():
 def test_the_summary_counts_every_dupefilters_duplicates_and_splits_exact_repeats_when_told():
     crawler = _crawler()
     stats = crawler.stats
-    for key, value in {"urlunify/links": 200, "urlunify/filtered/extension:pdf": 10, "dupefilter/filtered": 120,
-                       "urlunify/filtered/anchor": 7, "urlunify/filtered/scheme:mailto": 5,
-                       "downloader/request_count": 40}.items():
+    for key, value in {
+        "urlunify/links": 200,
+        "urlunify/filtered/extension:pdf": 10,
+        "dupefilter/filtered": 120,
+        "urlunify/filtered/anchor": 7,
+        "urlunify/filtered/scheme:mailto": 5,
+        "downloader/request_count": 40,
+    }.items():
         stats.set_value(key, value)
     ctx = UnifyContext.of(crawler)
     s = ctx.summary()
@@ -66,5 +71,8 @@ def test_the_summary_counts_every_dupefilters_duplicates_and_splits_exact_repeat
     # requested (not an on-page anchor, not a mailto: link) and the other spellings
     assert (s["duplicates"], s["same_url"], s["unified"], s["saved"]) == (120, 80, 40, 50)
     text = format_summary(s)
-    assert "duplicates filtered 120: 80 the same URL again (plain Scrapy drops these too), 40 other spellings" in text
+    assert (
+        "duplicates filtered 120: 80 the same URL again (plain Scrapy drops these too), 40 other spellings"
+        in text
+    )
     assert "requests saved      50 (55.6% of the requests plain Scrapy would make)" in text

@@ -38,9 +38,17 @@ def documented(doc: str, key: str) -> bool:
 
 def test_every_stat_key_is_documented():
     keys = written_keys()
-    assert {"urlunify/links", "urlunify/recorded_unfiltered", "urlunify/filtered/<>", "dupefilter/filtered",
-            "urlunify/learned/<>/<>/<>", "urlunify/store_error", "urlunify/store_unavailable",
-            "urlunify/learned/probation/rescheduled", "urlunify/seen_before"} <= keys, sorted(keys)
+    assert {
+        "urlunify/links",
+        "urlunify/recorded_unfiltered",
+        "urlunify/filtered/<>",
+        "dupefilter/filtered",
+        "urlunify/learned/<>/<>/<>",
+        "urlunify/store_error",
+        "urlunify/store_unavailable",
+        "urlunify/learned/probation/rescheduled",
+        "urlunify/seen_before",
+    } <= keys, sorted(keys)
     doc = (ROOT / "docs" / "stats.md").read_text("utf-8")
     missing = sorted(k for k in keys if not documented(doc, k))
     assert not missing, missing

@@ -12,14 +12,20 @@ def _rule(name: str, *pairs: tuple[str, str], kind: str = "param") -> LearnedRul
 
 def test_values_of_one_namespace_share_their_namespace():
     edit = "http://wiki.test/w/index.php?title={}&action=edit&redlink=1"
-    rule = _rule("title", (edit.format("Talk:Iron_Fort"), edit.format("Talk%3AMain_Page")),
-                 (edit.format("Talk:Windy_Orchard"), edit.format("Talk:Deep_Ford_(district)")))
+    rule = _rule(
+        "title",
+        (edit.format("Talk:Iron_Fort"), edit.format("Talk%3AMain_Page")),
+        (edit.format("Talk:Windy_Orchard"), edit.format("Talk:Deep_Ford_(district)")),
+    )
     assert evidence_lead(rule) == "Talk:"
 
 
 def test_the_lead_ends_at_the_last_separator_the_values_share():
     day = "http://shop.test/events/calendar?date={}"
-    assert evidence_lead(_rule("date", (day.format("2026-12-19"), day.format("2026-12-03")))) == "2026-12-"
+    assert (
+        evidence_lead(_rule("date", (day.format("2026-12-19"), day.format("2026-12-03"))))
+        == "2026-12-"
+    )
     # a shared letter is no lead: p451 and p129 are two referrers, not one kind of value
     ref = "http://shop.test/product/4?ref={}"
     assert evidence_lead(_rule("ref", (ref.format("p451"), ref.format("p129")))) == ""
@@ -29,10 +35,21 @@ def test_the_lead_ends_at_the_last_separator_the_values_share():
 
 def test_one_value_or_none_names_no_lead():
     # print=1 against the page without it: a single value says nothing of other values
-    assert evidence_lead(_rule("print", ("http://s.test/a", "http://s.test/a?print=1"),
-                               ("http://s.test/b", "http://s.test/b?print=1"))) == ""
+    assert (
+        evidence_lead(
+            _rule(
+                "print",
+                ("http://s.test/a", "http://s.test/a?print=1"),
+                ("http://s.test/b", "http://s.test/b?print=1"),
+            )
+        )
+        == ""
+    )
     assert evidence_lead(_rule("print", ("http://s.test/a?x=1", "http://s.test/a?x=2"))) == ""
-    assert evidence_lead(_rule("shop.test", ("http://a.s.test/x", "http://s.test/x"), kind="alias")) == ""
+    assert (
+        evidence_lead(_rule("shop.test", ("http://a.s.test/x", "http://s.test/x"), kind="alias"))
+        == ""
+    )
 
 
 def test_param_value_reads_the_first_item_of_that_name_decoded():

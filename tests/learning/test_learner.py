@@ -54,7 +54,10 @@ def test_ref_learned_after_three_independent_pairs():
     rule = adopted[0]
     assert learner.rules == (rule,)
     assert len(rule.examples) == 3
-    assert rule.examples[0] == ("https://www.site.com/a?ref=home", "https://www.site.com/a?ref=footer")
+    assert rule.examples[0] == (
+        "https://www.site.com/a?ref=home",
+        "https://www.site.com/a?ref=footer",
+    )
     assert "ref" in str(rule) and "site.com" in str(rule)
     assert learner.version == 1
 
@@ -86,7 +89,10 @@ def test_presence_and_absence_alone_is_not_evidence():
     learner = Learner()
     pages = []
     for path in ["/a", "/b", "/c"]:
-        pages += [(f"http://site.com{path}?id=7", path), (f"http://site.com{path}?id=7&ref=x", path)]
+        pages += [
+            (f"http://site.com{path}?id=7", path),
+            (f"http://site.com{path}?id=7&ref=x", path),
+        ]
     feed(learner, pages)
     assert param_rules(learner) == []
     assert learner.stats["presence_pairs"] == 3
@@ -104,10 +110,12 @@ def test_the_default_value_trap():
     learner = Learner(min_pairs=3)
     pages = []
     for section in ["news", "docs", "blog", "shop"]:
-        pages += [(f"http://site.com/{section}/list", f"{section} 1"),
-                  (f"http://site.com/{section}/list?page=1", f"{section} 1"),
-                  (f"http://site.com/{section}/x", f"{section} x"),
-                  (f"http://site.com/{section}/x?lang=en", f"{section} x")]
+        pages += [
+            (f"http://site.com/{section}/list", f"{section} 1"),
+            (f"http://site.com/{section}/list?page=1", f"{section} 1"),
+            (f"http://site.com/{section}/x", f"{section} x"),
+            (f"http://site.com/{section}/x?lang=en", f"{section} x"),
+        ]
     assert feed(learner, pages) == []
     assert learner.rules == ()
     # a second value with other content is a counter-example, as before
@@ -119,7 +127,10 @@ def test_an_unstable_page_is_neither_evidence_nor_counter_example():
     # /a?ref=1 shows a clock: two views, two signatures. Its counter-example against ref is
     # withdrawn, and its pairs no longer count
     learner = Learner(min_pairs=3)
-    feed(learner, [("http://site.com/a?ref=1", "a at 10:00"), ("http://site.com/a?ref=2", "a at 10:01")])
+    feed(
+        learner,
+        [("http://site.com/a?ref=1", "a at 10:00"), ("http://site.com/a?ref=2", "a at 10:01")],
+    )
     assert learner.is_blocked("param", "site.com", "ref")
     feed(learner, [("http://site.com/a?ref=1", "a at 10:02")])  # the same URL, another signature
     assert learner.unstable == ("http://site.com/a?ref=1",)
@@ -139,7 +150,13 @@ def test_a_clock_page_seen_again_under_another_spelling_is_unstable_under_both()
     # whose counter-example is withdrawn. (Marking only the new spelling kept the clock's
     # counter-example in force for the rest of the crawl.)
     learner = Learner(min_pairs=3)
-    feed(learner, [("http://site.com/clock?ref=a&x=1", "10:00"), ("http://site.com/clock?ref=b&x=1", "10:01")])
+    feed(
+        learner,
+        [
+            ("http://site.com/clock?ref=a&x=1", "10:00"),
+            ("http://site.com/clock?ref=b&x=1", "10:01"),
+        ],
+    )
     assert learner.is_blocked("param", "site.com", "ref")
     feed(learner, [("https://site.com/clock?x=1&ref=a", "10:02")])
     assert learner.unstable == ("https://site.com/clock?x=1&ref=a",)
@@ -157,15 +174,29 @@ def test_a_soft_404_is_no_evidence_for_a_parameter():
     # "lang does not matter", merging every real ?lang=de page
     not_found = "Sorry, we could not find that page"
     learner = Learner(min_pairs=3)
-    feed(learner, [("https://site.com/blog/post-99.html", not_found),
-                   ("https://site.com/docs/page-99.html?lang=de", not_found),
-                   ("https://site.com/docs/page-99.html?lang=fr", not_found)])
+    feed(
+        learner,
+        [
+            ("https://site.com/blog/post-99.html", not_found),
+            ("https://site.com/docs/page-99.html?lang=de", not_found),
+            ("https://site.com/docs/page-99.html?lang=fr", not_found),
+        ],
+    )
     for ch in (1, 2):  # untranslated: the English text for every language
-        feed(learner, [(f"https://site.com/guide/ch-{ch}.html?lang={lang}", f"chapter {ch}") for lang in ("de", "fr")])
+        feed(
+            learner,
+            [
+                (f"https://site.com/guide/ch-{ch}.html?lang={lang}", f"chapter {ch}")
+                for lang in ("de", "fr")
+            ],
+        )
     assert learner.rules == ()
     assert learner.stats["shared"] == 1
     # three real pages are real evidence, as without soft 404s
-    feed(learner, [(f"https://site.com/guide/ch-3.html?lang={lang}", "chapter 3") for lang in ("de", "fr")])
+    feed(
+        learner,
+        [(f"https://site.com/guide/ch-3.html?lang={lang}", "chapter 3") for lang in ("de", "fr")],
+    )
     assert param_rules(learner) == [("site.com", "lang")]
     # the saved learner keeps knowing the soft 404's text
     again = Learner.from_json(learner.to_json())
@@ -176,9 +207,22 @@ def test_a_soft_404_is_no_evidence_for_an_alias():
     # the mirror and the site answer every missing URL with the same "not found" page
     not_found = "Page not found"
     learner = Learner(min_pairs=3, sites=["site.test"])
-    feed(learner, [("https://site.test/gone-1", not_found), ("https://site.test/gone-2", not_found),
-                   ("https://mirror.site.test/gone-2", not_found)])
-    feed(learner, [(f"https://{h}/docs/{n}", f"doc {n}") for n in (1, 2) for h in ("site.test", "mirror.site.test")])
+    feed(
+        learner,
+        [
+            ("https://site.test/gone-1", not_found),
+            ("https://site.test/gone-2", not_found),
+            ("https://mirror.site.test/gone-2", not_found),
+        ],
+    )
+    feed(
+        learner,
+        [
+            (f"https://{h}/docs/{n}", f"doc {n}")
+            for n in (1, 2)
+            for h in ("site.test", "mirror.site.test")
+        ],
+    )
     assert learner.rules == ()
     feed(learner, [(f"https://{h}/docs/3", "doc 3") for h in ("site.test", "mirror.site.test")])
     assert [r.kind for r in learner.rules] == ["alias"]
@@ -193,7 +237,10 @@ def test_one_context_is_one_piece_of_evidence():
     learner = Learner(min_pairs=3)
     pages = []
     for lang in ["en", "fr", "de", "it"]:
-        pages += [(f"https://site.com/?lang={lang}&ref=a", lang), (f"https://site.com/?lang={lang}&ref=b", lang)]
+        pages += [
+            (f"https://site.com/?lang={lang}&ref=a", lang),
+            (f"https://site.com/?lang={lang}&ref=b", lang),
+        ]
     feed(learner, pages)
     assert learner.rules == ()
     # ... until another page agrees
@@ -206,7 +253,10 @@ def test_one_content_is_one_piece_of_evidence():
     learner = Learner(min_pairs=3)
     pages = []
     for path in ["/item", "/product", "/article"]:
-        pages += [(f"https://site.com{path}?id=1", "Not found"), (f"https://site.com{path}?id=2", "Not found")]
+        pages += [
+            (f"https://site.com{path}?id=1", "Not found"),
+            (f"https://site.com{path}?id=2", "Not found"),
+        ]
     feed(learner, pages)
     assert learner.rules == ()
     assert learner.stats["catch_all"] == 1  # seen on three paths: a catch-all signature
@@ -219,7 +269,10 @@ def test_catch_all_signature_never_counts():
     for section in ["news", "shop", "blog"]:
         error = f"{section} error page"
         pages += [(f"https://site.com/{section}/other{i}", error) for i in range(CATCH_ALL_PATHS)]
-        pages += [(f"https://site.com/{section}/item?id=1", error), (f"https://site.com/{section}/item?id=2", error)]
+        pages += [
+            (f"https://site.com/{section}/item?id=1", error),
+            (f"https://site.com/{section}/item?id=2", error),
+        ]
     feed(learner, pages)
     assert learner.rules == ()
 
@@ -228,12 +281,16 @@ def test_counter_example_blocks():
     learner = Learner(min_pairs=3)
     feed(learner, ref_pairs(["/a", "/b"]))
     # ref changes this page: a counter-example
-    feed(learner, [("https://www.site.com/c?ref=1", "one"), ("https://www.site.com/c?ref=2", "two")])
+    feed(
+        learner, [("https://www.site.com/c?ref=1", "one"), ("https://www.site.com/c?ref=2", "two")]
+    )
     assert learner.is_blocked("param", "site.com", "ref")
     feed(learner, ref_pairs(["/d", "/e", "/f", "/g"]))
     assert learner.rules == ()
     (ce,) = learner.counter_examples()
-    assert ce == CounterExample("param", "site.com", "ref", "https://www.site.com/c?ref=1", "https://www.site.com/c?ref=2")
+    assert ce == CounterExample(
+        "param", "site.com", "ref", "https://www.site.com/c?ref=1", "https://www.site.com/c?ref=2"
+    )
 
 
 def test_counter_example_after_adoption_revokes():
@@ -241,7 +298,9 @@ def test_counter_example_after_adoption_revokes():
     feed(learner, ref_pairs(["/a", "/b", "/c"]))
     assert param_rules(learner) == [("site.com", "ref")]
     v = learner.version
-    adopted = feed(learner, [("https://www.site.com/d?ref=1", "one"), ("https://www.site.com/d?ref=2", "two")])
+    adopted = feed(
+        learner, [("https://www.site.com/d?ref=1", "one"), ("https://www.site.com/d?ref=2", "two")]
+    )
     assert adopted == []  # observe returns adoptions only
     assert learner.rules == ()
     assert learner.version > v
@@ -262,11 +321,20 @@ def test_page_parameter_is_never_learned():
     for i in range(20):
         path = f"/list{i}"
         pages += [(f"https://site.com{path}?ref=a", path), (f"https://site.com{path}?ref=b", path)]
-        pages += [(f"https://site.com{path}?page=1", f"{path} page 1"), (f"https://site.com{path}?page=2", f"{path} page 2")]
-        pages += [(f"https://site.com{path}?id=1", f"{path} item 1"), (f"https://site.com{path}?id=2", f"{path} item 2")]
+        pages += [
+            (f"https://site.com{path}?page=1", f"{path} page 1"),
+            (f"https://site.com{path}?page=2", f"{path} page 2"),
+        ]
+        pages += [
+            (f"https://site.com{path}?id=1", f"{path} item 1"),
+            (f"https://site.com{path}?id=2", f"{path} item 2"),
+        ]
     feed(learner, pages)
     # lists that have a single page answer ?page=2 with page 1: equal pairs, but page is blocked
-    feed(learner, [(f"https://site.com/short{i}?page={n}", f"short {i}") for i in range(10) for n in (1, 2)])
+    feed(
+        learner,
+        [(f"https://site.com/short{i}?page={n}", f"short {i}") for i in range(10) for n in (1, 2)],
+    )
     assert param_rules(learner) == [("site.com", "ref")]
     assert learner.is_blocked("param", "site.com", "page")
     assert learner.is_blocked("param", "site.com", "id")
@@ -276,9 +344,15 @@ def test_equal_signature_before_the_counter_example_still_never_adopts_page():
     # the equal pairs for page come first, the counter-example after: it is never adopted
     # as long as the counter-example arrives before min_pairs independent pairs, and revoked if after
     learner = Learner(min_pairs=3)
-    feed(learner, [(f"https://site.com/short{i}?page={n}", f"short {i}") for i in range(3) for n in (1, 2)])
+    feed(
+        learner,
+        [(f"https://site.com/short{i}?page={n}", f"short {i}") for i in range(3) for n in (1, 2)],
+    )
     assert param_rules(learner) == [("site.com", "page")]
-    feed(learner, [("https://site.com/news?page=1", "news 1"), ("https://site.com/news?page=2", "news 2")])
+    feed(
+        learner,
+        [("https://site.com/news?page=1", "news 1"), ("https://site.com/news?page=2", "news 2")],
+    )
     assert param_rules(learner) == []
     assert [r.rule.name for r in learner.revoked] == ["page"]
 
@@ -287,7 +361,10 @@ def test_counter_example_on_a_subdomain_blocks_and_revokes_the_parent_rule():
     learner = Learner(min_pairs=3)
     feed(learner, ref_pairs(["/a", "/b", "/c"], host="site.com"))
     assert param_rules(learner) == [("site.com", "ref")]
-    feed(learner, [("https://shop.site.com/x?ref=1", "one"), ("https://shop.site.com/x?ref=2", "two")])
+    feed(
+        learner,
+        [("https://shop.site.com/x?ref=1", "one"), ("https://shop.site.com/x?ref=2", "two")],
+    )
     assert learner.rules == ()
     assert len(learner.revoked) == 1
     # the parent cannot learn it again (a rule on it would cover shop.site.com)
@@ -307,7 +384,7 @@ def test_rule_on_a_parent_covers_subdomains():
 
 def test_hosts_are_separate():
     learner = Learner(min_pairs=3)
-    feed(learner, ref_pairs(["/a"], host="one.com") )
+    feed(learner, ref_pairs(["/a"], host="one.com"))
     feed(learner, ref_pairs(["/b"], host="two.com"))
     feed(learner, ref_pairs(["/c"], host="three.com"))
     assert learner.rules == ()
@@ -317,9 +394,11 @@ def test_same_identity_pairs_are_ignored():
     learner = Learner(min_pairs=2)
     pages = [
         # one page each time, differing only in what the identity layer ignores
-        ("http://site.com/a?b=2&a=1", "v1"), ("https://site.com/a?a=1&b=2", "v2"),
+        ("http://site.com/a?b=2&a=1", "v1"),
+        ("https://site.com/a?a=1&b=2", "v2"),
         ("http://site.com/a?a=1&b=2&c=", "v3"),
-        ("http://site.com/q?s=a%20b", "w1"), ("http://site.com/q?s=a+b", "w2"),
+        ("http://site.com/q?s=a%20b", "w1"),
+        ("http://site.com/q?s=a+b", "w2"),
     ]
     feed(learner, pages)
     assert learner.counter_examples() == []
@@ -329,8 +408,15 @@ def test_same_identity_pairs_are_ignored():
 
 def test_two_differences_are_not_a_pair():
     learner = Learner(min_pairs=2)
-    feed(learner, [("http://site.com/a?x=1&y=1", "p"), ("http://site.com/a?x=2&y=2", "p"),
-                   ("http://site.com/b?x=1&y=1", "q"), ("http://site.com/b?x=2&y=2", "q")])
+    feed(
+        learner,
+        [
+            ("http://site.com/a?x=1&y=1", "p"),
+            ("http://site.com/a?x=2&y=2", "p"),
+            ("http://site.com/b?x=1&y=1", "q"),
+            ("http://site.com/b?x=2&y=2", "q"),
+        ],
+    )
     assert learner.stats["equal_pairs"] == 0
     assert learner.rules == ()
 
@@ -462,7 +548,10 @@ def test_json_round_trip_keeps_rules_blocks_and_evidence():
     learner = Learner(min_pairs=3, sites=["site.com"], max_entries=1000)
     feed(learner, ref_pairs(["/a", "/b", "/c"]))
     feed(learner, mirror_pages(["site.com", "m.site.com"], ["/m1", "/m2", "/m3"]))
-    feed(learner, [("https://www.site.com/d?page=1", "one"), ("https://www.site.com/d?page=2", "two")])
+    feed(
+        learner,
+        [("https://www.site.com/d?page=1", "one"), ("https://www.site.com/d?page=2", "two")],
+    )
     feed(learner, ref_pairs(["/x", "/y"], param="src"))  # two pairs toward src
     feed(learner, [("https://www.site.com/n?utm=1", "n1"), ("https://www.site.com/n?utm=2", "n2")])
     feed(learner, ref_pairs(["/r1", "/r2", "/r3"], param="utm"))  # blocked then: nothing
@@ -495,7 +584,9 @@ def test_revocations_survive_a_restart():
     assert again.rules == ()
 
 
-@pytest.mark.parametrize("text", ["", "[]", "{}", '{"format": "other"}', '{"format": "scrapy_urlunify.learning/1"}'])
+@pytest.mark.parametrize(
+    "text", ["", "[]", "{}", '{"format": "other"}', '{"format": "scrapy_urlunify.learning/1"}']
+)
 def test_from_json_rejects_other_text(text):
     with pytest.raises(ValueError):
         Learner.from_json(text)
@@ -528,8 +619,12 @@ def test_snippet_is_valid_python():
     assert [r.name for r in learner.rules if r.kind == "param"] == ["ref", "tags[]", "from"]
     # and the settings do what the rules say
     s = _settings(snippet)
-    policy = Policy(ignore_params=s["URLUNIFY_IGNORE_PARAMS"], domain_aliases=s["URLUNIFY_DOMAIN_ALIASES"])
-    assert identify("https://www.site.com/a?id=1&ref=x&tags[]=2", policy) == identify("https://site.com/a?id=1", policy)
+    policy = Policy(
+        ignore_params=s["URLUNIFY_IGNORE_PARAMS"], domain_aliases=s["URLUNIFY_DOMAIN_ALIASES"]
+    )
+    assert identify("https://www.site.com/a?id=1&ref=x&tags[]=2", policy) == identify(
+        "https://site.com/a?id=1", policy
+    )
     assert identify("https://m.site.com/a", policy) == identify("https://site.com/a", policy)
     assert identify("https://site.com/a?tagsX=1", policy) != identify("https://site.com/a", policy)
 
@@ -540,7 +635,9 @@ def test_snippet_is_valid_python():
 def test_memory_cap_is_respected():
     learner = Learner(min_pairs=2, max_entries=50)
     for i in range(2000):
-        learner.observe(f"https://site.com/p{i % 97}?a={i % 5}&b={i % 3}&c={i}", "site.com", sig(str(i % 11)))
+        learner.observe(
+            f"https://site.com/p{i % 97}?a={i % 5}&b={i % 3}&c={i}", "site.com", sig(str(i % 11))
+        )
         assert learner.index_size <= 50
     assert learner.stats["evicted"] > 0
     # a cap of zero keeps nothing and learns nothing
@@ -561,8 +658,11 @@ def test_deterministic():
     def run():
         learner = Learner(min_pairs=2, max_entries=300)
         for i in range(500):
-            learner.observe(f"https://s{i % 3}.site.com/p{i % 13}?a={i % 4}&r={i % 7}", f"s{i % 3}.site.com",
-                            sig(f"{i % 13}-{i % 4}"))
+            learner.observe(
+                f"https://s{i % 3}.site.com/p{i % 13}?a={i % 4}&r={i % 7}",
+                f"s{i % 3}.site.com",
+                sig(f"{i % 13}-{i % 4}"),
+            )
         return learner.to_json()
 
     assert run() == run()
@@ -570,12 +670,24 @@ def test_deterministic():
 
 # -- properties --------------------------------------------------------------------------------
 
-_hosts = st.sampled_from(["site.com", "m.site.com", "other.com", "site.test", "mirror.site.test", "127.0.0.1"])
+_hosts = st.sampled_from(
+    ["site.com", "m.site.com", "other.com", "site.test", "mirror.site.test", "127.0.0.1"]
+)
 _paths = st.sampled_from(["/", "/a", "/b", "/c/d", "/e/"])
-_params = st.lists(st.tuples(st.sampled_from(["ref", "page", "id", "Ref", "utm", "tags[]", "x"]),
-                             st.sampled_from(["", "1", "2", "a b", "%20"])), max_size=4)
-_observation = st.tuples(_hosts, st.sampled_from(["", ":8080"]), _paths, _params,
-                         st.sampled_from([b"s1", b"s2", b"s3", b"s4", b"s5"]))
+_params = st.lists(
+    st.tuples(
+        st.sampled_from(["ref", "page", "id", "Ref", "utm", "tags[]", "x"]),
+        st.sampled_from(["", "1", "2", "a b", "%20"]),
+    ),
+    max_size=4,
+)
+_observation = st.tuples(
+    _hosts,
+    st.sampled_from(["", ":8080"]),
+    _paths,
+    _params,
+    st.sampled_from([b"s1", b"s2", b"s3", b"s4", b"s5"]),
+)
 
 
 def _url(host, port, path, params):
@@ -595,16 +707,28 @@ def test_random_observations(observations, min_pairs, max_entries):
     for rule in learner.rules:
         assert rule.pairs >= min_pairs
         assert rule.kind in ("param", "alias")
-        assert (rule.kind, rule.host, rule.name) not in {(c.kind, c.host, c.name) for c in learner.counter_examples()}
+        assert (rule.kind, rule.host, rule.name) not in {
+            (c.kind, c.host, c.name) for c in learner.counter_examples()
+        }
     again = Learner.from_json(learner.to_json())
     assert again.rules == learner.rules
     _settings(learner.settings_snippet())
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(_paths, st.dictionaries(st.sampled_from(["ref", "page", "id", "src"]),
-                                                 st.sampled_from(["1", "2", "3"]), max_size=3)),
-                max_size=80))
+@given(
+    st.lists(
+        st.tuples(
+            _paths,
+            st.dictionaries(
+                st.sampled_from(["ref", "page", "id", "src"]),
+                st.sampled_from(["1", "2", "3"]),
+                max_size=3,
+            ),
+        ),
+        max_size=80,
+    )
+)
 def test_parameters_that_change_the_page_are_never_learned(pages):
     # a site where page and id name content, and ref and src do not
     learner = Learner(min_pairs=2)
@@ -619,12 +743,19 @@ def test_a_single_script_site_needs_twice_the_evidence():
     learner = Learner(min_pairs=3)
     pages = []
     for cid in range(1, 6):
-        pages += [(f"https://news.test/servlet/ContentServer?cid={cid}&arglink=a", f"article {cid}"),
-                  (f"https://news.test/servlet/ContentServer?cid={cid}&arglink=b", f"article {cid}")]
+        pages += [
+            (f"https://news.test/servlet/ContentServer?cid={cid}&arglink=a", f"article {cid}"),
+            (f"https://news.test/servlet/ContentServer?cid={cid}&arglink=b", f"article {cid}"),
+        ]
     feed(learner, pages)
     assert learner.rules == ()  # five pages of one script: not yet
-    feed(learner, [("https://news.test/servlet/ContentServer?cid=6&arglink=a", "article 6"),
-                   ("https://news.test/servlet/ContentServer?cid=6&arglink=b", "article 6")])
+    feed(
+        learner,
+        [
+            ("https://news.test/servlet/ContentServer?cid=6&arglink=a", "article 6"),
+            ("https://news.test/servlet/ContentServer?cid=6&arglink=b", "article 6"),
+        ],
+    )
     assert param_rules(learner) == [("news.test", "arglink")]
     # and cid, which changes the article, is never learned
     assert not learner.is_blocked("param", "news.test", "arglink")

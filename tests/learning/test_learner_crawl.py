@@ -12,9 +12,11 @@ PAGES = 4
 
 def _html(title: str, links: list[str]) -> bytes:
     anchors = "".join(f"<a href='{h}'>{h}</a>" for h in links)
-    return (f"<!DOCTYPE html><html><head><title>{title}</title></head><body>"
-            f"<article><h1>{title}</h1><p class='text'>The text of {title}.</p></article>{anchors}"
-            "</body></html>").encode()
+    return (
+        f"<!DOCTYPE html><html><head><title>{title}</title></head><body>"
+        f"<article><h1>{title}</h1><p class='text'>The text of {title}.</p></article>{anchors}"
+        "</body></html>"
+    ).encode()
 
 
 class RefSite(CountingSite):
@@ -26,7 +28,10 @@ class RefSite(CountingSite):
         if base == "/":
             return _html("home", [f"/p{i}?ref={v}" for i in range(PAGES) for v in "xy"] + ["/next"])
         if base == "/next":
-            return _html("next", [f"/p{i}?ref=x" for i in range(PAGES)] + [f"/p{i}?ref=x#top" for i in range(PAGES)])
+            return _html(
+                "next",
+                [f"/p{i}?ref=x" for i in range(PAGES)] + [f"/p{i}?ref=x#top" for i in range(PAGES)],
+            )
         if base.startswith("/p"):
             return _html(f"page {base[2:]}", [])
         request.setResponseCode(404)

@@ -58,7 +58,9 @@ Visitors reach it by a steep lane from the quay or by a path through the woods f
 STUB_NOTICE = "This article is a stub. You can help Example Wiki by expanding it."
 
 
-def page(content: str, *, top: str = "", bottom: str = "", nav: bool = True, title: str = "River") -> bytes:
+def page(
+    content: str, *, top: str = "", bottom: str = "", nav: bool = True, title: str = "River"
+) -> bytes:
     """A MediaWiki-like page: navigation, sidebar and footer around a ``main`` content."""
     chrome = """<div id="mw-navigation"><a href="/wiki/Main_Page">Main page</a> | <a href="/wiki/Special:Random">
         Random article</a> | <a href="/wiki/Help:Contents">Help</a> | Recent changes | Upload file |
@@ -79,22 +81,51 @@ def fp(document: bytes) -> int:
     return found
 
 
-BANNER = ('<div id="contentSub">Revision as of 12:34, 5 May 2024 by Example (talk | contribs) '
-          '(diff) ← Older revision | Latest revision (diff) | Newer revision → (diff)</div>')
+BANNER = (
+    '<div id="contentSub">Revision as of 12:34, 5 May 2024 by Example (talk | contribs) '
+    "(diff) ← Older revision | Latest revision (diff) | Newer revision → (diff)</div>"
+)
 
 
-@pytest.mark.parametrize(("top_a", "bottom_a", "top_b", "bottom_b", "nav_b"), [
-    pytest.param("", "", BANNER, "", True, id="permanent link banner"),
-    pytest.param("", "", '<span class="mw-redirectedfrom">(Redirected from Old river)</span>', "", True,
-                 id="redirect view"),
-    pytest.param("", "<p>This page was last edited on 5 May 2024, at 12:34.</p>",
-                 "", "<p>This page was last edited on 17 November 2025, at 09:01.</p>", True, id="last edited"),
-    pytest.param("", "<p>This page has been accessed 999 times.</p>",
-                 "", "<p>This page has been accessed 1,000 times.</p>", True, id="view counter"),
-    pytest.param("", '<form><input type="hidden" name="wpEditToken" value="a1b2c3+\\"></form>',
-                 "", '<form><input type="hidden" name="wpEditToken" value="f9e8d7+\\"></form>', True, id="token"),
-    pytest.param("", "", "", "", False, id="print view"),
-])
+@pytest.mark.parametrize(
+    ("top_a", "bottom_a", "top_b", "bottom_b", "nav_b"),
+    [
+        pytest.param("", "", BANNER, "", True, id="permanent link banner"),
+        pytest.param(
+            "",
+            "",
+            '<span class="mw-redirectedfrom">(Redirected from Old river)</span>',
+            "",
+            True,
+            id="redirect view",
+        ),
+        pytest.param(
+            "",
+            "<p>This page was last edited on 5 May 2024, at 12:34.</p>",
+            "",
+            "<p>This page was last edited on 17 November 2025, at 09:01.</p>",
+            True,
+            id="last edited",
+        ),
+        pytest.param(
+            "",
+            "<p>This page has been accessed 999 times.</p>",
+            "",
+            "<p>This page has been accessed 1,000 times.</p>",
+            True,
+            id="view counter",
+        ),
+        pytest.param(
+            "",
+            '<form><input type="hidden" name="wpEditToken" value="a1b2c3+\\"></form>',
+            "",
+            '<form><input type="hidden" name="wpEditToken" value="f9e8d7+\\"></form>',
+            True,
+            id="token",
+        ),
+        pytest.param("", "", "", "", False, id="print view"),
+    ],
+)
 def test_a_view_of_a_page_is_a_near_duplicate_of_it(top_a, bottom_a, top_b, bottom_b, nav_b):
     a = fp(page(ARTICLE, top=top_a, bottom=bottom_a))
     b = fp(page(ARTICLE, top=top_b, bottom=bottom_b, nav=nav_b))
@@ -110,13 +141,25 @@ def test_a_view_of_a_page_is_a_near_duplicate_of_it(top_a, bottom_a, top_b, bott
 def test_a_mediawiki_printable_view_has_the_fingerprint_of_its_article():
     # the printable view: no "[edit]" links, a message box inside the article text, no navigation
     def view(printable: bool) -> bytes:
-        edit = "" if printable else '<span class="mw-editsection">[<a href="?action=edit">edit</a>]</span>'
-        box = ('<div class="mw-message-box-warning mw-message-box">The printable version is no longer '
-               "supported and may have rendering errors.</div>") if printable else ""
+        edit = (
+            ""
+            if printable
+            else '<span class="mw-editsection">[<a href="?action=edit">edit</a>]</span>'
+        )
+        box = (
+            (
+                '<div class="mw-message-box-warning mw-message-box">The printable version is no longer '
+                "supported and may have rendering errors.</div>"
+            )
+            if printable
+            else ""
+        )
         nav = "" if printable else "<div id='mw-navigation'>Main page | Random article | Help</div>"
-        return (f"<html><body>{nav}<div id='content' role='main'><h1>River</h1>"
-                f"<div id='mw-content-text'>{box}<h2>History{edit}</h2><p>{ARTICLE}</p>"
-                f"<h2>Castle{edit}</h2><p>{OTHER_ARTICLE}</p></div></div></body></html>").encode()
+        return (
+            f"<html><body>{nav}<div id='content' role='main'><h1>River</h1>"
+            f"<div id='mw-content-text'>{box}<h2>History{edit}</h2><p>{ARTICLE}</p>"
+            f"<h2>Castle{edit}</h2><p>{OTHER_ARTICLE}</p></div></div></body></html>"
+        ).encode()
 
     assert fp(view(False)) == fp(view(True))
 
@@ -135,10 +178,16 @@ def test_a_banner_inside_the_content_of_a_long_article_leaves_it_a_near_duplicat
 def test_distinct_articles_are_not_near_duplicates_not_even_two_stubs_of_one_template():
     assert ITEM_DISTANCE <= PAGE_DISTANCE <= MAX_DISTANCE
     assert distance(fp(page(ARTICLE)), fp(page(OTHER_ARTICLE, title="Castle"))) > PAGE_DISTANCE
-    stub_a = page("The Oldbrook is a tributary of the river. It joins it below the quarry village.",
-                  bottom=f"<p>{STUB_NOTICE}</p><p>Categories: Rivers | Stubs</p>", title="Oldbrook")
-    stub_b = page("Millford is a hamlet on the canal. Its mill closed in the 1930s.",
-                  bottom=f"<p>{STUB_NOTICE}</p><p>Categories: Villages | Stubs</p>", title="Millford")
+    stub_a = page(
+        "The Oldbrook is a tributary of the river. It joins it below the quarry village.",
+        bottom=f"<p>{STUB_NOTICE}</p><p>Categories: Rivers | Stubs</p>",
+        title="Oldbrook",
+    )
+    stub_b = page(
+        "Millford is a hamlet on the canal. Its mill closed in the 1930s.",
+        bottom=f"<p>{STUB_NOTICE}</p><p>Categories: Villages | Stubs</p>",
+        title="Millford",
+    )
     assert distance(fp(stub_a), fp(stub_b)) > PAGE_DISTANCE
     index = NearDuplicateIndex()
     index.add(fp(stub_a), 1)
@@ -148,9 +197,12 @@ def test_distinct_articles_are_not_near_duplicates_not_even_two_stubs_of_one_tem
 def test_main_text_reads_the_main_content_else_the_body():
     document = html.document_fromstring(
         "<html><body><nav>Home | About</nav><main>Hello <b>world</b><script>x=1</script></main>"
-        "<footer>(c) 2024</footer></body></html>")
+        "<footer>(c) 2024</footer></body></html>"
+    )
     assert main_text(document).split() == ["Hello", "world"]
-    document = html.document_fromstring("<html><body><p>Just <i>text</i></p><style>p{}</style></body></html>")
+    document = html.document_fromstring(
+        "<html><body><p>Just <i>text</i></p><style>p{}</style></body></html>"
+    )
     assert main_text(document).split() == ["Just", "text"]
 
 
@@ -160,7 +212,9 @@ def test_a_text_without_words_has_no_fingerprint():
 
 
 def test_white_space_case_and_numbers_do_not_change_a_fingerprint():
-    assert fingerprint("Viewed 999 times by   the\nReaders") == fingerprint("viewed 123 times by the readers")
+    assert fingerprint("Viewed 999 times by   the\nReaders") == fingerprint(
+        "viewed 123 times by the readers"
+    )
 
 
 def test_the_index_finds_the_nearest_page_and_its_resemblance():
@@ -253,11 +307,18 @@ FIXED_TEXT = "Revision as of 12:34, 5 May 2024. The river rises in the northern 
 
 def test_fingerprints_are_the_same_in_another_process_and_pinned():
     here = fingerprint(FIXED_TEXT)
-    script = ("from scrapy_urlunify.learning.near_duplicates import fingerprint;"
-              f"print(fingerprint({FIXED_TEXT!r}))")
+    script = (
+        "from scrapy_urlunify.learning.near_duplicates import fingerprint;"
+        f"print(fingerprint({FIXED_TEXT!r}))"
+    )
     for seed in ("0", "12345"):
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                             env={"PYTHONHASHSEED": seed, "PYTHONPATH": ":".join(sys.path)})
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PYTHONPATH": ":".join(sys.path)},
+        )
         assert int(out.stdout) == here
     # persisted fingerprints are compared with new ones: a change of the algorithm shows here
     assert here == PINNED
@@ -271,7 +332,9 @@ SHORT = "<html><body>{banner}<main><h1>Red kettle</h1><p>Steel, 1.7 litres. {pri
 
 def test_a_page_too_short_for_simhash_is_alike_only_when_its_main_text_is_equal():
     page = main_text(html.document_fromstring(SHORT.format(banner="", price="29")))
-    printed = main_text(html.document_fromstring(SHORT.format(banner="<p>Printer-friendly version</p>", price="29")))
+    printed = main_text(
+        html.document_fromstring(SHORT.format(banner="<p>Printer-friendly version</p>", price="29"))
+    )
     other = main_text(html.document_fromstring(SHORT.format(banner="", price="39")))
     assert fingerprint(page, min_features=MIN_FEATURES) is None  # too few chunks for SimHash
     assert page_fingerprint(page) == page_fingerprint(printed) == (short_fingerprint(page), True)
@@ -284,14 +347,24 @@ def test_a_page_too_short_for_simhash_is_alike_only_when_its_main_text_is_equal(
 
 
 def test_a_digest_up_to_numbers_is_equal_only_for_texts_that_differ_in_their_numbers():
-    rows = [f"Product {name}: a long description of it, {price} EUR." for name, price in
-            (("lamp", "12.50"), ("kettle", "7.99"), ("rug", "120.00"), ("desk", "89.00"))]
+    rows = [
+        f"Product {name}: a long description of it, {price} EUR."
+        for name, price in (
+            ("lamp", "12.50"),
+            ("kettle", "7.99"),
+            ("rug", "120.00"),
+            ("desk", "89.00"),
+        )
+    ]
     listing = " ".join(["Showing 9 to 12 of 12 (3 pages)", *rows, "Sort: name Show 24 1 2 3"])
     # another count, another pager: equal, whatever the number of digits
     assert folded_fingerprint(listing) == folded_fingerprint(
-        listing.replace("(3 pages)", "(12 pages)").replace("1 2 3", "1 2 3 4 5 6 7 8 9 10 11 12"))
+        listing.replace("(3 pages)", "(12 pages)").replace("1 2 3", "1 2 3 4 5 6 7 8 9 10 11 12")
+    )
     # the same rows in another order, or a row fewer, or a word changed: another text
-    assert folded_fingerprint(listing) != folded_fingerprint(listing.replace(rows[0] + " " + rows[1], rows[1] + " " + rows[0]))
+    assert folded_fingerprint(listing) != folded_fingerprint(
+        listing.replace(rows[0] + " " + rows[1], rows[1] + " " + rows[0])
+    )
     assert folded_fingerprint(listing) != folded_fingerprint(listing.replace(rows[3], ""))
     assert folded_fingerprint(listing) != folded_fingerprint(listing.replace("kettle", "kettles"))
     # white space and ASCII case are no change, as for the fingerprint

@@ -1,6 +1,5 @@
 """Page signatures: the MD5 of a page's body text, and the site a signature is compared within."""
 
-
 from __future__ import annotations
 
 import hashlib
@@ -20,8 +19,10 @@ from scrapy_urlunify.learning.page_signature import (
 
 
 def test_body_text_ignores_scripts_styles_comments_and_spacing():
-    a = b"<html><head><title>T</title><style>p{}</style></head><body><p>Hello\n  <b>world</b></p>" \
+    a = (
+        b"<html><head><title>T</title><style>p{}</style></head><body><p>Hello\n  <b>world</b></p>"
         b"<script>var x=1</script><noscript>enable js</noscript><!-- 12:00 --></body></html>"
+    )
     assert body_text(a) == "Hello world"
     assert tree_body_text(Selector(text=a.decode()).root) == "Hello world"  # from a parsed tree too
     b = b"<html><body><p>Hello world</p><!-- 13:00 --><a href='/x;jsessionid=2'></a></body></html>"
@@ -43,7 +44,9 @@ def test_non_html_empty_text_and_large_bodies_hash_the_raw_bytes():
 
 def test_decoded_text_gives_the_same_signature_whatever_the_encoding():
     text = "<html><body>Čačak é</body></html>"
-    assert signature(text.encode("cp1250", "replace"), "text/html", text) == signature(text.encode(), "text/html", text)
+    assert signature(text.encode("cp1250", "replace"), "text/html", text) == signature(
+        text.encode(), "text/html", text
+    )
 
 
 def test_site_keys():
@@ -58,16 +61,16 @@ def test_site_keys():
 # parse of this module, as of commit a814eeb)
 CASES = {
     "scripts_comments": "<html><head><title>T</title><style>p{}</style></head><body><p>Hello\n  <b>world</b></p>"
-                        "<script>var x=1</script><noscript>enable <i>js</i></noscript>tail<!-- 12:00 -->after</body></html>",
+    "<script>var x=1</script><noscript>enable <i>js</i></noscript>tail<!-- 12:00 -->after</body></html>",
     "nested_dropped": "<html><body><noscript><p>n</p>t1</noscript>t2<template><b>z</b></template>t3<style>s</style>"
-                      "<script>if (a < b) { x = '</p>'; }</script>t4</body></html>",
+    "<script>if (a < b) { x = '</p>'; }</script>t4</body></html>",
     "no_body": "<p>first</p><p>second &amp; third</p>",
     "two_bodies": "<html><body>a</body><body>b</body></html>",
     "text_after_body": "<html><body>a</body>tail<p>after</p></html>",
     "frameset": "<html><frameset><frame src=a></frameset></html>",
     "xml_declaration": '<?xml version="1.0" encoding="iso-8859-1"?><html><body>\u00e9t\u00e9</body></html>',
     "xhtml": '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "x"><html xmlns="http://www.w3.org/1999/xhtml">'
-             "<body><p>x<br/>y</p><script>z</script></body></html>",
+    "<body><p>x<br/>y</p><script>z</script></body></html>",
     "entities_unicode": "<html><body>a&nbsp;b&amp;c&#x1F600;&bogus; \u010ca\u010dak \u4e2d\u6587</body></html>",
     "cdata_pi": "<html><body><![CDATA[ x ]]>y<?php echo 1 ?>z</body></html>",
     "svg_math": "<html><body><svg><style>s</style><text>svg text</text></svg><math><mi>x</mi></math></body></html>",
@@ -76,7 +79,13 @@ CASES = {
     "nul": "<html><body>a\x00b c</body></html>",
     "empty_text": "<html><body><img src='a.png'></body></html>",
     "comment_only": "<!-- x -->",
-    "large_text": "<html><body>" + "<p>paragraph " + "word " * 2000 + "</p>\n" * 1200 + "<script>" + "s" * 70000 + "</script>end</body></html>",
+    "large_text": "<html><body>"
+    + "<p>paragraph "
+    + "word " * 2000
+    + "</p>\n" * 1200
+    + "<script>"
+    + "s" * 70000
+    + "</script>end</body></html>",
 }
 
 
@@ -129,22 +138,35 @@ def test_a_large_tree_is_read_one_text_node_at_a_time_with_the_same_text(name):
 
 
 def test_a_page_over_4_mib_read_from_the_tree():
-    text = "<html><body>" + "<p>a paragraph of text <script>x</script> <!-- c --> tail</p>\n" * 80_000 + "</body></html>"
+    text = (
+        "<html><body>"
+        + "<p>a paragraph of text <script>x</script> <!-- c --> tail</p>\n" * 80_000
+        + "</body></html>"
+    )
     body = text.encode()
     assert len(body) > _WHOLE_TEXT_MAX
     tree = _parsel_tree(text)
-    assert page_signature(body, "text/html", text, tree=tree) == page_signature(body, "text/html", text)
+    assert page_signature(body, "text/html", text, tree=tree) == page_signature(
+        body, "text/html", text
+    )
 
 
 def test_the_tree_is_not_asked_for_when_the_text_is_not_hashed():
     """Non-HTML, over max_bytes, or a NUL character (parsel drops it, the own parse reads U+FFFD):
     no tree, and the signatures of before."""
+
     def no_tree():  # type: ignore[no-untyped-def]
         raise AssertionError("the tree was asked for")
 
     big = b"<html><body>" + b"x" * 100 + b"</body></html>"
-    assert page_signature(big, "text/html", big.decode(), max_bytes=50, tree=no_tree) == (hashlib.md5(big).digest(), False)
-    assert page_signature(b"%PDF-1.4", "application/pdf", tree=no_tree).digest == hashlib.md5(b"%PDF-1.4").digest()
+    assert page_signature(big, "text/html", big.decode(), max_bytes=50, tree=no_tree) == (
+        hashlib.md5(big).digest(),
+        False,
+    )
+    assert (
+        page_signature(b"%PDF-1.4", "application/pdf", tree=no_tree).digest
+        == hashlib.md5(b"%PDF-1.4").digest()
+    )
     text = CASES["nul"]
     assert _pinned(page_signature(text.encode(), "text/html", text, tree=no_tree)) == PINNED["nul"]
 
@@ -154,7 +176,9 @@ def test_a_tree_that_cannot_be_built_leaves_the_text_to_the_own_parse():
         raise ValueError("no tree")
 
     text = CASES["broken"]
-    assert _pinned(page_signature(text.encode(), "text/html", text, tree=broken)) == PINNED["broken"]
+    assert (
+        _pinned(page_signature(text.encode(), "text/html", text, tree=broken)) == PINNED["broken"]
+    )
 
 
 def test_the_demo_site_keeps_its_signatures():
@@ -168,4 +192,6 @@ def test_the_demo_site_keeps_its_signatures():
     for page_id in sorted(site.pages):
         body = site.render(page_id)
         text = body.decode("utf-8")
-        assert page_signature(body, None, text, tree=_parsel_tree(text)) == page_signature(body, None, text), page_id
+        assert page_signature(body, None, text, tree=_parsel_tree(text)) == page_signature(
+            body, None, text
+        ), page_id

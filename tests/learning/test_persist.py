@@ -12,7 +12,11 @@ def _learned_ref() -> Learner:
     learner = Learner()
     for path in ("/a", "/b", "/c"):
         for value in ("home", "footer"):
-            learner.observe(f"https://site.com{path}?ref={value}", "site.com", hashlib.md5(path.encode()).digest())
+            learner.observe(
+                f"https://site.com{path}?ref={value}",
+                "site.com",
+                hashlib.md5(path.encode()).digest(),
+            )
     return learner
 
 
@@ -54,7 +58,10 @@ def test_the_probation_in_redis_is_one_write_with_the_learner(redis_server):
 
     client = redis_server.client()
     store = LearnedRulesStore(redis=RedisRulesStore(client, "urlunify:shop:rules"))
-    store.save(_learned_ref().to_json(), {"param|site.com|ref": {"sampled": 0, "confirmed": 0, "paths": []}})
+    store.save(
+        _learned_ref().to_json(),
+        {"param|site.com|ref": {"sampled": 0, "confirmed": 0, "paths": []}},
+    )
     state = store.load_state()
     assert list(state.probation or {}) == ["param|site.com|ref"]
     assert sorted(client.hkeys("urlunify:shop:rules")) == [b"learner", b"probation"]

@@ -42,10 +42,13 @@ def test_returnto_is_learned_in_its_context_from_many_values_of_one_text():
     assert learner.rules == ()  # eleven values: not yet
     i = CONTEXT_VALUES - 1
     assert see(learner, f"{W}?title=Special:UserLogin&returnto=A{i}", "log in") == [
-        "wiki.test/w/index.php?title=Special:UserLogin returnto"]
+        "wiki.test/w/index.php?title=Special:UserLogin returnto"
+    ]
     see(learner, f"{W}?title=Special:CreateAccount&returnto=A{i}", "create an account")
-    assert rules(learner) == [("wiki.test", "/w/index.php?title=Special:UserLogin", "returnto"),
-                              ("wiki.test", "/w/index.php?title=Special:CreateAccount", "returnto")]
+    assert rules(learner) == [
+        ("wiki.test", "/w/index.php?title=Special:UserLogin", "returnto"),
+        ("wiki.test", "/w/index.php?title=Special:CreateAccount", "returnto"),
+    ]
     rule = learner.rules[0]
     assert rule.pairs == CONTEXT_VALUES
     assert "wiki.test/w/index.php?title=Special:UserLogin" in str(rule)
@@ -54,12 +57,18 @@ def test_returnto_is_learned_in_its_context_from_many_values_of_one_text():
     assert not any(r.context == "" for r in learner.rules)
     # what the user is told to paste, and what it does: only in that context
     params = learner.ignore_params()
-    assert params == {"wiki.test/w/index.php?title=Special:UserLogin": ["returnto"],
-                      "wiki.test/w/index.php?title=Special:CreateAccount": ["returnto"]}
-    assert "'wiki.test/w/index.php?title=Special:UserLogin': ['returnto']" in learner.settings_snippet()
+    assert params == {
+        "wiki.test/w/index.php?title=Special:UserLogin": ["returnto"],
+        "wiki.test/w/index.php?title=Special:CreateAccount": ["returnto"],
+    }
+    assert (
+        "'wiki.test/w/index.php?title=Special:UserLogin': ['returnto']"
+        in learner.settings_snippet()
+    )
     policy = Policy(ignore_params=params)
     assert identify(f"{W}?returnto=Zed&title=Special:UserLogin", policy) == identify(
-        f"{W}?title=Special:UserLogin", policy)
+        f"{W}?title=Special:UserLogin", policy
+    )
     assert identify(f"{W}?title=Main&returnto=Zed", policy) != identify(f"{W}?title=Main", policy)
     # kept across a restart, context and all
     again = Learner.from_json(learner.to_json())
@@ -82,8 +91,11 @@ def test_a_counter_example_in_the_context_blocks_and_revokes_it_there_only():
         see(learner, f"{W}?title=Special:Search&returnto=A{i}", "search")
     assert len(learner.rules) == 1
     # the probation's counter-example (a sample with other content) revokes the login rule
-    learner.contradict(learner.rules[0], f"{W}?title=Special:UserLogin&returnto=A1",
-                       f"{W}?title=Special:UserLogin&returnto=A77")
+    learner.contradict(
+        learner.rules[0],
+        f"{W}?title=Special:UserLogin&returnto=A1",
+        f"{W}?title=Special:UserLogin&returnto=A77",
+    )
     assert learner.rules == ()
     assert Learner.from_json(learner.to_json()).rules == ()
 
@@ -95,7 +107,11 @@ def test_option_variants_of_one_page_are_one_piece_of_evidence():
     articles(learner)
     for days in (1, 3, 7, 14, 30, 90):
         for limit in (50, 500):
-            see(learner, f"{W}?title=Special:RecentChanges&days={days}&limit={limit}", f"no changes in {days} days")
+            see(
+                learner,
+                f"{W}?title=Special:RecentChanges&days={days}&limit={limit}",
+                f"no changes in {days} days",
+            )
     assert learner.rules == ()
     assert learner.stats["equal_pairs"] >= 6
 
@@ -107,11 +123,16 @@ def test_a_parameter_of_many_values_that_changes_nothing_does_not_name_the_page(
     learner = Learner()
     articles(learner)
     for t in range(40):
-        see(learner, f"{W}?title=Special:RecentChanges&from=2026{t:04d}", "changes since then: none")
+        see(
+            learner, f"{W}?title=Special:RecentChanges&from=2026{t:04d}", "changes since then: none"
+        )
     for days in (1, 3, 7, 14, 30, 90):
         for limit in (50, 500):
-            see(learner, f"{W}?title=Special:RecentChanges&days={days}&from=2026{days:04d}&limit={limit}",
-                f"no changes in {days} days")
+            see(
+                learner,
+                f"{W}?title=Special:RecentChanges&days={days}&from=2026{days:04d}&limit={limit}",
+                f"no changes in {days} days",
+            )
     # (from is learned where its values gave one text: on that page)
     assert rules(learner) == [("wiki.test", "/w/index.php?title=Special:RecentChanges", "from")]
 
@@ -123,7 +144,11 @@ def test_limit_learned_across_pages_is_revoked_by_a_differing_pair_elsewhere():
     for page in ("Special:RecentChanges", "Special:NewPages", "Special:Log"):
         for days in (1, 3):
             for limit in (50, 500):
-                see(learner, f"{W}?title={page}&days={days}&limit={limit}", f"{page} over {days} days")
+                see(
+                    learner,
+                    f"{W}?title={page}&days={days}&limit={limit}",
+                    f"{page} over {days} days",
+                )
     see(learner, "http://wiki.test/wiki/Special:AllPages?limit=50", "all pages")
     see(learner, "http://wiki.test/wiki/Special:AllPages?limit=500", "all pages")
     assert rules(learner) == [("wiki.test", "", "limit")]
@@ -218,15 +243,22 @@ def test_a_context_without_items_needs_a_page_no_other_path_serves():
 
 def test_the_settings_form_of_a_rule_context():
     # URLUNIFY_IGNORE_PARAMS keyed by host, path and items: normalized like any host, items sorted
-    policy = Policy(ignore_params={"Wiki.test/w/index.php?title=Special:UserLogin&uselang=en": ["returnto"]})
-    assert policy.ignore_params == (("wiki.test/w/index.php?title=Special:UserLogin&uselang=en", ("returnto",)),)
+    policy = Policy(
+        ignore_params={"Wiki.test/w/index.php?title=Special:UserLogin&uselang=en": ["returnto"]}
+    )
+    assert policy.ignore_params == (
+        ("wiki.test/w/index.php?title=Special:UserLogin&uselang=en", ("returnto",)),
+    )
     # every item of the context must be there, in any order, the path exactly
     assert identify(f"{W}?uselang=en&returnto=X&title=Special:UserLogin", policy) == identify(
-        f"{W}?title=Special:UserLogin&uselang=en", policy)
+        f"{W}?title=Special:UserLogin&uselang=en", policy
+    )
     assert identify(f"{W}?returnto=X&title=Special:UserLogin", policy) != identify(
-        f"{W}?title=Special:UserLogin", policy)
-    assert identify("http://wiki.test/w/index.php/x?uselang=en&returnto=X&title=Special:UserLogin", policy) != (
-        identify("http://wiki.test/w/index.php/x?uselang=en&title=Special:UserLogin", policy))
+        f"{W}?title=Special:UserLogin", policy
+    )
+    assert identify(
+        "http://wiki.test/w/index.php/x?uselang=en&returnto=X&title=Special:UserLogin", policy
+    ) != (identify("http://wiki.test/w/index.php/x?uselang=en&title=Special:UserLogin", policy))
     # a broken key fails naming the field; other parameter lists take hosts only
     with pytest.raises(PolicyValueError, match="ignore_params"):
         Policy(ignore_params={"wiki.test/x#top": ["a"]})
@@ -254,7 +286,8 @@ def test_a_parameter_that_matters_on_listings_is_learned_on_product_pages_from_d
     policy = Policy(ignore_params=learner.ignore_params())
     assert identify(f"{shop}&id=9&sort=name", policy) == identify(f"{shop}&id=9", policy)
     assert identify("http://shop.test/category/1?sort=name", policy) != identify(
-        "http://shop.test/category/1", policy)
+        "http://shop.test/category/1", policy
+    )
     # a product whose sort order shows another text revokes it in that context
     see(learner, f"{shop}&id=40&sort=price", "product forty", "shop.test")
     see(learner, f"{shop}&id=40&sort=name", "product forty, reviews by name", "shop.test")
@@ -297,4 +330,5 @@ def test_pages_with_and_without_a_parameter_count_in_a_context_once_two_values_h
     assert learner.rules == ()  # five pages
     see(learner, f"{shop}&id=6", "product 6", "shop.test")
     assert see(learner, f"{shop}&id=6&sort=name", "product 6", "shop.test") == [
-        "shop.test/index.php?route=product%2Fview sort"]
+        "shop.test/index.php?route=product%2Fview sort"
+    ]

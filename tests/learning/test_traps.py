@@ -30,7 +30,9 @@ def test_a_big_page_with_session_ids_in_its_links_is_not_a_counter_example(caplo
     # the 24 arglink spellings on /more need no fetch but for the 4 CMS pages never seen:
     # 8 fetches taught the rule, one per other page after it, and the rule's probation
     # fetches 5 of the spellings it merged anyway (40 fetches without the rule)
-    assert _cms_fetches(site) <= 8 + 4 + RULE_PROBATION, " ".join(sorted(p for p in site.hits if p.startswith("/cms/")))
+    assert _cms_fetches(site) <= 8 + 4 + RULE_PROBATION, " ".join(
+        sorted(p for p in site.hits if p.startswith("/cms/"))
+    )
 
 
 @pytest_twisted.inlineCallbacks
@@ -49,7 +51,12 @@ def test_default_values_never_teach_that_a_parameter_does_not_matter():
     # /S/list = /S/list?page=1 and /S/x = /S/x?lang=en on four sections, met first: the
     # pages behind ?page=2, ?lang=de, ?sort=date must still be fetched
     for s in trapsite.SECTIONS:
-        for path in (f"/{s}/list?page=2", f"/{s}/list?page=3", f"/{s}/x?lang=de", f"/{s}/find?sort=date"):
+        for path in (
+            f"/{s}/list?page=2",
+            f"/{s}/list?page=3",
+            f"/{s}/x?lang=de",
+            f"/{s}/find?sort=date",
+        ):
             assert site.hits[path] == 1, path
     learned = [k for k in stats if k.startswith("urlunify/learned/param/")]
     assert not any(k.endswith(("/page", "/lang", "/sort")) for k in learned), learned
@@ -62,11 +69,17 @@ def test_a_wrong_declared_canonical_never_hides_pages(caplog):
     # every post names /blog/ its canonical; trusted at once, /blog/ counted as seen and the
     # posts only it links to were never fetched
     assert site.hits["/blog/"] == 1
-    assert {i["title"] for i in items} == {"blog", *(f"post-{i}" for i in range(trapsite.BLOG_POSTS))}
+    assert {i["title"] for i in items} == {
+        "blog",
+        *(f"post-{i}" for i in range(trapsite.BLOG_POSTS)),
+    }
     assert stats["urlunify/canonical/counter_examples"] >= 1
     assert "urlunify/canonical/recorded" not in stats
     # the warning names both URLs
-    assert "/blog/ of http://127.0.0.1" in caplog.text and "/blog/post-0 has other content" in caplog.text
+    assert (
+        "/blog/ of http://127.0.0.1" in caplog.text
+        and "/blog/post-0 has other content" in caplog.text
+    )
 
 
 @pytest_twisted.inlineCallbacks
@@ -82,7 +95,12 @@ def test_declared_canonicals_are_trusted_once_verified():
     assert stats["urlunify/canonical/recorded"] == 3
     assert all(site.hits[f"/good/{i}"] == 0 for i in range(5, trapsite.GOOD_PAGES))
     titles = Counter(i["title"] for i in items)
-    assert set(titles) == {"good", "good-more", "good-last", *(f"good-{i}" for i in range(trapsite.GOOD_PAGES))}
+    assert set(titles) == {
+        "good",
+        "good-more",
+        "good-last",
+        *(f"good-{i}" for i in range(trapsite.GOOD_PAGES)),
+    }
     assert max(titles.values()) == 1
 
 
@@ -98,8 +116,13 @@ def test_a_new_rule_is_on_probation_and_what_it_merged_is_never_lost(caplog):
     assert "Unlearned" in caplog.text and "/w/4?v=x" in caplog.text
     titles = Counter(i["title"] for i in items)
     half, n = trapsite.W_PAGES // 2, trapsite.W_PAGES
-    expected = {"w", "w-next", "w-last", *(f"w-{i}" for i in range(half)),
-                *(f"w-{i}-{v}" for i in range(half, n) for v in "xyz")}
+    expected = {
+        "w",
+        "w-next",
+        "w-last",
+        *(f"w-{i}" for i in range(half)),
+        *(f"w-{i}-{v}" for i in range(half, n) for v in "xyz"),
+    }
     assert set(titles) == expected
     assert max(titles.values()) == 1
     assert all(site.hits[f"/w/{i}?v={v}"] == 1 for i in range(half, n) for v in "xyz")
@@ -121,6 +144,8 @@ def test_with_learning_on_no_page_is_missed_and_no_item_yielded_twice():
     assert [t for t, n in titles.items() if n > 1] == []
     assert stats["finish_reason"] == "finished"
     # and learning paid: fewer requests than the same crawl without it
-    _site_off, stats_off, items_off = yield crawl_site(trapsite.start, "/", {"URLUNIFY_LEARN": False})
+    _site_off, stats_off, items_off = yield crawl_site(
+        trapsite.start, "/", {"URLUNIFY_LEARN": False}
+    )
     assert {i["title"] for i in items_off} == trapsite.expected_pages()
     assert stats["downloader/request_count"] < stats_off["downloader/request_count"]

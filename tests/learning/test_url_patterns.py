@@ -10,8 +10,22 @@ import pytest
 from scrapy_urlunify.learning.url_patterns import MAX_DEPTH, URLPatterns, coarser, looks_like_id
 
 WIKI = "http://wiki.test"
-TITLES = [f"Article_{n}" for n in ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India",
-                                  "Juliet", "Kilo")]
+TITLES = [
+    f"Article_{n}"
+    for n in (
+        "Alpha",
+        "Bravo",
+        "Charlie",
+        "Delta",
+        "Echo",
+        "Foxtrot",
+        "Golf",
+        "Hotel",
+        "India",
+        "Juliet",
+        "Kilo",
+    )
+]
 
 
 def learned(urls: list[str], **kwargs: int) -> URLPatterns:
@@ -22,15 +36,25 @@ def learned(urls: list[str], **kwargs: int) -> URLPatterns:
 
 
 def test_many_values_are_generalised_few_are_kept():
-    patterns = learned([f"{WIKI}/wiki/{t}" for t in TITLES]
-                       + [f"{WIKI}/w/index.php?title={t}&action={a}" for t in TITLES for a in ("edit", "history")]
-                       + [f"{WIKI}/w/index.php?title=Special:UserLogin&returnto={t}" for t in TITLES])
+    patterns = learned(
+        [f"{WIKI}/wiki/{t}" for t in TITLES]
+        + [f"{WIKI}/w/index.php?title={t}&action={a}" for t in TITLES for a in ("edit", "history")]
+        + [f"{WIKI}/w/index.php?title=Special:UserLogin&returnto={t}" for t in TITLES]
+    )
     assert patterns.pattern(f"{WIKI}/wiki/Another_one") == "wiki.test/wiki/*"
     # the values of a parameter that take few values name the kind of page
-    assert patterns.pattern(f"{WIKI}/w/index.php?title=New&action=history") == "wiki.test/w/index.php?action=history&title=*"
-    assert patterns.pattern(f"{WIKI}/w/index.php?action=edit&title=New") == "wiki.test/w/index.php?action=edit&title=*"
-    assert (patterns.pattern(f"{WIKI}/w/index.php?title=Special:UserLogin&returnto=New")
-            == "wiki.test/w/index.php?returnto=*&title=Special:UserLogin")
+    assert (
+        patterns.pattern(f"{WIKI}/w/index.php?title=New&action=history")
+        == "wiki.test/w/index.php?action=history&title=*"
+    )
+    assert (
+        patterns.pattern(f"{WIKI}/w/index.php?action=edit&title=New")
+        == "wiki.test/w/index.php?action=edit&title=*"
+    )
+    assert (
+        patterns.pattern(f"{WIKI}/w/index.php?title=Special:UserLogin&returnto=New")
+        == "wiki.test/w/index.php?returnto=*&title=Special:UserLogin"
+    )
     # another set of parameter names is another group, whose values are counted apart
     assert patterns.pattern(f"{WIKI}/w/index.php?title=Main") == "wiki.test/w/index.php?title=Main"
     # a few path values are kept
@@ -40,21 +64,36 @@ def test_many_values_are_generalised_few_are_kept():
 def test_a_place_is_generalised_after_max_values():
     patterns = URLPatterns(max_values=3)
     assert [patterns.pattern(f"{WIKI}/a/{t}/x") for t in TITLES[:5]] == [
-        f"wiki.test/a/{t}/x" for t in TITLES[:3]] + ["wiki.test/a/*/x"] * 2
+        f"wiki.test/a/{t}/x" for t in TITLES[:3]
+    ] + ["wiki.test/a/*/x"] * 2
     # once generalised, the values kept before go to the same pattern
     assert patterns.pattern(f"{WIKI}/a/{TITLES[0]}/x") == "wiki.test/a/*/x"
 
 
-@pytest.mark.parametrize("value", ["12345", "2024-05-01", "1.2.3", "9f86d081884c7d65", "0b6e1b3a-52f4-4e5a-9a1e-2c3d4e5f6a7b",
-                                   "x" * 65])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "12345",
+        "2024-05-01",
+        "1.2.3",
+        "9f86d081884c7d65",
+        "0b6e1b3a-52f4-4e5a-9a1e-2c3d4e5f6a7b",
+        "x" * 65,
+    ],
+)
 def test_ids_are_generalised_at_once(value):
     assert looks_like_id(value)
     patterns = URLPatterns()
     assert patterns.pattern(f"{WIKI}/item/{value}") == "wiki.test/item/*"
-    assert patterns.pattern(f"{WIKI}/w/index.php?title=A&oldid={value}") == "wiki.test/w/index.php?oldid=*&title=A"
+    assert (
+        patterns.pattern(f"{WIKI}/w/index.php?title=A&oldid={value}")
+        == "wiki.test/w/index.php?oldid=*&title=A"
+    )
 
 
-@pytest.mark.parametrize("value", ["Main_Page", "edit", "Special:UserLogin", "cafe", "deadbeef-x", "v2"])
+@pytest.mark.parametrize(
+    "value", ["Main_Page", "edit", "Special:UserLogin", "cafe", "deadbeef-x", "v2"]
+)
 def test_words_are_not_ids(value):
     assert not looks_like_id(value)
 
@@ -69,16 +108,26 @@ def test_ids_do_not_use_up_the_values_of_their_place():
 
 def test_scheme_user_fragment_and_host_case_are_not_part_of_a_pattern():
     patterns = URLPatterns()
-    assert patterns.pattern("https://user:pw@Wiki.TEST:8080/a/b?x=1#top") == "wiki.test:8080/a/b?x=*"
+    assert (
+        patterns.pattern("https://user:pw@Wiki.TEST:8080/a/b?x=1#top") == "wiki.test:8080/a/b?x=*"
+    )
     assert patterns.pattern("http://wiki.test:8080/a/b?x=2") == "wiki.test:8080/a/b?x=*"
-    assert patterns.pattern("http://wiki.test") == patterns.pattern("http://wiki.test/") == "wiki.test/"
+    assert (
+        patterns.pattern("http://wiki.test")
+        == patterns.pattern("http://wiki.test/")
+        == "wiki.test/"
+    )
     assert patterns.pattern("http://wiki.test/dir/") == "wiki.test/dir/"
     assert patterns.pattern("http://wiki.test/p?empty=&flag") == "wiki.test/p?empty=&flag="
 
 
 def test_parameter_order_does_not_matter():
     patterns = URLPatterns()
-    assert patterns.pattern(f"{WIKI}/p?b=2&a=x") == patterns.pattern(f"{WIKI}/p?a=x&b=3") == "wiki.test/p?a=x&b=*"
+    assert (
+        patterns.pattern(f"{WIKI}/p?b=2&a=x")
+        == patterns.pattern(f"{WIKI}/p?a=x&b=3")
+        == "wiki.test/p?a=x&b=*"
+    )
 
 
 def test_hosts_are_apart():
@@ -121,7 +170,10 @@ def test_bad_bounds_are_refused():
 
 
 def test_the_coarser_pattern_generalises_every_kept_value():
-    assert coarser("w.test/w/index.php?action=history&title=*") == "w.test/w/index.php?action=*&title=*"
+    assert (
+        coarser("w.test/w/index.php?action=history&title=*")
+        == "w.test/w/index.php?action=*&title=*"
+    )
     assert coarser("w.test/x?a=&b=1") == "w.test/x?a=*&b=*"
     assert coarser("w.test/w/index.php?oldid=*&title=*") is None
     assert coarser("w.test/wiki/Main_Page") is None

@@ -200,7 +200,10 @@ def test_jobdir_seen_store_rejects_out_of_range_without_writing(tmp_path: Path) 
 
 def test_jobdir_signature_store_reopen(tmp_path: Path) -> None:
     path = tmp_path / "sig"
-    pairs = {i.to_bytes(2, "big") * (1 + i % 20): f"https://site.test/page/{i}?\u00e9\udc80" for i in range(300)}
+    pairs = {
+        i.to_bytes(2, "big") * (1 + i % 20): f"https://site.test/page/{i}?\u00e9\udc80"
+        for i in range(300)
+    }
     with JobdirSignatureStore(path) as store:
         for sig, ident in pairs.items():
             assert store.get_or_set(sig, ident) is None
@@ -237,7 +240,9 @@ def test_second_writer_is_refused(tmp_path: Path) -> None:
     JobdirSeenStore(path).close()
 
 
-def test_failed_write_leaves_no_partial_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_leaves_no_partial_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "seen"
     store = JobdirSeenStore(path)
     store.add(1)
@@ -285,9 +290,14 @@ CHILD = textwrap.dedent(
 
 def test_sigkill_loses_nothing_acknowledged(tmp_path: Path) -> None:
     seen_path, sig_path = tmp_path / "seen", tmp_path / "sig"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(seen_path), str(sig_path)], stdout=subprocess.PIPE, cwd=ROOT, env=env
+        [sys.executable, "-c", CHILD, str(seen_path), str(sig_path)],
+        stdout=subprocess.PIPE,
+        cwd=ROOT,
+        env=env,
     )
     assert child.stdout is not None
     lines: list[bytes] = []
@@ -319,7 +329,9 @@ def test_sigkill_loses_nothing_acknowledged(tmp_path: Path) -> None:
 # --- torn tails ------------------------------------------------------------------
 
 
-def test_torn_fixed_record_is_ignored_then_truncated(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_torn_fixed_record_is_ignored_then_truncated(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "seen"
     with JobdirSeenStore(path) as store:
         for fp in (1, 2, 3):
@@ -337,7 +349,9 @@ def test_torn_fixed_record_is_ignored_then_truncated(tmp_path: Path, caplog: pyt
     with caplog.at_level(logging.WARNING, logger="scrapy_urlunify.stores"):
         store = JobdirSeenStore(path)
     assert [r.name for r in caplog.records] == ["scrapy_urlunify.stores"]
-    assert str(path) in caplog.text and "truncated an incomplete last record (5 bytes)" in caplog.text
+    assert (
+        str(path) in caplog.text and "truncated an incomplete last record (5 bytes)" in caplog.text
+    )
     assert path.stat().st_size == HEADER + 24
     assert len(store) == 3 and 4 not in store
     assert store.add(4)  # appends line up again after the cut
@@ -345,7 +359,9 @@ def test_torn_fixed_record_is_ignored_then_truncated(tmp_path: Path, caplog: pyt
     assert [int.from_bytes(r, "little") for r in RecordLog.read(path, 8)] == [1, 2, 3, 4]
 
 
-def test_torn_variable_record_is_ignored_then_truncated(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_torn_variable_record_is_ignored_then_truncated(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "sig"
     with JobdirSignatureStore(path) as store:
         store.get_or_set(b"a", "https://site.test/a")
@@ -394,14 +410,19 @@ def test_empty_file_is_an_empty_log(tmp_path: Path) -> None:
 # --- wrong files -------------------------------------------------------------------
 
 
-def _header(kind: int = 1, size: int = 8, version: int = 1, magic: bytes = log_module.MAGIC) -> bytes:
+def _header(
+    kind: int = 1, size: int = 8, version: int = 1, magic: bytes = log_module.MAGIC
+) -> bytes:
     return struct.pack("<8sHBxI", magic, version, kind, size)
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00", "not a scrapy_urlunify record log"),
+        (
+            b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00",
+            "not a scrapy_urlunify record log",
+        ),
         (b"\x00\x00\x00\x00\x00\x00\x00\x00" * 4, "not a scrapy_urlunify record log"),
         (b"hi\n", "not a scrapy_urlunify record log"),
         (_header(version=2), "format version 2; this code reads version 1"),
@@ -438,7 +459,10 @@ def test_corruption_before_the_tail_raises(tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[HEADER + 8 + 6] ^= 0x20  # a bit flip inside the first payload
     path.write_bytes(bytes(data))
-    with pytest.raises(StoreError, match=rf"sig: corrupted record log: record at offset {HEADER} fails its checksum"):
+    with pytest.raises(
+        StoreError,
+        match=rf"sig: corrupted record log: record at offset {HEADER} fails its checksum",
+    ):
         JobdirSignatureStore(path)
     assert path.read_bytes() == data  # acknowledged data is not silently dropped
 
@@ -468,7 +492,9 @@ def _two_records(path: Path) -> int:
     return path.stat().st_size
 
 
-def test_a_zero_filled_tail_is_cut_off_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_zero_filled_tail_is_cut_off_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Blocks a power loss left allocated but never written: zeros after the last record."""
     path = tmp_path / "sig"
     intact = _two_records(path)
@@ -478,13 +504,17 @@ def test_a_zero_filled_tail_is_cut_off_with_a_warning(tmp_path: Path, caplog: py
         with JobdirSignatureStore(path) as store:
             assert len(store) == 2
             assert store.get_or_set(b"c", "https://site.test/c") is None
-    assert f"truncated an incomplete last record ({3 * 4096} bytes) at offset {intact}" in caplog.text
+    assert (
+        f"truncated an incomplete last record ({3 * 4096} bytes) at offset {intact}" in caplog.text
+    )
     with JobdirSignatureStore(path) as store:
         assert len(store) == 3 and store.get_or_set(b"c", "x") == "https://site.test/c"
 
 
 @pytest.mark.parametrize("block", ["zeros", "garbage claiming past the end"])
-def test_a_damaged_block_among_intact_records_raises_naming_the_offset(tmp_path: Path, block: str) -> None:
+def test_a_damaged_block_among_intact_records_raises_naming_the_offset(
+    tmp_path: Path, block: str
+) -> None:
     """Neither is what a crash leaves: the records after the block were acknowledged. Damage whose
     length field points past the end of the file must not pass for a torn tail (and be cut off
     with every record after it)."""
@@ -501,7 +531,9 @@ def test_a_damaged_block_among_intact_records_raises_naming_the_offset(tmp_path:
     else:
         data[at : at + 64] = struct.pack("<I", 1 << 20) + bytes(range(60))  # 1 MiB > the whole file
     path.write_bytes(bytes(data))
-    with pytest.raises(StoreError, match=r"sig: corrupted record log: record at offset \d+ ") as info:
+    with pytest.raises(
+        StoreError, match=r"sig: corrupted record log: record at offset \d+ "
+    ) as info:
         JobdirSignatureStore(path)
     offset = int(str(info.value).split("record at offset ")[1].split()[0])
     assert HEADER <= offset <= at

@@ -33,7 +33,9 @@ def test_jobdir_entries_survive_reopening_and_forgetting_is_kept(tmp_path: Path)
     with_closing.remove([_id(1), _id(9)])  # 9 was never kept
     with_closing.close()
     again = JobdirKeptStore(path)
-    assert again.entries() == [(_id(2), ("~param|site.test|ref", "alias|m.site.test|site.test"), b"\x00two")]
+    assert again.entries() == [
+        (_id(2), ("~param|site.test|ref", "alias|m.site.test|site.test"), b"\x00two")
+    ]
     again.close()
 
 
@@ -135,7 +137,10 @@ def test_redis_kept_entries_are_shared_by_the_scope(redis_server) -> None:
     a, b, c = one.kept(), two.kept(), other.kept()
     a.add(_id(1), RULE, b"\x00one")
     a.add(_id(2), ("~param|site.test|ref",), b"two")
-    assert sorted(b.entries()) == [(_id(1), RULE, b"\x00one"), (_id(2), ("~param|site.test|ref",), b"two")]
+    assert sorted(b.entries()) == [
+        (_id(1), RULE, b"\x00one"),
+        (_id(2), ("~param|site.test|ref",), b"two"),
+    ]
     assert c.entries() == []
     b.remove([_id(1)])
     assert [e[0] for e in a.entries()] == [_id(2)]

@@ -34,7 +34,9 @@ MAX = 2**64 - 1
 pytestmark = [
     pytest.mark.redis,
     # scrapy-redis 0.9.1's own use of APIs Scrapy 2.13+ deprecates: not ours to fix
-    pytest.mark.filterwarnings("ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"),
+    pytest.mark.filterwarnings(
+        "ignore::scrapy.exceptions.ScrapyDeprecationWarning:scrapy_redis.scheduler"
+    ),
 ]
 
 
@@ -58,7 +60,19 @@ def test_redis_keys_default_template() -> None:
 
 def test_redis_keys_never_collide_across_scopes() -> None:
     # scopes built to look like another scope's key
-    scopes = ["a", "b", "a:seen", "a:rules", "a:signatures", "a:kept", "a:fetched", "seen", "a:b", "%s", "a%(scope)s"]
+    scopes = [
+        "a",
+        "b",
+        "a:seen",
+        "a:rules",
+        "a:signatures",
+        "a:kept",
+        "a:fetched",
+        "seen",
+        "a:b",
+        "%s",
+        "a%(scope)s",
+    ]
     keys = [k for s in scopes for k in redis_keys(DEFAULT_KEY_TEMPLATE, s).values()]
     assert len(keys) == len(set(keys))
 
@@ -74,7 +88,11 @@ def test_mask_url() -> None:
     assert mask_url("rediss://user:s3cret@h:6380/2") == "rediss://user:***@h:6380/2"
     assert mask_url("redis://h:6379/0?password=s3cret&db=1") == "redis://h:6379/0?password=***&db=1"
     assert mask_url("redis://h:6379/0") == "redis://h:6379/0"
-    assert is_redis_url("redis://h") and is_redis_url("rediss://h") and is_redis_url("unix:///tmp/r.sock")
+    assert (
+        is_redis_url("redis://h")
+        and is_redis_url("rediss://h")
+        and is_redis_url("unix:///tmp/r.sock")
+    )
     assert not is_redis_url("jobdir") and not is_redis_url(None) and not is_redis_url("http://h")
 
 
@@ -107,7 +125,10 @@ def test_password_protected_server(redis_server_factory) -> None:
     store = RedisSeenStore(c, "k", owns_client=True)
     assert store.add(7) and 7 in store
     store.close()
-    for url in (f"redis://:wrong-pw@127.0.0.1:{server.port}/0", f"redis://127.0.0.1:{server.port}/0"):
+    for url in (
+        f"redis://:wrong-pw@127.0.0.1:{server.port}/0",
+        f"redis://127.0.0.1:{server.port}/0",
+    ):
         with pytest.raises(StoreUnavailable) as info:
             connect(url, timeout=2)
         assert "wrong-pw" not in str(info.value)
@@ -154,12 +175,18 @@ def test_add_many_matches_add(client: redis.Redis) -> None:
 def test_two_clients_on_one_key_share_and_two_scopes_do_not(redis_server: RedisServer) -> None:
     c1, c2 = connect(redis_server.url, timeout=2), connect(redis_server.url, timeout=2)
     shop, blog = redis_keys(DEFAULT_KEY_TEMPLATE, "shop"), redis_keys(DEFAULT_KEY_TEMPLATE, "blog")
-    a, b = RedisSeenStore(c1, shop["seen"], owns_client=True), RedisSeenStore(c2, shop["seen"], owns_client=True)
+    a, b = (
+        RedisSeenStore(c1, shop["seen"], owns_client=True),
+        RedisSeenStore(c2, shop["seen"], owns_client=True),
+    )
     other = RedisSeenStore(c2, blog["seen"])
     assert a.add(42) is True
     assert 42 in b and b.add(42) is False and len(b) == 1
     assert 42 not in other and other.add(42) is True
-    sa, sb = RedisSignatureStore(c1, shop["signatures"]), RedisSignatureStore(c2, shop["signatures"])
+    sa, sb = (
+        RedisSignatureStore(c1, shop["signatures"]),
+        RedisSignatureStore(c2, shop["signatures"]),
+    )
     assert sa.get_or_set(b"sig", "shop.test/a") is None
     assert sb.get_or_set(b"sig", "shop.test/b") == "shop.test/a"
     assert RedisSignatureStore(c2, blog["signatures"]).get_or_set(b"sig", "blog.test/x") is None
@@ -211,7 +238,10 @@ def test_rules_store(client: redis.Redis) -> None:
     rules.set("key_params:shop.test", json.dumps(["id"]))
     rules.set("remove_params:shop.test", '["sid"]')
     rules.set("key_params:shop.test", '["id", "page"]')
-    assert rules.get_all() == {"key_params:shop.test": '["id", "page"]', "remove_params:shop.test": '["sid"]'}
+    assert rules.get_all() == {
+        "key_params:shop.test": '["id", "page"]',
+        "remove_params:shop.test": '["sid"]',
+    }
     assert len(rules) == 2
 
 
@@ -243,8 +273,14 @@ RACER = textwrap.dedent(
 def race(url: str, kind: str, n: int) -> list:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
     procs = [
-        subprocess.Popen([sys.executable, "-c", RACER, url, kind, name, str(n)], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, url, kind, name, str(n)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
         for name in ("p0", "p1")
     ]
     try:
@@ -262,7 +298,9 @@ def race(url: str, kind: str, n: int) -> list:
     return results
 
 
-def test_two_processes_add_the_same_fingerprints_each_new_exactly_once(redis_server: RedisServer) -> None:
+def test_two_processes_add_the_same_fingerprints_each_new_exactly_once(
+    redis_server: RedisServer,
+) -> None:
     n = 2000
     new0, new1 = race(redis_server.url, "seen", n)
     assert sorted(new0 + new1) == list(range(n))  # every one new exactly once in total
@@ -282,12 +320,17 @@ def test_two_processes_get_or_set_each_signature_owned_once(redis_server: RedisS
 
 
 @pytest.mark.parametrize("op", ["add", "contains", "get_or_set"])
-def test_calls_block_while_redis_is_down_and_succeed_after_restart(redis_server: RedisServer, op: str) -> None:
+def test_calls_block_while_redis_is_down_and_succeed_after_restart(
+    redis_server: RedisServer, op: str
+) -> None:
     c = connect(redis_server.url, timeout=1)
     seen, sigs = RedisSeenStore(c, "seen", unavailable_timeout=30), RedisSignatureStore(c, "sigs")
     assert seen.add(1) is True
-    calls = {"add": lambda: seen.add(2), "contains": lambda: 1 in seen,
-             "get_or_set": lambda: sigs.get_or_set(b"s", "a.test/x")}
+    calls = {
+        "add": lambda: seen.add(2),
+        "contains": lambda: 1 in seen,
+        "get_or_set": lambda: sigs.get_or_set(b"s", "a.test/x"),
+    }
     redis_server.kill()
     done: dict[str, object] = {}
 
@@ -359,7 +402,9 @@ class LosingClient(redis.Redis):
     """Its script calls (one alone, or a pipeline of several) lose their reply after running."""
 
     def pipeline(self, transaction: bool = True, shard_hint: object = None) -> LosingPipeline:
-        return LosingPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+        return LosingPipeline(
+            self.connection_pool, self.response_callbacks, transaction, shard_hint
+        )
 
     def execute_command(self, *args, **options):  # type: ignore[no-untyped-def]
         reply = super().execute_command(*args, **options)
@@ -390,7 +435,9 @@ def test_real_lost_reply_with_a_stalled_server(redis_server_factory) -> None:
     the client gave up on it. Whatever happened, the page is reported new once and recorded."""
     server = redis_server_factory(extra_args=("--enable-debug-command", "local"))
     store = RedisSeenStore(connect(server.url, timeout=0.2), "seen", owns_client=True)
-    staller = threading.Thread(target=lambda: server.client().execute_command("DEBUG", "SLEEP", "0.6"))
+    staller = threading.Thread(
+        target=lambda: server.client().execute_command("DEBUG", "SLEEP", "0.6")
+    )
     staller.start()
     time.sleep(0.05)
     assert store.add(9) is True
@@ -417,12 +464,15 @@ def open_scheduler(redis_url: str, **settings: object):
     class ShopSpider(Spider):
         name = "shop"
 
-    crawler = get_crawler(ShopSpider, {
-        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
-        "DUPEFILTER_CLASS": "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
-        "REDIS_URL": redis_url,
-        **settings,
-    })
+    crawler = get_crawler(
+        ShopSpider,
+        {
+            "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+            "DUPEFILTER_CLASS": "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
+            "REDIS_URL": redis_url,
+            **settings,
+        },
+    )
     spider = ShopSpider.from_crawler(crawler)
     crawler.spider = spider
     scheduler = Scheduler.from_crawler(crawler)
@@ -465,10 +515,17 @@ def test_flush_on_start_clears_and_store_url_setting_wins(redis_server_factory) 
     plain, locked = redis_server_factory(), redis_server_factory(password="pw")
     locked.client().sadd("urlunify:s2:seen", b"old")
     # URLUNIFY_STORE (password-protected) is used; REDIS_URL is only the scheduler's queue
-    _, scheduler = open_scheduler(plain.url, URLUNIFY_STORE=locked.url, URLUNIFY_SCOPE="s2",
-                                  SCHEDULER_FLUSH_ON_START=True, SCHEDULER_PERSIST=True)
+    _, scheduler = open_scheduler(
+        plain.url,
+        URLUNIFY_STORE=locked.url,
+        URLUNIFY_SCOPE="s2",
+        SCHEDULER_FLUSH_ON_START=True,
+        SCHEDULER_PERSIST=True,
+    )
     assert scheduler.enqueue_request(Request(VARIANTS[0])) is True
-    assert len(RedisSeenStore(locked.client(), "urlunify:s2:seen")) == 1  # "old" was flushed at open
+    assert (
+        len(RedisSeenStore(locked.client(), "urlunify:s2:seen")) == 1
+    )  # "old" was flushed at open
     assert not plain.client().keys("urlunify:s2:*")
 
 
@@ -478,5 +535,8 @@ def test_dupefilter_settings_errors(redis_server: RedisServer) -> None:
     with pytest.raises(SettingsError, match="URLUNIFY_REDIS_KEY"):
         open_scheduler(redis_server.url, URLUNIFY_REDIS_KEY="urlunify:all")
     with pytest.raises(StoreUnavailable, match=r"redis://:\*\*\*@127\.0\.0\.1"):
-        open_scheduler(redis_server.url, URLUNIFY_STORE=f"redis://:pw@127.0.0.1:{free_port()}/0",
-                       URLUNIFY_REDIS_TIMEOUT=0.5)
+        open_scheduler(
+            redis_server.url,
+            URLUNIFY_STORE=f"redis://:pw@127.0.0.1:{free_port()}/0",
+            URLUNIFY_REDIS_TIMEOUT=0.5,
+        )

@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.redis
 
 
-def test_add_batch_answers_as_add_in_one_round_trip(client: redis.Redis, redis_server: RedisServer) -> None:
+def test_add_batch_answers_as_add_in_one_round_trip(
+    client: redis.Redis, redis_server: RedisServer
+) -> None:
     store = RedisSeenStore(client, "b:seen")
     assert store.add(7) is True
     assert store.add_batch([7]) == [False]  # Redis learns the script (SCRIPT LOAD) once
@@ -107,7 +109,9 @@ def test_a_lost_reply_is_answered_by_the_attempt_that_ran(redis_server_factory) 
     server = redis_server_factory(extra_args=("--enable-debug-command", "local"))
     store = RedisSeenStore(connect(server.url, timeout=0.2), "seen", owns_client=True)
     assert store.add_batch([1]) == [True]
-    staller = threading.Thread(target=lambda: server.client().execute_command("DEBUG", "SLEEP", "0.6"))
+    staller = threading.Thread(
+        target=lambda: server.client().execute_command("DEBUG", "SLEEP", "0.6")
+    )
     staller.start()
     time.sleep(0.05)
     assert store.add_batch([1, 2, 3]) == [False, True, True]
@@ -140,12 +144,22 @@ RACER = textwrap.dedent(
 )
 
 
-def test_two_processes_batching_the_same_keys_get_each_new_exactly_once(redis_server: RedisServer) -> None:
+def test_two_processes_batching_the_same_keys_get_each_new_exactly_once(
+    redis_server: RedisServer,
+) -> None:
     n = 3000
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, redis_server.url, str(n), str(seed)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-             for seed in (0, 1)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, redis_server.url, str(n), str(seed)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        for seed in (0, 1)
+    ]
     try:
         for p in procs:
             assert p.stdout.readline().strip() == "ready"

@@ -41,15 +41,22 @@ def test_buckets_are_intsets_whose_keys_of_a_shard_share_one_slot(client: redis.
     assert len(store) == 20_000
     sizes = [client.scard(layout.bucket_key(b)) for b in range(layout.buckets)]
     assert sum(sizes) == 20_000 and max(sizes) <= DEFAULT_INTSET_LIMIT
-    assert {client.object("encoding", layout.bucket_key(b)) for b in range(layout.buckets)} == {b"intset"}
+    assert {client.object("encoding", layout.bucket_key(b)) for b in range(layout.buckets)} == {
+        b"intset"
+    }
     assert store.converted == 0
     # what one script call touches is of one slot (Redis Cluster), and the shards spread over slots
     for shard in range(layout.shards):
         assert len({key_slot(k.encode()) for k in layout.shard_keys(shard)}) == 1
-    assert len({key_slot(layout.owners_key(s).encode()) for s in range(layout.shards)}) == layout.shards
+    assert (
+        len({key_slot(layout.owners_key(s).encode()) for s in range(layout.shards)})
+        == layout.shards
+    )
     # every key the store wrote is one of the layout's
     written = {k.decode() for k in client.keys("urlunify:t:seen*")}
-    assert written == {"urlunify:t:seen"} | {k for s in range(layout.shards) for k in layout.shard_keys(s)}
+    assert written == {"urlunify:t:seen"} | {
+        k for s in range(layout.shards) for k in layout.shard_keys(s)
+    }
     store.clear()
     assert client.keys("*") == []
 
@@ -83,15 +90,23 @@ def test_a_scope_that_outgrows_its_sizing_warns_and_counts(client: redis.Redis, 
         assert store.add_batch(keys(400, seed=1)) == [True] * 400
     assert store.converted > 0  # buckets of ~31 on a limit of 16
     warnings = [r.getMessage() for r in caplog.records]
-    assert len(warnings) == 1 and "outgrew its sizing" in warnings[0] and "set-max-intset-entries" in warnings[0]
+    assert (
+        len(warnings) == 1
+        and "outgrew its sizing" in warnings[0]
+        and "set-max-intset-entries" in warnings[0]
+    )
     layout = store.layout()
     encodings = {client.object("encoding", layout.bucket_key(b)) for b in range(layout.buckets)}
     assert b"hashtable" in encodings
     assert len(store) == 500 and store.add_batch(keys(100)) == [False] * 100  # still exact
 
 
-def test_data_lost_is_warned_once_and_the_set_keeps_working(redis_server: RedisServer, caplog) -> None:
-    store = RedisSeenStore(connect(redis_server.url, timeout=1), "urlunify:x:seen", owns_client=True)
+def test_data_lost_is_warned_once_and_the_set_keeps_working(
+    redis_server: RedisServer, caplog
+) -> None:
+    store = RedisSeenStore(
+        connect(redis_server.url, timeout=1), "urlunify:x:seen", owns_client=True
+    )
     assert store.add_batch(keys(300)) == [True] * 300
     redis_server.restart()
     with caplog.at_level(logging.WARNING, logger="scrapy_urlunify.stores.redis_seen"):
@@ -114,7 +129,12 @@ def old_layout(client: redis.Redis, key: str, fps: list[int]) -> None:
 def test_a_seen_set_of_the_old_layout_is_refused_naming_the_migration(client: redis.Redis) -> None:
     old_layout(client, "urlunify:old:seen", [1, 2, 3])
     store = RedisSeenStore(client, "urlunify:old:seen")
-    for call in (lambda: store.add(1), lambda: store.add_batch([4]), lambda: len(store), lambda: 1 in store):
+    for call in (
+        lambda: store.add(1),
+        lambda: store.add_batch([4]),
+        lambda: len(store),
+        lambda: 1 in store,
+    ):
         with pytest.raises(StoreError, match=r"'urlunify:old:seen'.*scrapy urlunify store migrate"):
             call()
     assert client.scard("urlunify:old:seen") == 3  # untouched
@@ -128,7 +148,9 @@ def test_migrate_copies_the_old_layout_and_can_be_resumed(client: redis.Redis) -
     assert store.migrate() == (2500, 1)
     assert len(store) == 2500 and all(fp in store for fp in fps[:50])
     assert store.add_batch([*fps[:10], 7]) == [False] * 10 + [True]
-    assert not client.exists("urlunify:old:seen:migrating", "urlunify:old:seen:owners", "urlunify:old:seen:marker")
+    assert not client.exists(
+        "urlunify:old:seen:migrating", "urlunify:old:seen:owners", "urlunify:old:seen:marker"
+    )
     assert store.migrate() == (0, 0)  # nothing left to migrate
     # interrupted after the rename: a crawl refuses to start; running it again finishes it
     old_layout(client, "urlunify:half:seen", fps[:100])

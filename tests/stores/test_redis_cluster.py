@@ -36,13 +36,18 @@ def slot(client: ClusterClient, key: bytes | str) -> int:
 
 
 def test_a_cluster_url_names_its_seed_nodes_and_keeps_its_password_out_of_messages() -> None:
-    seed, nodes = cluster_nodes("redis+cluster://:s3cr/t@10.0.0.1:7000, 10.0.0.2:7001,[::1]:7002?ssl_cert_reqs=none")
+    seed, nodes = cluster_nodes(
+        "redis+cluster://:s3cr/t@10.0.0.1:7000, 10.0.0.2:7001,[::1]:7002?ssl_cert_reqs=none"
+    )
     assert nodes == [("10.0.0.1", 7000), ("10.0.0.2", 7001), ("::1", 7002)]
     assert seed == "redis://:s3cr/t@10.0.0.1:7000?ssl_cert_reqs=none"
     assert cluster_nodes("rediss+cluster://h")[0] == "rediss://h:6379"
     assert mask_url("redis+cluster://:s3cr/t@h:1,h:2") == "redis+cluster://:***@h:1,h:2"
-    for bad, why in (("redis+cluster://h:1/3", "database 0"), ("redis+cluster://h:port", "bad port"),
-                     ("redis+cluster://", "no node")):
+    for bad, why in (
+        ("redis+cluster://h:1/3", "database 0"),
+        ("redis+cluster://h:port", "bad port"),
+        ("redis+cluster://", "no node"),
+    ):
         with pytest.raises(ValueError, match=why):
             cluster_nodes(bad)
 
@@ -53,7 +58,9 @@ def test_hash_tags_keep_a_users_tag_and_put_every_other_key_in_one() -> None:
     assert hash_tagged("a{}b") == "{a{}b}"  # an empty tag is no tag for Redis
 
 
-def test_connect_makes_a_cluster_client_from_any_reachable_seed(redis_cluster: RedisCluster) -> None:
+def test_connect_makes_a_cluster_client_from_any_reachable_seed(
+    redis_cluster: RedisCluster,
+) -> None:
     dead_seed = "127.0.0.1:1"  # nobody listens: another seed answers
     client = connect(f"redis+cluster://{dead_seed},{redis_cluster.url.split('://')[1]}", timeout=2)
     try:
@@ -73,7 +80,9 @@ def test_a_plain_url_of_a_cluster_node_is_refused_at_connect(redis_cluster: Redi
 # --- every store, its keys on the slot of their tag --------------------------------------------
 
 
-def test_every_store_works_on_a_cluster_with_its_keys_hash_tagged(redis_cluster: RedisCluster) -> None:
+def test_every_store_works_on_a_cluster_with_its_keys_hash_tagged(
+    redis_cluster: RedisCluster,
+) -> None:
     client = connect(redis_cluster.url, timeout=5)
     try:
         seen = RedisSeenStore(client, "urlunify:s:seen")
@@ -108,28 +117,44 @@ def test_every_store_works_on_a_cluster_with_its_keys_hash_tagged(redis_cluster:
         shards: dict[bytes, set[int]] = {}
         for k in seen_keys:
             if b"{" in k:
-                shards.setdefault(k[k.index(b"{"): k.index(b"}") + 1], set()).add(slot(client, k))
+                shards.setdefault(k[k.index(b"{") : k.index(b"}") + 1], set()).add(slot(client, k))
         assert shards and all(len(slots) == 1 for slots in shards.values()), shards
         many = RedisSeenStore(client, "urlunify:m:seen")
         assert many.add_batch(list(range(0, 2**64 - 1, 2**64 // 500))) == [True] * 501
-        assert len({slot(client, k) for k in redis_cluster.all_keys() if k.startswith(b"urlunify:m:seen:")}) > 32
+        assert (
+            len(
+                {
+                    slot(client, k)
+                    for k in redis_cluster.all_keys()
+                    if k.startswith(b"urlunify:m:seen:")
+                }
+            )
+            > 32
+        )
         many.clear()
         seen.clear()
-        assert not [k for k in redis_cluster.all_keys() if k.startswith((b"urlunify:s:seen", b"urlunify:m:seen"))]
+        assert not [
+            k
+            for k in redis_cluster.all_keys()
+            if k.startswith((b"urlunify:s:seen", b"urlunify:m:seen"))
+        ]
     finally:
         client.close()
 
 
-def test_an_untagged_key_left_by_another_client_is_reported(redis_cluster: RedisCluster,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_an_untagged_key_left_by_another_client_is_reported(
+    redis_cluster: RedisCluster, caplog: pytest.LogCaptureFixture
+) -> None:
     client = connect(redis_cluster.url, timeout=5)
     try:
         client.hset("urlunify:old:signatures", b"sig", b"page")
         with caplog.at_level(logging.WARNING):
             store = RedisSignatureStore(client, "urlunify:old:signatures")
         assert store.key == "{urlunify:old:signatures}"
-        assert any("'urlunify:old:signatures'" in r.getMessage() and "does not read" in r.getMessage()
-                   for r in caplog.records), caplog.text
+        assert any(
+            "'urlunify:old:signatures'" in r.getMessage() and "does not read" in r.getMessage()
+            for r in caplog.records
+        ), caplog.text
     finally:
         client.close()
 
@@ -174,7 +199,9 @@ class CountingConnection(redis.Connection):
 INCR_BY_ARGV = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
 
 
-def test_script_calls_on_many_slots_cost_one_round_trip_per_node(redis_cluster: RedisCluster) -> None:
+def test_script_calls_on_many_slots_cost_one_round_trip_per_node(
+    redis_cluster: RedisCluster,
+) -> None:
     client = ClusterClient(host="127.0.0.1", port=redis_cluster.ports[0])
     for node in client.get_nodes():
         pool = node.redis_connection.connection_pool
@@ -185,7 +212,9 @@ def test_script_calls_on_many_slots_cost_one_round_trip_per_node(redis_cluster: 
         keys = [f"k:{{b{i}}}" for i in range(60)]
         client.script_load(INCR_BY_ARGV)
         CountingConnection.writes.clear()
-        assert run_scripts(client, [(script, [k], [i]) for i, k in enumerate(keys)]) == list(range(60))
+        assert run_scripts(client, [(script, [k], [i]) for i, k in enumerate(keys)]) == list(
+            range(60)
+        )
         nodes = {client.get_node_from_key(k).port for k in keys}
         assert len(nodes) == 3
         assert dict(CountingConnection.writes) == dict.fromkeys(nodes, 1)
@@ -202,7 +231,8 @@ def test_script_calls_on_many_slots_cost_one_round_trip_per_node(redis_cluster: 
 
 
 def test_a_store_waits_through_a_failover_and_stops_loudly_when_it_outlasts_the_budget(
-        redis_cluster: RedisCluster) -> None:
+    redis_cluster: RedisCluster,
+) -> None:
     """The seen set and the page signatures on one master (one tag), SIGKILLed. The signatures'
     HSETNX+HGET is a MULTI/EXEC, for which redis-py never reads the slot map again with its
     retries off: the store's retry loop does (remap), so it finds the promoted replica too."""
@@ -218,7 +248,9 @@ def test_a_store_waits_through_a_failover_and_stops_loudly_when_it_outlasts_the_
         assert master_client.wait(1, 2000) == 1  # on the replica: the failover loses none of it
         master_client.close()
         master.kill()
-        with pytest.raises(StoreUnavailable, match=r"unavailable_timeout 0\.2s.*(Connection|Cluster|Timeout)"):
+        with pytest.raises(
+            StoreUnavailable, match=r"unavailable_timeout 0\.2s.*(Connection|Cluster|Timeout)"
+        ):
             hasty.add(3)
         # the replica takes over within the budget: each store's answer is the right one
         assert signatures.get_or_set(b"s1", "page2") == "page1"
@@ -232,11 +264,15 @@ def test_a_store_waits_through_a_failover_and_stops_loudly_when_it_outlasts_the_
         client.close()
 
 
-def test_remap_reads_the_slot_map_again_at_most_once_per_interval(redis_cluster: RedisCluster) -> None:
+def test_remap_reads_the_slot_map_again_at_most_once_per_interval(
+    redis_cluster: RedisCluster,
+) -> None:
     client = connect(redis_cluster.url, timeout=2)
     try:
         assert remap(client) is True
-        assert remap(client, interval=60) is False  # read just now: an outage does not hammer the cluster
+        assert (
+            remap(client, interval=60) is False
+        )  # read just now: an outage does not hammer the cluster
         assert remap(client, interval=0) is True
         assert remap(redis.Redis(port=redis_cluster.ports[0])) is False  # one server: no slot map
         assert len(client.get_primaries()) == 3

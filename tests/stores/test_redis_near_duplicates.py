@@ -36,7 +36,9 @@ class LosingPipeline(redis.client.Pipeline):
 
 class LosingClient(redis.Redis):
     def pipeline(self, transaction: bool = True, shard_hint: object = None) -> LosingPipeline:
-        return LosingPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+        return LosingPipeline(
+            self.connection_pool, self.response_callbacks, transaction, shard_hint
+        )
 
 
 def test_each_exchange_reads_the_others_records_once_and_never_its_own(client: redis.Redis) -> None:
@@ -76,7 +78,9 @@ def test_a_list_shorter_than_the_offset_is_read_again_from_its_start(client: red
     assert a.exchange([]) == [b"b1"]
 
 
-def test_a_retried_exchange_pushes_twice_harmlessly(redis_server: RedisServer, client: redis.Redis) -> None:
+def test_a_retried_exchange_pushes_twice_harmlessly(
+    redis_server: RedisServer, client: redis.Redis
+) -> None:
     """The reply of a's exchange is lost after it ran: the retry pushes a's record again, still
     reads b's record once and none of a's, and b's index, reading a's record twice, holds it once."""
     a = RedisNearDuplicateLog(LosingClient(port=redis_server.port), KEY)
@@ -97,7 +101,11 @@ def test_a_retried_exchange_pushes_twice_harmlessly(redis_server: RedisServer, c
     pages_b = NearDuplicatePages(1 << 20, 7, 7)
     assert pages_b.replay(b.exchange([])) == 4
     assert len(pages_b) == 1  # the same key and fingerprint again add nothing
-    _, found = pages_b.check("s|w", html.fromstring(wikisite.wiki_page("A1", banner="<p>Printable version</p>")),
-                             "s|w/A1?print=1", b"2" * 16)
+    _, found = pages_b.check(
+        "s|w",
+        html.fromstring(wikisite.wiki_page("A1", banner="<p>Printable version</p>")),
+        "s|w/A1?print=1",
+        b"2" * 16,
+    )
     assert found is not None
     assert (found.of, found.distance) == ("s|w/A1", 0)

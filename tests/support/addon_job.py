@@ -22,8 +22,16 @@ from scrapy_urlunify.demo.spider import DemoSpider
 
 def main() -> None:
     proxy, jobdir, out = sys.argv[1:4]
-    settings = demo_settings(proxy, **{**BASE_SETTINGS, **ADDON, "JOBDIR": jobdir,
-                                       "CONCURRENT_REQUESTS": 4, "DOWNLOAD_DELAY": 0.02})
+    settings = demo_settings(
+        proxy,
+        **{
+            **BASE_SETTINGS,
+            **ADDON,
+            "JOBDIR": jobdir,
+            "CONCURRENT_REQUESTS": 4,
+            "DOWNLOAD_DELAY": 0.02,
+        },
+    )
     with open(out, "a", buffering=1) as log:
 
         class JobSpider(recording(log), DemoSpider):  # type: ignore[misc]

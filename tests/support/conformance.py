@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-MISSING = ("conformance vectors not found in {}: put the shared/ folder beside the repository "
-           "or set URLUNIFY_CONFORMANCE_DIR")
+MISSING = (
+    "conformance vectors not found in {}: put the shared/ folder beside the repository "
+    "or set URLUNIFY_CONFORMANCE_DIR"
+)
 
 
 def conformance_dir() -> Path:
@@ -27,7 +29,10 @@ def conformance_dir() -> Path:
     d = Path(env) if env else ROOT.parent / "shared" / "conformance"
     if not (d / "README.md").is_file():
         if os.environ.get("CI"):
-            pytest.fail(MISSING.format(d) + " (CI is set: the conformance tests must run, not skip)", pytrace=False)
+            pytest.fail(
+                MISSING.format(d) + " (CI is set: the conformance tests must run, not skip)",
+                pytrace=False,
+            )
         pytest.skip(MISSING.format(d))
     return d
 

@@ -36,8 +36,16 @@ def recording(log):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     proxy, jobdir, out = sys.argv[1:4]
-    settings = demo_settings(proxy, **{**BASE_SETTINGS, **ADDON, "JOBDIR": jobdir,
-                                       "CONCURRENT_REQUESTS": 4, "DOWNLOAD_DELAY": 0.02})
+    settings = demo_settings(
+        proxy,
+        **{
+            **BASE_SETTINGS,
+            **ADDON,
+            "JOBDIR": jobdir,
+            "CONCURRENT_REQUESTS": 4,
+            "DOWNLOAD_DELAY": 0.02,
+        },
+    )
     log = open(out, "a", buffering=1)
 
     class JobSpider(recording(log), ConfiguredSpider):  # type: ignore[misc]

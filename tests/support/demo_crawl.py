@@ -54,7 +54,9 @@ class CrawlResult:
 
     def page_fetches(self) -> Counter[str]:
         """Page id -> number of 200 responses that served it."""
-        return Counter(r.page_id for r in self.records if r.page_id and r.method == "GET" and r.status == 200)
+        return Counter(
+            r.page_id for r in self.records if r.page_id and r.method == "GET" and r.status == 200
+        )
 
     @property
     def fetched_urls(self) -> list[str]:
@@ -62,8 +64,13 @@ class CrawlResult:
 
 
 @defer.inlineCallbacks
-def crawl(server: DemoServer, site: DemoSite, settings: dict[str, Any] | None = None,
-          spidercls: type = DemoSpider, **spider_kwargs: Any):  # type: ignore[no-untyped-def]
+def crawl(
+    server: DemoServer,
+    site: DemoSite,
+    settings: dict[str, Any] | None = None,
+    spidercls: type = DemoSpider,
+    **spider_kwargs: Any,
+):  # type: ignore[no-untyped-def]
     """Crawl the demo site once; returns a :class:`CrawlResult` (a Deferred)."""
     start = len(server.log)
     runner = CrawlerRunner(demo_settings(server.proxy_url, **{**BASE_SETTINGS, **(settings or {})}))
@@ -73,7 +80,9 @@ def crawl(server: DemoServer, site: DemoSite, settings: dict[str, Any] | None = 
     def collect(item: dict[str, Any], **kwargs: Any) -> None:
         items.append(item)
 
-    crawler.signals.connect(collect, signal=signals.item_scraped)  # held weakly: keep `collect` alive
+    crawler.signals.connect(
+        collect, signal=signals.item_scraped
+    )  # held weakly: keep `collect` alive
     spider_kwargs.setdefault("start_urls", list(site.start_urls))
     yield runner.crawl(crawler, **spider_kwargs)
     return CrawlResult(crawler, list(server.log[start:]), items)
@@ -82,4 +91,8 @@ def crawl(server: DemoServer, site: DemoSite, settings: dict[str, Any] | None = 
 def fetched(out: Path, site: DemoSite) -> Counter[str]:
     """Page id -> how many times it was fetched, from the ``<status> <url>`` lines a crawl job in its
     own process writes (crawl_job.py's ``recording``)."""
-    return Counter(site.page_id(line.split()[1]) for line in out.read_text().splitlines() if line.startswith("200"))
+    return Counter(
+        site.page_id(line.split()[1])
+        for line in out.read_text().splitlines()
+        if line.startswith("200")
+    )

@@ -38,8 +38,10 @@ class LoginSite(CountingSite):
             back = params.get("returnto", "")
             step = back.count(".")
             more = [f"/login?returnto={back}.{step + 1}"] if step < CHAIN - 1 else []
-            return (f"<html><body><header>Return to {back}</header><main><h1>Log in</h1><p>{LOGIN_TEXT}</p>"
-                    f"</main>{''.join(f'<a href={u!r}>more</a>' for u in more)}</body></html>").encode()
+            return (
+                f"<html><body><header>Return to {back}</header><main><h1>Log in</h1><p>{LOGIN_TEXT}</p>"
+                f"</main>{''.join(f'<a href={u!r}>more</a>' for u in more)}</body></html>"
+            ).encode()
         request.setResponseCode(404)
         return b"<html><body>not found</body></html>"
 
@@ -47,8 +49,10 @@ class LoginSite(CountingSite):
     def _page(title: str, text: str, links: list[str], path: str) -> bytes:
         anchors = "".join(f"<a href='{u}'>{u}</a>" for u in links)
         login = f"<a href='/login?returnto={quote(path.strip('/').replace('/', '-') or 'home')}'>log in</a>"
-        return (f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p>"
-                f"{anchors}</main><footer>{login}</footer></body></html>").encode()
+        return (
+            f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p>"
+            f"{anchors}</main><footer>{login}</footer></body></html>"
+        ).encode()
 
 
 def start() -> tuple[LoginSite, object, str]:

@@ -2,7 +2,6 @@
 and ``crawl(settings)`` / ``crawl_from(path, settings)`` returning the site, stats, items and drops.
 """
 
-
 from __future__ import annotations
 
 import minisite
@@ -19,8 +18,11 @@ class MiniSpider(CrawlSpider):
 
     def parse_page(self, response):  # type: ignore[no-untyped-def]
         for article in response.css("article"):
-            yield {"url": response.url, "title": article.css("h1::text").get(),
-                   "text": article.css(".text::text").get()}
+            yield {
+                "url": response.url,
+                "title": article.css("h1::text").get(),
+                "text": article.css(".text::text").get(),
+            }
 
     def parse_start_url(self, response, **kwargs):  # type: ignore[no-untyped-def]
         return self.parse_page(response)

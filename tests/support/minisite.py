@@ -13,9 +13,11 @@ from twisted.web import resource, server
 def page(title: str, body: str, head: str = "", noise: str = "") -> bytes:
     # `noise` changes from view to view (a timestamp in a comment, a session id in a link):
     # the body text signature must not see it
-    return (f"<!DOCTYPE html><html><head><title>{title}</title>{head}</head><body>"
-            f"<!-- {noise} --><script>var t='{noise}';</script>{body}"
-            f"<a href='/home;jsessionid={noise}'>home</a></body></html>").encode()
+    return (
+        f"<!DOCTYPE html><html><head><title>{title}</title>{head}</head><body>"
+        f"<!-- {noise} --><script>var t='{noise}';</script>{body}"
+        f"<a href='/home;jsessionid={noise}'>home</a></body></html>"
+    ).encode()
 
 
 ARTICLE = "<article><h1>{t}</h1><p class='text'>{x}</p></article>"
@@ -63,8 +65,11 @@ class MiniSite(CountingSite):
         if base == "/a":  # ?ref= changes nothing
             return page("A", ARTICLE.format(t="Article A", x="The text of A."), noise=noise)
         if base == "/doc":  # ?print=1 is the same text in a print layout
-            return page("Doc" + (" (print)" if params.get("print") else ""),
-                        ARTICLE.format(t="Doc", x="The doc text."), noise=noise)
+            return page(
+                "Doc" + (" (print)" if params.get("print") else ""),
+                ARTICLE.format(t="Doc", x="The doc text."),
+                noise=noise,
+            )
         if base == "/list":
             items = "".join(ARTICLE.format(t=f"Item {i}", x=f"Text {i}") for i in range(5))
             return page("list", items, noise=noise)
@@ -73,8 +78,12 @@ class MiniSite(CountingSite):
         if base.startswith("/gone-"):  # a soft 404: status 200, the same text
             return page("not found", "<p>Page not found.</p>", noise=noise)
         if base == "/c":  # declares /a as its canonical, and has A's text
-            return page("C", ARTICLE.format(t="Article A", x="The text of A.") + "<a href='/a'></a>",
-                        head="<link rel='canonical' href='/a'>", noise=noise)
+            return page(
+                "C",
+                ARTICLE.format(t="Article A", x="The text of A.") + "<a href='/a'></a>",
+                head="<link rel='canonical' href='/a'>",
+                noise=noise,
+            )
         if base == "/learn":  # ?ref= on several pages: what URLUNIFY_LEARN can learn from
             links = "".join(f"<a href='/{x}?ref={i}'>{x}</a>" for x in "bef" for i in (1, 2))
             links += "".join(f"<a href='/p?page={i}'>p</a>" for i in (1, 2, 3))
@@ -90,7 +99,9 @@ class MiniSite(CountingSite):
             more += "<a href='/hdr'>hdr</a>" if params.get("page") == "1" else ""
             return page("p", f"<p>Listing page {params.get('page')}</p>{more}", noise=noise)
         if base == "/plearn":  # /print/... views of /docs/... pages: what path learning sees
-            links = "".join(f"<a href='/docs/{x}'>d</a><a href='/print/docs/{x}'>p</a>" for x in "abc")
+            links = "".join(
+                f"<a href='/docs/{x}'>d</a><a href='/print/docs/{x}'>p</a>" for x in "abc"
+            )
             links += "<a href='/deeper'>deeper</a>"  # its link, /pnext, is crawled after the above
             return page("plearn", "<p>Docs and their print views</p>" + links, noise=noise)
         if base == "/deeper":
@@ -99,14 +110,22 @@ class MiniSite(CountingSite):
             name = base.rsplit("/", 1)[1]
             return page("doc", f"<p>Documentation page {name}.</p>", noise=noise)
         if base == "/pnext":
-            links = "".join(f"<a href='/print/docs/{x}'>p</a><a href='/docs/{x}'>d</a>" for x in "def")
+            links = "".join(
+                f"<a href='/print/docs/{x}'>p</a><a href='/docs/{x}'>d</a>" for x in "def"
+            )
             return page("pnext", "<p>More docs</p>" + links, noise=noise)
         if base == "/hdr":  # declares /doc its canonical in an HTTP Link header
             request.setHeader(b"Link", b'</doc>; rel="canonical"')
-            return page("hdr", "<p>Another spelling of the doc.</p><a href='/doc'></a>", noise=noise)
+            return page(
+                "hdr", "<p>Another spelling of the doc.</p><a href='/doc'></a>", noise=noise
+            )
         if base == "/claim":  # declares /home its canonical, but /home (fetched before) differs
-            return page("claim", "<p>A page of its own.</p>", head="<link rel='canonical' href='/home'>",
-                        noise=noise)
+            return page(
+                "claim",
+                "<p>A page of its own.</p>",
+                head="<link rel='canonical' href='/home'>",
+                noise=noise,
+            )
         if base == "/home":
             return page("home link", "<p>Home link</p>", noise=noise)
         request.setResponseCode(404)

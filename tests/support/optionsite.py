@@ -29,15 +29,19 @@ class OptionSite(CountingSite):
             n = int(base[6:])
             part = params.get("part", "1")
             links = [f"{base}?view={v}" for v in VIEWS] + [f"{base}?part={p}" for p in PARTS]
-            return self._page(f"Item {n}, part {part}", article_text(f"item {n} part {part}"), links)
+            return self._page(
+                f"Item {n}, part {part}", article_text(f"item {n} part {part}"), links
+            )
         request.setResponseCode(404)
         return b"<html><body>not found</body></html>"
 
     @staticmethod
     def _page(title: str, text: str, links: list[str]) -> bytes:
         anchors = "".join(f"<a href='{u}'>{u}</a>" for u in links)
-        return (f"<html><head><title>{title}</title></head><body><main><article><h1>{title}</h1>"
-                f"<p class='text'>{text}</p></article>{anchors}</main></body></html>").encode()
+        return (
+            f"<html><head><title>{title}</title></head><body><main><article><h1>{title}</h1>"
+            f"<p class='text'>{text}</p></article>{anchors}</main></body></html>"
+        ).encode()
 
 
 def start() -> tuple[OptionSite, object, str]:

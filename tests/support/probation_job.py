@@ -25,8 +25,13 @@ from scrapy.crawler import CrawlerProcess  # noqa: E402
 
 def main() -> None:
     config = json.loads(Path(sys.argv[1]).read_text())
-    settings = {**SETTINGS, "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue", "URLUNIFY_LEARN": True,
-                "LOG_LEVEL": "DEBUG", **config.get("settings", {})}
+    settings = {
+        **SETTINGS,
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+        "URLUNIFY_LEARN": True,
+        "LOG_LEVEL": "DEBUG",
+        **config.get("settings", {}),
+    }
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(MiniSpider)
     process.crawl(crawler, start_urls=[config["start"]])

@@ -37,14 +37,18 @@ A_PAGES, B_PAGES, C_PAGES = 4, 5, 8
 
 def html(page_id: str, links: list[str] = ()) -> bytes:  # type: ignore[assignment]
     hrefs = "".join(f"<a href='{h}'>{h}</a>" for h in links)
-    return (f"<!DOCTYPE html><html><head><title>{page_id}</title></head><body><article><h1>{page_id}</h1>"
-            f"<p class='text'>The text of {page_id}.</p></article>{hrefs}</body></html>").encode()
+    return (
+        f"<!DOCTYPE html><html><head><title>{page_id}</title></head><body><article><h1>{page_id}</h1>"
+        f"<p class='text'>The text of {page_id}.</p></article>{hrefs}</body></html>"
+    ).encode()
 
 
 class ProbationSite(resource.Resource):
     isLeaf = True
 
-    def __init__(self, gate: str, log: str, hold: list[str], same_b: bool, same_d: bool = False) -> None:
+    def __init__(
+        self, gate: str, log: str, hold: list[str], same_b: bool, same_d: bool = False
+    ) -> None:
         super().__init__()
         self.gate, self.hold, self.same_b, self.same_d = gate, hold, same_b, same_d
         self.log = open(log, "a", buffering=1)  # noqa: SIM115
@@ -90,9 +94,15 @@ class ProbationSite(resource.Resource):
         if parts[0] == "few" and len(parts) >= 2 and parts[1].isdigit():
             k, leaf = int(parts[1]), parts[2] if len(parts) == 3 else ""
             if not leaf:
-                return html("few", [f"/a/{i}?v={x}" for i in range(A_PAGES) for x in "ab"] + [f"/few/{k}/next"])
+                return html(
+                    "few",
+                    [f"/a/{i}?v={x}" for i in range(A_PAGES) for x in "ab"] + [f"/few/{k}/next"],
+                )
             if leaf == "next":
-                return html("few-next", [f"/few/{k}/last"] + [f"/d/{i}?v=x" for i in range(k)] + [f"/few/{k}/end"])
+                return html(
+                    "few-next",
+                    [f"/few/{k}/last"] + [f"/d/{i}?v=x" for i in range(k)] + [f"/few/{k}/end"],
+                )
             if leaf == "last":
                 return html("few-last", [f"/d/{i}?v=y" for i in range(k)])
             if leaf == "end":

@@ -75,7 +75,11 @@ class RedisCluster:
         from redis.cluster import ClusterNode
         from redis.cluster import RedisCluster as Client
 
-        nodes = [ClusterNode("127.0.0.1", p) for n, p in zip(self.nodes, self.ports, strict=True) if n.running]
+        nodes = [
+            ClusterNode("127.0.0.1", p)
+            for n, p in zip(self.nodes, self.ports, strict=True)
+            if n.running
+        ]
         return Client(startup_nodes=nodes, socket_timeout=5, socket_connect_timeout=5, **kwargs)
 
     # --- lifecycle -----------------------------------------------------------------------
@@ -87,33 +91,64 @@ class RedisCluster:
             node.start()
             self.nodes.append(node)
         subprocess.run(
-            ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
-             "--cluster-replicas", str(self.replicas), "--cluster-yes"],
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=START_TIMEOUT)
+            [
+                "redis-cli",
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{p}" for p in self.ports),
+                "--cluster-replicas",
+                str(self.replicas),
+                "--cluster-yes",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=START_TIMEOUT,
+        )
         self.wait_healthy()
         return self
 
     def _args(self) -> tuple[str, ...]:
-        return ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
-                # a replica syncs at once (Redis 7 waits 5 s for more replicas by default)
-                "--repl-diskless-sync-delay", "0",
-                # a replica takes over however long it was cut off
-                "--cluster-replica-validity-factor", "0")
+        return (
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            str(NODE_TIMEOUT_MS),
+            # a replica syncs at once (Redis 7 waits 5 s for more replicas by default)
+            "--repl-diskless-sync-delay",
+            "0",
+            # a replica takes over however long it was cut off
+            "--cluster-replica-validity-factor",
+            "0",
+        )
 
     def info(self, node: RedisServer, section: str) -> dict[str, str]:
-        text = self._cli(node, "INFO" if section != "cluster" else "CLUSTER", section
-                         if section != "cluster" else "INFO")
-        return dict(line.split(":", 1) for line in text.splitlines() if ":" in line and not line.startswith("#"))
+        text = self._cli(
+            node,
+            "INFO" if section != "cluster" else "CLUSTER",
+            section if section != "cluster" else "INFO",
+        )
+        return dict(
+            line.split(":", 1)
+            for line in text.splitlines()
+            if ":" in line and not line.startswith("#")
+        )
 
     def _cli(self, node: RedisServer, *args: str) -> str:
-        run = subprocess.run(["redis-cli", "-p", str(node.port), *args], capture_output=True, text=True,
-                             timeout=10)
+        run = subprocess.run(
+            ["redis-cli", "-p", str(node.port), *args], capture_output=True, text=True, timeout=10
+        )
         return run.stdout.replace("\r", "")
 
     def masters(self) -> list[RedisServer]:
         """The running nodes that are masters now."""
-        return [n for n in self.nodes if n.running and self.info(n, "replication").get("role") == "master"]
+        return [
+            n
+            for n in self.nodes
+            if n.running and self.info(n, "replication").get("role") == "master"
+        ]
 
     def wait_healthy(self, timeout: float = START_TIMEOUT) -> float:
         """Until every running node says ``cluster_state:ok``, three masters serve the slots and
@@ -124,9 +159,18 @@ class RedisCluster:
             states = [self.info(n, "cluster") for n in running]
             roles = [self.info(n, "replication") for n in running]
             masters = [r for r in roles if r.get("role") == "master"]
-            synced = all(r.get("master_link_status") == "up" for r in roles if r.get("role") == "slave")
-            if (all(s.get("cluster_state") == "ok" for s in states) and len(masters) == 3 and synced
-                    and all(int(m.get("connected_slaves", 0)) >= (1 if len(running) == 6 else 0) for m in masters)):
+            synced = all(
+                r.get("master_link_status") == "up" for r in roles if r.get("role") == "slave"
+            )
+            if (
+                all(s.get("cluster_state") == "ok" for s in states)
+                and len(masters) == 3
+                and synced
+                and all(
+                    int(m.get("connected_slaves", 0)) >= (1 if len(running) == 6 else 0)
+                    for m in masters
+                )
+            ):
                 return time.monotonic() - start
             if time.monotonic() - start > timeout:
                 raise RuntimeError(f"the cluster did not become healthy: {states} {roles}")

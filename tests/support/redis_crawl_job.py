@@ -94,10 +94,14 @@ def main() -> None:
         from scrapy.core.engine import ExecutionEngine
 
         ExecutionEngine._SLOT_HEARTBEAT_INTERVAL = float(config["heartbeat"])
-    settings = demo_settings(config["proxy"], **{**BASE_SETTINGS, **ADDON, **config.get("settings", {})})
+    settings = demo_settings(
+        config["proxy"], **{**BASE_SETTINGS, **ADDON, **config.get("settings", {})}
+    )
     log = open(config["out"], "a", buffering=1)
     process = CrawlerProcess(settings)
-    crawler = process.create_crawler(spider_class(config.get("spider", "plain"), config.get("name", "job"), log))
+    crawler = process.create_crawler(
+        spider_class(config.get("spider", "plain"), config.get("name", "job"), log)
+    )
     kwargs = {"start_urls": config["start_urls"]} if config.get("start_urls") else {}
     if config.get("ready"):
         # The test gives the workers work only once both are up: on a loaded machine a worker
@@ -111,11 +115,15 @@ def main() -> None:
     process.crawl(crawler, **kwargs)
     process.start()
     stats = {k: v for k, v in crawler.stats.get_stats().items() if isinstance(v, (int, float, str))}
-    Path(config["result"]).write_text(json.dumps({
-        "pid": os.getpid(),
-        "bootstrap_failed": bool(process.bootstrap_failed),
-        "stats": stats,
-    }))
+    Path(config["result"]).write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "bootstrap_failed": bool(process.bootstrap_failed),
+                "stats": stats,
+            }
+        )
+    )
     sys.exit(1 if process.bootstrap_failed else 0)
 
 

@@ -63,8 +63,13 @@ def free_port() -> int:
 class RedisServer:
     """One ``redis-server`` process on 127.0.0.1; ``url`` connects to database 0."""
 
-    def __init__(self, executable: str | None = None, *, password: str | None = None,
-                 extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        executable: str | None = None,
+        *,
+        password: str | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
         self.executable = executable or find_redis_server() or "redis-server"
         self.password = password
         self.extra_args = extra_args
@@ -93,18 +98,34 @@ class RedisServer:
             if self._launch(port):
                 self.port = port
                 return self
-        raise RuntimeError(f"redis-server did not start; see {self.dir / 'redis.log'}:\n{self._log_tail()}")
+        raise RuntimeError(
+            f"redis-server did not start; see {self.dir / 'redis.log'}:\n{self._log_tail()}"
+        )
 
     def _launch(self, port: int) -> bool:
         args = [
-            self.executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(self.dir), "--logfile", str(self.dir / "redis.log"),
-            "--daemonize", "no", *self.extra_args,
+            self.executable,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.dir),
+            "--logfile",
+            str(self.dir / "redis.log"),
+            "--daemonize",
+            "no",
+            *self.extra_args,
         ]
         if self.password:
             args += ["--requirepass", self.password]
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:  # e.g. lost the race for the port
@@ -168,7 +189,9 @@ class RedisServer:
 
     def _log_tail(self) -> str:
         try:
-            return "\n".join((self.dir / "redis.log").read_text(errors="replace").splitlines()[-10:])
+            return "\n".join(
+                (self.dir / "redis.log").read_text(errors="replace").splitlines()[-10:]
+            )
         except OSError:
             return "(no log)"
 

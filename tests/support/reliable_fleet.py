@@ -21,12 +21,21 @@ RELIABLE_QUEUE: dict[str, Any] = {
 QUEUE_KEY = "fleet:requests"
 
 
-def start_worker(directory: Path, redis_url: str, **config: Any) -> tuple[subprocess.Popen[str], Path]:
+def start_worker(
+    directory: Path, redis_url: str, **config: Any
+) -> tuple[subprocess.Popen[str], Path]:
     """One worker of the fleet "fleet" on the reliable queue; it touches ``directory/ready``
     once its spider is open."""
     settings = {**RELIABLE_QUEUE, **config.pop("settings", {})}
-    return start_job(directory, None, fleet=redis_url, name="fleet", ready=str(directory / "ready"),
-                     settings=settings, **config)
+    return start_job(
+        directory,
+        None,
+        fleet=redis_url,
+        name="fleet",
+        ready=str(directory / "ready"),
+        settings=settings,
+        **config,
+    )
 
 
 def wait_ready(procs: list[subprocess.Popen[str]], ready: list[Path]) -> None:

@@ -30,9 +30,15 @@ W_PAGES = 8  # the first half ignore ?v=, the second half do not
 
 
 def _html(page_id: str, body: str = "", head: str = "", extra: str = "") -> bytes:
-    article = f"<article><h1>{page_id}</h1><p class='text'>The text of {page_id}.</p></article>" if page_id else ""
-    return (f"<!DOCTYPE html><html><head><title>{page_id}</title>{head}</head><body>{article}{extra}"
-            f"{body}</body></html>").encode()
+    article = (
+        f"<article><h1>{page_id}</h1><p class='text'>The text of {page_id}.</p></article>"
+        if page_id
+        else ""
+    )
+    return (
+        f"<!DOCTYPE html><html><head><title>{page_id}</title>{head}</head><body>{article}{extra}"
+        f"{body}</body></html>"
+    ).encode()
 
 
 def _links(hrefs: list[str]) -> str:
@@ -49,7 +55,14 @@ def expected_pages() -> set[str]:
         ids |= {f"{s}-list-{p}" for p in (1, 2, 3)}
         ids |= {f"{s}-x-{lang}" for lang in ("en", "de", "fr")}
         ids |= {f"{s}-find-{order}" for order in ("relevance", "date")}
-        ids |= {f"{s}-clock-a", f"{s}-clock-b", f"{s}-front", f"{s}-next", f"{s}-item-1", f"{s}-item-2"}
+        ids |= {
+            f"{s}-clock-a",
+            f"{s}-clock-b",
+            f"{s}-front",
+            f"{s}-next",
+            f"{s}-item-1",
+            f"{s}-item-2",
+        }
     ids |= {"w", "w-next", "w-last"} | {f"w-{i}" for i in range(W_PAGES // 2)}
     ids |= {f"w-{i}-{v}" for i in range(W_PAGES // 2, W_PAGES) for v in "xyz"}
     ids.add("not-found")  # the soft 404s: one text, one page
@@ -68,12 +81,18 @@ class TrapSite(CountingSite):
             return _html("home", _links(hrefs))
         if base == "/toc":  # 3 MB; a session id per view in every link's attributes
             view = self.views
-            row = "".join(f"<li><a href='/cms/{i}?arglink=t' data-session='s{view:08d}'>CMS page {i}</a></li>"
-                          for i in range(CMS_PAGES))
-            filler = "".join(f"<p data-session='s{view:08d}'>Chapter {n}</p>" for n in range(60_000))
+            row = "".join(
+                f"<li><a href='/cms/{i}?arglink=t' data-session='s{view:08d}'>CMS page {i}</a></li>"
+                for i in range(CMS_PAGES)
+            )
+            filler = "".join(
+                f"<p data-session='s{view:08d}'>Chapter {n}</p>" for n in range(60_000)
+            )
             return _html("toc", f"<ul>{row}</ul>{filler}")
         if base == "/more":  # crawled after the rule could be learned: arglink spellings
-            return _html("more", _links([f"/cms/{i}?arglink={v}" for i in range(CMS_PAGES) for v in "cde"]))
+            return _html(
+                "more", _links([f"/cms/{i}?arglink={v}" for i in range(CMS_PAGES) for v in "cde"])
+            )
         if parts[0] == "cms" and len(parts) == 2:
             return _html(f"cms-{parts[1]}")
         if parts[0] in SECTIONS:
@@ -85,14 +104,20 @@ class TrapSite(CountingSite):
             return _html(parts[1], _links(["/blog/"]), head=head)
         if parts[0] == "good":  # print views that rightly declare their article canonical
             if len(parts) == 1 or not parts[1]:  # the first five, then the rest, one level down
-                hrefs = [f"/good/{i}?view=print" for i in range(5)] + [f"/good/{i}" for i in range(5)]
+                hrefs = [f"/good/{i}?view=print" for i in range(5)] + [
+                    f"/good/{i}" for i in range(5)
+                ]
                 return _html("good", _links([*hrefs, "/good/more"]))
             if parts[1] == "more":  # the print views, then (deeper) their articles
                 hrefs = [f"/good/{i}?view=print" for i in range(5, GOOD_PAGES)] + ["/good/last"]
                 return _html("good-more", _links(hrefs))
             if parts[1] == "last":
                 return _html("good-last", _links([f"/good/{i}" for i in range(5, GOOD_PAGES)]))
-            head = f"<link rel='canonical' href='/good/{parts[1]}'>" if params.get("view") == "print" else ""
+            head = (
+                f"<link rel='canonical' href='/good/{parts[1]}'>"
+                if params.get("view") == "print"
+                else ""
+            )
             return _html(f"good-{parts[1]}", head=head)
         if parts[0] == "w":
             return self._w(parts, params)
@@ -103,11 +128,17 @@ class TrapSite(CountingSite):
         half = W_PAGES // 2
         leaf = parts[1] if len(parts) > 1 else ""
         if not leaf:  # v does not matter on these: the rule is learned here
-            return _html("w", _links([f"/w/{i}?v={v}" for i in range(half) for v in "ab"] + ["/w/next"]))
+            return _html(
+                "w", _links([f"/w/{i}?v={v}" for i in range(half) for v in "ab"] + ["/w/next"])
+            )
         if leaf == "next":  # pages where v matters, first spelling
-            return _html("w-next", _links([f"/w/{i}?v=x" for i in range(half, W_PAGES)] + ["/w/last"]))
+            return _html(
+                "w-next", _links([f"/w/{i}?v=x" for i in range(half, W_PAGES)] + ["/w/last"])
+            )
         if leaf == "last":  # ... and the others, merged by the (wrong) rule
-            return _html("w-last", _links([f"/w/{i}?v={v}" for i in range(half, W_PAGES) for v in "yz"]))
+            return _html(
+                "w-last", _links([f"/w/{i}?v={v}" for i in range(half, W_PAGES) for v in "yz"])
+            )
         if int(leaf) < half:
             return _html(f"w-{leaf}")
         return _html(f"w-{leaf}-{params.get('v', '')}")
@@ -116,13 +147,32 @@ class TrapSite(CountingSite):
         s = parts[0]
         leaf = parts[1] if len(parts) > 1 else ""
         if not leaf:
-            hrefs = [f"/{s}/list", f"/{s}/list?page=1", f"/{s}/x", f"/{s}/x?lang=en",
-                     f"/{s}/find", f"/{s}/find?sort=relevance", f"/{s}/clock?ref=a", f"/{s}/clock?ref=b",
-                     f"/{s}/gone-1", f"/{s}/gone-2", f"/{s}/item?id=98", f"/{s}/item?id=99", f"/{s}/next"]
+            hrefs = [
+                f"/{s}/list",
+                f"/{s}/list?page=1",
+                f"/{s}/x",
+                f"/{s}/x?lang=en",
+                f"/{s}/find",
+                f"/{s}/find?sort=relevance",
+                f"/{s}/clock?ref=a",
+                f"/{s}/clock?ref=b",
+                f"/{s}/gone-1",
+                f"/{s}/gone-2",
+                f"/{s}/item?id=98",
+                f"/{s}/item?id=99",
+                f"/{s}/next",
+            ]
             return _html(f"{s}-front", _links(hrefs))
         if leaf == "next":  # one level deeper: the other values, after the defaults
-            hrefs = [f"/{s}/list?page=2", f"/{s}/list?page=3", f"/{s}/x?lang=de", f"/{s}/x?lang=fr",
-                     f"/{s}/find?sort=date", f"/{s}/item?id=1", f"/{s}/item?id=2"]
+            hrefs = [
+                f"/{s}/list?page=2",
+                f"/{s}/list?page=3",
+                f"/{s}/x?lang=de",
+                f"/{s}/x?lang=fr",
+                f"/{s}/find?sort=date",
+                f"/{s}/item?id=1",
+                f"/{s}/item?id=2",
+            ]
             return _html(f"{s}-next", _links(hrefs))
         if leaf == "list":
             page = params.get("page", "1")
@@ -133,7 +183,9 @@ class TrapSite(CountingSite):
             return _html(f"{s}-find-{params.get('sort', 'relevance')}")
         if leaf == "clock":
             # no two views alike: each spelling is its own page to anyone who fetches it
-            return _html(f"{s}-clock-{params.get('ref', '')}", extra=f"<p>It is {self.views} o'clock.</p>")
+            return _html(
+                f"{s}-clock-{params.get('ref', '')}", extra=f"<p>It is {self.views} o'clock.</p>"
+            )
         if leaf.startswith("gone-") or (leaf == "item" and params.get("id") not in ("1", "2")):
             return _html("not-found")  # a soft 404: status 200
         if leaf == "item":

@@ -147,7 +147,9 @@ def main() -> None:
     process.crawl(crawler, **kwargs)
     process.start()
     stats = {k: v for k, v in crawler.stats.get_stats().items() if isinstance(v, (int, float, str))}
-    Path(CONFIG["result"]).write_text(json.dumps({"stats": stats, "bootstrap_failed": process.bootstrap_failed}))
+    Path(CONFIG["result"]).write_text(
+        json.dumps({"stats": stats, "bootstrap_failed": process.bootstrap_failed})
+    )
     sys.exit(1 if process.bootstrap_failed else 0)
 
 

@@ -37,7 +37,9 @@ class TreeSpider(Spider):
 """
 
 
-def write_project(root: Path, extra_settings: str = "", spiders: dict[str, str] | None = None) -> Path:
+def write_project(
+    root: Path, extra_settings: str = "", spiders: dict[str, str] | None = None
+) -> Path:
     """Write the project ``tree`` in ``root``: ``SETTINGS`` plus ``extra_settings``, and the
     spider modules ``spiders`` (module name -> source; default: ``tree``, :data:`TREE_SPIDER`)."""
     (root / "scrapy.cfg").write_text("[settings]\ndefault = tree.settings\n")

@@ -38,8 +38,13 @@ class TreeSite:
     the first ``gate`` requests until that many arrived (e.g. racing crawlers have each sent
     their start request)."""
 
-    def __init__(self, size: int = SIZE, *, gate: int = 0,
-                 links: Callable[[int, int], list[str]] = tree_links) -> None:
+    def __init__(
+        self,
+        size: int = SIZE,
+        *,
+        gate: int = 0,
+        links: Callable[[int, int], list[str]] = tree_links,
+    ) -> None:
         self.size = size
         self.hits: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -58,16 +63,25 @@ class TreeSite:
                 site._open.wait(30)
                 path = self.path.partition("?")[0]
                 parts = path.split("/")
-                if len(parts) != 3 or parts[1] != "p" or not parts[2].isdigit() or int(parts[2]) >= site.size:
+                if (
+                    len(parts) != 3
+                    or parts[1] != "p"
+                    or not parts[2].isdigit()
+                    or int(parts[2]) >= site.size
+                ):
                     self.send_error(404)
                     return
                 i = int(parts[2])
                 with site._lock:
                     site.hits[path] += 1
-                anchors = "".join(f"<li><a href='{href}'>{href}</a></li>" for href in links(i, site.size))
-                body = (f"<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
-                        f"<h1>Page {i}</h1><p>The text of page number {i}, found nowhere else.</p>"
-                        f"<ul>{anchors}</ul></body></html>").encode()
+                anchors = "".join(
+                    f"<li><a href='{href}'>{href}</a></li>" for href in links(i, site.size)
+                )
+                body = (
+                    f"<!DOCTYPE html><html><head><title>Page {i}</title></head><body>"
+                    f"<h1>Page {i}</h1><p>The text of page number {i}, found nowhere else.</p>"
+                    f"<ul>{anchors}</ul></body></html>"
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
@@ -124,18 +138,29 @@ class Run:
         return self.returncode == -9
 
 
-def start_job(directory: Path, start: str | None, **config: Any) -> tuple[subprocess.Popen[str], Path]:
+def start_job(
+    directory: Path, start: str | None, **config: Any
+) -> tuple[subprocess.Popen[str], Path]:
     """Start the tree job on ``directory/job`` from the URL ``start`` (None: a fleet worker, which
     reads it from Redis); the once-only kills are remembered in ``directory/marks`` unless
     ``config`` says where."""
     directory.mkdir(parents=True, exist_ok=True)
     result = directory / "result.json"
     result.unlink(missing_ok=True)
-    conf = {"start": start, "jobdir": str(directory / "job"), "result": str(result),
-            "marks": str(directory / "marks"), **config}
+    conf = {
+        "start": start,
+        "jobdir": str(directory / "job"),
+        "result": str(result),
+        "marks": str(directory / "marks"),
+        **config,
+    }
     (directory / "config.json").write_text(json.dumps(conf))
-    proc = subprocess.Popen([sys.executable, str(HERE / "tree_job.py"), str(directory / "config.json")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "tree_job.py"), str(directory / "config.json")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     return proc, result
 
 

@@ -9,18 +9,40 @@ from pathlib import Path
 from hypothesis import strategies as st
 
 SEGMENT_CHARS = "abcXYZ019-._~%2F;=()!$'*+,:@ \\"
-PARAM_NAMES = ("id", "page", "utm_source", "PHPSESSID", "sid", "cfid", "cftoken", "drop_me", "q", "a", "b", "")
+PARAM_NAMES = (
+    "id",
+    "page",
+    "utm_source",
+    "PHPSESSID",
+    "sid",
+    "cfid",
+    "cftoken",
+    "drop_me",
+    "q",
+    "a",
+    "b",
+    "",
+)
 
 
-def urls(hosts: Sequence[str], userinfo: Sequence[str] = ("",), segment_chars: str = SEGMENT_CHARS,
-         fragment_chars: str = "!/abc") -> st.SearchStrategy[str]:
+def urls(
+    hosts: Sequence[str],
+    userinfo: Sequence[str] = ("",),
+    segment_chars: str = SEGMENT_CHARS,
+    fragment_chars: str = "!/abc",
+) -> st.SearchStrategy[str]:
     """http(s) URLs on ``hosts``: ports, path segments, query items (trackers, session ids, empty
     values...) and fragments (anchors and routes), each possibly absent."""
     param = st.tuples(st.sampled_from(PARAM_NAMES), st.text(alphabet="abc012%20+=&/", max_size=6))
     return st.builds(
         lambda scheme, user, host, port, segs, params, frag: (
-            f"{scheme}://{user}{host}{port}/" + "/".join(segs)
-            + ("?" + "&".join(f"{k}={v}" if v else k for k, v in params) if params is not None else "")
+            f"{scheme}://{user}{host}{port}/"
+            + "/".join(segs)
+            + (
+                "?" + "&".join(f"{k}={v}" if v else k for k, v in params)
+                if params is not None
+                else ""
+            )
             + (f"#{frag}" if frag is not None else "")
         ),
         st.sampled_from(["http", "https", "HTTP"]),

@@ -129,7 +129,9 @@ def _slug(text: str) -> str:
 class DustSite:
     """The shop of one seed and size: its pages, what each URL shows, and how it is rendered."""
 
-    def __init__(self, seed: int = 1, categories: int = 20, products: int = 600, new_on_home: int = 4) -> None:
+    def __init__(
+        self, seed: int = 1, categories: int = 20, products: int = 600, new_on_home: int = 4
+    ) -> None:
         rng = random.Random(seed)
         self.seed = seed
         names = rng.sample(CATEGORY_NAMES, min(categories, len(CATEGORY_NAMES)))
@@ -152,8 +154,15 @@ class DustSite:
             words = rng.randint(30, 60) if rng.random() < 0.25 else rng.randint(120, 220)
             text = " ".join(rng.choice(WORDS) for _ in range(words))
             related = tuple(rng.sample([p for p in range(1, products + 1) if p != pid], 3))
-            self.products[pid] = Product(pid, name, None if rng.random() < 0.2 else _slug(name),
-                                         rng.randint(199, 49999), cats_of[pid - 1], text.capitalize() + ".", related)
+            self.products[pid] = Product(
+                pid,
+                name,
+                None if rng.random() < 0.2 else _slug(name),
+                rng.randint(199, 49999),
+                cats_of[pid - 1],
+                text.capitalize() + ".",
+                related,
+            )
         self.categories: dict[int, Category] = {}
         for c, name in enumerate(names, start=1):
             members = [p for p in self.products.values() if p.category == c]
@@ -162,8 +171,13 @@ class DustSite:
         self.featured = tuple(rng.sample(sorted(self.products), min(6, products)))
         slugged = [p for p in sorted(self.products, reverse=True) if self.products[p].slug]
         self.newest = tuple(slugged[:new_on_home])
-        self.events = {k: (f"{rng.choice(ADJECTIVES).capitalize()} {w} day", TODAY + dt.timedelta(days=rng.randint(3, 60)))
-                       for k, w in enumerate(("workshop", "market", "tasting"), start=1)}
+        self.events = {
+            k: (
+                f"{rng.choice(ADJECTIVES).capitalize()} {w} day",
+                TODAY + dt.timedelta(days=rng.randint(3, 60)),
+            )
+            for k, w in enumerate(("workshop", "market", "tasting"), start=1)
+        }
         self._labels = {c: self._listing_labels(cat) for c, cat in self.categories.items()}
         self._views = itertools.count(1)
 
@@ -181,7 +195,7 @@ class DustSite:
         return max(1, -(-len(cat.products) // limit))
 
     def _shown(self, cat: Category, sort: str, limit: int, page: int) -> tuple[int, ...]:
-        return tuple(self._ordered(cat, sort)[(page - 1) * limit:page * limit])
+        return tuple(self._ordered(cat, sort)[(page - 1) * limit : page * limit])
 
     def _content_key(self, cat: Category, sort: str, limit: int, page: int) -> tuple[Any, ...]:
         # the products shown, in order, and from where: two pagers showing them are one page
@@ -194,8 +208,10 @@ class DustSite:
         for sort in SORTS:
             for limit in LIMITS:
                 for page in range(1, self.pages(cat, limit) + 1):
-                    labels.setdefault(self._content_key(cat, sort, limit, page),
-                                      f"list:{cat.cid}:{sort or 'own'}:{limit}:{page}")
+                    labels.setdefault(
+                        self._content_key(cat, sort, limit, page),
+                        f"list:{cat.cid}:{sort or 'own'}:{limit}:{page}",
+                    )
         return labels
 
     # --- what a URL shows ----------------------------------------------------------------------
@@ -205,18 +221,29 @@ class DustSite:
         parts = urlsplit(url)
         if (parts.hostname or "") not in HOSTS or parts.scheme != "http":
             return None
-        path = re.sub(r";jsessionid=[^/?]*", "", parts.path, flags=re.I)  # the servlet's URL rewriting
+        path = re.sub(
+            r";jsessionid=[^/?]*", "", parts.path, flags=re.I
+        )  # the servlet's URL rewriting
         q = dict(parse_qsl(parts.query, keep_blank_values=True))
         printed = q.get("print") == "1"
         if path in ("/", "/index.php"):
             route = q.get("route")
             if path == "/" or route in (None, "common/home"):
                 return "home", (), printed
-            if route == "product/view" and q.get("id", "").isdigit() and int(q["id"]) in self.products:
+            if (
+                route == "product/view"
+                and q.get("id", "").isdigit()
+                and int(q["id"]) in self.products
+            ):
                 return "product", (int(q["id"]),), printed
             return None
-        simple = {"/about": "about", "/cart": "cart", "/account/login": "account",
-                  "/events/": "events", "/events/calendar": "calendar"}
+        simple = {
+            "/about": "about",
+            "/cart": "cart",
+            "/account/login": "account",
+            "/events/": "events",
+            "/events/calendar": "calendar",
+        }
         if path in simple:
             return simple[path], (), printed
         m = re.fullmatch(r"/events/(\d+)-([a-z0-9-]+)", path)
@@ -229,7 +256,12 @@ class DustSite:
         if m and int(m[1]) in self.categories and self.categories[int(m[1])].slug == m[2]:
             cat = self.categories[int(m[1])]
             sort, limit, page = q.get("sort", ""), q.get("limit", "12"), q.get("page", "1")
-            if sort not in SORTS or not limit.isdigit() or int(limit) not in LIMITS or not page.isdigit():
+            if (
+                sort not in SORTS
+                or not limit.isdigit()
+                or int(limit) not in LIMITS
+                or not page.isdigit()
+            ):
                 return None
             if not 1 <= int(page) <= self.pages(cat, int(limit)):
                 return None
@@ -255,10 +287,20 @@ class DustSite:
             return "/index.php?" + urlencode({"route": "product/view", "id": pid, **params})
         return f"/product/{pid}-{p.slug}" + ("?" + urlencode(params) if params else "")
 
-    def category_href(self, cid: int, sort: str = "", limit: int = 12, page: int = 1, filt: str = "") -> str:
+    def category_href(
+        self, cid: int, sort: str = "", limit: int = 12, page: int = 1, filt: str = ""
+    ) -> str:
         cat = self.categories[cid]
-        params = {k: v for k, v in (("sort", sort), ("limit", "" if limit == 12 else str(limit)),
-                                    ("page", "" if page == 1 else str(page)), ("filter", filt)) if v}
+        params = {
+            k: v
+            for k, v in (
+                ("sort", sort),
+                ("limit", "" if limit == 12 else str(limit)),
+                ("page", "" if page == 1 else str(page)),
+                ("filter", filt),
+            )
+            if v
+        }
         return f"/category/{cid}-{cat.slug}" + ("?" + urlencode(params, safe=",") if params else "")
 
     def _token(self, n: int, size: int = 26) -> str:
@@ -270,46 +312,88 @@ class DustSite:
         """The status and HTML body a request for ``url`` gets (one page view)."""
         view = self.resolve(url)
         if view is None:
-            return 404, b"<!DOCTYPE html><html><head><title>Not found</title></head><body><h1>Not found</h1></body></html>"
+            return (
+                404,
+                b"<!DOCTYPE html><html><head><title>Not found</title></head><body><h1>Not found</h1></body></html>",
+            )
         kind, args, printed = view
-        title, canonical, body, links = getattr(self, "_" + kind)(*args, query=dict(parse_qsl(urlsplit(url).query)))
+        title, canonical, body, links = getattr(self, "_" + kind)(
+            *args, query=dict(parse_qsl(urlsplit(url).query))
+        )
         n = next(self._views)
         head = [f'<meta name="page-id" content="{self.page_id(url)}">']
         if canonical:
             head.append(f'<link rel="canonical" href="{CANONICAL}{html.escape(canonical)}">')
-        nav = " ".join(f'<a href="{html.escape(self.category_href(c))}">{html.escape(cat.name)}</a>'
-                       for c, cat in self.categories.items())
-        header = (f'<header><a href="/">Shop</a> <a href="/cart?sessionid={self._token(n)}">Cart</a> '
-                  f'<a href="/account/login?sessionid={self._token(n)}">Account</a><nav>{nav}</nav></header>')
+        nav = " ".join(
+            f'<a href="{html.escape(self.category_href(c))}">{html.escape(cat.name)}</a>'
+            for c, cat in self.categories.items()
+        )
+        header = (
+            f'<header><a href="/">Shop</a> <a href="/cart?sessionid={self._token(n)}">Cart</a> '
+            f'<a href="/account/login?sessionid={self._token(n)}">Account</a><nav>{nav}</nav></header>'
+        )
         banner = "<p class='print'>Printer-friendly version of this page.</p>" if printed else ""
-        anchors = " ".join(f'<a href="{html.escape(href)}">{html.escape(text)}</a>' for href, text in links)
-        footer = (f'<footer><a href="{BARE}/">shop.test</a> <a href="/about">About us</a> '
-                  f'<a href="/events/">Events</a></footer>')
-        page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)} - Shop</title>"
-                f"{''.join(head)}</head><body>{header}{banner}<main><h1>{html.escape(title)}</h1>{body}"
-                f"<div class='links'>{anchors}</div></main>{footer}</body></html>")
+        anchors = " ".join(
+            f'<a href="{html.escape(href)}">{html.escape(text)}</a>' for href, text in links
+        )
+        footer = (
+            f'<footer><a href="{BARE}/">shop.test</a> <a href="/about">About us</a> '
+            f'<a href="/events/">Events</a></footer>'
+        )
+        page = (
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)} - Shop</title>"
+            f"{''.join(head)}</head><body>{header}{banner}<main><h1>{html.escape(title)}</h1>{body}"
+            f"<div class='links'>{anchors}</div></main>{footer}</body></html>"
+        )
         return 200, page.encode()
 
     def _home(self, query: dict[str, str]) -> Rendered:
         utm = {"utm_source": "home", "utm_medium": "banner", "utm_campaign": "winter-sale"}
         links = [(self.product_href(p, **utm), self.products[p].name) for p in self.featured]
-        links += [("/index.php?" + urlencode({"route": "product/view", "id": p}), self.products[p].name)
-                  for p in self.newest]  # the "new products" box builds the route form
-        links += [(f"/events/calendar?date={TODAY.isoformat()}", "Calendar"), (MIRROR + "/", "EU mirror")]
-        return "Welcome to the shop", "/", "<p>Featured products and the newest arrivals.</p>", links
+        links += [
+            ("/index.php?" + urlencode({"route": "product/view", "id": p}), self.products[p].name)
+            for p in self.newest
+        ]  # the "new products" box builds the route form
+        links += [
+            (f"/events/calendar?date={TODAY.isoformat()}", "Calendar"),
+            (MIRROR + "/", "EU mirror"),
+        ]
+        return (
+            "Welcome to the shop",
+            "/",
+            "<p>Featured products and the newest arrivals.</p>",
+            links,
+        )
 
     def _about(self, query: dict[str, str]) -> Rendered:
         text = "<p>We are a small shop selling useful things since 2009. Subscribe to our newsletter.</p>"
-        return "About us", "/about", text, [(CANONICAL + "/?utm_source=newsletter&utm_medium=email", "Newsletter")]
+        return (
+            "About us",
+            "/about",
+            text,
+            [(CANONICAL + "/?utm_source=newsletter&utm_medium=email", "Newsletter")],
+        )
 
     def _cart(self, query: dict[str, str]) -> Rendered:
-        return "Shopping cart", None, "<p>Your shopping cart is empty.</p>", [("/", "Continue shopping")]
+        return (
+            "Shopping cart",
+            None,
+            "<p>Your shopping cart is empty.</p>",
+            [("/", "Continue shopping")],
+        )
 
     def _account(self, query: dict[str, str]) -> Rendered:
-        return "Account login", None, "<p>Returning customer: e-mail and password. New customer: register.</p>", []
+        return (
+            "Account login",
+            None,
+            "<p>Returning customer: e-mail and password. New customer: register.</p>",
+            [],
+        )
 
     def _events(self, query: dict[str, str]) -> Rendered:
-        items = "".join(f"<li>{html.escape(name)}, {day:%d %B %Y}</li>" for name, day in self.events.values())
+        items = "".join(
+            f"<li>{html.escape(name)}, {day:%d %B %Y}</li>" for name, day in self.events.values()
+        )
         links = [(f"/events/{k}-{_slug(name)}", name) for k, (name, _) in self.events.items()]
         links.append((f"/events/calendar?date={TODAY.isoformat()}", "Calendar"))
         return "Events", "/events/", f"<ul>{items}</ul>", links
@@ -317,7 +401,12 @@ class DustSite:
     def _event(self, k: int, query: dict[str, str]) -> Rendered:
         name, day = self.events[k]
         text = f"<p>{html.escape(name)} on {day:%d %B %Y} in the shop. Free entry, all welcome.</p>"
-        return name, f"/events/{k}-{_slug(name)}", text, [(f"/events/calendar?date={day.isoformat()}", "In the calendar")]
+        return (
+            name,
+            f"/events/{k}-{_slug(name)}",
+            text,
+            [(f"/events/calendar?date={day.isoformat()}", "In the calendar")],
+        )
 
     def _calendar(self, query: dict[str, str]) -> Rendered:
         try:
@@ -327,8 +416,13 @@ class DustSite:
         session = self._token(next(self._views), 32).upper()
         # the widget highlights the day client-side: the page text is the same for every date
         items = "".join(f"<li>{html.escape(name)}</li>" for name, _ in self.events.values())
-        links = [(f"/events/calendar;jsessionid={session}?date={d.isoformat()}", label)
-                 for d, label in ((day - dt.timedelta(days=1), "Previous day"), (day + dt.timedelta(days=1), "Next day"))]
+        links = [
+            (f"/events/calendar;jsessionid={session}?date={d.isoformat()}", label)
+            for d, label in (
+                (day - dt.timedelta(days=1), "Previous day"),
+                (day + dt.timedelta(days=1), "Next day"),
+            )
+        ]
         links += [(f"/events/{k}-{_slug(name)}", name) for k, (name, _) in self.events.items()]
         return "Event calendar", None, f"<p>Upcoming events:</p><ul>{items}</ul>", links
 
@@ -337,34 +431,63 @@ class DustSite:
         cat = self.categories[p.category]
         canonical = f"/product/{pid}-{p.slug}" if p.slug else self.product_href(pid)
         related = "".join(f"<li>{html.escape(self.products[r].name)}</li>" for r in p.related)
-        body = (f"<p class='crumbs'>{html.escape(cat.name)}</p><p class='price'>{p.price / 100:.2f} EUR</p>"
-                f"<p>{html.escape(p.text)}</p><h2>Related products</h2><ul>{related}</ul>")
+        body = (
+            f"<p class='crumbs'>{html.escape(cat.name)}</p><p class='price'>{p.price / 100:.2f} EUR</p>"
+            f"<p>{html.escape(p.text)}</p><h2>Related products</h2><ul>{related}</ul>"
+        )
         base = self.product_href(pid)
         join = "&" if "?" in base else "?"
         links = [(self.category_href(p.category), cat.name)]
         links += [(self.product_href(r, ref=f"p{pid}"), self.products[r].name) for r in p.related]
-        links += [(f"{base}{join}view=gallery", "Gallery"), (f"{base}{join}view=details", "Details"),
-                  (f"{base}{join}print=1", "Print"), (MIRROR + base, "On the EU mirror")]
+        links += [
+            (f"{base}{join}view=gallery", "Gallery"),
+            (f"{base}{join}view=details", "Details"),
+            (f"{base}{join}print=1", "Print"),
+            (MIRROR + base, "On the EU mirror"),
+        ]
         return p.name, canonical, body, links
 
-    def _listing(self, cid: int, sort: str, limit: int, page: int, query: dict[str, str]) -> Rendered:
+    def _listing(
+        self, cid: int, sort: str, limit: int, page: int, query: dict[str, str]
+    ) -> Rendered:
         cat = self.categories[cid]
         shown = self._shown(cat, sort, limit, page)
         first = (page - 1) * limit
-        rows = "".join(f"<li>{html.escape(self.products[p].name)}: {self.products[p].price / 100:.2f} EUR</li>"
-                       for p in shown)
-        body = (f"<p>Showing {first + 1} to {first + len(shown)} of {len(cat.products)} "
-                f"({self.pages(cat, limit)} pages)</p><ul>{rows}</ul>")
+        rows = "".join(
+            f"<li>{html.escape(self.products[p].name)}: {self.products[p].price / 100:.2f} EUR</li>"
+            for p in shown
+        )
+        body = (
+            f"<p>Showing {first + 1} to {first + len(shown)} of {len(cat.products)} "
+            f"({self.pages(cat, limit)} pages)</p><ul>{rows}</ul>"
+        )
         # a product without an SEO keyword keeps the listing's sort in its route form
-        links = [(self.product_href(p, **({"sort": sort} if sort and not self.products[p].slug else {})),
-                  self.products[p].name) for p in shown]
+        links = [
+            (
+                self.product_href(
+                    p, **({"sort": sort} if sort and not self.products[p].slug else {})
+                ),
+                self.products[p].name,
+            )
+            for p in shown
+        ]
         links += [(self.category_href(cid, s, limit), f"Sort: {s or 'default'}") for s in SORTS]
         links += [(self.category_href(cid, sort, lim), f"Show {lim}") for lim in LIMITS]
-        links += [(self.category_href(cid, sort, limit, n), str(n)) for n in range(1, self.pages(cat, limit) + 1)]
+        links += [
+            (self.category_href(cid, sort, limit, n), str(n))
+            for n in range(1, self.pages(cat, limit) + 1)
+        ]
         chosen = [f for f in query.get("filter", "").split(",") if f in FILTERS]
         # the filter plug-in is off: every combination shows the same listing, with the same links
-        links += [(self.category_href(cid, sort, limit, page, ",".join(chosen if f in chosen else [*chosen, f])),
-                   f"Filter: {f}") for f in FILTERS]
+        links += [
+            (
+                self.category_href(
+                    cid, sort, limit, page, ",".join(chosen if f in chosen else [*chosen, f])
+                ),
+                f"Filter: {f}",
+            )
+            for f in FILTERS
+        ]
         return cat.name, self.category_href(cid, sort, limit, page), body, links
 
     # --- ground truth --------------------------------------------------------------------------
@@ -392,6 +515,7 @@ class DustSite:
 
 
 # --- serving -------------------------------------------------------------------------------------
+
 
 def shop_spider() -> type:
     """The spider a naive user writes for the shop (Scrapy imported here: the site itself needs
@@ -462,12 +586,24 @@ def main() -> None:
     site = DustSite(args.seed, args.categories, args.products)
     if args.command == "truth":
         pages = site.reachable()
-        json.dump({"seed": args.seed, "products": args.products, "categories": args.categories,
-                   "floor": len(pages), "pages": pages}, sys.stdout, indent=1)
+        json.dump(
+            {
+                "seed": args.seed,
+                "products": args.products,
+                "categories": args.categories,
+                "floor": len(pages),
+                "pages": pages,
+            },
+            sys.stdout,
+            indent=1,
+        )
         print()
         return
     server = serve(site, args.port)
-    print(f"serving on http://127.0.0.1:{server.server_address[1]} (proxy for {', '.join(HOSTS)})", flush=True)
+    print(
+        f"serving on http://127.0.0.1:{server.server_address[1]} (proxy for {', '.join(HOSTS)})",
+        flush=True,
+    )
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
 

@@ -67,8 +67,20 @@ an be are has had also first built river town village road century later north s
 known part area near called during between after became since main local early small large
 following around within under several many long county district church mill bridge railway
 trade people region water stone market years built name history population council""")
-CATEGORIES = ["Rivers and lakes", "Settlements", "Buildings", "Hills and mountains", "Coasts",
-              "Transport", "Industry", "Parks", "History", "Geography", "Landmarks", "Woodland"]
+CATEGORIES = [
+    "Rivers and lakes",
+    "Settlements",
+    "Buildings",
+    "Hills and mountains",
+    "Coasts",
+    "Transport",
+    "Industry",
+    "Parks",
+    "History",
+    "Geography",
+    "Landmarks",
+    "Woodland",
+]
 INFOBOX = """<includeonly>{| class="infobox" style="float:right; border:1px solid #aaa; margin:0 0 1em 1em"
 ! colspan="2" | {{{name|{{PAGENAME}}}}}
 |-
@@ -84,10 +96,17 @@ STUB = """<includeonly>''This article about {{{1|a place}}} is a stub. You can h
 
 # --- install ----------------------------------------------------------------------------------
 
+
 def missing_packages() -> list[str]:
-    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n", *PACKAGES],
-                         capture_output=True, text=True, check=False).stdout
-    installed = {line.split()[0] for line in out.splitlines() if line.endswith("install ok installed")}
+    out = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package} ${Status}\n", *PACKAGES],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    installed = {
+        line.split()[0] for line in out.splitlines() if line.endswith("install ok installed")
+    }
     return [p for p in PACKAGES if p not in installed]
 
 
@@ -98,15 +117,20 @@ def install() -> None:
     if not missing:
         print("all installed:", " ".join(PACKAGES))
         return
-    known = subprocess.run(["apt-cache", "policy", "mediawiki"], capture_output=True, text=True,
-                           check=False).stdout
+    known = subprocess.run(
+        ["apt-cache", "policy", "mediawiki"], capture_output=True, text=True, check=False
+    ).stdout
     if "Candidate:" not in known or "Candidate: (none)" in known:
         subprocess.run(["apt-get", "update"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", *missing], check=True,
-                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    subprocess.run(
+        ["apt-get", "install", "-y", "--no-install-recommends", *missing],
+        check=True,
+        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+    )
 
 
 # --- content ----------------------------------------------------------------------------------
+
 
 def _title(rng: random.Random, used: set[str]) -> str:
     while True:
@@ -146,10 +170,14 @@ def generate(seed: int, articles: int, redirects: int | None = None) -> dict[str
         links = [nxt[title], *rng.sample(titles, rng.randint(4, 10))]
         links = [link for link in dict.fromkeys(links) if link != title]
         # an article linking to a renamed article often still uses the old name
-        links = [old_name[link] if link in old_name and rng.random() < 0.5 else link for link in links]
+        links = [
+            old_name[link] if link in old_name and rng.random() < 0.5 else link for link in links
+        ]
         stub = rng.random() < 0.2
-        infobox = (f"{{{{Infobox place|name={title}|region=[[{rng.choice(titles)}]]"
-                   f"|founded={rng.randint(1100, 1950)}|kind={rng.choice(NOUNS)}}}}}\n")
+        infobox = (
+            f"{{{{Infobox place|name={title}|region=[[{rng.choice(titles)}]]"
+            f"|founded={rng.randint(1100, 1950)}|kind={rng.choice(NOUNS)}}}}}\n"
+        )
         n_revisions = rng.randint(2, 4)
         sections = [f"'''{title}''' is a {rng.choice(NOUNS)}. " + _sentence(rng, links[:1])]
         rest = links[1:]
@@ -157,7 +185,9 @@ def generate(seed: int, articles: int, redirects: int | None = None) -> dict[str
         for r in range(n_revisions):
             cut = max(1, len(rest) // (n_revisions - r))
             share, rest = rest[:cut], rest[cut:]
-            heading = rng.choice(["History", "Geography", "Economy", "Landmarks", "Transport", "Notes"])
+            heading = rng.choice(
+                ["History", "Geography", "Economy", "Landmarks", "Transport", "Notes"]
+            )
             body = " ".join(_sentence(rng, share[i::2]) for i in range(2))
             sections.append(f"== {heading} ==\n{body}")
             text = (infobox if r else "") + "\n\n".join(sections)
@@ -167,10 +197,13 @@ def generate(seed: int, articles: int, redirects: int | None = None) -> dict[str
             revisions.append(text)
         content[title] = revisions
     featured = rng.sample(titles, min(12, len(titles)))
-    main = ("Welcome to the '''Bench Wiki''', a generated wiki.\n\n== Featured ==\n"
-            + "\n".join(f"* [[{t}]]" for t in featured)
-            + "\n\n== Categories ==\n" + "\n".join(f"* [[:Category:{c}]]" for c in CATEGORIES)
-            + "\n\nSee also [[Special:AllPages]] and [[Special:RecentChanges]].")
+    main = (
+        "Welcome to the '''Bench Wiki''', a generated wiki.\n\n== Featured ==\n"
+        + "\n".join(f"* [[{t}]]" for t in featured)
+        + "\n\n== Categories ==\n"
+        + "\n".join(f"* [[:Category:{c}]]" for c in CATEGORIES)
+        + "\n\nSee also [[Special:AllPages]] and [[Special:RecentChanges]]."
+    )
     return {
         "articles": content,
         "redirects": redirect_of,
@@ -184,7 +217,9 @@ def dump_xml(content: dict[str, Any], seed: int, now: dt.datetime) -> str:
     """A MediaWiki export (format 0.11) of ``content``: revision timestamps in the 28 days before
     ``now`` (seeded offsets), authors taken in turn from :data:`USERS`."""
     rng = random.Random(seed + 1)
-    out = ['<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">']
+    out = [
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">'
+    ]
 
     def page(title: str, ns: int, texts: list[str], redirect: str | None = None) -> None:
         out.append(f"<page><title>{escape(title)}</title><ns>{ns}</ns>")
@@ -194,12 +229,17 @@ def dump_xml(content: dict[str, Any], seed: int, now: dt.datetime) -> str:
         for i, text in enumerate(texts):
             stamp = start + dt.timedelta(seconds=i * rng.randrange(3600, 3 * 86400))
             user = USERS[rng.randrange(len(USERS))]
-            comment = "Created page" if i == 0 else rng.choice(["Expanded", "Copy edit", "More links", "Sections"])
+            comment = (
+                "Created page"
+                if i == 0
+                else rng.choice(["Expanded", "Copy edit", "More links", "Sections"])
+            )
             out.append(
                 f"<revision><timestamp>{stamp.strftime('%Y-%m-%dT%H:%M:%SZ')}</timestamp>"
                 f"<contributor><username>{user}</username></contributor><comment>{comment}</comment>"
                 f"<model>wikitext</model><format>text/x-wiki</format>"
-                f'<text xml:space="preserve">{escape(text)}</text></revision>')
+                f'<text xml:space="preserve">{escape(text)}</text></revision>'
+            )
         out.append("</page>")
 
     for name, text in content["templates"].items():
@@ -240,8 +280,14 @@ $wgPingback = false;
 """
 
 
-def php(dir_: Path, script: str, *args: str, conf: bool = True, stdin: str | None = None,
-        steps: dict[str, float] | None = None) -> str:
+def php(
+    dir_: Path,
+    script: str,
+    *args: str,
+    conf: bool = True,
+    stdin: str | None = None,
+    steps: dict[str, float] | None = None,
+) -> str:
     """Run a maintenance script on the wiki in ``dir_`` (its seconds added to ``steps``)."""
     started = time.monotonic()
     env = {**os.environ, "MW_INSTALL_PATH": str(MW)}
@@ -250,14 +296,17 @@ def php(dir_: Path, script: str, *args: str, conf: bool = True, stdin: str | Non
         cmd[4:4] = ["--conf", str(dir_ / "LocalSettings.php")]
     out = subprocess.run(cmd, capture_output=True, text=True, input=stdin, env=env, check=False)
     if out.returncode != 0:
-        raise SystemExit(f"{script} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}")
+        raise SystemExit(
+            f"{script} failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"
+        )
     if steps is not None:
         steps[script] = round(steps.get(script, 0.0) + time.monotonic() - started, 1)
     return out.stdout
 
 
-def build(dir_: Path, seed: int = 1, articles: int = 340, port: int = DEFAULT_PORT,
-          force: bool = False) -> dict[str, Any]:
+def build(
+    dir_: Path, seed: int = 1, articles: int = 340, port: int = DEFAULT_PORT, force: bool = False
+) -> dict[str, Any]:
     """Build a wiki in ``dir_`` (nothing done if one of the same seed and size is there, unless
     ``force``); returns its ``wiki.json`` (what it was built from and how long it took)."""
     meta_path = dir_ / "wiki.json"
@@ -266,7 +315,9 @@ def build(dir_: Path, seed: int = 1, articles: int = 340, port: int = DEFAULT_PO
         if meta.get("seed") == seed and meta.get("articles") == articles:
             return dict(meta)
     if missing_packages():
-        raise SystemExit(f"missing Debian packages {missing_packages()}: run `{sys.argv[0]} install` as root")
+        raise SystemExit(
+            f"missing Debian packages {missing_packages()}: run `{sys.argv[0]} install` as root"
+        )
     started = time.monotonic()
     steps: dict[str, float] = {}
     if dir_.exists():
@@ -275,27 +326,67 @@ def build(dir_: Path, seed: int = 1, articles: int = 340, port: int = DEFAULT_PO
         (dir_ / sub).mkdir(parents=True)
     (dir_ / "docroot" / "w").symlink_to(MW)
     (dir_ / "router.php").write_text(ROUTER)
-    php(dir_, "install.php", "--confpath", str(dir_), "--dbtype", "sqlite", "--dbpath", str(dir_ / "data"),
-        "--dbname", "wiki", "--server", f"http://127.0.0.1:{port}", "--scriptpath", "/w", "--lang", "en",
-        "--skins", "Vector", "--pass", PASSWORD, "Bench Wiki", "Admin", conf=False, steps=steps)
+    php(
+        dir_,
+        "install.php",
+        "--confpath",
+        str(dir_),
+        "--dbtype",
+        "sqlite",
+        "--dbpath",
+        str(dir_ / "data"),
+        "--dbname",
+        "wiki",
+        "--server",
+        f"http://127.0.0.1:{port}",
+        "--scriptpath",
+        "/w",
+        "--lang",
+        "en",
+        "--skins",
+        "Vector",
+        "--pass",
+        PASSWORD,
+        "Bench Wiki",
+        "Admin",
+        conf=False,
+        steps=steps,
+    )
     settings = dir_ / "LocalSettings.php"
-    settings.write_text(settings.read_text()
-                        + LOCAL_SETTINGS.replace("{dir}", str(dir_)).replace("{port}", str(port)))
+    settings.write_text(
+        settings.read_text()
+        + LOCAL_SETTINGS.replace("{dir}", str(dir_)).replace("{port}", str(port))
+    )
     for user in USERS:
         php(dir_, "createAndPromote.php", user, PASSWORD, steps=steps)
     content = generate(seed, articles)
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     (dir_ / "dump.xml").write_text(dump_xml(content, seed, now))
     php(dir_, "importDump.php", "--no-updates", str(dir_ / "dump.xml"), steps=steps)
-    php(dir_, "edit.php", "--user", "Admin", "--summary", "Bench Wiki main page", "Main Page",
-        stdin=content["main_page"], steps=steps)
+    php(
+        dir_,
+        "edit.php",
+        "--user",
+        "Admin",
+        "--summary",
+        "Bench Wiki main page",
+        "Main Page",
+        stdin=content["main_page"],
+        steps=steps,
+    )
     php(dir_, "rebuildrecentchanges.php", steps=steps)
     php(dir_, "refreshLinks.php", steps=steps)
     php(dir_, "runJobs.php", steps=steps)
     php(dir_, "initSiteStats.php", "--update", steps=steps)
     php(dir_, "rebuildLocalisationCache.php", "--lang", "en", steps=steps)
-    meta = {"seed": seed, "articles": articles, "redirects": len(content["redirects"]),
-            "built": now.isoformat(), "build_seconds": round(time.monotonic() - started, 1), "steps": steps}
+    meta = {
+        "seed": seed,
+        "articles": articles,
+        "redirects": len(content["redirects"]),
+        "built": now.isoformat(),
+        "build_seconds": round(time.monotonic() - started, 1),
+        "steps": steps,
+    }
     meta_path.write_text(json.dumps(meta, indent=1))
     return meta
 
@@ -325,13 +416,39 @@ return false;
 def serve(dir_: Path, port: int = DEFAULT_PORT, workers: int = 4) -> subprocess.Popen[bytes]:
     """Start PHP's built-in server for the wiki in ``dir_`` on 127.0.0.1:``port`` (its own process
     group: stop it with :func:`stop`); returns once it answers."""
-    env = {**os.environ, "PHP_CLI_SERVER_WORKERS": str(workers), "MW_INSTALL_PATH": str(MW),
-           "MW_CONFIG_FILE": str(dir_ / "LocalSettings.php"), "MW_SERVER": f"http://127.0.0.1:{port}"}
-    cmd = ["php", "-d", "opcache.enable_cli=1", "-d", "opcache.memory_consumption=256",
-           "-d", "opcache.validate_timestamps=0", "-d", "apc.enable_cli=1", "-d", "apc.shm_size=128M",
-           "-d", "memory_limit=512M", "-d", "display_errors=0", "-d", "log_errors=1",
-           "-d", f"error_log={dir_ / 'php-errors.log'}",
-           "-S", f"127.0.0.1:{port}", "-t", str(dir_ / "docroot"), str(dir_ / "router.php")]
+    env = {
+        **os.environ,
+        "PHP_CLI_SERVER_WORKERS": str(workers),
+        "MW_INSTALL_PATH": str(MW),
+        "MW_CONFIG_FILE": str(dir_ / "LocalSettings.php"),
+        "MW_SERVER": f"http://127.0.0.1:{port}",
+    }
+    cmd = [
+        "php",
+        "-d",
+        "opcache.enable_cli=1",
+        "-d",
+        "opcache.memory_consumption=256",
+        "-d",
+        "opcache.validate_timestamps=0",
+        "-d",
+        "apc.enable_cli=1",
+        "-d",
+        "apc.shm_size=128M",
+        "-d",
+        "memory_limit=512M",
+        "-d",
+        "display_errors=0",
+        "-d",
+        "log_errors=1",
+        "-d",
+        f"error_log={dir_ / 'php-errors.log'}",
+        "-S",
+        f"127.0.0.1:{port}",
+        "-t",
+        str(dir_ / "docroot"),
+        str(dir_ / "router.php"),
+    ]
     with socket.socket() as probe:
         if probe.connect_ex(("127.0.0.1", port)) == 0:
             raise SystemExit(f"127.0.0.1:{port} is already in use")
@@ -376,21 +493,35 @@ def warm(base_url: str, titles: list[str]) -> float:
 
 # --- truth ------------------------------------------------------------------------------------
 
+
 def truth(dir_: Path) -> dict[str, Any]:
     """From the wiki's own database: ``articles`` (namespace 0, not redirects: id, title, latest
     revision id, revision count) and ``redirects`` (id, title, target title)."""
     db = sqlite3.connect(f"file:{dir_ / 'data' / 'wiki.sqlite'}?mode=ro", uri=True)
     try:
         articles = [
-            {"id": pid, "title": _text(title).replace("_", " "), "latest": latest, "revisions": count}
+            {
+                "id": pid,
+                "title": _text(title).replace("_", " "),
+                "latest": latest,
+                "revisions": count,
+            }
             for pid, title, latest, count in db.execute(
                 "SELECT page_id, page_title, page_latest, (SELECT COUNT(*) FROM revision WHERE rev_page = page_id)"
-                " FROM page WHERE page_namespace = 0 AND page_is_redirect = 0 ORDER BY page_id")]
+                " FROM page WHERE page_namespace = 0 AND page_is_redirect = 0 ORDER BY page_id"
+            )
+        ]
         redirects = [
-            {"id": pid, "title": _text(title).replace("_", " "), "target": _text(target).replace("_", " ")}
+            {
+                "id": pid,
+                "title": _text(title).replace("_", " "),
+                "target": _text(target).replace("_", " "),
+            }
             for pid, title, target in db.execute(
                 "SELECT page_id, page_title, rd_title FROM page JOIN redirect ON rd_from = page_id"
-                " WHERE page_namespace = 0 ORDER BY page_id")]
+                " WHERE page_namespace = 0 ORDER BY page_id"
+            )
+        ]
     finally:
         db.close()
     return {"articles": articles, "redirects": redirects}
@@ -408,7 +539,9 @@ def main(argv: list[str] | None = None) -> None:
     b.add_argument("dir", type=Path)
     b.add_argument("--seed", type=int, default=1)
     b.add_argument("--articles", type=int, default=340)
-    b.add_argument("--port", type=int, default=DEFAULT_PORT, help="$wgServer's port when MW_SERVER is not set")
+    b.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="$wgServer's port when MW_SERVER is not set"
+    )
     b.add_argument("--force", action="store_true", help="rebuild even if DIR holds this wiki")
     s = sub.add_parser("serve", help="serve the wiki in DIR on 127.0.0.1 until interrupted")
     s.add_argument("dir", type=Path)
@@ -420,10 +553,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.cmd == "install":
         install()
     elif args.cmd == "build":
-        print(json.dumps(build(args.dir.resolve(), args.seed, args.articles, args.port, args.force)))
+        print(
+            json.dumps(build(args.dir.resolve(), args.seed, args.articles, args.port, args.force))
+        )
     elif args.cmd == "serve":
         proc = serve(args.dir.resolve(), args.port, args.workers)
-        print(f"serving http://127.0.0.1:{args.port}/wiki/Main_Page (pid {proc.pid}); Ctrl-C stops", flush=True)
+        print(
+            f"serving http://127.0.0.1:{args.port}/wiki/Main_Page (pid {proc.pid}); Ctrl-C stops",
+            flush=True,
+        )
         signal.signal(signal.SIGTERM, lambda *_: stop(proc))  # the workers are in their own group
         try:
             proc.wait()

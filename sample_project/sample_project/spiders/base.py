@@ -31,5 +31,7 @@ class ArticleSpider(CrawlSpider):
             yield {
                 "url": response.url,
                 "title": article.css("h1.title::text").get("").strip(),
-                "text": " ".join(t.strip() for t in article.css(".text ::text").getall() if t.strip()),
+                "text": " ".join(
+                    t.strip() for t in article.css(".text ::text").getall() if t.strip()
+                ),
             }
