@@ -2,8 +2,9 @@
 
 A small site is served on loopback and crawled with ``ADDONS = {"scrapy_urlunify.Addon": 0}``.
 For one link, the first time it is met, the calls into the package's own modules are traced
-(``sys.setprofile``) while two entry points run: ``LinkMiddleware.get_processed_request`` (the
-link) and ``DupeFilter.request_seen`` (its request at the scheduler). For each:
+(``sys.setprofile``) while three entry points run: ``LinkMiddleware.get_processed_request`` (the
+link), ``DupeFilter.request_seen`` (its request at the scheduler) and
+``SignatureMiddleware.process_response`` (its response). For each:
 
 * **calls**: the package's functions entered, in order;
 * **stops**: the calls that enter another file than the call before (a reader opens a file);
@@ -120,16 +121,14 @@ def main() -> int:
     from scrapy import Spider
     from scrapy.crawler import CrawlerProcess
 
-    from scrapy_urlunify.core.unify import Unifier
-    from scrapy_urlunify.integration.dupefilter import DupeFilter
-    from scrapy_urlunify.integration.links import LinkMiddleware
+    from scrapy_urlunify import DupeFilter, LinkMiddleware, SignatureMiddleware, Unifier
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     target = base + TARGET_PATH
 
-    link_walk, seen_walk = Walk(), Walk()
+    link_walk, seen_walk, response_walk = Walk(), Walk(), Walk()
 
     def link_is_target(a: tuple[Any, ...], kw: dict[str, Any]) -> bool:
         request = a[1] if len(a) > 1 else kw.get("request")
@@ -143,6 +142,14 @@ def main() -> int:
         LinkMiddleware.get_processed_request, link_walk, link_is_target
     )
     DupeFilter.request_seen = traced(DupeFilter.request_seen, seen_walk, request_is_target)  # type: ignore[method-assign]
+
+    def response_is_target(a: tuple[Any, ...], kw: dict[str, Any]) -> bool:
+        response = a[2] if len(a) > 2 else kw.get("response")
+        return getattr(response, "url", None) == target
+
+    SignatureMiddleware.process_response = traced(  # type: ignore[method-assign]
+        SignatureMiddleware.process_response, response_walk, response_is_target
+    )
 
     askers: Counter[str] = Counter()
     for name in ("identify", "standardize", "filter_reason", "result"):
@@ -180,13 +187,14 @@ def main() -> int:
     result = {
         "link": link_walk.summary(),
         "request_seen": seen_walk.summary(),
+        "response": response_walk.summary(),
         "unifier_askers": dict(askers),
         "places_asking": len(askers),
     }
     if args.json:
         print(json.dumps(result))
         return 0
-    for name in ("link", "request_seen"):
+    for name in ("link", "request_seen", "response"):
         s = result[name]
         print(
             f"{name:13s} {s['calls']:3d} calls, {s['stops']:3d} stops in {s['files']:2d} files, "
