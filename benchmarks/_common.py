@@ -52,9 +52,9 @@ def write_json(path: Path | None, results: Any) -> None:
 
 def learned_rules(crawler: Any) -> list[Any]:
     """The rules a crawl's learner holds at its end (``LearnedRule``; none without learning)."""
-    from scrapy_urlunify.integration.context import UnifyContext
+    from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 
-    learning = UnifyContext.of(crawler).learning
+    learning = UnifyCrawl.of(crawler).learning
     return list(learning.learner.rules) if learning is not None else []
 
 

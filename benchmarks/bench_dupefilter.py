@@ -60,7 +60,7 @@ def make_filter(kind: str):  # type: ignore[no-untyped-def]
         crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
         crawler._apply_settings()
         crawler.spider = BenchSpider()
-        from scrapy_urlunify.integration.dupefilter import DupeFilter
+        from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 
         return DupeFilter.from_crawler(crawler)
     crawler = get_crawler(BenchSpider, {})

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import write_json
 
-from scrapy_urlunify.integration.learning_session import LEARNING_INDEX_ENTRIES
+from scrapy_urlunify.integration.rules._session import LEARNING_INDEX_ENTRIES
 from scrapy_urlunify.learning.learner import Learner
 
 

@@ -93,8 +93,8 @@ def feed(kind: str, stream: list[tuple[str, str]]):  # type: ignore[no-untyped-d
             return df
 
         return run
-    from scrapy_urlunify.integration.dupefilter import DupeFilter
-    from scrapy_urlunify.integration.links import LinkMiddleware
+    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
+    from scrapy_urlunify.integration.links._middleware import LinkMiddleware
 
     crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
     crawler._apply_settings()

@@ -55,9 +55,9 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 
 from scrapy_urlunify import identify
 from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for
-from scrapy_urlunify.integration.keys import seen_key
-from scrapy_urlunify.integration.fingerprinter import Fingerprinter
-from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+from scrapy_urlunify.integration.seen._keys import seen_key
+from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
+from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
 from scrapy_urlunify.stores.redis_connection import connect
 from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 from scrapy_urlunify.stores.redis_tables import RedisSignatureStore
@@ -184,8 +184,8 @@ def bench_pages(server: Any, admin: Any, limit: int, repeat: int) -> dict[str, A
     from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
     from scrapy.utils.test import get_crawler
 
-    from scrapy_urlunify.integration.dupefilter import DupeFilter
-    from scrapy_urlunify.integration.links import LinkMiddleware
+    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
+    from scrapy_urlunify.integration.links._middleware import LinkMiddleware
 
     source, pages = link_pages(limit)
     n = sum(len(links) for _, links in pages)

@@ -58,8 +58,8 @@ from scrapy.settings import Settings
 from scrapy_redis.connection import get_redis_from_settings
 from scrapy_redis.dupefilter import RFPDupeFilter
 
-from scrapy_urlunify.integration.fingerprinter import Fingerprinter
-from scrapy_urlunify.integration.keys import seen_key
+from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
+from scrapy_urlunify.integration.seen._keys import seen_key
 from scrapy_urlunify.stores.redis_connection import connect
 from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 

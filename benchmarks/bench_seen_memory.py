@@ -172,7 +172,7 @@ def whole_worker(kind: str, sizes: list[int]) -> dict[str, Any]:
     from scrapy.dupefilters import RFPDupeFilter
     from scrapy.utils.test import get_crawler
 
-    from scrapy_urlunify.integration.dupefilter import DupeFilter
+    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 
     class S(Spider):
         name = "seen-memory"

@@ -9,10 +9,11 @@ import):
 * :func:`filter_reason` -- why a link must not be followed at all;
 * :class:`Policy` -- the validated configuration of all of the above.
 
-The Scrapy components (``LinkMiddleware``, ``Fingerprinter``, ``DupeFilter``,
-``SignatureMiddleware``, ``ResumeMiddleware``, ``RedisDupeFilter``, ``RedisQueue``, ``Addon``,
-the pipelines, ``follow_all``) are imported lazily from here, so ``import scrapy_urlunify`` stays
-cheap and Scrapy-free for users of the core alone.
+The Scrapy components (``Addon``, which enables the others, ``LinkMiddleware``,
+``Fingerprinter``, ``DupeFilter``, ``SignatureMiddleware``, ``RedisDupeFilter``, ``RedisQueue``,
+the pipelines, ``follow_all``...) are imported lazily from here, so ``import scrapy_urlunify``
+stays cheap and Scrapy-free for users of the core alone; ``scrapy_urlunify.<Name>`` is the
+path to give Scrapy's settings.
 """
 
 from __future__ import annotations
@@ -46,17 +47,24 @@ __all__ = [
 
 # Scrapy adapters, resolved on first access (PEP 562) so the core never imports Scrapy.
 _LAZY = {
-    "LinkMiddleware": "scrapy_urlunify.integration.links",
-    "Fingerprinter": "scrapy_urlunify.integration.fingerprinter",
-    "DupeFilter": "scrapy_urlunify.integration.dupefilter",
-    "RedisDupeFilter": "scrapy_urlunify.integration.redis_dupefilter",
-    "SignatureMiddleware": "scrapy_urlunify.integration.signatures",
-    "ResumeMiddleware": "scrapy_urlunify.integration.resume",
     "Addon": "scrapy_urlunify.integration.addon",
-    "SignaturePipeline": "scrapy_urlunify.integration.pipelines",
-    "UnicityPipeline": "scrapy_urlunify.integration.pipelines",
-    "follow_all": "scrapy_urlunify.integration.follow",
-    "RedisQueue": "scrapy_urlunify.integration.redis_queue",
+    "LinkMiddleware": "scrapy_urlunify.integration.links._middleware",
+    "follow_all": "scrapy_urlunify.integration.links._follow",
+    "Fingerprinter": "scrapy_urlunify.integration.seen._fingerprinter",
+    "DupeFilter": "scrapy_urlunify.integration.seen._dupefilter",
+    "RedisDupeFilter": "scrapy_urlunify.integration.seen._redis_dupefilter",
+    "ResumeMiddleware": "scrapy_urlunify.integration.seen._resume_middlewares",
+    "ResumeDoneMiddleware": "scrapy_urlunify.integration.seen._resume_middlewares",
+    "SignatureMiddleware": "scrapy_urlunify.integration.pages._signatures",
+    "DuplicatePageGate": "scrapy_urlunify.integration.pages._signatures",
+    "SignaturePipeline": "scrapy_urlunify.integration.pages._pipelines",
+    "UnicityPipeline": "scrapy_urlunify.integration.pages._pipelines",
+    "DequeueMiddleware": "scrapy_urlunify.integration.rules._dequeue",
+    "DequeueDropGate": "scrapy_urlunify.integration.rules._dequeue",
+    "RedisQueue": "scrapy_urlunify.integration.queue._redis_queue",
+    "QueueDoneMiddleware": "scrapy_urlunify.integration.queue._queue_done",
+    "QueueGivenBackMiddleware": "scrapy_urlunify.integration.queue._queue_done",
+    "QueueFailureMiddleware": "scrapy_urlunify.integration.queue._queue_done",
 }
 
 

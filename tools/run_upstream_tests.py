@@ -90,8 +90,8 @@ TEST_DEPS = [
 SWAP_PLUGIN = '''"""pytest plugin: scrapy-urlunify's classes in place of Scrapy's and scrapy-redis's."""
 import scrapy.settings.default_settings as defaults
 
-defaults.DUPEFILTER_CLASS = "scrapy_urlunify.integration.dupefilter.DupeFilter"
-defaults.REQUEST_FINGERPRINTER_CLASS = "scrapy_urlunify.integration.fingerprinter.Fingerprinter"
+defaults.DUPEFILTER_CLASS = "scrapy_urlunify.DupeFilter"
+defaults.REQUEST_FINGERPRINTER_CLASS = "scrapy_urlunify.Fingerprinter"
 
 try:
     import scrapy_redis.defaults
@@ -99,10 +99,10 @@ try:
 except ImportError:
     pass
 else:
-    from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+    from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
 
     scrapy_redis.defaults.SCHEDULER_DUPEFILTER_CLASS = (
-        "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter")
+        "scrapy_urlunify.RedisDupeFilter")
     scrapy_redis.dupefilter.RFPDupeFilter = RedisDupeFilter
 '''
 

@@ -130,7 +130,7 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
     from scrapy.crawler import CrawlerRunner
     from twisted.internet import defer
 
-    from ..integration.meta import NEAR_DUPLICATE_OF_META, RESEMBLANCE_META
+    from ..integration.crawl._meta import NEAR_DUPLICATE_OF_META, RESEMBLANCE_META
     from .proxy import demo_settings
 
     @defer.inlineCallbacks

@@ -1,8 +1,12 @@
-"""Everything that imports Scrapy: the thin adapters between a crawl and the pure core.
+"""The Scrapy side of the add-on: one folder per feature, each a few thin Scrapy components over
+objects that ``crawl`` builds once per crawler (docs/architecture.md).
 
-``settings`` (the ``URLUNIFY_*`` settings), ``context`` (one unifier per crawler), ``links``
-(the link middleware) and ``downstream`` (the spider middlewares after it), ``fingerprinter``, ``dupefilter`` and ``redis_dupefilter``,
-``signatures`` (the page-signature middleware; the pages go on to ``learning_session``,
-``fetched``, ``probation`` and ``canonicals``), ``stats``, ``resume`` (JOBDIR resume after a kill),
-``pipelines``, ``addon``, ``command`` (``scrapy urlunify``), ``crawl_stores`` (what a crawl
-does when its store fails) and ``refusal`` (a crawl refused at start: one ERROR line)."""
+``crawl`` builds and shares them (settings read once, stats, the stores and what a failing one
+does); ``links`` handles a page's links before they are scheduled; ``seen`` is the "seen?" check
+at the scheduler (fingerprints, keys, the dupefilters, resume after a kill); ``pages`` checks
+each downloaded page (signatures, near-duplicates, declared canonicals, the item pipelines);
+``rules`` learns URL rules from duplicate pages and keeps them on probation; ``queue`` orders
+requests (the frontier) and makes scrapy-redis's shared queue safe. ``addon``, ``settings`` and
+``command`` are public: the ``Addon``, the ``URLUNIFY_*`` settings, ``scrapy urlunify``.
+The components' public paths are ``scrapy_urlunify.<Name>``.
+"""

@@ -13,7 +13,7 @@ still win):
                                     so a link it drops (filtered, anchor, known duplicate) costs
                                     no other middleware's work, and the depth, URL length and
                                     referer middlewares (900-700) see the URL to fetch; with JOBDIR,
-                                    ``DoneMiddleware`` at 5 (closest to the engine: a page is
+                                    ``ResumeDoneMiddleware`` at 5 (closest to the engine: a page is
                                     "done" for a resume once its output is handled);
                                     ``DuplicatePageGate`` at 1 (first in the input chain: drops
                                     a duplicate page once the engine counted it as received)
@@ -29,9 +29,9 @@ still win):
                                     a download exception)
 ``SCHEDULER_QUEUE_CLASS``           not set; when the project sets it to ``RedisQueue`` (the
                                     reliable scrapy-redis queue, ``docs/redis_queue.md``), its
-                                    components: ``DoneMiddleware`` at 2 and
-                                    ``GivenBackMiddleware`` at 960 (spider middlewares),
-                                    ``FailureMiddleware`` at 1 (downloader middleware)
+                                    components: ``QueueDoneMiddleware`` at 2 and
+                                    ``QueueGivenBackMiddleware`` at 960 (spider middlewares),
+                                    ``QueueFailureMiddleware`` at 1 (downloader middleware)
 ``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210
 ``URLUNIFY_LEARN``                  ``True``: learn the site's own URL noise from duplicate
                                     pages (new rules on probation, declared canonicals verified
@@ -75,8 +75,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
-from . import refusal
-from . import settings as urlunify_settings
+import scrapy_urlunify.integration.crawl._refusal as refusal
+import scrapy_urlunify.integration.settings as urlunify_settings
 
 if TYPE_CHECKING:
     from scrapy.settings import Settings
@@ -97,27 +97,27 @@ DUPLICATE_GATE_PRIORITY = 1
 #: RedisQueue's components (integration/redis_queue_done.py), where each must sit to see when a
 #: request is done: closest to the engine on both sides, and the link rescue after LinkMiddleware
 _QUEUE_COMPONENTS = (
-    ("SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.redis_queue_done.DoneMiddleware", 2),
-    ("SPIDER_MIDDLEWARES", "scrapy_urlunify.integration.redis_queue_done.GivenBackMiddleware", 960),
-    ("DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.integration.redis_queue_done.FailureMiddleware", 1),
+    ("SPIDER_MIDDLEWARES", "scrapy_urlunify.QueueDoneMiddleware", 2),
+    ("SPIDER_MIDDLEWARES", "scrapy_urlunify.QueueGivenBackMiddleware", 960),
+    ("DOWNLOADER_MIDDLEWARES", "scrapy_urlunify.QueueFailureMiddleware", 1),
 )
-_REDIS_QUEUE = "scrapy_urlunify.integration.redis_queue.RedisQueue"
+_REDIS_QUEUE = "scrapy_urlunify.RedisQueue"
 _DOWNLOADER_MIDDLEWARES = {
-    "scrapy_urlunify.integration.signatures.SignatureMiddleware": SIGNATURE_MIDDLEWARE_PRIORITY,
-    "scrapy_urlunify.integration.dequeue.DequeueMiddleware": DEQUEUE_MIDDLEWARE_PRIORITY,
-    "scrapy_urlunify.integration.dequeue.DequeueDropGate": DROP_GATE_PRIORITY,
+    "scrapy_urlunify.SignatureMiddleware": SIGNATURE_MIDDLEWARE_PRIORITY,
+    "scrapy_urlunify.DequeueMiddleware": DEQUEUE_MIDDLEWARE_PRIORITY,
+    "scrapy_urlunify.DequeueDropGate": DROP_GATE_PRIORITY,
 }
 PIPELINE_PRIORITIES = {
-    "scrapy_urlunify.integration.pipelines.SignaturePipeline": 200,
-    "scrapy_urlunify.integration.pipelines.UnicityPipeline": 210,
+    "scrapy_urlunify.SignaturePipeline": 200,
+    "scrapy_urlunify.UnicityPipeline": 210,
 }
 
 _ZYTE_FALLBACK = "ZYTE_API_FALLBACK_REQUEST_FINGERPRINTER_CLASS"
 _POET_BASE = "SCRAPY_POET_REQUEST_FINGERPRINTER_BASE_CLASS"
 
 _OURS = {
-    "REQUEST_FINGERPRINTER_CLASS": "scrapy_urlunify.integration.fingerprinter.Fingerprinter",
-    "DUPEFILTER_CLASS": "scrapy_urlunify.integration.dupefilter.DupeFilter",
+    "REQUEST_FINGERPRINTER_CLASS": "scrapy_urlunify.Fingerprinter",
+    "DUPEFILTER_CLASS": "scrapy_urlunify.DupeFilter",
 }
 
 
@@ -132,12 +132,12 @@ class Addon:
             return
         settings.set_in_component_priority_dict(
             "SPIDER_MIDDLEWARES",
-            "scrapy_urlunify.integration.links.LinkMiddleware",  # type: ignore[arg-type]
+            "scrapy_urlunify.LinkMiddleware",  # type: ignore[arg-type]
             SPIDER_MIDDLEWARE_PRIORITY,
         )
         settings.set_in_component_priority_dict(
             "SPIDER_MIDDLEWARES",
-            "scrapy_urlunify.integration.signatures.DuplicatePageGate",  # type: ignore[arg-type]
+            "scrapy_urlunify.DuplicatePageGate",  # type: ignore[arg-type]
             DUPLICATE_GATE_PRIORITY,
         )
         for path, priority in _DOWNLOADER_MIDDLEWARES.items():
@@ -145,13 +145,13 @@ class Addon:
         if settings.get("JOBDIR"):
             settings.set_in_component_priority_dict(
                 "SPIDER_MIDDLEWARES",
-                "scrapy_urlunify.integration.resume.DoneMiddleware",  # type: ignore[arg-type]
+                "scrapy_urlunify.ResumeDoneMiddleware",  # type: ignore[arg-type]
                 DONE_MIDDLEWARE_PRIORITY,
             )
         if settings.get("JOBDIR") or urlunify_settings.get(settings, "URLUNIFY_STORE") != "memory":
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES",
-                "scrapy_urlunify.integration.resume.ResumeMiddleware",  # type: ignore[arg-type]
+                "scrapy_urlunify.ResumeMiddleware",  # type: ignore[arg-type]
                 RESUME_MIDDLEWARE_PRIORITY,
             )
         queue = settings.get("SCHEDULER_QUEUE_CLASS")

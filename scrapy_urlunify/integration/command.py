@@ -41,11 +41,11 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.spiderloader import get_spider_loader
 
-from ..cli.main import main
-from ..stores.location import MEMORY
-from . import settings as urlunify_settings
-from .context import UnifyContext
-from .settings import SettingsError, policy_from_settings
+import scrapy_urlunify.integration.settings as urlunify_settings
+from scrapy_urlunify.cli.main import main
+from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+from scrapy_urlunify.integration.settings import SettingsError, policy_from_settings
+from scrapy_urlunify.stores.location import MEMORY
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -157,7 +157,7 @@ class Progress:
         if self.responses - self._last_count < self.EVERY and now - self._last_time < self.SECONDS:
             return
         self._last_count, self._last_time = self.responses, now
-        learning = UnifyContext.of(self.crawler).learning
+        learning = UnifyCrawl.of(self.crawler).learning
         rules = len(learning.learner.rules) if learning is not None else 0
         print(
             f"# learning: {self.responses} of {plural(self.pages, 'response')}, {plural(rules, 'rule')} so far",
@@ -200,7 +200,7 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
     crawler.signals.connect(progress.response_received, signal=signals.response_received)
     process.crawl(crawler)
     process.start()
-    learning = UnifyContext.of(crawler).learning
+    learning = UnifyCrawl.of(crawler).learning
     learner = learning.learner if learning is not None else None
     if learner is None:
         print(

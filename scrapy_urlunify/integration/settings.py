@@ -3,7 +3,7 @@
 :data:`SETTINGS` is the one table of them (as scrapy-redis's ``defaults.py``); components read a
 setting only through :func:`get`, which validates it, so a bad value fails at start-up with a
 :class:`SettingsError` naming the setting, whatever component reads it first.
-:class:`~scrapy_urlunify.integration.context.UnifyContext` checks them all when a crawl opens.
+:class:`~scrapy_urlunify.integration.crawl._context.UnifyContext` checks them all when a crawl opens.
 
 Two groups:
 
@@ -26,10 +26,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.policy import Policy, PolicyError
-from ..core.url import InvalidURL, host_of, resolve
-from ..learning.page_signature import DEFAULT_MAX_BYTES
-from ..stores.location import (
+from scrapy_urlunify.core.policy import Policy, PolicyError
+from scrapy_urlunify.core.url import InvalidURL, host_of, resolve
+from scrapy_urlunify.learning.page_signature import DEFAULT_MAX_BYTES
+from scrapy_urlunify.stores.location import (
     DEFAULT_KEY_TEMPLATE,
     MEMORY,
     is_redis_url,

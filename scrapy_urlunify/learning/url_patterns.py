@@ -32,7 +32,7 @@ name sets per node and ``MAX_NAMES`` names per set (beyond: ``?*``), and ``max_v
 of at most 64 characters per parameter. The cost of a URL is one pass over its segments and
 parameters, a dictionary lookup each.
 
-Pure Python, no Scrapy: :mod:`scrapy_urlunify.integration.frontier` uses it in a crawl.
+Pure Python, no Scrapy: :mod:`scrapy_urlunify.integration.queue._frontier` uses it in a crawl.
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ class KeptStore(Protocol):
     it): if one of those rules is revoked, the request is scheduled again; once they are all
     confirmed, it is forgotten; once fetched (a sample, as when the crawl goes idle with its
     rule still on probation), it is forgotten too. A store only keeps the entries; what they
-    mean is :mod:`scrapy_urlunify.integration.signatures`'s business.
+    mean is :mod:`scrapy_urlunify.integration.pages._signatures`'s business.
     """
 
     def entries(self) -> list[KeptEntry]:

@@ -36,7 +36,7 @@ write of the queue there too (the pop of the request whose link it is). When few
 acknowledge within ``wait_ms`` the push is sent again (numbered: applied once) until
 ``unavailable_timeout``, then :class:`~.redis_connection.RedisUnavailable` names the cause.
 
-No Scrapy import: the Scrapy side (``scrapy_urlunify.integration.redis_queue``) encodes
+No Scrapy import: the Scrapy side (``scrapy_urlunify.integration.queue._redis_queue``) encodes
 requests and decides when one is done. A Redis error is raised to the caller as redis-py raises
 it. The scripts build the in-flight keys of other workers from ``<key>``, so every key of the
 queue must be on one slot of a Redis Cluster: with a cluster client ``<key>`` is hash-tagged

@@ -18,13 +18,8 @@ def test_addon_keeps_a_project_fingerprinter_and_warns(caplog):
         Addon().update_settings(settings)
     assert settings["REQUEST_FINGERPRINTER_CLASS"] == "scrapy.utils.request.RequestFingerprinter"
     assert "keeping the project's REQUEST_FINGERPRINTER_CLASS" in caplog.text
-    assert settings["DUPEFILTER_CLASS"] == "scrapy_urlunify.integration.dupefilter.DupeFilter"
-    assert (
-        settings.getwithbase("SPIDER_MIDDLEWARES")[
-            "scrapy_urlunify.integration.links.LinkMiddleware"
-        ]
-        == 950
-    )
+    assert settings["DUPEFILTER_CLASS"] == "scrapy_urlunify.DupeFilter"
+    assert settings.getwithbase("SPIDER_MIDDLEWARES")["scrapy_urlunify.LinkMiddleware"] == 950
 
 
 def test_addon_turns_learning_on_and_a_spider_can_turn_it_off():
@@ -35,9 +30,7 @@ def test_addon_turns_learning_on_and_a_spider_can_turn_it_off():
     settings = Settings()
     Addon().update_settings(settings)
     assert settings.getbool("URLUNIFY_LEARN") is True
-    assert "scrapy_urlunify.integration.dequeue.DequeueMiddleware" in settings.getdict(
-        "DOWNLOADER_MIDDLEWARES"
-    )
+    assert "scrapy_urlunify.DequeueMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
     settings = Settings({"URLUNIFY_LEARN": False}, priority="project")
     Addon().update_settings(settings)
     assert settings.getbool("URLUNIFY_LEARN") is False

@@ -19,7 +19,7 @@ from scrapy.spiders import Rule
 from tree_project import write_project
 from treesite import TreeSite
 
-from scrapy_urlunify.integration.signatures import DuplicatePage
+from scrapy_urlunify.integration.pages._signatures import DuplicatePage
 
 BUDGET = 60
 CONCURRENT = 4
@@ -127,9 +127,7 @@ def test_without_the_gate_the_middleware_still_drops_the_duplicate_pages():
         "/",
         {
             "ADDONS": {},
-            "DOWNLOADER_MIDDLEWARES": {
-                "scrapy_urlunify.integration.signatures.SignatureMiddleware": 20
-            },
+            "DOWNLOADER_MIDDLEWARES": {"scrapy_urlunify.SignatureMiddleware": 20},
         },
     )
     titles = [i["title"] for i in items]

@@ -72,7 +72,7 @@ def test_a_login_page_linked_from_every_page_is_learned_in_its_context():
 def test_the_samples_of_a_context_rule_differ_by_page_and_value():
     """A rule of two or three values (``sort`` on a shop's product route) gets its samples
     from five products as they come, not only from its values (then at the crawl's end)."""
-    from scrapy_urlunify.integration.rule_samples import RuleOnProbation
+    from scrapy_urlunify.integration.rules._samples import RuleOnProbation
     from scrapy_urlunify.learning.rule_types import LearnedRule
 
     rule = LearnedRule("param", "shop.test", "sort", 6, (), "/index.php?route=product%2Fview")
@@ -125,9 +125,9 @@ def test_a_rule_whose_evidence_shares_a_lead_is_checked_on_a_value_without_it(ca
     samples after them (more ``Talk:…``): a rule confirmed by them would merge every category
     discussion into the empty talk page. The evidence's values all start with ``Talk:``, so one
     sample must not: the first ``Category_talk:…`` request is fetched, differs, and revokes it."""
-    from scrapy_urlunify.integration.probation import RULE_PROBATION
+    from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
 
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.learning_session"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.rules._session"):
         site, stats, items = yield crawl_site(_start_talk, "/", {"URLUNIFY_LEARN": True})
     assert stats["urlunify/learned/param/127.0.0.1/edit/title"] >= CONTEXT_VALUES
     assert stats["urlunify/learned/revoked"] == 1

@@ -16,9 +16,10 @@ from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.linkextractors import LinkExtractor
 from twisted.internet import reactor
 
-from scrapy_urlunify.integration.context import UnifyContext
-from scrapy_urlunify.integration.dupefilter import DupeFilter
-from scrapy_urlunify.integration.fingerprinter import Fingerprinter
+from scrapy_urlunify import DupeFilter
+from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
+from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
 
 
 class NamelessSpider(scrapy.Spider):
@@ -38,13 +39,13 @@ def test_plain_scrapy_spider_named_by_keyword_crawls():
     site, crawler, _ = yield run(scrapy.Spider, name="x")
     assert site.hits["/"] == 1
     assert crawler.stats.get_value("finish_reason") == "finished"
-    assert UnifyContext.of(crawler).scope == "x"
+    assert UnifyCrawl.of(crawler).policies.scope == "x"
 
 
 @pytest_twisted.inlineCallbacks
 def test_nameless_spider_class_named_by_keyword_dedups():
     site, crawler, _ = yield run(NamelessSpider, name="y")
-    assert UnifyContext.of(crawler).scope == "y"
+    assert UnifyCrawl.of(crawler).policies.scope == "y"
     assert site.hits["/next"] == 1
     assert site.hits["/list"] == 1
     assert max(site.hits.values()) == 1  # every URL fetched once
@@ -168,7 +169,7 @@ def test_rfpdupefilter_api_after_a_crawl():
         yield scrapy.Request(base + "/a")
 
     rec, crawler = yield run_recorded(requests)
-    df = UnifyContext.of(crawler).dupefilter
+    df = DupeFilter(UnifyCrawl.of(crawler).seen_check())  # a view of the crawl's
     assert df.logger is logging.getLogger("scrapy.dupefilters")
     fetched = [scrapy.Request(rec.base + p) for p in rec.paths()]
     with pytest.warns(ScrapyDeprecationWarning, match=r"RFPDupeFilter\.fingerprints is deprecated"):
@@ -304,7 +305,7 @@ def test_jobdir_of_a_scrapy_crawl_is_reported_at_start(tmp_path, caplog):
 def redis_settings(redis_server, **more):  # type: ignore[no-untyped-def]
     return {
         "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
-        "DUPEFILTER_CLASS": "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
+        "DUPEFILTER_CLASS": "scrapy_urlunify.RedisDupeFilter",
         "REDIS_URL": redis_server.url,
         "LOG_LEVEL": "INFO",
         **more,
@@ -357,7 +358,7 @@ def test_flush_without_persist_leaves_no_key_behind(redis_server):
 def test_scrapy_redis_constructor_and_from_settings(redis_server):
     from scrapy.settings import Settings
 
-    from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+    from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
 
     client = redis_server.client()
     df = RedisDupeFilter(client, "dupefilter:1")  # scrapy-redis's (server, key, debug=False)

@@ -148,13 +148,12 @@ def _dupefilter():  # type: ignore[no-untyped-def]
     from scrapy import Spider
     from scrapy.utils.test import get_crawler
 
-    from scrapy_urlunify.integration.dupefilter import DupeFilter
+    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 
     class S(Spider):
         name = "urls"
 
     crawler = get_crawler(S, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
-    crawler._apply_settings()
     crawler.spider = S()
     return DupeFilter.from_crawler(crawler)
 
@@ -189,12 +188,10 @@ def test_a_url_scheduled_before_a_rule_was_learned_is_a_duplicate_after_it():
     either was fetched made one page two downloads and its items twice."""
     from scrapy import Request
 
-    from scrapy_urlunify.integration.context import UnifyContext
-
     df = _dupefilter()
     url = "http://shop.test/product/513?ref=p239"
     assert df.request_seen(Request(url)) is False
-    UnifyContext.of(df.crawler).set_learned({"shop.test": ["ref"]}, [])
+    df.check.policies.set_learned({"shop.test": ["ref"]}, [])
     assert df.request_seen(Request(url)) is True
     assert (
         df.request_seen(Request("http://shop.test/product/513?ref=p1")) is True
@@ -214,7 +211,7 @@ def test_the_dupefilter_keeps_nothing_per_url_beyond_its_seen_set():
     from scrapy import Request
 
     df = _dupefilter()
-    unifier = df.fingerprinter.context.unifier
+    unifier = df.check.policies.unifier
     url = "https://example.test/p?page={}"
     n = 20_000  # under tracemalloc: a few seconds
     tracemalloc.start()

@@ -13,8 +13,8 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
-from scrapy_urlunify.integration.frontier import Frontier
-from scrapy_urlunify.integration.stats import UnifyStats
+from scrapy_urlunify.integration.queue._frontier import Frontier
+from scrapy_urlunify.integration.crawl._stats import UnifyStats
 
 #: Scrapy's default order: priority 0 everywhere, last in first out
 DFS = {"DEPTH_PRIORITY": 0, "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue"}
@@ -47,7 +47,7 @@ def covered_at(fetched: list[str]) -> int:
 
 @pytest_twisted.inlineCallbacks
 def test_real_pages_first_in_scrapy_default_order(caplog):  # type: ignore[no-untyped-def]
-    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.frontier")
+    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.queue._frontier")
     fetched, stats = yield crawl(DFS, True)
     without, stats_without = yield crawl(DFS, False)
     assert covered_at(fetched) <= WITHIN < covered_at(without), (fetched, without)

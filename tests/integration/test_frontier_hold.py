@@ -13,8 +13,8 @@ import optionsite
 import pytest_twisted
 from scrapy import Request
 
-from scrapy_urlunify.integration.frontier import Frontier
-from scrapy_urlunify.integration.stats import UnifyStats
+from scrapy_urlunify.integration.queue._frontier import Frontier
+from scrapy_urlunify.integration.crawl._stats import UnifyStats
 from scrapy_urlunify.learning.learner import Learner
 
 #: Scrapy's default order (priority 0, last in first out), 8 requests at a time
@@ -76,7 +76,7 @@ def test_a_page_out_of_the_downloader_is_in_flight_until_its_response_is_judged(
     """``request_left_downloader`` comes before the middlewares' ``process_response``, where the
     learner observes the page: until then (or ``LANDING_SECONDS``, for a response turned into a
     redirect) the next page of its candidate waits."""
-    from scrapy_urlunify.integration import frontier as frontier_module
+    import scrapy_urlunify.integration.queue._frontier as frontier_module
 
     clock = [100.0]
     monkeypatch.setattr(frontier_module.time, "monotonic", lambda: clock[0])

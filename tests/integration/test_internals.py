@@ -15,7 +15,7 @@ from scrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from scrapy_urlunify.integration.internals import (
+from scrapy_urlunify.integration.crawl._internals import (
     FAST_REQUEST_COPY,
     downloader_middlewares,
     flush_before_reads,
@@ -24,8 +24,8 @@ from scrapy_urlunify.integration.internals import (
     request_with_url,
     spider_middlewares,
 )
-from scrapy_urlunify.integration.links import LinkMiddleware
-from scrapy_urlunify.integration.signatures import DuplicatePageGate
+from scrapy_urlunify.integration.links._middleware import LinkMiddleware
+from scrapy_urlunify.integration.pages._signatures import DuplicatePageGate
 
 
 class _Looking(Spider):
@@ -132,7 +132,7 @@ def test_the_stats_collector_flushes_before_it_is_read() -> None:
 
 def test_twisted_has_a_stderr_printer_until_logging_begins() -> None:
     script = (
-        "from scrapy_urlunify.integration.internals import twisted_stderr_printer as p\n"
+        "from scrapy_urlunify.integration.crawl._internals import twisted_stderr_printer as p\n"
         "printer = p()\nassert printer is not None, 'no temporary observer'\n"
         "class Gate:\n    def __init__(self, o): self.o = o\n    def __call__(self, e): self.o(e)\n"
         "gate = p(replace=Gate)\nassert p() is gate and gate.o is printer\nprint('ok')\n"

@@ -13,9 +13,10 @@ from w3lib.url import safe_url_string
 from scrapy_urlunify import standardize
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
-from scrapy_urlunify.integration.dupefilter import DupeFilter, dupes_logger
-from scrapy_urlunify.integration.links import SAFE_URL, LinkMiddleware, rewritten
-from scrapy_urlunify.integration.meta import ORIGINAL_URL_META
+from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
+from scrapy_urlunify.integration.seen._seen import dupes_logger
+from scrapy_urlunify.integration.links._middleware import SAFE_URL, LinkMiddleware, rewritten
+from scrapy_urlunify.integration.crawl._meta import ORIGINAL_URL_META
 
 SIZE = 50
 
@@ -54,7 +55,7 @@ class SchedulerOnlyDupeFilter(CountingDupeFilter):
 
     def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
-        self.early_drop = False
+        self.check.early_drop = False
 
 
 DUPLICATE_LINE = "Filtered duplicate request"
@@ -223,7 +224,7 @@ def test_links_dropped_first_in_the_chain_leave_the_crawl_as_the_scheduler_would
     runs = {
         "scheduler": {
             **common,
-            "SPIDER_MIDDLEWARES": {"scrapy_urlunify.integration.links.LinkMiddleware": 600},
+            "SPIDER_MIDDLEWARES": {"scrapy_urlunify.LinkMiddleware": 600},
             "DUPEFILTER_CLASS": f"{__name__}.SchedulerOnlyDupeFilter",
         },
         "early": {**common, "DUPEFILTER_CLASS": f"{__name__}.CountingDupeFilter"},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from scrapy import Request
 from scrapy.http import FormRequest
 
-from scrapy_urlunify.integration.meta import meta_of
+from scrapy_urlunify.integration.crawl._meta import meta_of
 
 
 def test_a_request_without_meta_has_none_and_gets_no_dict() -> None:

@@ -15,8 +15,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList, succeed
 
-from scrapy_urlunify.integration.near_duplicates import distance_for
-from scrapy_urlunify.integration.signatures import NEAR_SYNC_SECONDS
+from scrapy_urlunify.integration.pages._near_duplicates import distance_for
+from scrapy_urlunify.integration.pages._checks import NEAR_SYNC_SECONDS
 from scrapy_urlunify.learning.near_duplicates import ITEM_DISTANCE, PAGE_DISTANCE, resemblance
 
 
@@ -136,13 +136,13 @@ def test_looser_item_thresholds_are_opt_in():
 def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
     # /claims/N is article N under a "Revision as of" banner, and declares /wiki/AN canonical
     # (fetched before): its exact signature differs, the near-duplicate check says the same page
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats, seen, items, dropped = yield crawl({})
     assert stats["urlunify/canonical/verified"] == 10
     assert stats["urlunify/canonical/near_duplicates"] == 10
     assert "urlunify/canonical/counter_examples" not in stats
     # and without near-duplicates, the same ten are counter-examples: the site's canonicals off
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATES": False})
     assert stats["urlunify/canonical/counter_examples"] == 5
     assert "canonicals of 127.0.0.1 are ignored for the rest of the crawl: 5 of 5" in caplog.text
@@ -152,7 +152,7 @@ def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
 def test_a_canonical_whose_target_is_a_duplicate_of_another_page_is_verified(caplog):
     # each /copy/AN is fetched after /wiki/AN (the same bytes): an exact duplicate, whose
     # near-duplicate fingerprint is its article's; /claims/N (a banner more) names it canonical
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats, seen, items, dropped = yield crawl({}, start="/claims", copies=True)
     assert all(site.hits[f"/copy/{a}"] == 1 for a in wikisite.ARTICLES)
     assert stats["urlunify/signature/duplicates"] >= 5  # the copies after their articles
@@ -164,7 +164,7 @@ def test_a_canonical_whose_target_is_a_duplicate_of_another_page_is_verified(cap
 @pytest_twisted.inlineCallbacks
 def test_one_wrong_canonical_in_ten_does_not_switch_off_the_site(caplog):
     # /claims/3 declares /wiki/A4 canonical, but has A3's article
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats, seen, items, dropped = yield crawl({}, wrong=(3,))
     assert stats["urlunify/canonical/verified"] == 9
     assert stats["urlunify/canonical/counter_examples"] == 1
@@ -181,7 +181,7 @@ def test_one_wrong_canonical_in_ten_does_not_switch_off_the_site(caplog):
 
 @pytest_twisted.inlineCallbacks
 def test_mostly_wrong_canonicals_switch_the_site_off(caplog):
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats, seen, items, dropped = yield crawl({}, wrong=(0, 1, 2, 4, 5, 6, 8))
     # after five checked (0, 1, 2 wrong, 3 true, 4 wrong): 4 of 5 are other pages; the claims after
     # are not even checked
@@ -269,7 +269,7 @@ def test_another_process_of_the_scope_knows_the_pages_fetched_before_in_redis(re
 
 
 def test_the_index_file_round_trips_and_a_bad_one_is_ignored(tmp_path, caplog):
-    from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
+    from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
 
     pages = NearDuplicatePages(1 << 20, 7, 7)
     from lxml import html
@@ -297,7 +297,7 @@ def test_short_pages_are_near_duplicates_only_of_an_equal_main_text(tmp_path):
     rest; another line is another page, and a long page is never compared with them."""
     from lxml import html
 
-    from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
+    from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
 
     def page(banner: str, line: str) -> html.HtmlElement:
         return html.fromstring(

@@ -11,7 +11,7 @@ from minicrawl import MiniSpider, crawl
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
 
-from scrapy_urlunify.integration.pipelines import UnicityPipeline
+from scrapy_urlunify.integration.pages._pipelines import UnicityPipeline
 
 
 @pytest_twisted.inlineCallbacks

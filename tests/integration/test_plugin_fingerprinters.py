@@ -20,9 +20,9 @@ from twisted.internet import reactor
 from twisted.web import resource, server
 from web_poet import WebPage
 
-from scrapy_urlunify.integration.fingerprinter import Fingerprinter
+from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
 
-OURS = "scrapy_urlunify.integration.fingerprinter.Fingerprinter"
+OURS = "scrapy_urlunify.Fingerprinter"
 
 
 class FakeZyteAPI(resource.Resource):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_urlunify.integration.probation import RULE_PROBATION
+from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
 from scrapy_urlunify.learning.learner import Learner
 from scrapy_urlunify.learning.persist import LearnedRulesStore
 from scrapy_urlunify.stores import KEPT_FILENAME, LEARNED_FILENAME, VarRecordLog

@@ -20,8 +20,8 @@ from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_urlunify.integration.keys import seen_key
-from scrapy_urlunify.integration.fingerprinter import Fingerprinter
+from scrapy_urlunify.integration.seen._keys import seen_key
+from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
 from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
 pytestmark = pytest.mark.redis

@@ -433,7 +433,7 @@ def test_two_scrapy_redis_processes_share_the_work_and_fetch_each_page_once(
     settings = store_settings(
         redis_server,
         SCHEDULER="scrapy_redis.scheduler.Scheduler",
-        DUPEFILTER_CLASS="scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
+        DUPEFILTER_CLASS="scrapy_urlunify.RedisDupeFilter",
         REDIS_URL=redis_server.url,
         SCHEDULER_PERSIST=True,
         MAX_IDLE_TIME_BEFORE_CLOSE=3,
@@ -502,15 +502,13 @@ def test_a_shared_store_emptied_by_another_process_makes_its_pages_new_again(red
     ``urlunify store clear``), and then every page is new again, for this process too."""
     from scrapy import Request
 
-    from scrapy_urlunify.integration.fingerprinter import Fingerprinter
-    from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+    from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
+    from scrapy_urlunify.integration.seen._seen import SeenCheck
     from scrapy_urlunify.stores.redis_connection import connect
     from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 
-    df = RedisDupeFilter(
-        Fingerprinter(),
-        RedisSeenStore(connect(redis_server.url), "urlunify:emptied:seen", owns_client=True),
-    )
+    store = RedisSeenStore(connect(redis_server.url), "urlunify:emptied:seen", owns_client=True)
+    df = RedisDupeFilter(SeenCheck.standalone(store))
     url = "https://a.test/page?b=2&a=1"
     assert df.request_seen(Request(url)) is False
     assert df.request_seen(Request(url)) is True

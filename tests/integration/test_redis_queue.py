@@ -1,5 +1,5 @@
 """The reliable shared queue (``scrapy_urlunify.stores.redis_queue``,
-``scrapy_urlunify.integration.redis_queue``): against a real ``redis-server``, then fleets of
+``scrapy_urlunify.integration.queue._redis_queue``): against a real ``redis-server``, then fleets of
 real worker processes (tests/support/tree_job.py) SIGKILLed at random moments."""
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from redis_server import RedisServer
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
-from scrapy_urlunify.integration.meta import GIVEN_BACK_META, QUEUE_ID_META
-from scrapy_urlunify.integration.redis_queue import (
+from scrapy_urlunify.integration.crawl._meta import GIVEN_BACK_META, QUEUE_ID_META
+from scrapy_urlunify.integration.queue._redis_queue import (
     DONE_COMPONENTS,
     RedisQueue,
     watch_done,
@@ -262,7 +262,7 @@ def test_the_queue_class_keeps_requests_and_priorities(redis_server: RedisServer
 def test_the_queue_class_refuses_to_open_without_its_done_middlewares(
     redis_server: RedisServer,
 ) -> None:
-    with pytest.raises(SettingsError, match="DoneMiddleware"):
+    with pytest.raises(SettingsError, match="QueueDoneMiddleware"):
         _queue(redis_server, watched=False)
 
 

@@ -14,7 +14,7 @@ from scrapy import FormRequest, Request
 from scrapy.http import HtmlResponse, TextResponse
 from wikisite import article_text
 
-from scrapy_urlunify.integration.robots_meta import robots_directives
+from scrapy_urlunify.integration.links._robots_meta import robots_directives
 
 NOINDEX_NOFOLLOW = "<meta name='robots' content='noindex,nofollow'>"
 
@@ -171,7 +171,7 @@ def test_the_links_of_a_nofollow_page_are_not_followed(store, request, caplog): 
     settings = (
         {} if store == "memory" else {"URLUNIFY_STORE": request.getfixturevalue("redis_server").url}
     )
-    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.robots_meta")
+    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.links._robots_meta")
     fetched, stats, titles = yield crawl("/", settings)
     assert fetched == FROM_HOME - BEHIND_NOFOLLOW
     assert stats["urlunify/filtered/nofollow"] == len(BEHIND_NOFOLLOW)
@@ -195,7 +195,7 @@ def test_with_the_setting_off_every_link_is_followed():  # type: ignore[no-untyp
 def test_a_site_whose_start_page_declares_nofollow_is_crawled_whole(caplog):  # type: ignore[no-untyped-def]
     """Crawled on purpose (a staging site, an intranet): the start page's links are followed,
     and so are those of the host's other pages, with one WARNING naming the host and the setting."""
-    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.robots_meta")
+    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.links._robots_meta")
     fetched, stats, _ = yield crawl("/closed/", {})
     assert fetched == {"/closed/", "/closed/1", "/closed/2"}
     assert "urlunify/filtered/nofollow" not in stats

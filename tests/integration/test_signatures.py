@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest_twisted
 from minicrawl import crawl, crawl_from
 
-from scrapy_urlunify.integration.probation import RULE_PROBATION
+from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
 
 
 @pytest_twisted.inlineCallbacks
@@ -39,7 +39,7 @@ def test_a_declared_canonical_is_not_trusted_before_it_is_checked():
 
 @pytest_twisted.inlineCallbacks
 def test_a_canonical_whose_page_differs_is_a_counter_example(caplog):
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats = yield crawl_from("/learn", {})
     # /claim names /home its canonical; /home was fetched before, with another text: logged
     # with both URLs, and never trusted (the site's canonicals are ignored once more than a
@@ -130,7 +130,7 @@ def test_the_canonical_of_a_huge_page_is_read_from_its_head_only():
 
     from scrapy.http import HtmlResponse
 
-    from scrapy_urlunify.integration.canonicals import canonical_href
+    from scrapy_urlunify.integration.pages._canonicals import canonical_href
 
     filler = b"<p>Some text of a very long page.</p>" * (20 * 1024 * 1024 // 37)
     body = (

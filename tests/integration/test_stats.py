@@ -6,7 +6,8 @@ from scrapy import Spider
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.test import get_crawler
 
-from scrapy_urlunify.integration.context import UnifyContext, format_summary
+from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+from scrapy_urlunify.integration.crawl._summary import format_summary, summarize
 
 
 class S(Spider):
@@ -21,7 +22,7 @@ def _crawler():  # type: ignore[no-untyped-def]
 
 def test_counts_appear_when_stats_are_read():
     crawler = _crawler()
-    stats = UnifyContext.of(crawler).stats
+    stats = UnifyCrawl.of(crawler).stats
     stats.inc("links")
     stats.inc("links", 2)
     stats.inc_scrapy("dupefilter/filtered")
@@ -37,14 +38,14 @@ def test_counts_are_written_before_the_collector_closes():
     crawler = _crawler()
     crawler.spider = crawler._create_spider()
     crawler.stats.open_spider()
-    UnifyContext.of(crawler).stats.inc("duplicates", 5)
+    UnifyCrawl.of(crawler).stats.inc("duplicates", 5)
     crawler.stats.close_spider(reason="finished")
     assert crawler.stats.spider_stats["s"]["urlunify/duplicates"] == 5
 
 
 def test_set_writes_at_once():
     crawler = _crawler()
-    UnifyContext.of(crawler).stats.set("resume/rescheduled", 7)
+    UnifyCrawl.of(crawler).stats.set("resume/rescheduled", 7)
     assert crawler.stats._stats["urlunify/resume/rescheduled"] == 7
 
 
@@ -60,13 +61,12 @@ def test_the_summary_counts_every_dupefilters_duplicates_and_splits_exact_repeat
         "downloader/request_count": 40,
     }.items():
         stats.set_value(key, value)
-    ctx = UnifyContext.of(crawler)
-    s = ctx.summary()
+    s = summarize(stats.get_stats())
     # a dupefilter that does not count exact repeats apart (the project's own): all of them
     assert (s["duplicates"], s["same_url"], s["unified"], s["saved"]) == (120, None, None, 130)
     assert "duplicates filtered 120 (exact repeats and other spellings" in format_summary(s)
     stats.set_value("urlunify/duplicates/same_url", 80)
-    s = ctx.summary()
+    s = summarize(stats.get_stats())
     # what the add-on saved beyond plain Scrapy: the filtered links plain Scrapy would have
     # requested (not an on-page anchor, not a mailto: link) and the other spellings
     assert (s["duplicates"], s["same_url"], s["unified"], s["saved"]) == (120, 80, 40, 50)

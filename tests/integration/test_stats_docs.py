@@ -15,7 +15,7 @@ NAMED = re.compile(r"""\bstat\b[^=\n]*=\s*["']([a-z_/]+)["']|stat = ([^\n]+)""")
 
 def written_keys() -> set[str]:
     keys: set[str] = set()
-    for path in (ROOT / "scrapy_urlunify" / "integration").glob("*.py"):
+    for path in (ROOT / "scrapy_urlunify" / "integration").rglob("*.py"):
         text = path.read_text("utf-8")
         for kind, f, key in WRITES.findall(text):
             if key[:1].isupper():

@@ -9,7 +9,7 @@ import trapsite
 import pytest_twisted
 from minicrawl import crawl_site
 
-from scrapy_urlunify.integration.probation import RULE_PROBATION
+from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
 
 LEARN = {"URLUNIFY_LEARN": True}
 
@@ -20,7 +20,7 @@ def _cms_fetches(site: trapsite.TrapSite) -> int:
 
 @pytest_twisted.inlineCallbacks
 def test_a_big_page_with_session_ids_in_its_links_is_not_a_counter_example(caplog):
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.learning_session"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.rules._session"):
         site, stats, _items = yield crawl_site(trapsite.start, "/", LEARN)
     # /toc (3 MB) was fetched as ?arglink=1 and ?arglink=2: one text, so it agrees with the
     # CMS pages; hashed raw, its session ids made it a counter-example that blocked arglink
@@ -64,7 +64,7 @@ def test_default_values_never_teach_that_a_parameter_does_not_matter():
 
 @pytest_twisted.inlineCallbacks
 def test_a_wrong_declared_canonical_never_hides_pages(caplog):
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.canonicals"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats, items = yield crawl_site(trapsite.start, "/blog/post-0", {})
     # every post names /blog/ its canonical; trusted at once, /blog/ counted as seen and the
     # posts only it links to were never fetched
@@ -106,7 +106,7 @@ def test_declared_canonicals_are_trusted_once_verified():
 
 @pytest_twisted.inlineCallbacks
 def test_a_new_rule_is_on_probation_and_what_it_merged_is_never_lost(caplog):
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.learning_session"):
+    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.rules._session"):
         site, stats, items = yield crawl_site(trapsite.start, "/w/", LEARN)
     # ?v= changes nothing on /w/0..3: learned. On /w/4..7 it does, seen only after the rule:
     # the requests the rule merged are fetched anyway (samples) or kept, the first sample

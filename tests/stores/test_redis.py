@@ -468,7 +468,7 @@ def open_scheduler(redis_url: str, **settings: object):
         ShopSpider,
         {
             "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
-            "DUPEFILTER_CLASS": "scrapy_urlunify.integration.redis_dupefilter.RedisDupeFilter",
+            "DUPEFILTER_CLASS": "scrapy_urlunify.RedisDupeFilter",
             "REDIS_URL": redis_url,
             **settings,
         },
@@ -486,7 +486,7 @@ def test_scrapy_redis_scheduler_enqueues_one_variant_and_honours_persist(
 ) -> None:
     from scrapy import Request, signals
 
-    from scrapy_urlunify.integration.redis_dupefilter import RedisDupeFilter
+    from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
 
     crawler, scheduler = open_scheduler(redis_server.url, SCHEDULER_PERSIST=persist)
     assert isinstance(scheduler.df, RedisDupeFilter)

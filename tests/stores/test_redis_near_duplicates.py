@@ -12,7 +12,7 @@ from lxml import html
 from redis import exceptions as rex
 from redis_server import RedisServer
 
-from scrapy_urlunify.integration.near_duplicates import NearDuplicatePages
+from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
 from scrapy_urlunify.stores.redis_connection import PIPELINE_CHUNK
 from scrapy_urlunify.stores.redis_near_duplicates import RedisNearDuplicateLog
 

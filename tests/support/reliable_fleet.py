@@ -1,5 +1,5 @@
 """A fleet of scrapy-redis workers (tests/support/tree_job.py, ``fleet``) on the reliable queue
-(``scrapy_urlunify.integration.redis_queue``), for the tests that SIGKILL workers."""
+(``scrapy_urlunify.integration.queue._redis_queue``), for the tests that SIGKILL workers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from treesite import start_job
 #: the worker settings that put the fleet on the reliable queue (the add-on enables its components;
 #: a short lease: a dead worker's requests come back within 3 s)
 RELIABLE_QUEUE: dict[str, Any] = {
-    "SCHEDULER_QUEUE_CLASS": "scrapy_urlunify.integration.redis_queue.RedisQueue",
+    "SCHEDULER_QUEUE_CLASS": "scrapy_urlunify.RedisQueue",
     "URLUNIFY_QUEUE_LEASE": 3,
 }
 

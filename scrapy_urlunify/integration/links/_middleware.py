@@ -1,0 +1,338 @@
+"""``LinkMiddleware``: filters and standardizes every request a spider yields (FO-flt, FO-res).
+
+Enable it in ``SPIDER_MIDDLEWARES`` (the add-on does, at 950: first in the output chain after
+Scrapy's ``MetaCopyDetectionMiddleware``, before its depth, URL length and referer middlewares).
+For each request from the spider's start requests and callbacks:
+
+1. a request with ``meta["urlunify"] = False`` passes untouched;
+2. with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), every GET request from a page that
+   declares ``nofollow`` for all robots (never a start page) is dropped
+   (``urlunify/filtered/nofollow``, :mod:`~.robots_meta`);
+3. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
+   ``urlunify/filtered/<reason>`` (``scheme:mailto``, ``extension:pdf``, ``trap``...), one debug
+   log line each; but a request whose scheme Scrapy can download (one with a handler in
+   ``DOWNLOAD_HANDLERS``/``DOWNLOAD_HANDLERS_BASE``: ``ftp``, ``file``, ``s3``, ``data``) passes
+   untouched, as there is nothing to unify in it;
+4. an on-page anchor (the page being parsed plus a fragment) is dropped
+   (``urlunify/filtered/anchor``);
+5. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
+   asked for is kept in ``request.meta["urlunify_original_url"]`` (stats ``urlunify/rewritten``).
+   A request with ``meta["verbatim_url"]`` (sent exactly as written) is never rewritten;
+6. a request to a domain alias or sister domain of one of the spider's ``allowed_domains``
+   gets ``meta["allow_offsite"] = True``, so Scrapy's offsite filter lets it through: the
+   other hosts of a multi-domain site are part of the crawl without listing them all
+   (stats ``urlunify/allowed_offsite``).
+
+Stats ``urlunify/links`` counts every request the middleware saw.
+
+A link the crawl has already seen (its key is in the dupefilter's store) is dropped here, before
+the rewritten request is built, the rest of the spider middlewares see it and the scheduler is
+asked, exactly as the scheduler would drop it: same ``dupefilter/filtered`` and
+``urlunify/duplicates`` counts, same ``DUPEFILTER_DEBUG`` lines
+(:meth:`~scrapy_urlunify.integration.seen._dupefilter.DupeFilter.drop_known`). On a documentation
+site 80-90% of links are such repeats. What the middlewares after this one would have done with
+a link dropped here is done here (:class:`~.downstream.Downstream`): Scrapy's ``DepthMiddleware`` stats
+(``request_depth_max``, ``request_depth_count/<n>``), the ``Referer`` header
+``RefererMiddleware`` sets (shown in ``DUPEFILTER_DEBUG`` lines); a link beyond ``DEPTH_LIMIT``
+or ``URLLENGTH_LIMIT`` is left untouched for those middlewares to drop and count. Another
+spider middleware after this one (a project's, below 950) would see duplicates this one cannot
+account for: known duplicates are then left to the scheduler (logged once at INFO). Give such a
+middleware a priority above 950 to keep the early drop.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+
+from scrapy_urlunify.core.domains import within
+from scrapy_urlunify.core.rules import fragment_is_route
+from scrapy_urlunify.core.url import host_of
+from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+from scrapy_urlunify.integration.crawl._internals import request_with_url
+from scrapy_urlunify.integration.crawl._meta import (
+    DUPLICATE_OF_META,
+    OPT_OUT_META,
+    ORIGINAL_URL_META,
+    VERBATIM_META,
+    meta_of,
+)
+from scrapy_urlunify.integration.links._downstream import Downstream, link_depth
+from scrapy_urlunify.integration.links._robots_meta import NOFOLLOW, RobotsMeta
+from scrapy_urlunify.integration.pages._items import ItemOrigin
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    # typing.Self requires Python 3.11
+    from typing_extensions import Self
+
+__all__ = ["SAFE_URL", "LinkMiddleware", "rewritten"]
+
+logger = logging.getLogger(__name__)
+
+ANCHOR = "anchor"
+
+
+class LinkMiddleware(BaseSpiderMiddleware):
+    """Spider middleware: drop links not worth following, standardize the URL of the rest."""
+
+    urlunify_role = "links"
+
+    def __init__(self, crawler: Crawler, crawl: UnifyCrawl) -> None:
+        super().__init__(crawler)
+        self.policies = crawl.policies
+        self.stats = crawl.stats
+        self.rewrite: bool = crawl.settings["URLUNIFY_REWRITE"]
+        #: where items are told the page they came from, when the page checks may drop them
+        self.item_origins = crawl.item_origins if crawl.checks_pages else None
+        #: the crawl's "seen?" check, when its dupefilter is ours
+        self.seen = crawl.seen_check() if crawl.seen is not None else None
+        self.link_batch = crawl.link_batch
+        self.frontier = crawl.frontier
+        spider = getattr(crawler, "spider", None)
+        allowed = getattr(spider, "allowed_domains", None) or ()
+        self._allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
+        #: host of a URL to fetch -> _ALIAS, _OFFSITE or _INSIDE (see _host_verdict)
+        self._hosts: dict[str, object] = {}
+        #: the "scheme:<name>" reasons of the schemes Scrapy has a download handler for
+        self._downloadable = frozenset(
+            "scheme:" + str(scheme).lower()
+            for scheme, handler in crawler.settings.getwithbase("DOWNLOAD_HANDLERS").items()
+            if handler
+        )
+        #: the spider middlewares after this one in the output chain (known once the engine is)
+        self.downstream: Downstream | None = None
+        #: (response, unifier, its standardized URL): the last page whose links were processed
+        self._page: tuple[Any, Any, str | None] = (None, None, None)
+        #: the pages whose links are not followed for their robots nofollow, when that is on
+        self.robots = RobotsMeta() if crawl.settings["URLUNIFY_ROBOTS_NOFOLLOW"] else None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        crawl = UnifyCrawl.of(crawler)
+        if not crawl.enabled:
+            raise NotConfigured("URLUNIFY_ENABLED is off")
+        return cls(crawler, crawl)
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any:
+        if response is not None and self.item_origins is not None:
+            try:
+                identifier = self.policies.unifier.identify(response.url)
+            except ValueError:
+                return item
+            self.item_origins.add(
+                item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META), response.url)
+            )
+        return item
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
+        meta = meta_of(request)  # None for most links: no dict made to look into
+        if meta and meta.get(OPT_OUT_META) is False:
+            return request
+        after = self.downstream or self._chain_downstream()
+        url = request.url
+        if (after.maxlength and len(url) > after.maxlength) or (
+            after.maxdepth
+            and response is not None
+            and link_depth(request, response) > after.maxdepth
+        ):
+            return request  # beyond URLLENGTH_LIMIT or DEPTH_LIMIT: theirs to drop and count
+        stats = self.stats
+        if response is None and request.dont_filter and self._crawled_before(request):
+            stats.inc("resume/start_skipped")
+            logger.debug("Skipped start request %s: crawled by an earlier run of this job", request)
+            return None
+        unifier = self.policies.unifier
+        stats.inc("links")
+        # a link is a GET: a POST a callback builds (a log-in form on a nofollow log-in page) is
+        # an action of the spider's, not a link the page asks robots not to follow
+        if (
+            response is not None
+            and self.robots is not None
+            and request.method == "GET"
+            and self.robots.nofollow(response, after.depth is not None)
+        ):
+            stats.inc("filtered/" + NOFOLLOW)
+            logger.debug("Filtered nofollow link %s (from %s)", url, response.url)
+            after.dropped(request, response)
+            return None
+        reason = unifier.filter_reason(url)
+        if reason is not None:
+            if reason in self._downloadable:
+                return request
+            stats.inc("filtered/" + reason)
+            logger.debug(
+                "Filtered %s link %s (from %s)", reason, url, response.url if response else "start"
+            )
+            after.dropped(request, response)
+            return None
+        fetch = unifier.standardize(url)  # valid: an invalid URL has a filter reason
+        if (
+            response is not None
+            and "#" in url
+            and fetch == self._page_fetch_url(response, unifier)
+            and not fragment_is_route(url.partition("#")[2])
+        ):
+            # an on-page anchor: the page itself plus a fragment that names no other content
+            stats.inc("filtered/" + ANCHOR)
+            logger.debug("Filtered on-page anchor %s (on %s)", url, response.url)
+            after.dropped(request, response)
+            return None
+        rewrite = self.rewrite and fetch != url and not (meta and meta.get(VERBATIM_META))
+        if rewrite:
+            stats.inc("rewritten")
+        if self._allowed:
+            host = host_of(fetch)
+            verdict = self._hosts.get(host) or self._host_verdict(
+                host, rewritten(request, fetch) if rewrite else request, after
+            )
+            if verdict is _ALIAS:
+                request.meta["allow_offsite"] = True
+                stats.inc("allowed_offsite")
+            elif verdict is _OFFSITE and after.drops_offsite(
+                rewritten(request, fetch) if rewrite else request
+            ):
+                # dropped, counted and logged by Scrapy's OffsiteMiddleware, as when it is scheduled
+                after.dropped(request, response)
+                return None
+        seen = self.seen
+        if (
+            seen is not None
+            and seen.early_drop
+            and after.early_drop
+            and not request.dont_filter
+            and seen.drop_known(
+                request,
+                self.crawler.spider,
+                lambda: after.as_scheduled(
+                    rewritten(request, fetch) if rewrite else request, response
+                ),
+            )
+        ):
+            after.dropped(request, response)
+            return None
+        out = rewritten(request, fetch) if rewrite else request
+        if self.frontier is not None:
+            self.frontier.schedule(out, response)  # its priority, after its URL pattern's yield
+        return out
+
+    def _page_fetch_url(self, response: Response, unifier: Any) -> str | None:
+        """The standardized URL of the page being parsed (its links ask in a row), or None."""
+        page = self._page
+        if page[0] is response and page[1] is unifier:
+            return page[2]
+        try:
+            fetch: str | None = unifier.standardize(response.url)
+        except ValueError:
+            fetch = None
+        self._page = (response, unifier, fetch)
+        return fetch
+
+    def _chain_downstream(self) -> Downstream:
+        """The spider middlewares after this one in the output chain, once the engine has them."""
+        after = Downstream.of(self.crawler, self.stats, self)
+        if after.unknown:
+            logger.info(
+                "Known duplicate links are left to the scheduler: spider middleware %s comes after "
+                "LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's "
+                "to let LinkMiddleware drop them first.",
+                ", ".join(after.unknown),
+            )
+        self.downstream = after
+        return after
+
+    # With a shared store (Redis), a response's links are checked in one round trip, not one
+    # per link at the scheduler (seen/_link_batch.py); otherwise BaseSpiderMiddleware's.
+    # Not when another middleware after this one would see the duplicates the batch drops.
+    def process_spider_output(
+        self, response: Response | None, result: Iterable[Any], spider: Spider | None = None
+    ) -> Iterable[Any]:
+        batch = self.link_batch
+        if batch is not None and (after := self.downstream or self._chain_downstream()).early_drop:
+            return batch.output(self, after, response, result)
+        return super().process_spider_output(response, result)
+
+    async def process_spider_output_async(
+        self,
+        response: Response | None,
+        result: AsyncIterator[Any],
+        spider: Spider | None = None,
+    ) -> AsyncIterator[Any]:
+        batch = self.link_batch
+        if batch is not None and (after := self.downstream or self._chain_downstream()).early_drop:
+            async for o in batch.output_async(self, after, response, result):
+                yield o
+            return
+        get_processed = self._get_processed
+        async for o in result:
+            if (o := get_processed(o, response)) is not None:
+                yield o
+
+    def _crawled_before(self, request: Request) -> bool:
+        """A start request of a resumed JOBDIR crawl that an earlier run already scheduled:
+        Scrapy asks for start URLs again on every run, bypassing the dupefilter. (After a kill,
+        an earlier run's unanswered requests are scheduled again by the dupefilter itself.)"""
+        seen = self.seen.seen if self.seen is not None else None
+        if seen is None or seen.resume_log is None or not seen.resume_log.resumed:
+            return False
+        if self.rewrite:
+            request = request.replace(url=self.policies.unifier.standardize(request.url))
+        return seen.key_of(request) in seen.store
+
+    def _host_verdict(self, host: str, scheduled: Request, after: Downstream) -> object:
+        """What ``host`` (of a URL to fetch, ``scheduled`` is a request to it) is to the crawl,
+        computed once per host: :data:`_ALIAS` if it is outside ``allowed_domains`` while the host
+        it is unified with (alias, sister suffix, ``www``) is inside; :data:`_OFFSITE` if it is
+        outside and Scrapy's offsite filter would drop it (unless a request says otherwise);
+        else :data:`_INSIDE`."""
+        verdict = _INSIDE
+        if not host.startswith("["):
+            identity_host = self.policies.unifier.host_rules(host).identity_host
+            if not any(within(host, d) for d in self._allowed) and any(
+                within(identity_host, d) for d in self._allowed
+            ):
+                verdict = _ALIAS
+        if (
+            verdict is _INSIDE
+            and after.offsite is not None
+            and not after.offsite.should_follow(scheduled, self.crawler.spider)
+        ):
+            verdict = _OFFSITE
+        self._hosts[host] = verdict
+        return verdict
+
+
+#: the verdicts of LinkMiddleware._host_verdict
+_ALIAS = object()
+_OFFSITE = object()
+_INSIDE = object()
+
+
+def rewritten(request: Request, fetch: str) -> Request:
+    """``request`` with the URL ``fetch``, and the URL it had in ``meta[ORIGINAL_URL_META]``;
+    built without ``Request.__init__`` where that would store ``fetch`` unchanged
+    (:data:`SAFE_URL`)."""
+    meta = dict(request.meta)
+    meta.setdefault(ORIGINAL_URL_META, request.url)
+    if SAFE_URL(fetch) is not None:
+        return request_with_url(request, fetch, meta)
+    return request.replace(url=fetch, meta=meta)
+
+
+#: Matches a URL made only of characters w3lib's safe_url_string leaves alone, with an ASCII host
+#: name (no IDNA, no IPv6): Request(url) would store it unchanged (tests/integration/test_links.py
+#: checks it against safe_url_string). Standardized URLs are WHATWG-serialized, so most are.
+SAFE_URL = re.compile(
+    r"https?://[a-z0-9.\-]+(?::[0-9]+)?/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*"
+    r"(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*)?(?:#[A-Za-z0-9\-._~!$&'()*+,;=:@/%?]*)?\Z"
+).match

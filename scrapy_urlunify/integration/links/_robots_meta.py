@@ -1,0 +1,151 @@
+"""Pages that declare ``nofollow`` for all robots (``URLUNIFY_ROBOTS_NOFOLLOW``): their links
+are not followed.
+
+A page says it in ``<meta name="robots" content="noindex,nofollow">`` or in an ``X-Robots-Tag``
+response header. StormCrawler, Nutch, Heritrix and Googlebot honour it; Scrapy honours only
+``robots.txt``. A MediaWiki marks its history pages, old revisions, diffs and log-in pages so:
+followed, they take most of a crawl's budget and make old revisions items of their own.
+
+What is not honoured, and why:
+
+* ``rel="nofollow"`` on a single ``<a>``: a hint about trust, not about crawling. Sites put it
+  on internal cart, log-in and comment links, and CMSs on every link of user content (a forum's
+  posts, a wiki's external links): dropping those would lose pages;
+* ``noindex``: which pages make items is the spider's business; their links are still followed;
+* directives for one agent (``<meta name="googlebot">``, ``X-Robots-Tag: googlebot: nofollow``);
+* a response that is not HTML (a sitemap or a feed sent with ``X-Robots-Tag: noindex,
+  nofollow``, as some CMSs send them, would otherwise lose every URL it lists).
+
+Safeguards, so that a crawl is never lost silently:
+
+* the links of a **start page** (the response of a start request, ``meta["is_start_request"]``;
+  or depth 0 when Scrapy's ``DepthMiddleware`` is on: a request given to the engine directly)
+  are always followed: the user asked for that page;
+* a host whose start page declares ``nofollow`` (a staging site, an intranet that asks not to be
+  crawled, crawled on purpose) has its pages' robots directives ignored for the rest of the
+  crawl: one WARNING names the host and the setting;
+* the first page of each host whose links are not followed is logged at INFO, with the setting
+  that follows them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from lxml import etree
+from scrapy.http import HtmlResponse
+
+from scrapy_urlunify.core.url import host_of
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+
+__all__ = ["NOFOLLOW", "RobotsMeta", "robots_directives"]
+
+logger = logging.getLogger(__name__)
+
+#: the directive that stops a page's links, and the stat reason of a link dropped for it
+NOFOLLOW = "nofollow"
+SETTING = "URLUNIFY_ROBOTS_NOFOLLOW"
+
+#: the robots meta tags of a page's head: one small XPath, compiled once
+_META = etree.XPath("/html/head/meta[@name][@content]")
+#: the separators of directives in a meta content or a header value
+_SPLIT = re.compile(r"[\s,]+")
+#: ``name: rest`` at the start of one comma-separated part of an X-Robots-Tag value
+_PREFIX = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:\s*(.*)", re.S)
+#: directives written ``name: value`` in an X-Robots-Tag header: not a user-agent prefix
+_VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
+
+
+def robots_directives(response: Response) -> frozenset[str]:
+    """The robots directives ``response`` declares for all robots, lower-cased: the content of
+    its ``<meta name="robots">`` tags (the name in any case; ``none`` is ``noindex`` and
+    ``nofollow``) and of its ``X-Robots-Tag`` headers, but the directives of a header after a
+    user-agent prefix (``googlebot: nofollow``), which are for that robot only.
+
+    Empty for a response that is not HTML. The tags are read from the tree of Scrapy's
+    selector (``response.selector.root``), which the spider's ``response.css()`` and the
+    add-on's signatures share: the page is parsed once."""
+    if not isinstance(response, HtmlResponse):
+        return frozenset()
+    found: set[str] = set()
+    for value in response.headers.getlist(b"X-Robots-Tag"):
+        found.update(_header_directives(value.decode("latin-1")))
+    try:
+        metas = _META(response.selector.root)
+    except (ValueError, etree.LxmlError):  # not a document lxml can parse: no tags in it
+        metas = []
+    for meta in metas:
+        if meta.get("name", "").strip().lower() == "robots":
+            found.update(d for d in _SPLIT.split(meta.get("content", "").lower()) if d)
+    if "none" in found:
+        found.update(("noindex", NOFOLLOW))
+    return frozenset(found)
+
+
+def _header_directives(value: str) -> list[str]:
+    """The directives of one ``X-Robots-Tag`` value that apply to every robot: those before
+    the first user-agent prefix (after one, the rest of the value is that agent's)."""
+    found: list[str] = []
+    for part in value.split(","):
+        m = _PREFIX.match(part)
+        if m is None:
+            found.extend(d for d in _SPLIT.split(part.strip().lower()) if d)
+        elif (name := m.group(1).lower()) in _VALUED:
+            found.append(name + ":" + "".join(m.group(2).split()).lower())  # "max-snippet: 20"
+        else:
+            break  # "googlebot: noindex, nofollow": the rest is googlebot's
+    return found
+
+
+class RobotsMeta:
+    """Which pages' links ``LinkMiddleware`` drops for their robots ``nofollow``, with the
+    safeguards of this module; the verdict is computed once per page (its links ask in a row)."""
+
+    def __init__(self) -> None:
+        #: hosts whose start page declared nofollow: their robots directives are ignored
+        self.ignored_hosts: set[str] = set()
+        #: hosts whose first page not followed was logged
+        self._reported: set[str] = set()
+        #: (response, verdict) of the last page asked about
+        self._page: tuple[object, bool] = (None, False)
+
+    def nofollow(self, response: Response, depth_tracked: bool) -> bool:
+        """The links of ``response`` must not be followed. ``depth_tracked``: Scrapy's
+        ``DepthMiddleware`` is on (a response without a depth, or depth 0, is a start page)."""
+        page = self._page
+        if page[0] is response:
+            return page[1]
+        verdict = self._verdict(response, depth_tracked)
+        self._page = (response, verdict)
+        return verdict
+
+    def _verdict(self, response: Response, depth_tracked: bool) -> bool:
+        if not isinstance(response, HtmlResponse):
+            return False
+        host = host_of(response.url).lower()
+        if host in self.ignored_hosts or NOFOLLOW not in robots_directives(response):
+            return False
+        meta = response.meta
+        if meta.get("is_start_request") or (depth_tracked and not meta.get("depth")):
+            self.ignored_hosts.add(host)
+            logger.warning(
+                "The start page %s declares nofollow: the robots meta of the pages of %s is ignored "
+                "for this crawl, all their links are followed (%s = False ignores it everywhere)",
+                response.url,
+                host,
+                SETTING,
+            )
+            return False
+        if host not in self._reported:
+            self._reported.add(host)
+            logger.info(
+                "Links of pages that declare nofollow are not followed (first: %s); %s = False "
+                "follows them",
+                response.url,
+                SETTING,
+            )
+        return True

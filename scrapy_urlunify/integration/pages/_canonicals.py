@@ -1,0 +1,204 @@
+"""Declared canonicals (``URLUNIFY_CANONICALS``): a ``<link rel="canonical">`` or ``Link: <...>;
+rel="canonical"`` inside the same site is trusted only once the site's canonicals proved true.
+
+A declared canonical of a site is checked when its target is fetched (or was): the same page
+when both have the same signature, or, with ``URLUNIFY_NEAR_DUPLICATES``, when the target is a
+near-duplicate of the page that declared it (within
+``URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE``: a MediaWiki redirect view declares its target,
+which lacks the "(Redirected from ...)" line). Once ``CANONICAL_PROBATION`` (5) were the same
+page, the site's canonicals are trusted (the canonical URL is marked seen, its content was
+obtained, and is evidence for learning). A canonical whose own page turns out different is a
+counter-example, logged at WARNING with both URLs, and never trusted; the site's canonicals are
+ignored for the rest of the crawl once more than ``MAX_CONTRADICTED`` (a fifth) of at least
+``CANONICAL_PROBATION`` checked were counter-examples (a template declaring the section page
+canonical for every article would otherwise hide the articles), not after one wrong canonical
+among many true ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING
+
+from scrapy.selector import Selector
+
+from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.integration.rules._fetched import Recent
+from scrapy_urlunify.learning.near_duplicates import distance
+from scrapy_urlunify.learning.page_signature import site_key
+
+if TYPE_CHECKING:
+    from scrapy.http import TextResponse
+
+    from scrapy_urlunify.core.unify import Unifier
+    from scrapy_urlunify.integration.crawl._stats import UnifyStats
+
+__all__ = ["CANONICAL_PROBATION", "HEAD_LIMIT", "MAX_CONTRADICTED", "Canonicals", "canonical_href"]
+
+logger = logging.getLogger(__name__)
+
+#: bytes of a page searched for its ``<head>``'s end (a declared canonical is in the head)
+HEAD_LIMIT = 256 * 1024
+_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
+_CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
+#: declared canonicals of a site verified (target fetched, same signature) before they are trusted
+CANONICAL_PROBATION = 5
+#: the share of a site's checked canonicals that may be counter-examples (at least
+#: CANONICAL_PROBATION checked) before its canonicals are ignored
+MAX_CONTRADICTED = 0.2
+
+
+class Canonicals:
+    """The declared canonicals of a crawl's pages: claims awaiting their target, and the
+    verdict of each site."""
+
+    def __init__(
+        self, stats: UnifyStats, granularity: str, near_distance: int | None = None
+    ) -> None:
+        self.stats = stats
+        #: what a site is (``URLUNIFY_SIGNATURE_GRANULARITY``): canonicals never cross one
+        self.granularity = granularity
+        #: fingerprints at most this many bits apart are the same page (None: signatures only)
+        self.near_distance = near_distance
+        self._recent: Recent[tuple[bytes, int | None]] = (
+            Recent()
+        )  # identifier -> signature, fingerprint
+        # signature -> fingerprint: an exact duplicate gets none of its own (nothing nearer to
+        # find), and is its original's page, fingerprint included
+        self._fingerprints: Recent[int] = Recent()
+        # canonical id -> (signature, fingerprint, claimer, site)
+        self._claims: Recent[tuple[bytes, int | None, str, str]] = Recent()
+        self._verified: dict[str, int] = {}  # site -> declared canonicals found true
+        self._contradicted: dict[str, int] = {}  # site -> declared canonicals found false
+        self._ignored: set[str] = set()  # sites with too many declared canonicals found false
+
+    def fetched(self, identifier: str, sig: bytes, url: str, fp: int | None = None) -> None:
+        """A page was fetched (``fp``: its near-duplicate fingerprint, if any): the claims that
+        named it canonical are checked."""
+        fp = self._fingerprint(sig, fp)
+        self._recent.remember(identifier, (sig, fp))
+        claim = self._claims.pop(identifier, None)
+        if claim is not None:
+            claimed, claimed_fp, claimer, site = claim
+            self._verify(site, self._same(claimed, claimed_fp, sig, fp), url, claimer)
+
+    def trusted(
+        self,
+        response: TextResponse,
+        identifier: str,
+        site: str,
+        sig: bytes,
+        unifier: Unifier,
+        fp: int | None = None,
+    ) -> tuple[str, str] | None:
+        """The canonical ``response`` declares, as ``(URL, identity host)``, once the site's
+        canonicals have proven true (it is then the same page as ``response``); None before, or
+        without one. The first ``CANONICAL_PROBATION`` are checked by fetching their target, and
+        too many targets with other content make the crawl ignore that site's canonicals."""
+        href = canonical_href(response)
+        if not href:
+            return None
+        try:
+            url = unifier.standardize(href, base=response.url)
+            target = unifier.identify(url)
+        except InvalidURL:
+            self.stats.inc("canonical/invalid")
+            return None
+        if target == identifier:
+            return None
+        host = host_of(url)
+        if not host or site_key(unifier.host_rules(host).identity_host, self.granularity) != site:
+            self.stats.inc("canonical/other_site")  # never across sites
+            return None
+        if site in self._ignored:
+            self.stats.inc("canonical/ignored")
+            return None
+        fp = self._fingerprint(sig, fp)
+        known = self._recent.get(target)
+        if known is not None:  # the target was fetched already: the claim is checked now
+            self._verify(site, self._same(sig, fp, *known), url, response.url)
+            return None
+        self._claims.remember(target, (sig, fp, response.url, site))
+        if self._verified.get(site, 0) < CANONICAL_PROBATION:
+            self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
+            return None
+        return url, unifier.host_rules(host).identity_host
+
+    def _fingerprint(self, sig: bytes, fp: int | None) -> int | None:
+        """``fp``, remembered for ``sig``; for a page without one (an exact duplicate), the
+        fingerprint of the page it duplicates, if known."""
+        key = sig.hex()
+        if fp is None:
+            return self._fingerprints.get(key)
+        self._fingerprints.remember(key, fp)
+        return fp
+
+    def _same(self, sig: bytes, fp: int | None, other_sig: bytes, other_fp: int | None) -> bool:
+        if sig == other_sig:
+            return True
+        if self.near_distance is None or fp is None or other_fp is None:
+            return False
+        if distance(fp, other_fp) > self.near_distance:
+            return False
+        self.stats.inc("canonical/near_duplicates")
+        return True
+
+    def _verify(self, site: str, same: bool, canonical: str, claimer: str) -> None:
+        verified, contradicted = self._verified.get(site, 0), self._contradicted.get(site, 0)
+        if same:
+            self.stats.inc("canonical/verified")
+            verified = self._verified[site] = verified + 1
+        else:
+            self.stats.inc("canonical/counter_examples")
+            contradicted = self._contradicted[site] = contradicted + 1
+            logger.warning(
+                "Declared canonical %s of %s has other content: not the same page (%d of %d "
+                "checked on %s)",
+                canonical,
+                claimer,
+                contradicted,
+                verified + contradicted,
+                site,
+            )
+        if site in self._ignored:
+            return
+        checked = verified + contradicted
+        # judged on every verdict: four wrong then five true canonicals are not a trusted site
+        if checked >= CANONICAL_PROBATION and contradicted > MAX_CONTRADICTED * checked:
+            self._ignored.add(site)
+            logger.warning(
+                "The declared canonicals of %s are ignored for the rest of the crawl: %d of %d "
+                "checked were other pages",
+                site,
+                contradicted,
+                checked,
+            )
+        elif same and verified == CANONICAL_PROBATION:
+            logger.info(
+                "Declared canonicals of %s verified %d times: trusted from now on", site, verified
+            )
+
+
+def canonical_href(response: TextResponse) -> str | None:
+    """The canonical URL a response declares: a ``Link: <...>; rel="canonical"`` header, or a
+    ``<link rel="canonical">`` of its ``<head>``. Only the head is parsed (at most
+    ``HEAD_LIMIT`` bytes): the whole of a 50 MB page would cost hundreds of MB."""
+    for header in response.headers.getlist(b"Link"):
+        m = _CANONICAL_LINK.search(header.decode("latin-1"))
+        if m:
+            return m.group(1).strip()
+    body = response.body
+    end = _HEAD_END.search(body, 0, HEAD_LIMIT)
+    head = body[: end.start() if end else HEAD_LIMIT]
+    if b"canonical" not in head.lower():
+        return None
+    try:
+        href = (
+            Selector(text=head.decode(response.encoding, "replace"), type="html")
+            .xpath("//link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')]/@href")
+            .get()
+        )
+    except ValueError:  # not a document lxml can parse
+        return None
+    return href.strip() if href else None

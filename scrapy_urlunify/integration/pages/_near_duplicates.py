@@ -1,0 +1,305 @@
+"""Near-duplicate pages in a crawl (issue 20): each site's index of page fingerprints.
+
+The fingerprint (:mod:`scrapy_urlunify.learning.near_duplicates`: a 64-bit SimHash of a page's
+main text) is read from the tree Scrapy's selector parsed, the one the exact signature read: no
+second parse (for bodies up to :data:`MAX_BODY`, 4 MiB; the fingerprint reads the first MiB of
+the text). Each site (the signature index's site: scope and ``URLUNIFY_SIGNATURE_GRANULARITY``)
+has a :class:`~scrapy_urlunify.learning.near_duplicate_index.NearDuplicateIndex`, whose key of a
+page is a 64-bit digest of its base identifier. The pages themselves (key -> base identifier and
+exact signature) are remembered for the :data:`~.fetched.RECENT` pages fetched last: a page
+near a page forgotten since is still a near-duplicate, of a page it cannot name.
+
+Thresholds are settings in *resemblance* (the cosine similarity SimHash estimates, 0.94 to 1):
+a user reads "94% alike" more easily than "7 bits of 64"; :func:`distance_for` maps one to the
+largest distance in bits whose resemblance reaches it.
+
+* ``URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE`` (0.94, 7 bits): a near-duplicate page, marked in its
+  meta and the stats, its links still followed;
+* ``URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE`` (0.985, 3 bits): its items dropped
+  (``URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS``);
+* ``URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE`` (0.94): a declared canonical verified;
+* ``URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE`` (0.94): a pair of pages for the learner.
+
+With a JOBDIR, the indexes and the pages they remember are written at close to
+``near_duplicates.bin`` and read back by a resumed crawl. With a Redis store, each page added is
+a record of a Redis list of the scope (:mod:`scrapy_urlunify.stores.redis_near_duplicates`):
+a process reads the list when it opens, then each batch it writes reads in the same round trip
+the records the other processes wrote since, so running processes share their pages.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections import OrderedDict
+from hashlib import blake2b
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from lxml import etree
+
+from scrapy_urlunify.integration.rules._fetched import RECENT
+from scrapy_urlunify.learning.near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
+from scrapy_urlunify.learning.near_duplicates import (
+    DEFAULT_MAX_BYTES,
+    folded_fingerprint,
+    main_text,
+    page_fingerprint,
+    resemblance,
+)
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["FILENAME", "MAX_BODY", "NearDuplicate", "NearDuplicatePages", "distance_for"]
+
+logger = logging.getLogger(__name__)
+
+#: appended to a site's name for the index of its pages too short for SimHash
+#: (``learning.near_duplicates.short_fingerprint``): their digests are compared for equality only
+SHORT_SITE = "\0short"
+#: appended to a site's name for the index of its pages' digests up to numbers
+#: (``learning.near_duplicates.folded_fingerprint``), compared for equality only
+FOLDED_SITE = "\0folded"
+#: the file of a JOBDIR the near-duplicate indexes are kept in
+FILENAME = "near_duplicates.bin"
+#: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
+MAX_BODY = 4 << 20
+_MAGIC = b"URLUNIFY-NEAR 1\n"
+_SIZE = struct.Struct("<I")
+_RECORD = struct.Struct(
+    "<QQ16sH"
+)  # fingerprint, key, exact signature, site length; site, identifier
+
+
+class NearDuplicate(NamedTuple):
+    """The earlier page a page is nearly the same as: its base identifier (None when it was
+    forgotten), its exact signature (of the first page of its near-duplicates, None when
+    forgotten), the ``distance`` in bits between the fingerprints and the ``resemblance``."""
+
+    of: str | None
+    signature: bytes | None
+    distance: int
+    resemblance: float
+
+
+def distance_for(minimum: float) -> int:
+    """The largest distance in bits (0 to 7, the index's reach) whose resemblance is at least
+    ``minimum``: 0.94 -> 7, 0.985 -> 3, 1.0 -> 0."""
+    bits = 0
+    while bits < MAX_DISTANCE and resemblance(bits + 1) >= minimum:
+        bits += 1
+    return bits
+
+
+def page_key(base_identifier: str) -> int:
+    """The 64-bit key of a page in the index."""
+    return int.from_bytes(blake2b(base_identifier.encode(), digest_size=8).digest(), "little")
+
+
+class NearDuplicatePages:
+    """The near-duplicate indexes of a crawl's sites, and the pages found near an earlier one."""
+
+    def __init__(self, max_body: int, reach: int, group_distance: int) -> None:
+        #: the largest body fingerprinted: libxslt writes a page's whole main text before the
+        #: fingerprint reads its first MiB, and a 30 MiB page's text cost 120 MiB of peak memory
+        self.max_body = max_body
+        #: the largest distance any use asks for: the index is searched that far
+        self.reach = reach
+        #: a page this near an earlier one takes that page's signature as its signature for learning
+        self.group_distance = group_distance
+        self._indexes: dict[str, NearDuplicateIndex] = {}
+        self._pages: OrderedDict[int, tuple[str, bytes]] = (
+            OrderedDict()
+        )  # key -> (base identifier, signature)
+        #: fetched URL -> the page it is a near-duplicate of, for the item pipeline
+        self.marked: OrderedDict[str, NearDuplicate] = OrderedDict()
+        #: with a shared (Redis) log: the records of the pages added since it was last written
+        self.pending: list[bytes] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]) -> NearDuplicatePages:
+        """The crawl's near-duplicate pages, from its checked ``URLUNIFY_*`` settings."""
+        distances = [
+            distance_for(settings[name])
+            for name in (
+                "URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE",
+                "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE",
+                "URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE",
+                "URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE",
+            )
+        ]
+        return cls(
+            min(settings["URLUNIFY_SIGNATURE_MAX_BYTES"], MAX_BODY),
+            max(distances),
+            distance_for(settings["URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE"]),
+        )
+
+    def __len__(self) -> int:
+        """How many pages the indexes hold (a page's digest up to numbers is not one more)."""
+        return sum(
+            len(index) for site, index in self._indexes.items() if not site.endswith(FOLDED_SITE)
+        )
+
+    def check(
+        self, site: str, root: etree._Element, base_identifier: str, sig: bytes
+    ) -> tuple[int | None, NearDuplicate | None]:
+        """A page of ``site`` was fetched (``root``: its parsed tree): its fingerprint (None
+        for a page with no text), and the earlier page of another identifier nearest to it
+        within :attr:`reach` bits (None when there is none). The page is remembered. A page of
+        fewer than ``MIN_FEATURES`` chunks of text gets the digest of its main text, looked up
+        in the site's index of such digests: a near-duplicate (0 bits) only of an equal main text.
+        A longer page whose main text equals an earlier one's up to its numbers
+        (``folded_fingerprint``, in an index of its own) is 0 bits from it."""
+        try:
+            text = main_text(root)
+            found_fp = page_fingerprint(text, DEFAULT_MAX_BYTES)
+        except (ValueError, etree.LxmlError):
+            return None, None
+        if found_fp is None:
+            return None, None
+        value, short = found_fp
+        key = page_key(base_identifier)
+        # a short page's digest: equal or not, in an index of its own
+        looked_up = [(site + SHORT_SITE if short else site, value)]
+        match = self._seen(*looked_up[0], key, 0 if short else self.reach)
+        if not short and (match is None or match.distance > 0):
+            # equal up to its numbers: 0 bits, whatever the SimHash of the pager around them says
+            looked_up.append((site + FOLDED_SITE, folded_fingerprint(text, DEFAULT_MAX_BYTES)))
+            match = self._seen(*looked_up[1], key, 0) or match
+        found = None
+        group = sig
+        if match is not None:
+            of, earlier_sig = self._pages.get(match.key, (None, None))
+            found = NearDuplicate(of, earlier_sig, match.distance, match.resemblance)
+            if earlier_sig is not None and match.distance <= self.group_distance:
+                group = earlier_sig
+        if key not in self._pages:
+            self._remember(key, base_identifier, group)
+            if self.pending is not None:
+                for index_name, indexed in looked_up:
+                    name = index_name.encode()
+                    self.pending.append(
+                        _RECORD.pack(indexed, key, group[:16].ljust(16, b"\0"), len(name))
+                        + name
+                        + base_identifier.encode()
+                    )
+        return value, found
+
+    def _seen(self, site: str, value: int, key: int, reach: int) -> Match | None:
+        """Look ``value`` up in the index ``site``, and add it there: the nearest page of
+        another key within ``reach``, if any."""
+        match = self._index(site).seen(value, key, reach)
+        return match if match is not None and match.key != key else None
+
+    def _index(self, site: str) -> NearDuplicateIndex:
+        index = self._indexes.get(site)
+        if index is None:
+            index = self._indexes[site] = NearDuplicateIndex()
+        return index
+
+    def replay(self, records: list[bytes]) -> int:
+        """Add the pages of a shared log's ``records`` (see :attr:`pending`); how many were read
+        (a record that does not unpack is skipped). A record replayed again adds nothing: its
+        fingerprint is in the index already (at 0 bits, so not added twice), its key remembered."""
+        read = 0
+        for record in records:
+            try:
+                value, key, sig, size = _RECORD.unpack_from(record)
+                site = record[_RECORD.size : _RECORD.size + size].decode()
+                identifier = record[_RECORD.size + size :].decode()
+            except (struct.error, UnicodeDecodeError):
+                continue
+            self._index(site).seen(value, key, 0)
+            if key not in self._pages:
+                self._remember(key, identifier, sig)
+            read += 1
+        return read
+
+    def group(self, base_identifier: str, sig: bytes) -> bytes:
+        """The signature the learner sees for a page of signature ``sig`` (or an exact duplicate
+        of the page ``base_identifier``): that of the first page of its near-duplicates, so a
+        page and its near-duplicates are a pair, and a probation sample compared with the page
+        it was merged into agrees when they are near-duplicates."""
+        known = self._pages.get(page_key(base_identifier))
+        return known[1] if known is not None else sig
+
+    def _remember(self, key: int, base_identifier: str, sig: bytes) -> None:
+        pages = self._pages
+        pages[key] = (base_identifier, sig)
+        if len(pages) > RECENT:
+            pages.popitem(last=False)
+
+    def mark(self, url: str, found: NearDuplicate) -> None:
+        """The page fetched at ``url`` is a near-duplicate of ``found`` (by URL, not identifier:
+        the page that completes a rule's evidence changes its own identifier before its items
+        reach the pipeline)."""
+        marked = self.marked
+        marked[url] = found
+        if len(marked) > RECENT:
+            marked.popitem(last=False)
+
+    # -- JOBDIR --------------------------------------------------------------------------------------
+
+    def save(self, path: Path) -> None:
+        """Write the indexes and the pages remembered to ``path`` (replaced atomically)."""
+        parts = [_MAGIC, _SIZE.pack(len(self._indexes))]
+        for site, index in self._indexes.items():
+            name, blob = site.encode(), index.to_bytes()
+            parts += [_SIZE.pack(len(name)), name, _SIZE.pack(len(blob)), blob]
+        parts.append(_SIZE.pack(len(self._pages)))
+        for key, (identifier, sig) in self._pages.items():
+            name = identifier.encode()
+            parts += [
+                key.to_bytes(8, "little"),
+                sig[:16].ljust(16, b"\0"),
+                _SIZE.pack(len(name)),
+                name,
+            ]
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_bytes(b"".join(parts))
+        temporary.replace(path)
+
+    def load(self, path: Path) -> bool:
+        """Read what :meth:`save` wrote; False (and a warning) for a file unreadable."""
+        try:
+            data = memoryview(path.read_bytes())
+        except FileNotFoundError:
+            return False
+        try:
+            if bytes(data[: len(_MAGIC)]) != _MAGIC:
+                raise ValueError("not a near-duplicate file")
+            at = len(_MAGIC)
+
+            def size() -> int:
+                nonlocal at
+                (value,) = _SIZE.unpack_from(data, at)
+                at += _SIZE.size
+                return int(value)
+
+            def chunk(length: int) -> bytes:
+                nonlocal at
+                if at + length > len(data):
+                    raise ValueError("truncated")
+                at += length
+                return bytes(data[at - length : at])
+
+            indexes = {}
+            for _ in range(size()):
+                site = chunk(size()).decode()
+                indexes[site] = NearDuplicateIndex.from_bytes(chunk(size()))
+            pages: OrderedDict[int, tuple[str, bytes]] = OrderedDict()
+            for _ in range(size()):
+                key = int.from_bytes(chunk(8), "little")
+                sig = chunk(16)
+                pages[key] = (chunk(size()).decode(), sig)
+        except (ValueError, struct.error, UnicodeDecodeError) as e:
+            logger.warning(
+                "Ignoring unreadable near-duplicate index %s (%s): the near-duplicates of "
+                "the pages fetched before this run are not found",
+                path,
+                e,
+            )
+            return False
+        self._indexes, self._pages = indexes, pages
+        return True

@@ -1,0 +1,206 @@
+"""Item pipelines: drop items of duplicate pages, and the seed's URL unicity filter for items.
+
+Both work with every item type Scrapy supports (``itemadapter``) and are enabled by the add-on
+(``SignaturePipeline`` at 200, ``UnicityPipeline`` at 210). An object that is not an item (an
+earlier pipeline may turn items into anything; a later one may turn it back) passes unchanged.
+
+``SignaturePipeline`` drops (``DropItem``, naming the earlier page) the items that come from a
+page whose signature was already seen on another page. All the items of one page pass (a listing
+yields many). With ``URLUNIFY_SIGNATURE_FIELD = "text"``, an item that has that field is judged by
+the MD5 of its own text instead (a page that repeats another page's article under a new layout).
+With ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` on (the default), duplicate pages never reach the
+callback, so only the item-text signature finds anything here. The items of a near-duplicate page
+(:mod:`.near_duplicates`) within ``URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE`` (0.985: 3 bits, which
+no two distinct articles of the calibration sites came within) of an earlier page are dropped
+too, naming that page (``URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS``, default on; a looser threshold is
+the user's choice); an item judged by its own text is judged by it alone.
+
+``UnicityPipeline`` is the crawler manual's pair of tuple filters (seed ``000``): it reads the URL
+in ``URLUNIFY_UNICITY_INPUT_FIELD`` (default ``url``), writes the standardized URL to
+``URLUNIFY_STANDARDIZE_OUTPUT_FIELD`` (default ``url``) and the unicity identifier (with the
+scope) to ``URLUNIFY_UNICITY_OUTPUT_FIELD`` (default ``identifier``), and drops items whose
+identifier it already saw in the scope coming from *another* page (kept in the JOBDIR across
+runs): like ``SignaturePipeline``, it lets every item of one page pass, so a listing whose items
+all carry the listing's URL keeps them all, while the same listing reached again, or a product
+listed on two pages, is dropped the second time. Items without the input field pass, unless
+``URLUNIFY_UNICITY_DISCARD_MISSING`` is on. An input that is not a URL passes unchanged, counted
+in ``urlunify/unicity/invalid`` and logged once.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
+
+from scrapy_urlunify.core.url import InvalidURL
+from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+from scrapy_urlunify.integration.pages._near_duplicates import distance_for
+from scrapy_urlunify.integration.seen._identifiers import fingerprint_of
+from scrapy_urlunify.learning.page_signature import text_signature
+from scrapy_urlunify.stores import (
+    MemorySignatureStore,
+    SignatureStore,
+)
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+    from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+    from scrapy_urlunify.integration.crawl._stats import UnifyStats
+    from scrapy_urlunify.integration.pages._items import ItemOrigins
+    from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
+
+__all__ = ["SignaturePipeline", "UnicityPipeline"]
+
+logger = logging.getLogger(__name__)
+
+
+class SignaturePipeline:
+    """Drop items of pages (or with texts) already seen on another page."""
+
+    urlunify_role = "signature_pipeline"
+
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        stats: UnifyStats,
+        origins: ItemOrigins,
+        near: NearDuplicatePages | None = None,
+    ) -> None:
+        self.stats = stats
+        self.origins = origins
+        self.field: str | None = settings["URLUNIFY_SIGNATURE_FIELD"]
+        self._texts: SignatureStore = MemorySignatureStore()
+        #: the near-duplicate pages of the crawl, when their items are dropped
+        self.near = near if settings["URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS"] else None
+        self.near_distance = distance_for(settings["URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE"])
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SignaturePipeline:
+        crawl = UnifyCrawl.of(crawler)
+        if not crawl.enabled:
+            raise NotConfigured
+        return cls(crawl.settings, crawl.stats, crawl.item_origins, crawl.near)
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not ItemAdapter.is_item(item):
+            return item
+        origin = self.origins.get(id(item))
+        adapter = ItemAdapter(item)
+        value = adapter.get(self.field) if self.field else None
+        if isinstance(value, str) and value.strip():
+            page = origin.identifier if origin else _item_page(adapter)
+            earlier = self._texts.get_or_set(text_signature(value), page)
+            if earlier is not None and earlier != page:
+                self.stats.inc("signature/dropped_items")
+                raise DropItem(f"its {self.field!r} text was already seen on {earlier}")
+            return item
+        if origin is not None and origin.duplicate_of is not None:
+            self.stats.inc("signature/dropped_items")
+            raise DropItem(f"its page has the body text of {origin.duplicate_of}")
+        near = self.near
+        if origin is not None and near is not None:
+            found = near.marked.get(origin.url)
+            if found is not None and found.distance <= self.near_distance:
+                self.stats.inc("signature/dropped_near_duplicate_items")
+                raise DropItem(
+                    f"its page is a near-duplicate ({found.resemblance:.1%} alike) of "
+                    f"{found.of or 'a page fetched long before'}"
+                )
+        return item
+
+
+class UnicityPipeline:
+    """The seed's URL standardization and unicity filters, for items."""
+
+    urlunify_role = "unicity_pipeline"
+
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        stats: UnifyStats,
+        policies: CrawlPolicies,
+        origins: ItemOrigins,
+        store: SignatureStore,
+    ) -> None:
+        s = settings
+        self.stats = stats
+        self.policies = policies
+        self.origins = origins
+        self.store = store
+        self.input: str = s["URLUNIFY_UNICITY_INPUT_FIELD"]
+        self.standardized: str = s["URLUNIFY_STANDARDIZE_OUTPUT_FIELD"]
+        self.output: str = s["URLUNIFY_UNICITY_OUTPUT_FIELD"]
+        self.discard_missing: bool = s["URLUNIFY_UNICITY_DISCARD_MISSING"]
+        self._warned: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> UnicityPipeline:
+        crawl = UnifyCrawl.of(crawler)
+        if not crawl.enabled:
+            raise NotConfigured
+        # item identifier fingerprint -> the page it first came from
+        store = crawl.stores.items()
+        return cls(crawl.settings, crawl.stats, crawl.policies, crawl.item_origins, store)
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        if not ItemAdapter.is_item(item):
+            return item
+        adapter = ItemAdapter(item)
+        url = adapter.get(self.input)
+        if url is None:
+            if self.discard_missing:
+                self.stats.inc("unicity/missing")
+                raise DropItem(f"no {self.input!r} field (URLUNIFY_UNICITY_DISCARD_MISSING is on)")
+            return item
+        unifier = self.policies.unifier
+        try:
+            fetch = unifier.standardize(str(url))
+            identifier = unifier.identify(str(url))
+        except InvalidURL as e:
+            self.stats.inc("unicity/invalid")
+            self._warn(
+                "invalid",
+                f"Item field {self.input!r} holds no valid URL ({e}); the item passes unchanged",
+            )
+            return item
+        self._set(adapter, self.standardized, fetch)
+        self._set(adapter, self.output, identifier)
+        origin = self.origins.pop(id(item), None)
+        # an item whose page is unknown (not yielded through LinkMiddleware) is its own
+        # "page": any repeat of its identifier is dropped, as the seed's unicity filter does
+        page = origin.identifier if origin is not None else f"item {id(item)}"
+        earlier = self.store.get_or_set(fingerprint_of("GET", identifier), page)
+        if earlier is not None and earlier != page:
+            self.stats.inc("unicity/duplicates")
+            raise DropItem(
+                f"an item with identifier {identifier} was already seen (from {earlier})"
+            )
+        return item
+
+    def _set(self, adapter: ItemAdapter, field: str, value: str) -> None:
+        try:
+            adapter[field] = value
+        except KeyError:  # an Item class without that field: say so once, do not fail the item
+            self._warn(
+                field,
+                f"Cannot set field {field!r} on {adapter.item.__class__.__name__} items; "
+                "declare it or change the URLUNIFY_*_OUTPUT_FIELD setting",
+            )
+
+    def _warn(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            logger.warning(message)
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        self.store.close()
+
+
+def _item_page(adapter: ItemAdapter) -> str:
+    url = adapter.get("url")
+    return str(url) if url else "an item without a page"

@@ -1,0 +1,280 @@
+"""``Frontier``: requests of URL patterns that bring nothing new are scheduled after the others
+(the seeds' frontier optimisation; ``URLUNIFY_FRONTIER``, on with the add-on).
+
+Each request the link middleware lets through, and each page the signature middleware judges,
+belongs to a **URL pattern** (:mod:`scrapy_urlunify.learning.url_patterns`: host, path shape,
+parameter names, the values of the parameters that take few values). Per URL pattern the
+frontier counts, over its recent responses (a window of :data:`WINDOW`, halved when full so a
+pattern recovers):
+
+* responses: the 2xx responses of its requests the signature middleware judged;
+* new pages: those neither a duplicate page (exact) nor a near-duplicate one, nor the page of
+  their identifier fetched again;
+* linking responses: those that yielded at least one new link (a link the link middleware let
+  through to the scheduler) of an unpenalised pattern: a wiki links a new log-in URL from every
+  page, which says nothing of the page.
+
+A response brought something new if it was a new page or yielded new links; the pattern's yield
+is the larger of its new pages and linking responses, per response. Once a pattern has
+:data:`FLOOR` responses, a yield below a quarter puts it at level 1, a yield of nothing at level
+2; each request of it scheduled from then on gets ``level * URLUNIFY_FRONTIER_PENALTY``
+subtracted from its priority (stat ``urlunify/frontier/deprioritised``). Nothing is dropped: a
+penalised request waits until the requests above it are done. The penalty (10,000 by default)
+is larger than any depth, so with ``DEPTH_PRIORITY = 1`` (breadth-first: priority ``-depth``)
+too the penalised requests go after every other; in Scrapy's default order (priority 0,
+last in first out) they go after every unpenalised one. Two levels only: Scrapy's priority
+queue keeps one queue per priority value (a directory on disk under ``JOBDIR``).
+
+A pattern penalised for the first time is logged at INFO with its yield (stat
+``urlunify/frontier/penalised``). Start requests are never penalised, nor requests already
+queued when their pattern is. Nothing is persisted: a resumed ``JOBDIR`` crawl starts with no
+patterns known (its queued requests keep their priorities).
+
+**Evidence a page at a time.** With learning on, a request leaving the scheduler that would test
+a candidate rule not yet adopted nor ruled out (``Learner.open_questions``) is *held* --
+scheduled again once, ``URLUNIFY_FRONTIER_PENALTY`` lower (stat ``urlunify/frontier/held``) --
+when two values of the parameter are on its page already, observed or in flight (a third adds
+no evidence), or when it would start a new page of a candidate another request is starting a
+page of. When the rule is adopted the held requests are dropped as they leave the queue; when
+it is ruled out they are fetched later. Nothing is dropped here either; nothing is held in a
+``JOBDIR`` crawl (docs/frontier.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from scrapy_urlunify.integration.crawl._meta import meta_of
+from scrapy_urlunify.learning.url_patterns import URLPatterns, coarser
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
+
+    # typing.Self requires Python 3.11
+    from scrapy_urlunify.integration.crawl._stats import UnifyStats
+
+__all__ = ["FLOOR", "WINDOW", "Frontier", "scheduled_url"]
+
+logger = logging.getLogger(__name__)
+
+#: responses of a pattern before it is judged
+FLOOR = 5
+#: responses a pattern's counts span: when full, every count is halved (recent ones weigh more)
+WINDOW = 32
+#: URL patterns whose counts are kept (the least recently used go first)
+MAX_PATTERNS = 20_000
+#: values of a parameter with one text on one page: that page's piece of evidence
+EVIDENCE_VALUES = 2
+#: seconds after which a request testing a candidate counts as landed, whatever became of it (a
+#: downloader middleware that gives a request back to the scheduler sends no signal)
+TESTING_SECONDS = 60.0
+#: seconds a request testing a candidate still counts as in flight after it left the downloader,
+#: unless its response is judged first: the learner observes a page in the downloader
+#: middlewares' ``process_response``, after ``request_left_downloader`` (released there, the
+#: next page of a candidate went before the page completing its evidence was observed); a
+#: response that a middleware turns into a request (a redirect) or an error lands this way
+LANDING_SECONDS = 2.0
+
+
+def scheduled_url(request: Request) -> str:
+    """The URL ``request`` was scheduled with: before its redirects, if any."""
+    meta = meta_of(request)
+    redirects = meta.get("redirect_urls") if meta else None
+    return str(redirects[0]) if redirects else request.url
+
+
+class _Yield:
+    """One URL pattern's recent responses, and its penalty level."""
+
+    __slots__ = ("announced", "level", "linked", "new", "pattern", "responses")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.responses = 0
+        self.new = 0
+        self.linked = 0
+        self.level = 0
+        #: penalised once already (logged and counted once)
+        self.announced = False
+
+    def judge(self) -> int:
+        """The pattern's level from its counts: 2 when fewer than a quarter of its responses
+        were new pages, else 1 when fewer than a quarter yielded new links, else 0."""
+        if self.responses < FLOOR:
+            return 0
+        if 4 * self.new < self.responses:
+            return 2  # mostly duplicate pages, exact or near
+        return 1 if 4 * self.linked < self.responses else 0  # new pages that lead nowhere new
+
+
+class Frontier:
+    """A crawl's URL patterns and their yields; the priority penalty of each scheduled request."""
+
+    def __init__(
+        self, stats: UnifyStats, penalty: int, patterns: URLPatterns | None = None
+    ) -> None:
+        self.stats = stats
+        self.penalty = penalty
+        self.patterns = patterns if patterns is not None else URLPatterns()
+        self._yields: OrderedDict[str, _Yield] = OrderedDict()
+        #: (response, the counts of its pattern and coarser pattern, whether it yielded a new
+        #: link yet): the page whose links are being scheduled (its links come in a row)
+        self._page: tuple[object, tuple[_Yield, _Yield | None] | None, bool] = (None, None, False)
+        #: open question -> {id(request): when it left the scheduler}: the requests asking it
+        self._testing: dict[str, dict[int, float]] = {}
+        #: id(request) -> the questions it asks
+        self._tests: dict[int, list[str]] = {}
+        #: id(request) -> when it left the downloader, its response not judged yet
+        self._downloaded: dict[int, float] = {}
+
+    def _yield(self, pattern: str) -> _Yield:
+        yields = self._yields
+        entry = yields.get(pattern)
+        if entry is None:
+            entry = yields[pattern] = _Yield(pattern)
+            if len(yields) > MAX_PATTERNS:
+                yields.popitem(last=False)
+        else:
+            yields.move_to_end(pattern)
+        return entry
+
+    def _entries(self, url: str) -> tuple[_Yield, _Yield | None]:
+        """The counts of the URL pattern of ``url``, and of its coarser pattern (if any)."""
+        pattern = self.patterns.pattern(url)
+        coarse = coarser(pattern)
+        return self._yield(pattern), self._yield(coarse) if coarse is not None else None
+
+    def schedule(self, request: Request, response: Response | None) -> None:
+        """``request``, a link of ``response`` (None: a start request), goes to the scheduler:
+        the link counts for ``response``'s patterns unless its own is penalised, and the
+        request's priority drops by its own pattern's penalty (its coarser pattern's while it
+        has fewer than :data:`FLOOR` responses)."""
+        entry, coarse = self._entries(request.url)
+        level = entry.level if entry.responses >= FLOOR or coarse is None else coarse.level
+        if response is None:
+            return
+        page = self._page
+        if page[0] is not response:
+            page = self._page = (
+                response,
+                self._entries(
+                    scheduled_url(response.request)
+                    if response.request is not None
+                    else response.url
+                ),
+                False,
+            )
+        if not page[2] and not level and page[1] is not None:
+            for origin in page[1]:
+                if origin is not None:
+                    origin.linked = min(origin.linked + 1, origin.responses)
+                    self._judge(origin)
+            self._page = (response, page[1], True)
+        if level:
+            request.priority -= level * self.penalty
+            self.stats.inc("frontier/deprioritised")
+
+    def admit(self, request: Request, questions: list[tuple[str, str, int]]) -> bool:
+        """``request`` leaves the scheduler and would ask ``questions`` of open candidate rules
+        on its page (``(question, candidate, values observed)``: see
+        ``Learner.open_questions``): whether it may go now. Not when two values of a question's
+        parameter are on its page already, observed or in flight (a third adds no evidence), nor
+        when it would start a page of a candidate another request is starting a page of."""
+        if not questions:
+            return True
+        testing, now = self._testing, time.monotonic()
+        asked: list[str] = []
+        for question, candidate, observed in questions:
+            on_page = self._flying(question, now)
+            if observed + on_page >= EVIDENCE_VALUES:
+                return False
+            if not observed and not on_page:  # a new page for this candidate
+                if self._flying(candidate, now):
+                    return False
+                asked.append(candidate)
+            asked.append(question)
+        rid = id(request)
+        self.landed(rid)
+        self._tests[rid] = asked
+        for name in asked:
+            testing.setdefault(name, {})[rid] = now
+        return True
+
+    def _flying(self, name: str, now: float) -> int:
+        """Requests asking ``name`` that have not landed."""
+        flying = self._testing.get(name)
+        if not flying:
+            return 0
+        downloaded = self._downloaded
+        for rid, since in list(flying.items()):
+            if now - since > TESTING_SECONDS or now - downloaded.get(rid, now) > LANDING_SECONDS:
+                self.landed(rid)
+        return len(flying)
+
+    def left_downloader(self, rid: int) -> None:
+        """The request ``id(request) == rid`` left the downloader: it lands once its response is
+        judged (:meth:`landed`), or :data:`LANDING_SECONDS` from now."""
+        if rid in self._tests:
+            self._downloaded[rid] = time.monotonic()
+
+    def landed(self, rid: int) -> None:
+        """The response of the request ``id(request) == rid`` was judged (or it failed, or never
+        reached the downloader): it no longer tests anything."""
+        self._downloaded.pop(rid, None)
+        names = self._tests.pop(rid, None)
+        if names is None:
+            return
+        testing = self._testing
+        for name in names:
+            flying = testing.get(name)
+            if flying is not None:
+                flying.pop(rid, None)
+                if not flying:
+                    del testing[name]
+
+    def fetched(self, request: Request, new: bool) -> None:
+        """A 2xx response of ``request`` was judged: a new page, or not (a duplicate or
+        near-duplicate page, or its own page again)."""
+        for entry in self._entries(scheduled_url(request)):
+            if entry is None:
+                continue
+            if entry.responses >= WINDOW:
+                entry.responses //= 2
+                entry.new //= 2
+                entry.linked //= 2
+            entry.responses += 1
+            entry.new += new
+            self._judge(entry)
+
+    def _judge(self, entry: _Yield) -> None:
+        level = entry.judge()
+        if level == entry.level:
+            return
+        entry.level = level
+        pattern = entry.pattern
+        if level and not entry.announced:
+            entry.announced = True
+            self.stats.inc("frontier/penalised")
+            logger.info(
+                "URL pattern %s brings little new (%d new pages and %d responses with new links "
+                "in its last %d responses): its requests go after the others from now on "
+                "(priority -%d)",
+                pattern,
+                entry.new,
+                entry.linked,
+                entry.responses,
+                level * self.penalty,
+            )
+        else:
+            logger.debug(
+                "URL pattern %s: level %d (%d new pages, %d linking, %d responses)",
+                pattern,
+                level,
+                entry.new,
+                entry.linked,
+                entry.responses,
+            )

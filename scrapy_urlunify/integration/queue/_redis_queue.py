@@ -1,0 +1,340 @@
+"""``RedisQueue``: scrapy-redis's shared priority queue, with nothing lost when a worker dies.
+
+scrapy-redis's ``PriorityQueue`` removes a request from Redis when a worker takes it: a worker
+killed with SIGKILL (OOM killer, lost VM, deploy) takes its requests with it, and since the seen
+set holds them, no other worker ever fetches them. This queue keeps a taken request *in flight*,
+owned by its worker, until it is done (:mod:`scrapy_urlunify.stores.redis_queue`); the requests
+of a worker that stopped heart-beating go back to the queue::
+
+    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+    SCHEDULER_QUEUE_CLASS = "scrapy_urlunify.integration.queue._redis_queue.RedisQueue"
+    SPIDER_MIDDLEWARES = {"scrapy_urlunify.QueueDoneMiddleware": 2,
+                          "scrapy_urlunify.QueueGivenBackMiddleware": 960}
+    DOWNLOADER_MIDDLEWARES = {"scrapy_urlunify.QueueFailureMiddleware": 1}
+
+(the queue refuses to open without those three). A request is done (:mod:`.redis_queue_done`
+decides) when its response went through the spider callback, every request the callback
+yielded went through the scheduler and every item left the item pipelines; or when its final
+failure went through its errback (or had none: a :class:`QueueErrback` sees it); or when the
+scheduler dropped its redirect. A redirect or a retry takes the place of the request it
+follows in the same Redis step (the new one is queued, the old one done): the chain is never
+held by one worker. Priorities are kept (a sorted set, as scrapy-redis's ``PriorityQueue``),
+and requests are encoded with the scheduler's ``SCHEDULER_SERIALIZER`` as scrapy-redis does.
+
+A page handled again after its worker died yields links the dead worker may have recorded as
+seen without queuing them: those links skip the dupefilter (``dont_filter``) and are queued
+only if no worker ever queued them (``QueueGivenBackMiddleware``; the queue remembers what it was
+given, by the dupefilter's key).
+
+Heartbeats: each worker renews its lease every ``URLUNIFY_QUEUE_LEASE`` / 5 seconds (default
+lease 30 s), and on each idle signal; a worker that notices an expired lease gives that worker's
+requests back to the queue. An idle worker does not close while a peer holds requests in
+flight: they may come back (``DontCloseSpider``). A worker that closes gives back what it still
+holds. Stats ``urlunify/queue/...``: ``given_back`` (requests of dead workers this worker gave
+back), ``popped_given_back``, ``rescued_links`` (links of such pages queued again),
+``already_queued`` (links of such pages another worker had queued), ``acked_late`` (done after
+their lease ended: someone may have fetched them again), ``unobserved`` (in flight while this
+worker was idle: a path the queue cannot see finish, acknowledged with a warning).
+
+A failover of the queue's master loses nothing: with ``URLUNIFY_QUEUE_REPLICAS = "auto"`` a push
+returns once the master's replicas have it (``WAIT``, in the push's round trip), and a push, pop
+or acknowledgement waits through an outage for up to ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT``. Past
+that, the crawl closes with the reason ``urlunify_store_unavailable`` naming the cause, and
+acknowledges nothing more: what this worker holds goes back to the queue (at close, or when its
+lease ends), so a resume fetches it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.request import request_from_dict
+from twisted.internet import task
+
+from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS
+from scrapy_urlunify.integration.crawl._meta import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META
+from scrapy_urlunify.integration.settings import SettingsError
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+    from scrapy_urlunify.stores.redis_queue import ReliableQueue
+
+__all__ = [
+    "DONE_COMPONENTS",
+    "QueueErrback",
+    "RedisQueue",
+    "queue_of",
+    "watch_done",
+]
+
+logger = logging.getLogger(__name__)
+
+
+LEASE_SETTING = "URLUNIFY_QUEUE_LEASE"
+REPLICAS_SETTING = "URLUNIFY_QUEUE_REPLICAS"
+UNAVAILABLE_SETTING = "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT"
+
+_QUEUES: WeakKeyDictionary[Any, RedisQueue] = WeakKeyDictionary()
+#: crawler -> the components of .redis_queue_done it has (the queue opens only with all three)
+_WATCHED: WeakKeyDictionary[Any, set[str]] = WeakKeyDictionary()
+#: what .redis_queue_done provides: spider middlewares, downloader middleware
+DONE_COMPONENTS = ("QueueDoneMiddleware", "QueueGivenBackMiddleware", "QueueFailureMiddleware")
+
+
+def watch_done(crawler: Crawler, component: str) -> None:
+    """Called by each component of :mod:`.redis_queue_done` when the crawl builds it."""
+    _WATCHED.setdefault(crawler, set()).add(component)
+
+
+def queue_of(crawler: Crawler) -> RedisQueue | None:
+    """The crawl's :class:`RedisQueue`, once the scheduler opened it."""
+    return _QUEUES.get(crawler)
+
+
+class QueueErrback:
+    """The errback of a popped request while it is in flight: ``handler(self, failure)`` sees
+    its final failure (download error, ``IgnoreRequest`` from a downloader middleware, an error
+    of the spider middlewares' input) and calls ``original`` (re-raising when there is none, which
+    Scrapy handles as a request without errback). :meth:`RedisQueue.push` puts ``original`` back
+    on a redirect or retry, so the queue stores the spider's own errback."""
+
+    __slots__ = ("__weakref__", "entry_id", "handler", "original")
+
+    def __init__(
+        self,
+        entry_id: str,
+        original: Callable[..., Any] | None,
+        handler: Callable[[QueueErrback, Any], Any],
+    ) -> None:
+        self.entry_id = entry_id
+        self.original = original
+        self.handler = handler
+
+    def __call__(self, failure: Any) -> Any:
+        return self.handler(self, failure)
+
+    @property
+    def __name__(self) -> str:  # Scrapy names the errback in some warnings
+        return getattr(self.original, "__name__", "errback")
+
+
+class RedisQueue:
+    """A scrapy-redis queue class (``SCHEDULER_QUEUE_CLASS``): ``push``, ``pop(timeout)``,
+    ``__len__``, ``clear``, built by scrapy-redis's scheduler as ``cls(server, spider, key,
+    serializer)``."""
+
+    urlunify_role = "redis_queue"
+
+    def __init__(self, server: Any, spider: Spider, key: str, serializer: Any = None) -> None:
+        if serializer is None:
+            from scrapy_redis import picklecompat
+
+            serializer = picklecompat
+        if not callable(getattr(serializer, "loads", None)) or not callable(
+            getattr(serializer, "dumps", None)
+        ):
+            raise TypeError(f"serializer does not implement 'loads' and 'dumps': {serializer}")
+        crawler = spider.crawler
+        self.server = server
+        self.spider = spider
+        self.crawler = crawler
+        self.key = key % {"spider": spider.name}
+        self.serializer = serializer
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        crawl = UnifyCrawl.of(crawler)
+        self.stats = crawl.stats
+        self.faults = crawl.faults
+        #: the crawl's seen keys, when its dupefilter is the add-on's
+        self.seen = crawl.seen
+        settings = crawl.settings
+        lease = settings[LEASE_SETTING]
+        # here, not at the top: the add-on's middlewares import this module, and redis is an
+        # extra (without it the add-on works, and only a Redis store or this queue is refused)
+        from scrapy_urlunify.stores.redis_queue import ReliableQueue
+
+        self.store: ReliableQueue = ReliableQueue(
+            server,
+            self.key,
+            self.worker,
+            lease=lease,
+            unavailable_timeout=settings[UNAVAILABLE_SETTING],
+            replicas=settings[REPLICAS_SETTING],
+        )
+        #: entry ids whose handling .redis_queue_done follows now (a response, an errback)
+        self.watched: set[str] = set()
+        missing = [name for name in DONE_COMPONENTS if name not in _WATCHED.get(crawler, ())]
+        if missing:
+            setting = (
+                "DOWNLOADER_MIDDLEWARES"
+                if missing[0] == "QueueFailureMiddleware"
+                else "SPIDER_MIDDLEWARES"
+            )
+            raise SettingsError(
+                setting,
+                f"RedisQueue needs scrapy_urlunify.{missing[0]} (docs/redis_queue.md): "
+                "without it a request may never be done, and a page may be "
+                "lost when a worker dies",
+            )
+        _QUEUES[crawler] = self
+        self._beat = task.LoopingCall(self._heartbeat)
+        self._beat.start(lease / 5, now=True)
+        crawler.signals.connect(self._idle, signal=signals.spider_idle)
+        crawler.signals.connect(self._closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._dropped, signal=signals.request_dropped)
+
+    # --- scrapy-redis's queue API ------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._guarded(lambda: len(self.store), 0)
+
+    def _guarded(self, call: Callable[[], Any], default: Any) -> Any:
+        """``call()``; ``default`` once the queue failed (the crawl closes, naming the cause)."""
+        if self.faults.failed:
+            return default
+        try:
+            return call()
+        except STORE_FAULTS as e:
+            self.faults.unavailable(e)
+            return default
+
+    def push(self, request: Request) -> None:
+        if isinstance(request.errback, QueueErrback):
+            request.errback = request.errback.original
+        meta = request.meta
+        replaces = meta.pop(QUEUE_ID_META, "") or ""
+        meta.pop(GIVEN_BACK_META, None)  # a redirect or retry is a new entry
+        rescue = bool(meta.pop(RESCUE_META, False))
+        dedup = self.dedup_key(request)
+        data = self.serializer.dumps(request.to_dict(spider=self.spider))
+        if replaces:
+            self.watched.discard(replaces)
+        if self.faults.failed:
+            # nothing is acknowledged any more: the request whose link this is stays in flight and
+            # comes back (at close, or when the lease ends), and yields this link again
+            return
+        try:
+            queued = self.store.push(
+                data, -request.priority, dedup=dedup, check=rescue, replaces=replaces
+            )
+        except STORE_FAULTS as e:
+            self.faults.unavailable(e)  # not known to be on a replica: its source stays in flight
+            return
+        if rescue:
+            self.stats.inc("queue/rescued_links" if queued else "queue/already_queued")
+
+    def pop(self, timeout: int = 0) -> Request | None:
+        """Take the best request, in flight under this worker (``timeout`` is ignored, as by
+        scrapy-redis's ``PriorityQueue``)."""
+        popped = self._guarded(self.store.pop, None)
+        if popped is None:
+            return None
+        try:
+            request = request_from_dict(self.serializer.loads(popped.payload), spider=self.spider)
+        except Exception:
+            # acknowledged: a queue entry no worker can decode would come back forever
+            logger.exception(
+                "Dropped a queue entry that cannot be decoded (%d bytes)", len(popped.payload)
+            )
+            self.stats.inc("queue/undecodable")
+            self.ack(popped.id)
+            return None
+        request.meta[QUEUE_ID_META] = popped.id
+        if popped.given_back:
+            request.meta[GIVEN_BACK_META] = True
+            self.stats.inc("queue/popped_given_back")
+        return request
+
+    def clear(self) -> None:
+        self.store.clear()
+
+    # --- done ------------------------------------------------------------------------------
+
+    def ack(self, entry_id: str) -> None:
+        """The request of ``entry_id`` is done."""
+        self.watched.discard(entry_id)
+        # once the queue failed nothing is done: what this worker holds goes back to the queue
+        if self._guarded(lambda: self.store.ack(entry_id), True) is False:
+            self.stats.inc("queue/acked_late")
+            logger.warning(
+                "A request was done after this worker's lease ended (a stall longer than %s = %s s?) "
+                "or after a failover lost its pop: it may be fetched again",
+                LEASE_SETTING,
+                self.store.lease_ms / 1000,
+            )
+
+    def dedup_key(self, request: Request) -> bytes:
+        """What the queue remembers of a pushed request: the dupefilter's key when the crawl's
+        dupefilter is the plugin's (unified URL identity), else Scrapy's fingerprint."""
+        if self.seen is not None:
+            return int(self.seen.key_of(request)).to_bytes(8, "big")
+        return bytes(self.crawler.request_fingerprinter.fingerprint(request))
+
+    # --- signal hooks ------------------------------------------------------------------------
+
+    def _heartbeat(self) -> None:
+        try:
+            given_back = self.store.heartbeat()
+        except (
+            Exception
+        ):  # the next beat tries again; a lease that ends costs duplicates, not pages
+            logger.exception("Queue heartbeat failed")
+            return
+        if given_back:
+            self.stats.inc("queue/given_back", given_back)
+            logger.info(
+                "Gave back %d requests of dead workers to the queue %s", given_back, self.key
+            )
+
+    def _idle(self, spider: Spider | None = None) -> None:
+        self._heartbeat()
+        if self.faults.failed:
+            return  # closing, with the reason
+        try:
+            self._idle_check()
+        except STORE_FAULTS as e:
+            # not "finished": the queue may hold requests
+            self.faults.unavailable(e)
+            raise DontCloseSpider from None
+
+    def _idle_check(self) -> None:
+        held = self.store.mine_ids() - self.watched
+        if held:
+            # idle: nothing of this worker is in progress, so a path the queue does not watch
+            # finished them (fetching them again would do the same)
+            self.stats.inc("queue/unobserved", len(held))
+            logger.warning(
+                "%d requests were still in flight while this worker was idle; acknowledged",
+                len(held),
+            )
+            for entry_id in held:
+                self.ack(entry_id)
+        if len(self.store) or self.store.in_flight() > self.store.mine():
+            raise DontCloseSpider  # peers hold requests that come back if they die
+
+    def _dropped(self, request: Request, spider: Spider | None = None) -> None:
+        # a redirect (or retry) the scheduler dropped ends its chain
+        entry_id = request.meta.pop(QUEUE_ID_META, None)
+        if entry_id:
+            self.ack(entry_id)
+
+    def _closed(self, spider: Spider | None = None, reason: str = "") -> None:
+        if self._beat.running:
+            self._beat.stop()
+        try:
+            given_back = self.store.leave()
+        except Exception:  # the lease ends anyway: a peer gives them back then
+            logger.exception("Could not give back this worker's requests at close")
+            return
+        if given_back:
+            logger.info("Gave back %d requests still in flight at close (%s)", given_back, reason)

@@ -1,0 +1,177 @@
+"""One rule on probation: the requests it merges, which of them are its samples, and when
+their verdicts are enough (:class:`RuleOnProbation`; the samples' fetching, the kept requests
+and the verdicts' bookkeeping are ``probation.Probation``'s).
+
+A sample is a request the rule merged, fetched anyway, one per *sample key*: its path, or for a
+rule of one rule context the query items outside the context. When the values of the rule's
+parameter in its evidence share a lead (``title=Talk:…``: ``learning.evidence_lead``), samples
+like the evidence agree whatever the rule is worth elsewhere, so one of them must be unlike it:
+the others are taken as they come, the last waits for a request whose value does not start
+with the lead, and the rule is not confirmed before it agreed, unless the crawl goes idle with
+no such request kept (then nothing the rule merged was unlike its evidence).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy_urlunify.core.domains import within
+from scrapy_urlunify.core.params import context_items
+from scrapy_urlunify.learning.evidence_lead import evidence_lead, param_value
+from scrapy_urlunify.learning.rule_contexts import split_context
+
+if TYPE_CHECKING:
+    from scrapy_urlunify.learning.rule_types import LearnedRule
+
+__all__ = ["RuleKey", "RuleOnProbation", "rule_key", "url_path"]
+
+#: a learned rule's ``(kind, host, name)``
+RuleKey = tuple[str, str, str]
+
+#: a rule's sample unlike its evidence: none yet, one fetched (awaiting its verdict), one
+#: agreed, none needed (the crawl went idle with no request unlike the evidence kept)
+_NONE, _SAMPLED, _AGREED, _WAIVED = range(4)
+
+
+def rule_key(rule: LearnedRule) -> RuleKey:
+    """``(kind, host, name)``; a rule of one rule context has its context key for host."""
+    return (rule.kind, rule.context_key, rule.name)
+
+
+def url_path(url: str) -> str:
+    """``url`` without its query and fragment."""
+    return url.split("?", 1)[0].split("#", 1)[0]
+
+
+class RuleOnProbation:
+    """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
+
+    __slots__ = (
+        "confirmed",
+        "context_items",
+        "key",
+        "lead",
+        "paths",
+        "rule",
+        "sampled",
+        "unlike",
+        "verified_at_idle",
+    )
+
+    def __init__(self, rule: LearnedRule) -> None:
+        self.rule = rule
+        self.key = rule_key(rule)
+        #: the query items of the rule's context (none for a rule of a whole host)
+        self.context_items = split_context(rule.context)[1]
+        self.paths: set[str] = set()  # the sample keys sampled
+        self.sampled = 0
+        self.confirmed = 0
+        self.verified_at_idle = 0  # kept requests fetched as samples when the crawl went idle
+        #: what every value of its parameter in its evidence starts with (``Talk:``), or ""
+        self.lead = evidence_lead(rule)
+        self.unlike = _NONE
+
+    # -- saved with the learned state ------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "sampled": self.sampled,
+            "confirmed": self.confirmed,
+            "paths": sorted(self.paths),
+            "unlike": self.unlike == _AGREED,
+        }
+
+    def restore(self, progress: dict[str, Any]) -> None:
+        self.sampled = int(progress.get("sampled", 0))
+        self.confirmed = int(progress.get("confirmed", 0))
+        self.paths = {str(x) for x in progress.get("paths", ())}
+        self.unlike = _AGREED if progress.get("unlike") else _NONE
+
+    # -- which requests -------------------------------------------------------------------------
+
+    def covers(self, url: str, identity_host: str) -> bool:
+        """Whether the rule takes part in merging ``url`` (its identity host under the
+        settings' policy): the host is the rule's, and has the parameter or leading segment
+        (in the rule's context, for a rule of one)."""
+        rule = self.rule
+        if not within(identity_host, rule.host):
+            return False
+        if rule.kind == "alias":
+            return True
+        rest = url.split("/", 3)[3] if url.count("/") >= 3 else ""
+        rest = rest.split("#", 1)[0]
+        path, _, query = rest.partition("?")
+        if rule.kind == "path":
+            return path.split("/", 1)[0] == rule.name
+        if rule.context and not rule.applies_to("/" + path, set(context_items(query))):
+            return False
+        return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))
+
+    def sample_key(self, url: str) -> str:
+        """What two samples of the rule must differ in: their path; for a rule of one rule
+        context (one path), the query items outside the context -- the parameter's value and
+        the item naming the page (``returnto=X``; ``id=5&sort=price``) -- so that its samples
+        come as fast as the requests it merges, even for a parameter of two or three values."""
+        if not self.rule.context:
+            return url_path(url)
+        query = url.split("#", 1)[0].partition("?")[2]
+        common = self.context_items
+        return (
+            url_path(url)
+            + "?"
+            + "&".join(sorted(i for i in context_items(query) if i not in common))
+        )
+
+    def is_unlike(self, url: str) -> bool:
+        """Whether ``url``'s value of the rule's parameter does not start with the rule's lead."""
+        if not self.lead:
+            return False
+        value = param_value(url, self.rule.name)
+        return value is not None and not value.startswith(self.lead)
+
+    # -- samples and verdicts -------------------------------------------------------------------
+
+    def wants(self, url: str, key: str, needed: int) -> bool:
+        """Whether a request it merged (of sample key ``key``) is to be a sample: one per key,
+        ``needed`` in all, the last kept for a request unlike the evidence while none came."""
+        if key in self.paths:
+            return False
+        waiting = bool(self.lead) and self.unlike == _NONE
+        if waiting and self.is_unlike(url):
+            return True
+        return self.sampled < needed - (1 if waiting else 0)
+
+    def note(self, url: str, key: str) -> None:
+        """``url`` (of sample key ``key``) is fetched as a sample, or was fetched anyway."""
+        self.paths.add(key)
+        if self.unlike == _NONE and self.is_unlike(url):
+            self.unlike = _SAMPLED
+
+    def sample(self, url: str, key: str) -> None:
+        """``url`` is one of the samples it takes from the requests it merges."""
+        self.note(url, key)
+        self.sampled += 1
+
+    def agreed(self, url: str) -> None:
+        """A sample (or a page fetched anyway) of ``url`` showed the page it was merged into."""
+        self.confirmed += 1
+        if self.is_unlike(url):
+            self.unlike = _AGREED
+
+    def done(self, needed: int) -> bool:
+        """Whether enough samples agreed, one of them unlike the evidence if it has a lead."""
+        return self.confirmed >= needed and (not self.lead or self.unlike in (_AGREED, _WAIVED))
+
+    def at_idle(self, kept: list[str]) -> int | None:
+        """The crawl went idle, nothing in flight; ``kept``: the URLs of the requests it kept, in
+        the order they would be verified. The index of the one to verify first (unlike its
+        evidence), if it still needs one; when none of them is, it needs none."""
+        if self.unlike == _SAMPLED:
+            self.unlike = _NONE  # that sample was answered otherwise (an error, a redirect)
+        if not self.lead or self.unlike != _NONE:
+            return None
+        for i, url in enumerate(kept):
+            if self.is_unlike(url):
+                return i
+        self.unlike = _WAIVED
+        return None

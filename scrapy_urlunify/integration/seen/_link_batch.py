@@ -1,0 +1,300 @@
+"""The links of one response checked and recorded in Redis in one round trip (a link batch).
+
+With a shared store (``URLUNIFY_STORE`` a Redis URL, or ``RedisDupeFilter``), the scheduler's
+``request_seen`` costs one round trip to Redis per link, and a documentation site yields a few
+hundred links per page, most of them seen already. :class:`LinkBatch` makes it one round trip
+per page: ``LinkMiddleware`` holds the spider output of a response (up to
+:data:`BATCH_LINKS` links, or its end), and one Lua script (``RedisSeenStore.add_batch``) adds
+every link's key, each atomically, answering which were new -- the same "new exactly once
+across processes" as one ``SADD`` per link. Then, in the order the spider yielded them:
+
+* a link that was seen is dropped, counted and logged as the dupefilter counts and logs it
+  (``dupefilter/filtered``, ``urlunify/duplicates``, ``DUPEFILTER_DEBUG`` lines,
+  ``request_dropped``), as the early drop of a memory or JOBDIR store does;
+* a new link goes on, its key *pre-recorded*: kept in this process until the scheduler's
+  ``request_seen`` takes it (:meth:`LinkBatch.take`), which then answers "new" without asking
+  Redis again. With ``JOBDIR`` its ``S`` record (scheduled) is written before it goes on, as
+  ``request_seen`` writes it, so a kill before the scheduler got it loses nothing: the resume
+  schedules it again;
+* items, and requests the batch does not check (``dont_filter``, ``meta["urlunify"] = False``,
+  redirects), keep their place among them.
+
+A pre-recorded key whose request never reaches the scheduler (another component dropped it
+on the way: a spider middleware below ``LinkMiddleware``, a ``request_scheduled`` handler) is
+recorded in Redis without a request to fetch its page: once the request object is gone
+(garbage-collected unscheduled), or when the crawl closes, the key is removed from the set
+again (``SREM``, inside the next batch's script, on ``spider_idle``, or at close), so a later
+link to the page fetches it. Stats: ``urlunify/redis/link_batches`` (round trips), and
+``urlunify/redis/released`` (keys removed that way).
+
+A store that fails during a batch closes the crawl as ``request_seen`` does
+(``urlunify_store_error`` or ``urlunify_store_unavailable``): nothing of that batch counts as
+seen, its requests go on to the scheduler, which queues them marked "unrecorded, in doubt"
+(the batch's script may have run without its reply arriving) with the call they belong to: the
+run that resumes them asks Redis what that call answered (every call stamps its reply in the
+set's owners hash), fetches those it added and those it never checked, and skips those it found
+seen. A failed ``S`` write (disk full under ``JOBDIR``) removes from Redis the keys of
+the requests it could not log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy import Request, signals
+
+from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS
+from scrapy_urlunify.integration.crawl._internals import has_receivers
+from scrapy_urlunify.integration.crawl._meta import (
+    BATCH_CALL_META,
+    OPT_OUT_META,
+    PROBATION_META,
+    UNRECORDED_META,
+)
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+    from scrapy_urlunify.integration.crawl._faults import StoreFaults
+    from scrapy_urlunify.integration.rules._probation import Probation
+    from scrapy_urlunify.integration.seen._seen import PreRecorded, SeenCheck, SeenKeys
+
+logger = logging.getLogger(__name__)
+
+#: Links checked per round trip at most: a page with more is checked in several batches. It
+#: also bounds what is held back: at most this many outputs (links and items) wait for a batch.
+BATCH_LINKS = 500
+
+
+class LinkHandler(Protocol):
+    """What the batch asks of the link middleware's handling of one output (a link or an item)."""
+
+    def get_processed_request(
+        self, request: Request, response: Response | None
+    ) -> Request | None: ...
+
+    def get_processed_item(self, item: Any, response: Response | None) -> Any: ...
+
+
+class LinkBatch:
+    """The batched "seen?" of one crawl's links."""
+
+    def __init__(
+        self,
+        seen: SeenKeys,
+        check: SeenCheck,
+        pre_recorded: PreRecorded,
+        faults: StoreFaults,
+        crawler: Crawler | None,
+        *,
+        probation: Probation | None = None,
+    ) -> None:
+        self.seen = seen
+        self.seen_check = check
+        self.store: Any = seen.store
+        self.pre_recorded = pre_recorded
+        self.faults = faults
+        self.crawler = crawler
+        self.probation = probation
+        if crawler is not None:
+            crawler.signals.connect(pre_recorded.idle, signal=signals.spider_idle)
+
+    def output(
+        self, handler: LinkHandler, after: Any, response: Response | None, result: Iterable[Any]
+    ) -> Iterator[Any]:
+        """The link middleware's ``process_spider_output`` with the links checked in batches; ``after``:
+        what the known middlewares after it do to a request (a :class:`~.downstream.Downstream`)."""
+        held = _Held(self, handler, after, response)
+        try:
+            for o in result:
+                yield from held.add(o)
+        except Exception:
+            yield from held.flush()  # what the callback yielded before it failed goes on
+            raise
+        yield from held.flush()
+
+    async def output_async(
+        self,
+        handler: LinkHandler,
+        after: Any,
+        response: Response | None,
+        result: AsyncIterator[Any],
+    ) -> AsyncIterator[Any]:
+        held = _Held(self, handler, after, response)
+        try:
+            async for o in result:
+                for out in held.add(o):
+                    yield out
+        except Exception:
+            for out in held.flush():
+                yield out
+            raise
+        for out in held.flush():
+            yield out
+
+    def check(
+        self,
+        outputs: list[Any],
+        checked: list[tuple[int, Request, int]],
+        after: Any,
+        response: Response | None,
+    ) -> list[Any]:
+        """One round trip for the requests ``checked`` (index in ``outputs``, request, key):
+        ``outputs`` without the seen ones, the new ones pre-recorded."""
+        seen, check = self.seen, self.seen_check
+        if self.faults.failed:
+            return outputs  # the crawl is closing: the scheduler queues them unrecorded
+        released = self.pre_recorded.untaken()
+        try:
+            new = self.store.add_batch([key for _, _, key in checked], released)
+        except STORE_FAULTS as e:
+            # as request_seen: nothing counts as seen, and the script may have run without its
+            # reply arriving, so the run that resumes them fetches them in any case
+            seen.fail(e)
+            for n, (_, request, _) in enumerate(checked):
+                request.meta[UNRECORDED_META] = "doubt"
+                request.meta[BATCH_CALL_META] = self.store.batch_call(
+                    n
+                )  # the resume asks what the call did
+            return outputs
+        self.pre_recorded.released_now(released, "their requests never reached the scheduler")
+        spider = self.crawler.spider if self.crawler is not None else None
+        unlogged = self._log_scheduled(checked, new, spider, after, response)
+        probation = self.probation
+        drop: set[int] = set()
+        receivers = self.crawler is not None and has_receivers(
+            self.crawler, signals.request_dropped
+        )
+        for (i, request, key), is_new in zip(checked, new, strict=True):
+            if is_new:
+                if i in unlogged:
+                    continue  # removed from Redis again: the scheduler queues it unrecorded
+                self.pre_recorded.add(key, request)
+                if seen.first_url is not None:
+                    seen.first_url[key] = request.url
+            elif probation is not None and (probation.active or PROBATION_META in request.meta):
+                continue  # merged under a rule on probation: the scheduler's request_seen decides
+            else:
+                # counted and logged as the scheduler would: the request as it would reach it
+                drop.add(i)
+                scheduled = (
+                    after.as_scheduled(request, response)
+                    if check.debug or check.logdupes or receivers
+                    else request
+                )
+                check.log(scheduled, spider)
+                if receivers:
+                    self.crawler.signals.send_catch_log(  # type: ignore[union-attr]
+                        signals.request_dropped, request=scheduled, spider=spider
+                    )
+                after.dropped(request, response)
+        if not drop:
+            return outputs
+        return [o for i, o in enumerate(outputs) if i not in drop]
+
+    def _log_scheduled(
+        self,
+        checked: list[tuple[int, Request, int]],
+        new: list[bool],
+        spider: Any,
+        after: Any,
+        response: Response | None,
+    ) -> set[int]:
+        """With JOBDIR, the ``S`` record of each new request, before it goes on (a kill before the
+        scheduler gets it must not lose it), as the scheduler will get it. A write that fails
+        takes the keys not logged out of Redis again (scheduled first, seen last, as the
+        dupefilter does) and closes the crawl; returns their indexes."""
+        log = self.seen.resume_log
+        if log is None:
+            return set()
+        fresh = [
+            (i, request, key)
+            for (i, request, key), is_new in zip(checked, new, strict=True)
+            if is_new
+        ]
+        for n, (_, request, key) in enumerate(fresh):
+            try:
+                log.scheduled(key, _as_scheduled(request, after, response), spider)
+            except OSError as e:
+                rest = fresh[n:]
+                # (if Redis fails too, the write error closes the crawl anyway, and the resume
+                # fetches again the page whose links these are)
+                with contextlib.suppress(*STORE_FAULTS):
+                    self.store.discard_many([k for _, _, k in rest])
+                self.seen.fail(e)
+                return {i for i, _, _ in rest}
+        return set()
+
+
+def _as_scheduled(request: Request, after: Any, response: Response | None) -> Request:
+    """``request`` as the scheduler will get it from the middlewares after LinkMiddleware: the
+    ``Referer`` of ``RefererMiddleware`` (set on it: that middleware sets the same, if unset),
+    the depth and priority of ``DepthMiddleware`` (on a copy: it changes the priority itself)."""
+    request = after.as_scheduled(request, response)
+    depth_mw = after.depth
+    if depth_mw is None or response is None:
+        return request
+    meta = dict(request.meta)
+    depth = 0 if meta.pop("depth_reset", False) else response.meta.get("depth", 0) + 1
+    meta["depth"] = depth
+    return request.replace(meta=meta, priority=request.priority - depth * depth_mw.prio)
+
+
+class _Held:
+    """The spider output of one response waiting for its batch: every output (items too) after
+    the first link to check waits, so the order the spider yielded them in is kept."""
+
+    __slots__ = ("after", "batch", "checked", "handler", "outputs", "response")
+
+    def __init__(
+        self, batch: LinkBatch, handler: LinkHandler, after: Any, response: Response | None
+    ) -> None:
+        self.batch = batch
+        self.handler = handler
+        self.after = after
+        self.response = response
+        self.outputs: list[Any] = []
+        self.checked: list[tuple[int, Request, int]] = []
+
+    def add(self, o: Any) -> list[Any]:
+        """What can go on now (usually nothing, or the whole batch once it is full)."""
+        response = self.response
+        if isinstance(o, Request):
+            o = self.handler.get_processed_request(o, response)
+            if o is None:
+                return []
+            meta = o.meta
+            # (a link beyond DEPTH_LIMIT or URLLENGTH_LIMIT is left to the middleware that drops it)
+            if (
+                not o.dont_filter
+                and "redirect_urls" not in meta
+                and meta.get(OPT_OUT_META) is not False
+                and not self.after.drops_itself(o, response)
+            ):
+                try:
+                    key = self.batch.seen.key_of(o)
+                except ValueError:
+                    key = None  # the scheduler's request_seen meets it as it would have
+                if key is not None:
+                    self.checked.append((len(self.outputs), o, key))
+        else:
+            o = self.handler.get_processed_item(o, response)
+            if o is None:
+                return []
+        if not self.checked:
+            return [o]  # nothing to wait for
+        self.outputs.append(o)
+        if len(self.outputs) >= BATCH_LINKS:
+            return self.flush()
+        return []
+
+    def flush(self) -> list[Any]:
+        outputs, checked = self.outputs, self.checked
+        self.outputs, self.checked = [], []
+        if not checked:
+            return outputs
+        return self.batch.check(outputs, checked, self.after, self.response)
