@@ -30,9 +30,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_urlunify.integration.crawl._meta import GIVEN_BACK_META, QUEUE_ID_META
 from scrapy_urlunify.integration.queue._redis_queue import (
-    DONE_COMPONENTS,
     RedisQueue,
-    watch_done,
 )
 from scrapy_urlunify.integration.settings import SettingsError
 from scrapy_urlunify.stores.redis_queue import ReliableQueue
@@ -219,12 +217,21 @@ class _Spider(Spider):
         pass
 
 
+#: the queue's components, enabled as the add-on enables them (docs/redis_queue.md)
+QUEUE_COMPONENTS = {
+    "SPIDER_MIDDLEWARES": {
+        "scrapy_urlunify.QueueDoneMiddleware": 2,
+        "scrapy_urlunify.QueueGivenBackMiddleware": 960,
+    },
+    "DOWNLOADER_MIDDLEWARES": {"scrapy_urlunify.QueueFailureMiddleware": 1},
+}
+
+
 def _queue(redis_server: RedisServer, watched: bool = True) -> RedisQueue:
-    crawler = get_crawler(_Spider, {"URLUNIFY_QUEUE_LEASE": 5})
+    settings = {"URLUNIFY_QUEUE_LEASE": 5, **(QUEUE_COMPONENTS if watched else {})}
+    crawler = get_crawler(_Spider, settings)
     spider = _Spider.from_crawler(crawler)
     crawler.spider = spider
-    for component in DONE_COMPONENTS if watched else ():
-        watch_done(crawler, component)
     return RedisQueue(redis_server.client(), spider, "%(spider)s:requests")
 
 
@@ -267,10 +274,8 @@ def test_the_queue_class_refuses_to_open_without_its_done_middlewares(
 
 
 def test_the_queue_class_refuses_a_bad_lease(redis_server: RedisServer) -> None:
-    crawler = get_crawler(_Spider, {"URLUNIFY_QUEUE_LEASE": "soon"})
+    crawler = get_crawler(_Spider, {"URLUNIFY_QUEUE_LEASE": "soon", **QUEUE_COMPONENTS})
     spider = _Spider.from_crawler(crawler)
-    for component in DONE_COMPONENTS:
-        watch_done(crawler, component)
     with pytest.raises(SettingsError, match="URLUNIFY_QUEUE_LEASE"):
         RedisQueue(redis_server.client(), spider, "k")
 

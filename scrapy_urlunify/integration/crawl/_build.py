@@ -28,6 +28,7 @@ from scrapy_urlunify.integration.pages._checks import PageChecks
 from scrapy_urlunify.integration.pages._items import ItemOrigins
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
 from scrapy_urlunify.integration.queue._frontier import Frontier
+from scrapy_urlunify.integration.queue._tracker import QueueTracker
 from scrapy_urlunify.integration.rules._session import LearningSession
 from scrapy_urlunify.integration.seen._identifiers import Identifiers
 from scrapy_urlunify.integration.seen._keys import RequestKeys, crawl_request_fingerprinter
@@ -268,6 +269,11 @@ class UnifyCrawl:
         if not (self.enabled and self.settings["URLUNIFY_FRONTIER"]):
             return None
         return Frontier(self.stats, self.settings["URLUNIFY_FRONTIER_PENALTY"])
+
+    @cached_property
+    def queue_tracker(self) -> QueueTracker:
+        """Which requests of scrapy-redis's shared queue are done (``RedisQueue``)."""
+        return QueueTracker()
 
     @cached_property
     def near(self) -> NearDuplicatePages | None:

@@ -25,26 +25,6 @@ from typing import Any
 
 from scrapy import Request
 
-__all__ = [
-    "BATCH_CALL_META",
-    "DUPLICATE_OF_META",
-    "GIVEN_BACK_META",
-    "HELD_META",
-    "NEAR_DUPLICATE_OF_META",
-    "OPT_OUT_META",
-    "ORIGINAL_URL_META",
-    "POLICY_META",
-    "PROBATION_META",
-    "QUEUE_ID_META",
-    "RESCUE_META",
-    "RESEMBLANCE_META",
-    "RESUMED_META",
-    "SIGNATURE_META",
-    "UNRECORDED_META",
-    "VERBATIM_META",
-    "meta_of",
-]
-
 OPT_OUT_META = "urlunify"
 VERBATIM_META = "verbatim_url"
 ORIGINAL_URL_META = "urlunify_original_url"

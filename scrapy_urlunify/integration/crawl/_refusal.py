@@ -31,8 +31,6 @@ from scrapy_urlunify.integration.crawl._internals import twisted_stderr_printer
 from scrapy_urlunify.integration.settings import SettingsError
 from scrapy_urlunify.stores.base import StoreError
 
-__all__ = ["REFUSALS", "install", "refusal_in", "report"]
-
 logger = logging.getLogger("scrapy_urlunify")
 
 #: what Twisted logs, as a separate event, before the traceback of an unhandled failure

@@ -12,7 +12,6 @@ from scrapy_urlunify.integration.crawl._internals import flush_before_reads
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["STATS_PREFIX", "UnifyStats"]
 
 STATS_PREFIX = "urlunify/"
 

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.http import TextResponse
 
-__all__ = ["follow_all"]
 
 logger = logging.getLogger(__name__)
 

@@ -50,7 +50,6 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
-from scrapy_urlunify.core.domains import within
 from scrapy_urlunify.core.rules import fragment_is_route
 from scrapy_urlunify.core.url import host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
@@ -63,6 +62,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     meta_of,
 )
 from scrapy_urlunify.integration.links._downstream import Downstream, link_depth
+from scrapy_urlunify.integration.links._hosts import ALIAS, OFFSITE, CrawlHosts
 from scrapy_urlunify.integration.links._robots_meta import NOFOLLOW, RobotsMeta
 from scrapy_urlunify.integration.pages._items import ItemOrigin
 
@@ -76,7 +76,6 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from typing_extensions import Self
 
-__all__ = ["SAFE_URL", "LinkMiddleware", "rewritten"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,11 +98,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         self.seen = crawl.seen_check() if crawl.seen is not None else None
         self.link_batch = crawl.link_batch
         self.frontier = crawl.frontier
-        spider = getattr(crawler, "spider", None)
-        allowed = getattr(spider, "allowed_domains", None) or ()
-        self._allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
-        #: host of a URL to fetch -> _ALIAS, _OFFSITE or _INSIDE (see _host_verdict)
-        self._hosts: dict[str, object] = {}
+        #: what each host is to the crawl (inside, an alias of a host inside, offsite)
+        self.hosts = CrawlHosts(crawler, crawl.policies)
         #: the "scheme:<name>" reasons of the schemes Scrapy has a download handler for
         self._downloadable = frozenset(
             "scheme:" + str(scheme).lower()
@@ -148,7 +144,16 @@ class LinkMiddleware(BaseSpiderMiddleware):
         ):
             return request  # beyond URLLENGTH_LIMIT or DEPTH_LIMIT: theirs to drop and count
         stats = self.stats
-        if response is None and request.dont_filter and self._crawled_before(request):
+        if (
+            response is None
+            and request.dont_filter
+            and self.seen is not None
+            and self.seen.seen.scheduled_before(
+                request.replace(url=self.policies.unifier.standardize(request.url))
+                if self.rewrite
+                else request
+            )
+        ):
             stats.inc("resume/start_skipped")
             logger.debug("Skipped start request %s: crawled by an earlier run of this job", request)
             return None
@@ -191,15 +196,15 @@ class LinkMiddleware(BaseSpiderMiddleware):
         rewrite = self.rewrite and fetch != url and not (meta and meta.get(VERBATIM_META))
         if rewrite:
             stats.inc("rewritten")
-        if self._allowed:
+        if self.hosts.allowed:
             host = host_of(fetch)
-            verdict = self._hosts.get(host) or self._host_verdict(
+            verdict = self.hosts.known.get(host) or self.hosts.verdict(
                 host, rewritten(request, fetch) if rewrite else request, after
             )
-            if verdict is _ALIAS:
+            if verdict is ALIAS:
                 request.meta["allow_offsite"] = True
                 stats.inc("allowed_offsite")
-            elif verdict is _OFFSITE and after.drops_offsite(
+            elif verdict is OFFSITE and after.drops_offsite(
                 rewritten(request, fetch) if rewrite else request
             ):
                 # dropped, counted and logged by Scrapy's OffsiteMiddleware, as when it is scheduled
@@ -277,45 +282,6 @@ class LinkMiddleware(BaseSpiderMiddleware):
         async for o in result:
             if (o := get_processed(o, response)) is not None:
                 yield o
-
-    def _crawled_before(self, request: Request) -> bool:
-        """A start request of a resumed JOBDIR crawl that an earlier run already scheduled:
-        Scrapy asks for start URLs again on every run, bypassing the dupefilter. (After a kill,
-        an earlier run's unanswered requests are scheduled again by the dupefilter itself.)"""
-        seen = self.seen.seen if self.seen is not None else None
-        if seen is None or seen.resume_log is None or not seen.resume_log.resumed:
-            return False
-        if self.rewrite:
-            request = request.replace(url=self.policies.unifier.standardize(request.url))
-        return seen.key_of(request) in seen.store
-
-    def _host_verdict(self, host: str, scheduled: Request, after: Downstream) -> object:
-        """What ``host`` (of a URL to fetch, ``scheduled`` is a request to it) is to the crawl,
-        computed once per host: :data:`_ALIAS` if it is outside ``allowed_domains`` while the host
-        it is unified with (alias, sister suffix, ``www``) is inside; :data:`_OFFSITE` if it is
-        outside and Scrapy's offsite filter would drop it (unless a request says otherwise);
-        else :data:`_INSIDE`."""
-        verdict = _INSIDE
-        if not host.startswith("["):
-            identity_host = self.policies.unifier.host_rules(host).identity_host
-            if not any(within(host, d) for d in self._allowed) and any(
-                within(identity_host, d) for d in self._allowed
-            ):
-                verdict = _ALIAS
-        if (
-            verdict is _INSIDE
-            and after.offsite is not None
-            and not after.offsite.should_follow(scheduled, self.crawler.spider)
-        ):
-            verdict = _OFFSITE
-        self._hosts[host] = verdict
-        return verdict
-
-
-#: the verdicts of LinkMiddleware._host_verdict
-_ALIAS = object()
-_OFFSITE = object()
-_INSIDE = object()
 
 
 def rewritten(request: Request, fetch: str) -> Request:

@@ -42,7 +42,6 @@ from scrapy_urlunify.core.url import host_of
 if TYPE_CHECKING:
     from scrapy.http import Response
 
-__all__ = ["NOFOLLOW", "RobotsMeta", "robots_directives"]
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from scrapy_urlunify.core.unify import Unifier
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
 
-__all__ = ["CANONICAL_PROBATION", "HEAD_LIMIT", "MAX_CONTRADICTED", "Canonicals", "canonical_href"]
 
 logger = logging.getLogger(__name__)
 

@@ -51,7 +51,6 @@ from scrapy_urlunify.learning.near_duplicates import (
 if TYPE_CHECKING:
     pass
 
-__all__ = ["FILENAME", "MAX_BODY", "NearDuplicate", "NearDuplicatePages", "distance_for"]
 
 logger = logging.getLogger(__name__)
 

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.pages._items import ItemOrigins
     from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
 
-__all__ = ["SignaturePipeline", "UnicityPipeline"]
 
 logger = logging.getLogger(__name__)
 

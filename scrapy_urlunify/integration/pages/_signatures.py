@@ -63,7 +63,6 @@ if TYPE_CHECKING:
 
     from scrapy_urlunify.integration.pages._checks import PageChecks
 
-__all__ = ["DUPLICATE_FLAG", "DuplicatePage", "DuplicatePageGate", "SignatureMiddleware"]
 
 #: the flag (``Response.flags``) of a duplicate page the gate is to drop
 DUPLICATE_FLAG = "urlunify_duplicate"

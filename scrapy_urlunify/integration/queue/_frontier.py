@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
 
-__all__ = ["FLOOR", "WINDOW", "Frontier", "scheduled_url"]
 
 logger = logging.getLogger(__name__)
 

@@ -39,176 +39,21 @@ what ``QueueDoneMiddleware`` sees of a callback's output is what the engine gets
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from scrapy import Request, signals
-from scrapy.utils.misc import arg_to_iter
 
+from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META
-from scrapy_urlunify.integration.queue._redis_queue import (
-    QueueErrback,
-    queue_of,
-    watch_done,
-)
+from scrapy_urlunify.integration.queue._tracker import QueueErrback
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["QueueDoneMiddleware", "QueueFailureMiddleware", "QueueGivenBackMiddleware"]
-
-
-class _Handling:
-    """One response's (or failure's) output: how much of it is not handled yet."""
-
-    __slots__ = ("done", "entry_id", "exhausted", "pending", "source", "started")
-
-    def __init__(self, source: Any, entry_id: str) -> None:
-        self.source = source
-        self.entry_id = entry_id
-        self.pending = 0
-        self.started = False
-        self.exhausted = False
-        self.done = False
-
-
-class _Tracker:
-    """The crawl's open handlings, shared by the two middlewares that open them
-    (:class:`QueueDoneMiddleware` feeds it the signals)."""
-
-    _BY_CRAWLER: WeakKeyDictionary[Any, _Tracker] = WeakKeyDictionary()
-
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
-        #: id(response or failure) -> its handling (item signals name the response)
-        self.open: dict[int, _Handling] = {}
-        #: entry id -> its open handling
-        self.by_entry: dict[str, _Handling] = {}
-        #: requests yielded and not yet through the scheduler -> their handling
-        self.requests: WeakKeyDictionary[Request, _Handling] = WeakKeyDictionary()
-
-    @classmethod
-    def of(cls, crawler: Crawler) -> _Tracker:
-        tracker = cls._BY_CRAWLER.get(crawler)
-        if tracker is None:
-            tracker = cls._BY_CRAWLER[crawler] = cls(crawler)
-        return tracker
-
-    def start(self, source: Any, entry_id: str) -> _Handling:
-        handling = _Handling(source, entry_id)
-        self.open[id(source)] = handling
-        self.by_entry[entry_id] = handling
-        queue = queue_of(self.crawler)
-        if queue is not None:
-            queue.watched.add(entry_id)
-        return handling
-
-    def handling(self, source: Any) -> _Handling | None:
-        handling = self.open.get(id(source))
-        return handling if handling is not None and handling.source is source else None
-
-    def track(self, handling: _Handling, output: Any) -> None:
-        if output is None:
-            return
-        handling.pending += 1
-        if isinstance(output, Request):
-            self.requests[output] = handling
-
-    def end(self, handling: _Handling) -> None:
-        """The output has no more to give (exhausted, or the callback raised)."""
-        handling.exhausted = True
-        self.check(handling)
-
-    def release(self, handling: _Handling) -> None:
-        handling.pending -= 1
-        self.check(handling)
-
-    def check(self, handling: _Handling) -> None:
-        if handling.done or not handling.exhausted or handling.pending > 0:
-            return
-        handling.done = True
-        if self.open.get(id(handling.source)) is handling:
-            del self.open[id(handling.source)]
-        if self.by_entry.get(handling.entry_id) is handling:
-            del self.by_entry[handling.entry_id]
-        queue = queue_of(self.crawler)
-        if queue is not None:
-            queue.ack(handling.entry_id)
-
-    def scheduled(self, request: Request) -> None:
-        handling = self.requests.pop(request, None)
-        if handling is not None:
-            # request_scheduled comes before the scheduler queues or drops the request, in the
-            # same call: count it handled right after
-            from twisted.internet import reactor
-            from twisted.internet.task import deferLater
-
-            deferLater(reactor, 0, self.release, handling)
-
-    def item_left(self, response: Any) -> None:
-        handling = self.handling(response)
-        if handling is not None:
-            self.release(handling)
-
-    def spider_error(self, response: Any) -> None:
-        handling = self.handling(response)
-        if handling is not None and not handling.started:
-            self.end(handling)  # no middleware output will come: the response never reached it
-
-    def failed(self, errback: QueueErrback, failure: Any) -> Any:
-        """A popped request's errback is called: its final failure."""
-        original = errback.original
-        if errback.entry_id in self.by_entry:
-            # an error of a spider middleware's input: the output goes through QueueDoneMiddleware
-            return failure.raiseException() if original is None else original(failure)
-        request = getattr(failure, "request", None)
-        if request is not None:
-            request.meta.pop(QUEUE_ID_META, None)  # what the errback yields from it is new
-        handling = self.start(failure, errback.entry_id)
-        if original is None:
-            self.end(handling)  # the scraper only logs the failure
-            return failure.raiseException()
-        try:
-            output = original(failure)
-        except BaseException:
-            self.end(handling)
-            raise
-        if hasattr(output, "__aiter__"):
-            return self.wrap_async(handling, output)
-        if inspect.isawaitable(output):  # an async errback: its output is not followed
-            self.end(handling)
-            return output
-        outputs = arg_to_iter(output)
-        if outputs is output:
-            return self.wrap(handling, outputs)
-        for one in outputs:  # None, or one request or item
-            self.track(handling, one)
-        self.end(handling)
-        return output
-
-    def wrap(self, handling: _Handling, result: Iterable[Any]) -> Iterable[Any]:
-        handling.started = True
-        try:
-            for output in result:
-                self.track(handling, output)
-                yield output
-        finally:
-            self.end(handling)
-
-    async def wrap_async(
-        self, handling: _Handling, result: AsyncIterator[Any]
-    ) -> AsyncIterator[Any]:
-        handling.started = True
-        try:
-            async for output in result:
-                self.track(handling, output)
-                yield output
-        finally:
-            self.end(handling)
+    from scrapy_urlunify.integration.queue._tracker import QueueTracker
 
 
 class QueueDoneMiddleware:
@@ -220,9 +65,8 @@ class QueueDoneMiddleware:
     #: it tracks the output that reaches it: a link dropped before is none of its business
     urlunify_link_safe = True
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.tracker = _Tracker.of(crawler)
-        watch_done(crawler, "QueueDoneMiddleware")
+    def __init__(self, crawler: Crawler, tracker: QueueTracker) -> None:
+        self.tracker = tracker
         crawler.signals.connect(self._scheduled, signal=signals.request_scheduled)
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(self._item_left, signal=signal)
@@ -239,7 +83,7 @@ class QueueDoneMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> QueueDoneMiddleware:
-        return cls(crawler)
+        return cls(crawler, UnifyCrawl.of(crawler).queue_tracker)
 
     def process_spider_input(self, response: Response, spider: Spider | None = None) -> None:
         request = response.request
@@ -268,13 +112,14 @@ class QueueFailureMiddleware:
     :class:`~.redis_queue.QueueErrback` on the request, so its final failure, from wherever it
     comes, is done once its errback's output is handled."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        self.tracker = _Tracker.of(crawler)
-        watch_done(crawler, "QueueFailureMiddleware")
+    urlunify_role = "queue_failure"
+
+    def __init__(self, tracker: QueueTracker) -> None:
+        self.tracker = tracker
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> QueueFailureMiddleware:
-        return cls(crawler)
+        return cls(UnifyCrawl.of(crawler).queue_tracker)
 
     def process_request(self, request: Request, spider: Spider | None = None) -> None:
         entry_id = request.meta.get(QUEUE_ID_META)
@@ -286,9 +131,10 @@ class QueueGivenBackMiddleware:
     """Spider middleware (at 960, above ``LinkMiddleware``): the links of a page given back by
     a dead worker skip the seen set and are queued only if no worker ever queued them."""
 
+    urlunify_role = "queue_given_back"
+
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> QueueGivenBackMiddleware:
-        watch_done(crawler, "QueueGivenBackMiddleware")
         return cls()
 
     def process_spider_output(

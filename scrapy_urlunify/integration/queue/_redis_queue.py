@@ -50,9 +50,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
@@ -62,21 +60,14 @@ from twisted.internet import task
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS
 from scrapy_urlunify.integration.crawl._meta import GIVEN_BACK_META, QUEUE_ID_META, RESCUE_META
+from scrapy_urlunify.integration.queue._tracker import QueueErrback
 from scrapy_urlunify.integration.settings import SettingsError
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
-    from scrapy.crawler import Crawler
 
     from scrapy_urlunify.stores.redis_queue import ReliableQueue
 
-__all__ = [
-    "DONE_COMPONENTS",
-    "QueueErrback",
-    "RedisQueue",
-    "queue_of",
-    "watch_done",
-]
 
 logger = logging.getLogger(__name__)
 
@@ -85,48 +76,12 @@ LEASE_SETTING = "URLUNIFY_QUEUE_LEASE"
 REPLICAS_SETTING = "URLUNIFY_QUEUE_REPLICAS"
 UNAVAILABLE_SETTING = "URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT"
 
-_QUEUES: WeakKeyDictionary[Any, RedisQueue] = WeakKeyDictionary()
-#: crawler -> the components of .redis_queue_done it has (the queue opens only with all three)
-_WATCHED: WeakKeyDictionary[Any, set[str]] = WeakKeyDictionary()
-#: what .redis_queue_done provides: spider middlewares, downloader middleware
-DONE_COMPONENTS = ("QueueDoneMiddleware", "QueueGivenBackMiddleware", "QueueFailureMiddleware")
-
-
-def watch_done(crawler: Crawler, component: str) -> None:
-    """Called by each component of :mod:`.redis_queue_done` when the crawl builds it."""
-    _WATCHED.setdefault(crawler, set()).add(component)
-
-
-def queue_of(crawler: Crawler) -> RedisQueue | None:
-    """The crawl's :class:`RedisQueue`, once the scheduler opened it."""
-    return _QUEUES.get(crawler)
-
-
-class QueueErrback:
-    """The errback of a popped request while it is in flight: ``handler(self, failure)`` sees
-    its final failure (download error, ``IgnoreRequest`` from a downloader middleware, an error
-    of the spider middlewares' input) and calls ``original`` (re-raising when there is none, which
-    Scrapy handles as a request without errback). :meth:`RedisQueue.push` puts ``original`` back
-    on a redirect or retry, so the queue stores the spider's own errback."""
-
-    __slots__ = ("__weakref__", "entry_id", "handler", "original")
-
-    def __init__(
-        self,
-        entry_id: str,
-        original: Callable[..., Any] | None,
-        handler: Callable[[QueueErrback, Any], Any],
-    ) -> None:
-        self.entry_id = entry_id
-        self.original = original
-        self.handler = handler
-
-    def __call__(self, failure: Any) -> Any:
-        return self.handler(self, failure)
-
-    @property
-    def __name__(self) -> str:  # Scrapy names the errback in some warnings
-        return getattr(self.original, "__name__", "errback")
+#: the components the queue needs (:mod:`._queue_done`): their roles, names and settings
+DONE_COMPONENTS = (
+    ("queue_done", "QueueDoneMiddleware", "SPIDER_MIDDLEWARES"),
+    ("queue_given_back", "QueueGivenBackMiddleware", "SPIDER_MIDDLEWARES"),
+    ("queue_failure", "QueueFailureMiddleware", "DOWNLOADER_MIDDLEWARES"),
+)
 
 
 class RedisQueue:
@@ -173,20 +128,14 @@ class RedisQueue:
         )
         #: entry ids whose handling .redis_queue_done follows now (a response, an errback)
         self.watched: set[str] = set()
-        missing = [name for name in DONE_COMPONENTS if name not in _WATCHED.get(crawler, ())]
-        if missing:
-            setting = (
-                "DOWNLOADER_MIDDLEWARES"
-                if missing[0] == "QueueFailureMiddleware"
-                else "SPIDER_MIDDLEWARES"
-            )
-            raise SettingsError(
-                setting,
-                f"RedisQueue needs scrapy_urlunify.{missing[0]} (docs/redis_queue.md): "
-                "without it a request may never be done, and a page may be "
-                "lost when a worker dies",
-            )
-        _QUEUES[crawler] = self
+        for role, name, setting in DONE_COMPONENTS:
+            if not crawl.configured(setting, role):
+                raise SettingsError(
+                    setting,
+                    f"RedisQueue needs scrapy_urlunify.{name} (docs/redis_queue.md): without it "
+                    "a request may never be done, and a page may be lost when a worker dies",
+                )
+        crawl.queue_tracker.queue = self
         self._beat = task.LoopingCall(self._heartbeat)
         self._beat.start(lease / 5, now=True)
         crawler.signals.connect(self._idle, signal=signals.spider_idle)
@@ -196,17 +145,7 @@ class RedisQueue:
     # --- scrapy-redis's queue API ------------------------------------------------------------
 
     def __len__(self) -> int:
-        return self._guarded(lambda: len(self.store), 0)
-
-    def _guarded(self, call: Callable[[], Any], default: Any) -> Any:
-        """``call()``; ``default`` once the queue failed (the crawl closes, naming the cause)."""
-        if self.faults.failed:
-            return default
-        try:
-            return call()
-        except STORE_FAULTS as e:
-            self.faults.unavailable(e)
-            return default
+        return self.faults.guarded(lambda: len(self.store), 0)
 
     def push(self, request: Request) -> None:
         if isinstance(request.errback, QueueErrback):
@@ -236,7 +175,7 @@ class RedisQueue:
     def pop(self, timeout: int = 0) -> Request | None:
         """Take the best request, in flight under this worker (``timeout`` is ignored, as by
         scrapy-redis's ``PriorityQueue``)."""
-        popped = self._guarded(self.store.pop, None)
+        popped = self.faults.guarded(self.store.pop, None)
         if popped is None:
             return None
         try:
@@ -264,7 +203,7 @@ class RedisQueue:
         """The request of ``entry_id`` is done."""
         self.watched.discard(entry_id)
         # once the queue failed nothing is done: what this worker holds goes back to the queue
-        if self._guarded(lambda: self.store.ack(entry_id), True) is False:
+        if self.faults.guarded(lambda: self.store.ack(entry_id), True) is False:
             self.stats.inc("queue/acked_late")
             logger.warning(
                 "A request was done after this worker's lease ended (a stall longer than %s = %s s?) "

@@ -63,7 +63,6 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.rules._session import LearningSession
     from scrapy_urlunify.integration.seen._seen import SeenKeys
 
-__all__ = ["DequeueDropGate", "DequeueMiddleware", "DroppedAtDequeue"]
 
 logger = logging.getLogger(__name__)
 

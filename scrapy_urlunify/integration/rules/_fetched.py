@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._faults import StoreFaults
     from scrapy_urlunify.stores.redis_tables import RedisFetchedStore
 
-__all__ = ["RECENT", "FetchedPages", "Recent"]
 
 #: pages (and declared canonicals' identifiers) remembered, the most recent ones
 RECENT = 100_000

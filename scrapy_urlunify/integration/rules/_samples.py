@@ -23,7 +23,6 @@ from scrapy_urlunify.learning.rule_contexts import split_context
 if TYPE_CHECKING:
     from scrapy_urlunify.learning.rule_types import LearnedRule
 
-__all__ = ["RuleKey", "RuleOnProbation", "rule_key", "url_path"]
 
 #: a learned rule's ``(kind, host, name)``
 RuleKey = tuple[str, str, str]

@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.seen._seen import SeenCheck
     from scrapy_urlunify.stores import SeenStore
 
-__all__ = ["DupeFilter"]
-
 
 class DupeFilter(BaseDupeFilter):
     """Duplicate request filter (``DUPEFILTER_CLASS``) on unified URL identities."""

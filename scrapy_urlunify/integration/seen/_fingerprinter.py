@@ -24,7 +24,6 @@ from weakref import WeakKeyDictionary
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import VERBATIM_META, meta_of
 from scrapy_urlunify.integration.seen._identifiers import (
-    FINGERPRINT_SIZE,
     Identifiers,
     fingerprint_of,
 )
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
 
     # typing.Self requires Python 3.11
     from typing_extensions import Self
-
-__all__ = ["FINGERPRINT_SIZE", "Fingerprinter"]
 
 
 class Fingerprinter:

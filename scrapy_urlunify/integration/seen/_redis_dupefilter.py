@@ -58,8 +58,6 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
-__all__ = ["RedisDupeFilter"]
-
 
 class RedisDupeFilter(DupeFilter):
     """:class:`DupeFilter` whose seen set is a Redis SET shared by every process of the scope."""

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
     from scrapy_urlunify.integration.seen._seen import SeenCheck, SeenKeys
 
-__all__ = ["ResumeDoneMiddleware", "ResumeMiddleware"]
-
 
 class ResumeMiddleware:
     """Downloader middleware: after a crash, each request is downloaded once; and a request

@@ -92,6 +92,13 @@ class SeenKeys:
         """Keys come straight from identifiers: an identifier or a URL gives its key."""
         return self._own_keys and self.keys.direct
 
+    def scheduled_before(self, request: Request) -> bool:
+        """A request of a resumed JOBDIR job that an earlier run scheduled already: Scrapy asks
+        for start URLs again on every run, bypassing the dupefilter. (After a kill, an earlier
+        run's unanswered requests are scheduled again by the resume itself.)"""
+        log = self.resume_log
+        return log is not None and log.resumed and self.key_of(request) in self.store
+
     def record_url(self, url: str) -> bool:
         """Count the page of ``url`` (a GET) as seen, without a request: a declared canonical,
         the other spellings of a page a learned rule unified. True if it was new."""

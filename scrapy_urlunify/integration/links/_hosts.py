@@ -1,0 +1,54 @@
+"""What a host of a link is to the crawl: inside ``allowed_domains``, an alias of a host inside
+(a domain alias, a sister suffix, ``www``: let past Scrapy's offsite filter), or offsite."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy_urlunify.core.domains import within
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+    from scrapy_urlunify.integration.links._downstream import Downstream
+
+#: the verdicts of :meth:`CrawlHosts.verdict`
+ALIAS = object()
+OFFSITE = object()
+INSIDE = object()
+
+
+class CrawlHosts:
+    """The hosts of the crawl's spider (``allowed_domains``), and a verdict per host met."""
+
+    def __init__(self, crawler: Crawler, policies: CrawlPolicies) -> None:
+        self.crawler = crawler
+        self.policies = policies
+        spider = getattr(crawler, "spider", None)
+        allowed = getattr(spider, "allowed_domains", None) or ()
+        self.allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
+        #: host of a URL to fetch -> its verdict, computed once
+        self.known: dict[str, Any] = {}
+
+    def verdict(self, host: str, scheduled: Request, after: Downstream) -> Any:
+        """What ``host`` (of a URL to fetch, ``scheduled`` is a request to it) is to the crawl:
+        :data:`ALIAS` if it is outside ``allowed_domains`` while the host it is unified with is
+        inside; :data:`OFFSITE` if it is outside and Scrapy's offsite filter would drop it
+        (unless a request says otherwise); else :data:`INSIDE`."""
+        verdict = INSIDE
+        if not host.startswith("["):
+            identity_host = self.policies.unifier.host_rules(host).identity_host
+            if not any(within(host, d) for d in self.allowed) and any(
+                within(identity_host, d) for d in self.allowed
+            ):
+                verdict = ALIAS
+        if (
+            verdict is INSIDE
+            and after.offsite is not None
+            and not after.offsite.should_follow(scheduled, self.crawler.spider)
+        ):
+            verdict = OFFSITE
+        self.known[host] = verdict
+        return verdict
