@@ -58,13 +58,11 @@ def urls(n: int) -> list[str]:
 def make_filter(kind: str):  # type: ignore[no-untyped-def]
     if kind == "ours":
         crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
-        crawler._apply_settings()
         crawler.spider = BenchSpider()
         from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 
         return DupeFilter.from_crawler(crawler)
     crawler = get_crawler(BenchSpider, {})
-    crawler._apply_settings()
     return RFPDupeFilter.from_crawler(crawler)
 
 
@@ -95,7 +93,7 @@ def main() -> int:
             df = make_filter("scrapy" if kind == "scrapy" else "ours")
             batch = targets
             if kind == "ours-crawl":  # what LinkMiddleware did when the links were extracted
-                unifier = df.fingerprinter.context.unifier
+                unifier = df.check.policies.unifier
                 batch = [unifier.standardize(u) for u in targets]
             new_us, _ = timed(df, [Request(u) for u in batch])
             dup_us, dups = timed(df, [Request(u) for u in batch])

@@ -58,7 +58,7 @@ def worker(what: str, stream: bool) -> None:
         df = bench_dupefilter.make_filter("ours" if what == "dupefilter" else "scrapy")
         df.request_seen(Request("https://warm.example.com/up?x=1#f"))
         if what == "dupefilter":
-            df.fingerprinter.context.unifier.cache_clear()
+            df.check.policies.unifier.cache_clear()
         items: list[Any] = [Request(u) for u in urls]
 
         def step(_: object, r: Any) -> None:

@@ -81,7 +81,6 @@ def feed(kind: str, stream: list[tuple[str, str]]):  # type: ignore[no-untyped-d
         from scrapy.dupefilters import RFPDupeFilter
 
         crawler = get_crawler(BenchSpider, {})
-        crawler._apply_settings()
         crawler.spider = spider = BenchSpider.from_crawler(crawler)
         df = RFPDupeFilter.from_crawler(crawler)
 
@@ -97,7 +96,6 @@ def feed(kind: str, stream: list[tuple[str, str]]):  # type: ignore[no-untyped-d
     from scrapy_urlunify.integration.links._middleware import LinkMiddleware
 
     crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
-    crawler._apply_settings()
     crawler.spider = spider = BenchSpider.from_crawler(crawler)
     adf = DupeFilter.from_crawler(crawler)
     mw = LinkMiddleware.from_crawler(crawler)

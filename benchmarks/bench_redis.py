@@ -223,7 +223,6 @@ def bench_pages(server: Any, admin: Any, limit: int, repeat: int) -> dict[str, A
                 "URLUNIFY_LEARN": False,
             },
         )
-        crawler._apply_settings()
         crawler.spider = spider = BenchSpider.from_crawler(crawler)
         df = DupeFilter.from_crawler(crawler)
         mw = LinkMiddleware.from_crawler(crawler)

@@ -294,3 +294,57 @@ def _is_submodule(package: str, name: str) -> bool:
         return importlib.util.find_spec(f"{package}.{name}") is not None
     except ImportError:
         return False
+
+
+def test_every_component_named_at_the_package_root_loads() -> None:
+    # the add-on gives Scrapy these paths (scrapy_urlunify.<Name>): a stale entry would only
+    # show when a crawl loads it
+    missing = [name for name in scrapy_urlunify._LAZY if not hasattr(scrapy_urlunify, name)]
+    assert missing == []
+
+
+def test_no_folder_of_the_package_holds_more_than_16_modules() -> None:
+    # one feature a folder: a folder that grows past this is two features (demo/ is a site)
+    crowded = {}
+    for folder in [PACKAGE_DIR, *(p for p in PACKAGE_DIR.rglob("*") if p.is_dir())]:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if folder.name not in ("demo", "__pycache__") and len(modules) > 16:
+            crowded[folder.relative_to(PACKAGE_DIR).as_posix()] = len(modules)
+    assert crowded == {}
+
+
+def test_scrapy_components_are_thin_adapters() -> None:
+    """A class Scrapy builds (it has ``from_crawler``, or is a scrapy-redis queue) stays under
+    200 lines: what it does lives in the objects ``UnifyCrawl`` builds."""
+    sizes = {}
+    for path in (PACKAGE_DIR / "integration").rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+            if "from_crawler" in methods or node.name == "RedisQueue":
+                sizes[node.name] = (node.end_lineno or node.lineno) - node.lineno + 1
+    assert len(sizes) >= 12, sorted(sizes)  # the scan sees the components
+    assert {name: n for name, n in sizes.items() if n > 200} == {}
+
+
+def test_only_the_components_ask_for_the_crawls_objects() -> None:
+    """``UnifyCrawl.of(crawler)`` is where a Scrapy component (or ``follow_all``, or the
+    ``scrapy urlunify`` command) gets the crawl's objects; every other object is given its
+    collaborators by ``UnifyCrawl``, never looks them up."""
+    askers = set()
+    for path in PACKAGE_DIR.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for call in ast.walk(node):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "of"
+                    and getattr(call.func.value, "id", None) == "UnifyCrawl"
+                ):
+                    askers.add(node.name)
+    assert askers, "the scan sees the calls"
+    assert askers <= {"from_crawler", "__init__", "follow_all", "response_received", "learn"}
