@@ -22,6 +22,7 @@ from ..core.explain import Explanation, explain_with, same
 from ..core.policy import Policy, PolicyError
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL
+from .store import add_store_parser, run_store
 
 __all__ = ["build_parser", "main", "policy_from_args"]
 
@@ -56,35 +57,7 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
         p.add_argument("--base", help="resolve each line against this page URL first")
         add_policy_options(p)
 
-    p = sub.add_parser(
-        "store",
-        help="inspect or clear what a scope has seen, in Redis or a JOBDIR",
-        description="Inspect or clear what a scope has seen, in Redis or a JOBDIR. "
-        "'scrapy urlunify store' in a project uses its URLUNIFY_STORE "
-        "(a Redis URL), else its JOBDIR, unless --store or --jobdir is given.",
-    )
-    p.add_argument(
-        "action",
-        choices=("info", "clear", "migrate"),
-        help="migrate: copy a Redis seen set of the layout of earlier versions (one SET) into "
-        "buckets (stop the scope's crawls first)",
-    )
-    where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--store", metavar="URL", help="a redis:// URL (URLUNIFY_STORE)")
-    where.add_argument("--jobdir", metavar="DIR", help="a crawl's JOBDIR")
-    p.add_argument(
-        "--scope", help="the scope (URLUNIFY_SCOPE; by default the spider's name); Redis only"
-    )
-    p.add_argument("--key", default=None, help="URLUNIFY_REDIS_KEY (default urlunify:%%(scope)s)")
-    p.add_argument("--yes", action="store_true", help="clear without asking")
-    p.add_argument(
-        "--size",
-        type=int,
-        default=None,
-        metavar="URLS",
-        help="migrate: URLs the new seen set is sized for (URLUNIFY_REDIS_SEEN_SIZE; "
-        "default the larger of 10,000,000 and twice what it holds)",
-    )
+    add_store_parser(sub)
     return parser
 
 
@@ -260,8 +233,6 @@ def run(
 ) -> int:
     """Run a parsed command with a built policy (optional for ``store``); returns the exit status."""
     if args.command == "store":
-        from .store import run_store
-
         return run_store(args, policy, out, err, stdin)
     assert policy is not None, f"{args.command} needs a policy"
     u = unifier_for(policy)
