@@ -227,3 +227,18 @@ def test_redis_cluster_info_and_clear_find_the_hash_tagged_keys(redis_cluster):
     r = run("clear", "--store", redis_cluster.url, "--scope", "acme", "--yes")
     assert r.returncode == 0, r.stderr
     assert len(seen) == 0 and len(signatures) == 0
+
+
+def test_jobdir_clear_removes_the_near_duplicate_index(tmp_path):
+    """A crawl reads the index back when it starts: left behind, the next crawl in the JOBDIR
+    would take its pages for near-duplicates of pages it never fetched."""
+    from scrapy_urlunify.cli.store import NEAR_DUPLICATES_FILENAME
+    from scrapy_urlunify.integration.near_duplicates import FILENAME
+
+    assert NEAR_DUPLICATES_FILENAME == FILENAME  # the name the crawl writes
+    (tmp_path / FILENAME).write_bytes(b"index")
+    with JobdirSeenStore(tmp_path / SEEN_FILENAME) as seen:
+        seen.add(1)
+    r = run("clear", "--jobdir", str(tmp_path), "--yes")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
