@@ -268,14 +268,17 @@ def run(
         return run_store(args, policy, out, err, stdin)
     assert policy is not None, f"{args.command} needs a policy"
     found = None
+    effective = policy
     if getattr(args, "jobdir", None) is not None or getattr(args, "store", None) is not None:
         try:
             found = read_learned(args, policy)
-        except (CommandError, StoreError) as problem:
+            effective = found.policy(policy)
+        except (CommandError, StoreError, PolicyError) as problem:
             prefix = "" if isinstance(problem, CommandError) else f"urlunify {args.command}: "
+            if isinstance(problem, PolicyError):  # a rule the policy refuses (a hand-edited file)
+                prefix += f"the learned rules of {found.where if found else 'the store'}: "
             err.write(f"{prefix}{problem}\n")
             return 2  # not 1: for ``same``, 1 means "different pages"
-    effective = found.policy(policy) if found is not None else policy
     u = unifier_for(effective)
     if found is not None and args.command in ("explain", "same"):
         out.write(f"learned     {found.summary()}\n\n")

@@ -5,6 +5,7 @@ where the crawl keeps them (a real JOBDIR file and a real Redis, written by the 
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,15 @@ def test_an_unreadable_store_is_an_error_not_a_verdict(tmp_path):
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
     assert LEARNED_FILENAME in run("same", A, B, "--jobdir", str(tmp_path)).stderr
+    # a rule the policy refuses (a hand-edited file), named with its file
+    saved = json.loads(Learner().to_json())
+    saved["rules"] = [
+        {"kind": "alias", "host": "bad host", "name": "shop.test", "pairs": 3, "examples": []}
+    ]
+    (tmp_path / LEARNED_FILENAME).write_text(json.dumps(saved))
+    r = run("same", A, B, "--jobdir", str(tmp_path))
+    assert r.returncode == 2 and "'bad host' is not a valid host name" in r.stderr, r.stderr
+    assert str(tmp_path / LEARNED_FILENAME) in r.stderr
 
 
 def test_same_applies_the_rules_a_scope_learned_in_redis(redis_server):
