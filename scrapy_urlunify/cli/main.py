@@ -22,6 +22,19 @@ from ..core.explain import Explanation, explain_with, same
 from ..core.policy import Policy, PolicyError
 from ..core.unify import unifier_for
 from ..core.url import InvalidURL
+from ..stores import StoreError
+from . import learned
+from .learned import Learned
+from .store import add_store_parser, run_store
+from .where import (
+    CommandError,
+    add_store_options,
+    in_memory,
+    jobdir_path,
+    no_scope,
+    open_redis,
+    scope_keys,
+)
 
 __all__ = ["build_parser", "main", "policy_from_args"]
 
@@ -37,6 +50,7 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="show every rule that fires on a URL")
     p.add_argument("url")
     p.add_argument("--base", help="resolve URL against this page URL first")
+    add_learned_options(p)
     add_policy_options(p)
 
     p = sub.add_parser("same", help="are two URLs one page? (exit status 0: yes, 1: no)")
@@ -49,49 +63,40 @@ def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
         "as a crawl measures them; the exit status stays the URLs' verdict",
     )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per download with --fetch")
+    add_learned_options(p)
     add_policy_options(p)
 
     for name, what in (("identify", "identifiers"), ("standardize", "URLs to fetch")):
         p = sub.add_parser(name, help=f"read URLs from stdin, write their {what}")
         p.add_argument("--base", help="resolve each line against this page URL first")
+        if name == "identify":  # learned rules change identifiers only, never a URL to fetch
+            add_learned_options(p)
         add_policy_options(p)
 
-    p = sub.add_parser(
-        "store",
-        help="inspect or clear what a scope has seen, in Redis or a JOBDIR",
-        description="Inspect or clear what a scope has seen, in Redis or a JOBDIR. "
-        "'scrapy urlunify store' in a project uses its URLUNIFY_STORE "
-        "(a Redis URL), else its JOBDIR, unless --store or --jobdir is given.",
-    )
-    p.add_argument(
-        "action",
-        choices=("info", "clear", "migrate"),
-        help="migrate: copy a Redis seen set of the layout of earlier versions (one SET) into "
-        "buckets (stop the scope's crawls first)",
-    )
-    where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--store", metavar="URL", help="a redis:// URL (URLUNIFY_STORE)")
-    where.add_argument("--jobdir", metavar="DIR", help="a crawl's JOBDIR")
-    p.add_argument(
-        "--scope", help="the scope (URLUNIFY_SCOPE; by default the spider's name); Redis only"
-    )
-    p.add_argument("--key", default=None, help="URLUNIFY_REDIS_KEY (default urlunify:%%(scope)s)")
-    p.add_argument("--yes", action="store_true", help="clear without asking")
-    p.add_argument(
-        "--size",
-        type=int,
-        default=None,
-        metavar="URLS",
-        help="migrate: URLs the new seen set is sized for (URLUNIFY_REDIS_SEEN_SIZE; "
-        "default the larger of 10,000,000 and twice what it holds)",
-    )
+    add_store_parser(sub)
     return parser
+
+
+def add_learned_options(p: argparse.ArgumentParser) -> None:
+    """Where a crawl kept the rules it learned, to apply them on top of the policy."""
+    g = p.add_argument_group(
+        "learned rules (URLUNIFY_LEARN): apply those a crawl kept, on top of the policy"
+    )
+    add_store_options(
+        g,
+        jobdir_help="the crawl's JOBDIR (its urlunify-learned.json)",
+        store_help="the crawl's Redis store (URLUNIFY_STORE), with --scope: the scope's rules",
+    )
 
 
 def add_policy_options(p: argparse.ArgumentParser) -> None:
     """The options that build a :class:`Policy` (one per ``URLUNIFY_*`` setting)."""
     g = p.add_argument_group("policy (each option mirrors a URLUNIFY_* setting)")
-    g.add_argument("--scope", help="scope put in front of identifiers (URLUNIFY_SCOPE)")
+    g.add_argument(
+        "--scope",
+        help="scope put in front of identifiers (URLUNIFY_SCOPE); with --store, the scope "
+        "whose learned rules apply",
+    )
     g.add_argument(
         "--remove-param",
         action="append",
@@ -260,17 +265,35 @@ def run(
 ) -> int:
     """Run a parsed command with a built policy (optional for ``store``); returns the exit status."""
     if args.command == "store":
-        from .store import run_store
-
         return run_store(args, policy, out, err, stdin)
     assert policy is not None, f"{args.command} needs a policy"
-    u = unifier_for(policy)
+    found = None
+    effective = policy
+    if getattr(args, "jobdir", None) is not None or getattr(args, "store", None) is not None:
+        try:
+            found = read_learned(args, policy)
+            effective = found.policy(policy)
+        except (CommandError, StoreError, PolicyError) as problem:
+            prefix = "" if isinstance(problem, CommandError) else f"urlunify {args.command}: "
+            if isinstance(problem, PolicyError):  # a rule the policy refuses (a hand-edited file)
+                prefix += f"the learned rules of {found.where if found else 'the store'}: "
+            err.write(f"{prefix}{problem}\n")
+            return 2  # not 1: for ``same``, 1 means "different pages"
+    u = unifier_for(effective)
+    if found is not None and args.command in ("explain", "same"):
+        out.write(f"learned     {found.summary()}\n\n")
+    elif found is not None and not found.found:
+        err.write(f"urlunify {args.command}: no learned rule applied: {found.summary()}\n")
     if args.command == "explain":
         e = explain_with(u, args.url, args.base)
         out.write(format_explanation(e) + "\n")
+        if found is not None and found.rules:
+            alone = explain_with(unifier_for(policy), args.url, args.base).result.identifier
+            if alone != e.result.identifier:
+                out.write(f"learned     changed the identifier (the policy alone: {alone})\n")
         return 0 if e.error is None else 1
     if args.command == "same":
-        c = same(args.url1, args.url2, policy)
+        c = same(args.url1, args.url2, effective)
         out.write(format_explanation(c.first) + "\n\n" + format_explanation(c.second) + "\n\n")
         if c.same:
             reasons = ", ".join(c.deciding)
@@ -279,12 +302,54 @@ def run(
             out.write(f"same page: decided by {reasons}\n")
         else:
             out.write("different pages\n")
+        if found is not None and found.rules:
+            _write_learned_verdict(found, args.url1, args.url2, policy, c.same, out)
         if args.fetch:
             _write_pages(args, out, err)
         return 0 if c.same else 1
     fn = u.identify if args.command == "identify" else u.standardize
     base = args.base
     return _stream(stdin, out, err, (lambda url: fn(url, base)) if base else fn)
+
+
+def read_learned(args: argparse.Namespace, policy: Policy) -> Learned:
+    """The learned rules of the store the options name: a JOBDIR's file, or the Redis hash of
+    the policy's scope (``--scope``, as the crawl's scope names its keys)."""
+    command = f"urlunify {args.command}"
+    if in_memory(args):
+        return Learned("the memory store", found=False)
+    if args.jobdir:
+        return learned.from_jobdir(jobdir_path(args, command))
+    from ..stores.location import mask_url
+
+    client = open_redis(args.store, command)
+    try:
+        if not policy.scope:
+            raise no_scope(client, args.store, args.key, command)
+        keys = scope_keys(args.key, policy.scope, command)
+        return learned.from_redis(client, keys["rules"], mask_url(args.store))
+    finally:
+        client.close()
+
+
+def _write_learned_verdict(
+    found: Learned, a: str, b: str, policy: Policy, verdict: bool, out: TextIO
+) -> None:
+    """Say when the learned rules make the verdict, and which of them."""
+    if same(a, b, policy).same == verdict:
+        return
+    alone = "one page" if not verdict else "different pages"
+    deciding = found.deciding(a, b, policy) if verdict else []
+    out.write(f"learned     decided by the learned rules (the policy alone: {alone})")
+    if deciding:
+        out.write(":")
+        out.writelines(
+            f"\n            {learned.describe(r)}{' (on probation)' if found.probation_of(r) else ''}"
+            for r in deciding
+        )
+    elif verdict:
+        out.write(": by several of them together")
+    out.write("\n")
 
 
 def _write_pages(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:

@@ -1,25 +1,25 @@
 """``urlunify store info|clear|migrate``: what a scope has seen, in Redis or in a JOBDIR.
 
 ``info`` prints counts: seen requests, page signatures, learned rules (and, in a JOBDIR, the
-scheduled and handled requests of the resume log). ``clear`` deletes them, after asking for the
-scope's name (or the JOBDIR's path) to be typed back, unless ``--yes``: a shared Redis scope is
-every crawler's memory of what it fetched, and clearing it makes the next crawl fetch
-everything again. ``migrate`` copies a Redis seen set of the layout of earlier versions (one
-SET) into the buckets of ``stores/redis_buckets.py``; a crawl refuses to start on the old one.
+scheduled and handled requests of the resume log); on a Redis store without ``--scope``, those
+of every scope it holds. ``clear`` deletes them, after asking for the scope's name (or the
+JOBDIR's path) to be typed back, unless ``--yes``: a shared Redis scope is every crawler's memory
+of what it fetched, and clearing it makes the next crawl fetch everything again. ``migrate``
+copies a Redis seen set of the layout of earlier versions (one SET) into the buckets of
+``stores/redis_buckets.py``; a crawl refuses to start on the old one. With no store named, the
+store is the default, memory, which keeps nothing once a crawl ends: each action says so.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..core.policy import Policy
 from ..stores import (
     ITEMS_FILENAME,
     JOBDIR_FILENAMES,
-    LEARNED_FILENAME,
     REQUESTS_FILENAME,
     SEEN_FILENAME,
     SIGNATURES_FILENAME,
@@ -27,29 +27,119 @@ from ..stores import (
     StoreError,
     VarRecordLog,
 )
-from ..stores.location import redis_missing
+from ..stores.location import DEFAULT_KEY_TEMPLATE, mask_url
+from . import learned
+from .where import (
+    CommandError,
+    add_store_options,
+    in_memory,
+    jobdir_path,
+    no_scope,
+    open_redis,
+    scope_keys,
+    scopes_in,
+)
 
 if TYPE_CHECKING:
     import redis
 
     from ..stores.redis_seen import RedisSeenStore
 
-__all__ = ["run_store"]
+__all__ = ["NEAR_DUPLICATES_FILENAME", "add_store_parser", "run_store"]
+
+COMMAND = "urlunify store"
+#: The near-duplicate index a crawl writes into its JOBDIR at close and reads back when it starts
+#: (the name of ``integration/near_duplicates.py``, a Scrapy-side module this one cannot import):
+#: left behind by ``clear``, it would make the pages of the next crawl there near-duplicates of
+#: pages it never fetched, their items dropped.
+NEAR_DUPLICATES_FILENAME = "near_duplicates.bin"
+
+_ACTIONS = {
+    "info": "count what a scope has seen: requests, page signatures, learned rules",
+    "clear": "delete what a scope has seen (asks to type its name back)",
+    "migrate": "copy a Redis seen set of the layout of earlier versions (one SET) into buckets",
+}
+
+
+def add_store_parser(sub: Any) -> None:
+    """The ``store`` command and its actions, each with its own ``--help``."""
+    p = sub.add_parser(
+        "store",
+        help="inspect or clear what a scope has seen, in Redis or a JOBDIR",
+        description="Inspect or clear what a scope has seen, in Redis or a JOBDIR.\n\n"
+        "With --jobdir or --store, that store; with neither, the default store (memory), which\n"
+        "keeps nothing once a crawl ends. 'scrapy urlunify store' in a project uses its\n"
+        "URLUNIFY_STORE (a Redis URL), else its JOBDIR, unless --store or --jobdir is given.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    usages = []
+    for action, what in _ACTIONS.items():
+        a = actions.add_parser(action, help=what, description=what[:1].upper() + what[1:] + ".")
+        add_store_options(
+            a,
+            jobdir_help="a crawl's JOBDIR",
+            store_help="a Redis URL (URLUNIFY_STORE: redis://, rediss://, unix://, redis+cluster://)",
+        )
+        a.add_argument(
+            "--scope",
+            help="with --store: the scope (URLUNIFY_SCOPE; by default the spider's name)"
+            + ("; without it, every scope the store holds" if action == "info" else ""),
+        )
+        if action == "clear":
+            a.add_argument("--yes", action="store_true", help="clear without asking")
+        if action == "migrate":
+            a.add_argument(
+                "--size",
+                type=int,
+                default=None,
+                metavar="URLS",
+                help="URLs the new seen set is sized for (URLUNIFY_REDIS_SEEN_SIZE; "
+                "default the larger of 10,000,000 and twice what it holds); stop the scope's "
+                "crawls first",
+            )
+        usages.append("  " + a.format_usage().removeprefix("usage: ").strip())
+    p.epilog = "actions (each has its own --help):\n" + "\n".join(usages)
 
 
 def run_store(
     args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO
 ) -> int:
     try:
+        if in_memory(args):
+            out.write(_memory_line(args.action))
+            return 0
         if args.jobdir:
-            return _jobdir(Path(args.jobdir), args, out, err, stdin)
+            path = jobdir_path(args, COMMAND)
+            if args.action == "migrate":
+                out.write(
+                    f"Nothing to migrate in the JOBDIR {path}: only a Redis seen set of the "
+                    "layout of earlier versions is migrated.\n"
+                )
+                return 0
+            return _jobdir(path, args, out, stdin)
         return _redis(args, (args.scope or (policy.scope if policy else None)), out, err, stdin)
+    except CommandError as e:
+        err.write(f"{e}\n")
+        return e.status
     except StoreError as e:
-        err.write(f"urlunify store: {e}\n")
+        err.write(f"{COMMAND}: {e}\n")
         return 1
     except OSError as e:  # an unreadable JOBDIR file
-        err.write(f"urlunify store: {e}\n")
+        err.write(f"{COMMAND}: {e}\n")
         return 1
+
+
+def _memory_line(action: str) -> str:
+    nothing = {
+        "info": "nothing to show",
+        "clear": "nothing to clear",
+        "migrate": "nothing to migrate",
+    }
+    return (
+        f"The store is memory (URLUNIFY_STORE's default, and no JOBDIR), which keeps nothing once "
+        f"a crawl ends: {nothing[action]}. Name a store with --jobdir DIR or --store redis://...\n"
+    )
 
 
 def _confirm(
@@ -62,10 +152,7 @@ def _confirm(
     return stdin.readline().strip() == expected
 
 
-def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdin: TextIO) -> int:
-    if not path.is_dir():
-        err.write(f"urlunify store: no JOBDIR at {path}\n")
-        return 1
+def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, stdin: TextIO) -> int:
     counts: dict[str, int | str] = {}
     seen = path / SEEN_FILENAME
     counts["seen requests"] = 0
@@ -86,8 +173,7 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdi
     )
     items = path / ITEMS_FILENAME
     counts["item identifiers"] = sum(1 for _ in VarRecordLog.read(items)) if items.exists() else 0
-    learned = path / LEARNED_FILENAME
-    counts["learned rules"] = _learned_rules(learned) if learned.exists() else 0
+    counts["learned rules"] = _rules_count(learned.from_jobdir(path))
     if args.action == "info":
         out.write(f"JOBDIR {path}\n")
         out.writelines(f"  {name:<24} {value}\n" for name, value in counts.items())
@@ -101,20 +187,16 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, err: TextIO, stdi
     ):
         out.write("Nothing deleted.\n")
         return 1
-    for name in JOBDIR_FILENAMES:
+    for name in (*JOBDIR_FILENAMES, NEAR_DUPLICATES_FILENAME):
         (path / name).unlink(missing_ok=True)
     out.write(f"Deleted scrapy-urlunify's files in {path} (Scrapy's own queue is left alone).\n")
     return 0
 
 
-def _learned_rules(path: Path) -> int:
-    try:
-        rules = json.loads(path.read_text("utf-8")).get("rules", [])
-    except (ValueError, AttributeError) as e:  # corrupt JSON, or JSON of another shape
-        raise StoreError(f"{path}: not a learned-rules file ({type(e).__name__}: {e})") from None
-    if not isinstance(rules, list):
-        raise StoreError(f"{path}: not a learned-rules file (its rules are not a list)")
-    return len(rules)
+def _rules_count(found: learned.Learned) -> str:
+    """``3``, or ``3 (1 on probation)``."""
+    count = str(len(found.rules))
+    return count + (f" ({found.probation_count} on probation)" if found.probation_count else "")
 
 
 def _seen_count(seen: RedisSeenStore, client: redis.Redis) -> int:
@@ -155,55 +237,64 @@ def _migrate(
 def _redis(
     args: argparse.Namespace, scope: str | None, out: TextIO, err: TextIO, stdin: TextIO
 ) -> int:
-    missing = redis_missing(args.store)
-    if missing:
-        err.write(f"urlunify store: {missing}\n")
-        return 1
+    client = open_redis(args.store, COMMAND)
+    try:
+        if scope:
+            return _redis_scope(client, args, scope, out, err, stdin)
+        if args.action != "info":
+            raise no_scope(client, args.store, args.key, COMMAND)
+        scopes = scopes_in(client, args.key)
+        if not scopes:
+            out.write(
+                f"Redis {mask_url(args.store)}: no scope has a store under "
+                f"{args.key or DEFAULT_KEY_TEMPLATE} (if URLUNIFY_REDIS_KEY is set, give it as --key).\n"
+            )
+            return 0
+        for each in scopes:
+            _redis_scope(client, args, each, out, err, stdin)
+        return 0
+    finally:
+        client.close()
+
+
+def _redis_scope(
+    client: redis.Redis,
+    args: argparse.Namespace,
+    scope: str,
+    out: TextIO,
+    err: TextIO,
+    stdin: TextIO,
+) -> int:
     import redis
 
-    from ..stores.location import (
-        DEFAULT_KEY_TEMPLATE,
-        mask_url,
-        redis_keys,
-        without_secret,
-    )
-    from ..stores.redis_connection import connect
+    from ..stores.location import without_secret
+    from ..stores.redis_connection import store_key
     from ..stores.redis_seen import RedisSeenStore
 
-    if not scope:
-        err.write("urlunify store: give --scope (or --spider with scrapy urlunify)\n")
-        return 2
-    try:
-        keys = redis_keys(args.key or DEFAULT_KEY_TEMPLATE, scope)
-    except ValueError as e:
-        err.write(f"urlunify store: --key: {e}\n")
-        return 2
-    try:
-        client = connect(args.store)
-    except ValueError as e:  # not a Redis URL, a bad port or db (the message is password-free)
-        err.write(f"urlunify store: {e}\n")
-        return 2
+    url = mask_url(args.store)
+    keys = scope_keys(args.key, scope, COMMAND)
     seen = RedisSeenStore(client, keys["seen"], unavailable_timeout=0)
     if args.action == "migrate":
         return _migrate(seen, args, scope, out, err)
+    # on a Redis Cluster the other stores' keys are hash-tagged, as the crawl's stores tag them
+    signatures = store_key(client, keys["signatures"])
     try:
         counts = {
             "seen requests": _seen_count(seen, client),
-            "page signatures": client.hlen(keys["signatures"]),
-            "learned-rule records": client.hlen(keys["rules"]),
+            "page signatures": int(client.hlen(signatures)),  # type: ignore[arg-type]
+            "learned rules": _rules_count(learned.from_redis(client, keys["rules"], url)),
         }
     except redis.RedisError as e:  # WRONGTYPE: another program's key at ours
-        err.write(
-            f"urlunify store: Redis {mask_url(args.store)}: {without_secret(str(e), args.store)} "
-            f"(keys {keys['seen']}, {keys['signatures']}, {keys['rules']})\n"
-        )
-        return 1
+        raise CommandError(
+            f"{COMMAND}: Redis {url}: {without_secret(str(e), args.store)} "
+            f"(keys {keys['seen']}, {signatures}, {store_key(client, keys['rules'])})"
+        ) from None
     if args.action == "info":
-        out.write(f"Redis {mask_url(args.store)}, scope {scope!r} (keys {keys['seen']}, ...)\n")
+        out.write(f"Redis {url}, scope {scope!r} (keys {keys['seen']}, ...)\n")
         out.writelines(f"  {name:<24} {value}\n" for name, value in counts.items())
         return 0
     if not _confirm(
-        f"what scope {scope!r} has seen in {mask_url(args.store)} "
+        f"what scope {scope!r} has seen in {url} "
         f"({counts['seen requests']} seen requests, {counts['page signatures']} signatures), "
         "for every crawler that uses it",
         scope,
@@ -214,6 +305,9 @@ def _redis(
         out.write("Nothing deleted.\n")
         return 1
     seen.clear()
-    client.delete(*(key for name, key in keys.items() if name != "seen"))
+    others = [key for name, key in keys.items() if name != "seen"]
+    # the near-duplicate records of the scope's pages live beside its signatures
+    for key in [*others, keys["signatures"] + ":near"]:
+        client.unlink(store_key(client, key))  # one key a command: a cluster may spread them
     out.write(f"Deleted the keys of scope {scope!r}.\n")
     return 0

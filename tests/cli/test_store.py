@@ -136,3 +136,109 @@ def test_redis_migrate_from_the_one_set_layout(redis_server):
     assert r.returncode == 0 and "nothing to migrate" in r.stdout
     r = run("info", "--store", redis_server.url, "--scope", "acme")
     assert "seen requests            1001" in r.stdout
+
+
+# --- the default store, each action's help, every scope of a Redis store ------------------------
+
+
+def test_store_info_on_the_default_store_says_in_one_line_it_keeps_nothing():
+    """No --jobdir nor --store: the default store, memory, keeps nothing once a crawl ends. Each
+    action says so in one line and succeeds, instead of asking for an option."""
+    for action, what in (
+        ("info", "nothing to show"),
+        ("clear", "nothing to clear"),
+        ("migrate", "nothing to migrate"),
+    ):
+        r = run(action)
+        assert r.returncode == 0, r.stderr
+        assert r.stderr == "" and len(r.stdout.splitlines()) == 1, r.stdout
+        assert "memory" in r.stdout and what in r.stdout and "--jobdir" in r.stdout
+    assert run("info", "--store", "memory").stdout == run("info").stdout
+
+
+def test_each_store_action_has_its_own_help():
+    own = {"info": (), "clear": ("--yes",), "migrate": ("--size",)}
+    for action, options in own.items():
+        r = run(action, "--help")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"usage: urlunify store {action} "), r.stdout
+        for option in ("--jobdir", "--store", "--scope", "--key", *options):
+            assert option in r.stdout, (action, option)
+        for other in {"--yes", "--size"} - set(options):
+            assert other not in r.stdout, (action, other)
+    r = run("--help")
+    assert r.stdout.startswith("usage: urlunify store ")
+    # the store's own help lists what each action takes
+    for line in ("urlunify store info", "urlunify store clear", "urlunify store migrate"):
+        assert line in r.stdout
+
+
+def test_migrate_on_a_jobdir_deletes_nothing(tmp_path):
+    with JobdirSeenStore(tmp_path / SEEN_FILENAME) as seen:
+        seen.add(1)
+    r = run("migrate", "--jobdir", str(tmp_path), stdin=f"{tmp_path}\n")
+    assert r.returncode == 0 and "Nothing to migrate" in r.stdout, r.stdout + r.stderr
+    assert (tmp_path / SEEN_FILENAME).exists()
+
+
+def test_redis_info_without_a_scope_shows_every_scope(redis_server):
+    client = connect(redis_server.url)
+    keys = redis_keys("urlunify:%(scope)s", "acme")
+    seen = RedisSeenStore(client, keys["seen"])
+    for fp in range(1, 4):
+        seen.add(fp)
+    RedisSignatureStore(client, redis_keys("urlunify:%(scope)s", "news")["signatures"]).get_or_set(
+        b"s" * 16, "news|a.test/"
+    )
+    client.set("unrelated:key", "x")
+    r = run("info", "--store", redis_server.url)
+    assert r.returncode == 0, r.stderr
+    blocks = r.stdout.split("Redis ")[1:]
+    assert [b.split("scope ")[1].split()[0] for b in blocks] == ["'acme'", "'news'"]
+    assert "seen requests            3" in blocks[0] and "page signatures          1" in blocks[1]
+    # clearing needs the scope named: nothing is deleted, the scopes are listed
+    r = run("clear", "--store", redis_server.url, "--yes")
+    assert r.returncode == 2 and "'acme', 'news'" in r.stderr and len(seen) == 3
+    # a scope template of the project's own
+    other = RedisSeenStore(client, redis_keys("crawls/%(scope)s", "shop")["seen"])
+    other.add(7)
+    r = run("info", "--store", redis_server.url, "--key", "crawls/%(scope)s")
+    assert "scope 'shop'" in r.stdout and "'acme'" not in r.stdout, r.stdout
+
+
+def test_redis_info_on_an_empty_store_says_so(redis_server):
+    r = run("info", "--store", redis_server.url)
+    assert r.returncode == 0 and "no scope has a store under urlunify:%(scope)s" in r.stdout
+
+
+def test_redis_cluster_info_and_clear_find_the_hash_tagged_keys(redis_cluster):
+    """On a cluster the stores' keys are hash-tagged ({urlunify:acme:signatures}): info counts
+    them and clear deletes them, as on one server."""
+    client = connect(redis_cluster.url)
+    keys = redis_keys("urlunify:%(scope)s", "acme")
+    seen = RedisSeenStore(client, keys["seen"])
+    seen.add(5)
+    signatures = RedisSignatureStore(client, keys["signatures"])
+    signatures.get_or_set(b"s" * 16, "acme|a.test/")
+    assert signatures.key == "{urlunify:acme:signatures}"
+    r = run("info", "--store", redis_cluster.url)
+    assert r.returncode == 0, r.stderr
+    assert "scope 'acme'" in r.stdout and "page signatures          1" in r.stdout, r.stdout
+    r = run("clear", "--store", redis_cluster.url, "--scope", "acme", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert len(seen) == 0 and len(signatures) == 0
+
+
+def test_jobdir_clear_removes_the_near_duplicate_index(tmp_path):
+    """A crawl reads the index back when it starts: left behind, the next crawl in the JOBDIR
+    would take its pages for near-duplicates of pages it never fetched."""
+    from scrapy_urlunify.cli.store import NEAR_DUPLICATES_FILENAME
+    from scrapy_urlunify.integration.near_duplicates import FILENAME
+
+    assert NEAR_DUPLICATES_FILENAME == FILENAME  # the name the crawl writes
+    (tmp_path / FILENAME).write_bytes(b"index")
+    with JobdirSeenStore(tmp_path / SEEN_FILENAME) as seen:
+        seen.add(1)
+    r = run("clear", "--jobdir", str(tmp_path), "--yes")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -19,10 +19,8 @@ class CrawlPolicies:
     def __init__(self, policy: Policy) -> None:
         self.base_policy = self.policy = policy
         self.base_unifier = self.unifier = unifier_for(policy)
-
-    @property
-    def scope(self) -> str | None:
-        return self.policy.scope
+        #: the crawl's scope (learned rules never change it)
+        self.scope: str | None = policy.scope
 
     def set_learned(
         self,
