@@ -78,25 +78,13 @@ class Learned:
 
 
 def with_rules(base: Policy, rules: Sequence[LearnedRule]) -> Policy:
-    """``base`` with the learned ``rules`` added to its own, as the crawl merges them
-    (``UnifyContext.set_learned``): a rule adds to the settings, never replaces them."""
-    prefixes = {h or "*": list(n) for h, n in base.ignore_path_prefixes}
-    for host, names in rule_settings.path_prefixes(rules).items():
-        prefixes.setdefault(host, []).extend(names)
-    ignore = {h or "*": list(n) for h, n in base.ignore_params}
-    for host, names in rule_settings.ignore_params(rules).items():
-        ignore.setdefault(host, []).extend(names)
-    groups = [list(g) for g in base.domain_aliases]
-    for canonical, *aliases in rule_settings.domain_aliases(rules):
-        for alias in aliases:
-            if any(alias in g for g in groups):
-                continue  # already unified, one way or the other
-            into = next((g for g in groups if canonical in g), None)
-            if into is None:
-                groups.append([canonical, alias])
-            else:
-                into.append(alias)
-    return base.replace(ignore_params=ignore, domain_aliases=groups, ignore_path_prefixes=prefixes)
+    """``base`` with the learned ``rules`` added to its own, as the crawl merges them."""
+    return rule_settings.policy_with(
+        base,
+        rule_settings.ignore_params(rules),
+        rule_settings.domain_aliases(rules),
+        rule_settings.path_prefixes(rules),
+    )
 
 
 def describe(rule: LearnedRule) -> str:

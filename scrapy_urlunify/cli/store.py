@@ -45,14 +45,9 @@ if TYPE_CHECKING:
 
     from ..stores.redis_seen import RedisSeenStore
 
-__all__ = ["NEAR_DUPLICATES_FILENAME", "add_store_parser", "run_store"]
+__all__ = ["add_store_parser", "run_store"]
 
 COMMAND = "urlunify store"
-#: The near-duplicate index a crawl writes into its JOBDIR at close and reads back when it starts
-#: (the name of ``integration/near_duplicates.py``, a Scrapy-side module this one cannot import):
-#: left behind by ``clear``, it would make the pages of the next crawl there near-duplicates of
-#: pages it never fetched, their items dropped.
-NEAR_DUPLICATES_FILENAME = "near_duplicates.bin"
 
 _ACTIONS = {
     "info": "count what a scope has seen: requests, page signatures, learned rules",
@@ -187,7 +182,7 @@ def _jobdir(path: Path, args: argparse.Namespace, out: TextIO, stdin: TextIO) ->
     ):
         out.write("Nothing deleted.\n")
         return 1
-    for name in (*JOBDIR_FILENAMES, NEAR_DUPLICATES_FILENAME):
+    for name in JOBDIR_FILENAMES:
         (path / name).unlink(missing_ok=True)
     out.write(f"Deleted scrapy-urlunify's files in {path} (Scrapy's own queue is left alone).\n")
     return 0

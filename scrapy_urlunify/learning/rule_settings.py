@@ -5,10 +5,45 @@ crawl with them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .rule_types import ALIAS, PARAM, PATH, LearnedRule, alias_root
 
-__all__ = ["domain_aliases", "ignore_params", "path_prefixes", "settings_snippet"]
+if TYPE_CHECKING:
+    from ..core.policy import Policy
+
+__all__ = ["domain_aliases", "ignore_params", "path_prefixes", "policy_with", "settings_snippet"]
+
+
+def policy_with(
+    base: Policy,
+    ignore: dict[str, list[str]],
+    aliases: list[list[str]],
+    prefixes: dict[str, list[str]] | None = None,
+) -> Policy:
+    """``base`` with learned rules added to its own (they never replace the settings'):
+    parameters to ``ignore_params`` (identity only: fetched URLs keep them), mirror hosts to
+    ``domain_aliases`` (canonical host first), leading path segments to
+    ``ignore_path_prefixes``. The crawl applies its rules so, and so does ``urlunify same``."""
+    all_prefixes: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_path_prefixes}
+    for host, names in (prefixes or {}).items():
+        all_prefixes.setdefault(host, []).extend(names)
+    all_ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
+    for host, names in ignore.items():
+        all_ignore.setdefault(host, []).extend(names)
+    groups = [list(g) for g in base.domain_aliases]
+    for canonical, *others in aliases:
+        for alias in others:
+            if any(alias in g for g in groups):
+                continue  # already unified, one way or the other
+            into = next((g for g in groups if canonical in g), None)
+            if into is None:
+                groups.append([canonical, alias])
+            else:
+                into.append(alias)
+    return base.replace(
+        ignore_params=all_ignore, domain_aliases=groups, ignore_path_prefixes=all_prefixes
+    )
 
 
 def _escape_glob(name: str) -> str:

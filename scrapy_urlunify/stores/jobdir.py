@@ -34,6 +34,7 @@ __all__ = [
     "JOBDIR_FILENAMES",
     "KEPT_FILENAME",
     "LEARNED_FILENAME",
+    "NEAR_DUPLICATES_FILENAME",
     "REQUESTS_FILENAME",
     "SEEN_FILENAME",
     "SIGNATURES_FILENAME",
@@ -49,6 +50,8 @@ REQUESTS_FILENAME = "urlunify-requests.log"
 ITEMS_FILENAME = "urlunify-items.log"
 LEARNED_FILENAME = "urlunify-learned.json"
 KEPT_FILENAME = "urlunify-kept.log"
+#: the near-duplicate indexes, written when the crawl closes, read back when it resumes
+NEAR_DUPLICATES_FILENAME = "near_duplicates.bin"
 JOBDIR_FILENAMES = (
     SEEN_FILENAME,
     REQUESTS_FILENAME,
@@ -56,6 +59,7 @@ JOBDIR_FILENAMES = (
     LEARNED_FILENAME,
     ITEMS_FILENAME,
     KEPT_FILENAME,
+    NEAR_DUPLICATES_FILENAME,
 )
 
 

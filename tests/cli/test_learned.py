@@ -151,11 +151,11 @@ def test_store_info_counts_learned_rules_and_clear_removes_every_key_of_the_scop
 
 def test_the_command_line_merges_rules_as_the_crawl_does():
     """The policy ``--jobdir``/``--store`` build is the one a crawl builds with the same rules
-    (``UnifyContext.set_learned``), settings' own aliases and parameters included."""
+    (``CrawlPolicies.set_learned``), settings' own aliases and parameters included."""
     from scrapy.utils.test import get_crawler
 
     from scrapy_urlunify.cli.learned import with_rules
-    from scrapy_urlunify.integration.context import UnifyContext
+    from scrapy_urlunify.integration.crawl._build import UnifyCrawl
     from scrapy_urlunify.learning import rule_settings
     from scrapy_urlunify.learning.rule_types import LearnedRule
 
@@ -173,7 +173,7 @@ def test_the_command_line_merges_rules_as_the_crawl_does():
             "URLUNIFY_IGNORE_PATH_PREFIXES": {"*": ["amp"]},
         }
     )
-    context = UnifyContext.of(crawler)
+    context = UnifyCrawl.of(crawler).policies
     base = context.base_policy
     context.set_learned(
         rule_settings.ignore_params(rules),

@@ -232,10 +232,8 @@ def test_redis_cluster_info_and_clear_find_the_hash_tagged_keys(redis_cluster):
 def test_jobdir_clear_removes_the_near_duplicate_index(tmp_path):
     """A crawl reads the index back when it starts: left behind, the next crawl in the JOBDIR
     would take its pages for near-duplicates of pages it never fetched."""
-    from scrapy_urlunify.cli.store import NEAR_DUPLICATES_FILENAME
-    from scrapy_urlunify.integration.near_duplicates import FILENAME
+    from scrapy_urlunify.stores import NEAR_DUPLICATES_FILENAME as FILENAME
 
-    assert NEAR_DUPLICATES_FILENAME == FILENAME  # the name the crawl writes
     (tmp_path / FILENAME).write_bytes(b"index")
     with JobdirSeenStore(tmp_path / SEEN_FILENAME) as seen:
         seen.add(1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy_urlunify.core.unify import unifier_for
+from scrapy_urlunify.learning.rule_settings import policy_with
 
 if TYPE_CHECKING:
     from scrapy_urlunify.core.policy import Policy
@@ -28,32 +29,6 @@ class CrawlPolicies:
         aliases: list[list[str]],
         path_prefixes: dict[str, list[str]] | None = None,
     ) -> None:
-        """Apply learned rules on top of the settings' policy: parameters go to ``ignore_params``
-        (identity only: fetched URLs keep them), mirror hosts to ``domain_aliases``, leading
-        path segments to ``ignore_path_prefixes``."""
-        base = self.base_policy
-        prefixes: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_path_prefixes}
-        for host, names in (path_prefixes or {}).items():
-            prefixes.setdefault(host, []).extend(names)
-        ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
-        for host, names in ignore_params.items():
-            ignore.setdefault(host, []).extend(names)
-        groups = [list(g) for g in base.domain_aliases]
-        for group in aliases:
-            for alias in group[1:]:
-                _add_alias(groups, canonical=group[0], alias=alias)
-        self.policy = base.replace(
-            ignore_params=ignore, domain_aliases=groups, ignore_path_prefixes=prefixes
-        )
+        """Apply learned rules on top of the settings' policy (:func:`policy_with`)."""
+        self.policy = policy_with(self.base_policy, ignore_params, aliases, path_prefixes)
         self.unifier = unifier_for(self.policy)
-
-
-def _add_alias(groups: list[list[str]], canonical: str, alias: str) -> None:
-    for group in groups:
-        if alias in group:
-            return  # already unified, one way or the other
-    for group in groups:
-        if canonical in group:
-            group.append(alias)
-            return
-    groups.append([canonical, alias])

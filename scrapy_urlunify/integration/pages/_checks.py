@@ -20,13 +20,17 @@ from scrapy_urlunify.integration.crawl._meta import (
     SIGNATURE_META,
 )
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
-from scrapy_urlunify.integration.pages._near_duplicates import FILENAME as NEAR_DUPLICATES_FILENAME
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.seen._resume import fetched_before
 from scrapy_urlunify.learning.page_signature import page_signature, site_key, tree_body_text
 from scrapy_urlunify.learning.value_shown import shows_own_value
-from scrapy_urlunify.stores import SEEN_FILENAME, JobdirSignatureStore, RecordLog
+from scrapy_urlunify.stores import (
+    NEAR_DUPLICATES_FILENAME,
+    SEEN_FILENAME,
+    JobdirSignatureStore,
+    RecordLog,
+)
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -60,8 +60,6 @@ SHORT_SITE = "\0short"
 #: appended to a site's name for the index of its pages' digests up to numbers
 #: (``learning.near_duplicates.folded_fingerprint``), compared for equality only
 FOLDED_SITE = "\0folded"
-#: the file of a JOBDIR the near-duplicate indexes are kept in
-FILENAME = "near_duplicates.bin"
 #: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
 MAX_BODY = 4 << 20
 _MAGIC = b"URLUNIFY-NEAR 1\n"
