@@ -120,6 +120,8 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
             prefix + "signature/dropped_near_duplicate_items", 0
         ),
         "rewritten": stats.get(prefix + "rewritten", 0),
+        # the requests plain Scrapy would have made, as the add-on's summary estimates them
+        "plain_estimate": stats.get(prefix + "plain_requests", 0),
         "allowed_offsite": stats.get(prefix + "allowed_offsite", 0),
         "scrapy_dupefilter_filtered": stats.get("dupefilter/filtered", 0),
         "offsite_filtered": stats.get("offsite/filtered", 0),

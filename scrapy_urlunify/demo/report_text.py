@@ -133,6 +133,10 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
             f"The add-on made {number(report['requests_saved'])} fewer requests ({share:.0f}% less); "
             f"redundant fetches {number(p['redundant_fetches'])} -> {number(a['redundant_fetches'])}."
         ),
+        (
+            f"Its closing summary says at least {number(a['plain_estimate'] - a['requests'])} requests "
+            f"saved beyond plain Scrapy (the other links it met: a floor, from its own crawl alone)."
+        ),
         "",
         "What the add-on skipped, and why (stats urlunify/...):",
     ]

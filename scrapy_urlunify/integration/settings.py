@@ -337,9 +337,10 @@ _INTEGRATION: tuple[Setting, ...] = (
     ),
     Setting(
         "URLUNIFY_UNICITY_OUTPUT_FIELD",
-        "identifier",
-        "field",
-        "The item field UnicityPipeline writes the URL's identifier to.",
+        None,
+        "optional_field",
+        'An item field UnicityPipeline writes the URL\'s identifier to ("identifier", say); '
+        "None (the default): the items keep the fields the spider gave them.",
     ),
     Setting(
         "URLUNIFY_UNICITY_DISCARD_MISSING",

@@ -215,7 +215,8 @@ def test_a_pages_mailto_link_costs_its_other_links_unless_followed_with_the_help
 
 def summary_lines(stderr: str) -> list[str]:
     start = stderr.index("scrapy-urlunify summary")
-    return stderr[start:].splitlines()[1:9]
+    lines = stderr[start:].splitlines()[1:]
+    return lines[: next((i for i, line in enumerate(lines) if not line.startswith("  ")), None)]
 
 
 def back_home(i: int, size: int) -> list[str]:
@@ -239,7 +240,37 @@ def test_with_the_projects_own_dupefilter_the_summary_counts_its_duplicates(proj
     lines = summary_lines(run.stderr)
     duplicates = next(line for line in lines if "duplicates filtered" in line)
     assert f"duplicates filtered {stats['dupefilter/filtered']} " in duplicates, lines
-    assert "does not count them apart" in duplicates
+
+
+def noisy_links(i: int, size: int) -> list[str]:
+    return [*tree_links(i, size), "/p/0", f"/p/0?utm_source=p{i}", f"/p/{i}#top", f"/p/{i}?ref=x"]
+
+
+def test_the_summary_says_what_the_add_on_saved_beyond_plain_scrapy(project):
+    """The closing summary's "requests saved" is what a plain Scrapy crawl of the same site
+    fetches more (counted by the server), near enough: it is estimated from the links the
+    crawl met, with no table of them."""
+    with TreeSite(size=60, links=noisy_links) as plain_site:
+        plain = scrapy(
+            project,
+            "crawl",
+            "naive",
+            "-a",
+            f"start={plain_site.url(0)}",
+            "-s",
+            "URLUNIFY_ENABLED=False",
+        )
+        assert plain.returncode == 0, plain.stderr[-3000:]
+    with TreeSite(size=60, links=noisy_links) as site:
+        run = scrapy(project, "crawl", "naive", "-a", f"start={site.url(0)}")
+        assert run.returncode == 0, run.stderr[-3000:]
+    assert not site.lost()
+    beyond = sum(plain_site.hits.values()) - sum(site.hits.values())
+    assert beyond >= 60  # a utm_source spelling of the home page on every page, at least
+    line = next(line for line in summary_lines(run.stderr) if "requests saved" in line)
+    found = re.search(r"at least about (\d+) beyond plain Scrapy", line)
+    assert found, line
+    assert abs(int(found.group(1)) - beyond) <= 0.05 * beyond, (line, beyond)
 
 
 def test_a_rerun_on_a_store_that_knows_the_site_says_why_it_fetches_little(project, redis_server):

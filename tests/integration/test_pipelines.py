@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import dataclasses
 
 import pytest
@@ -58,7 +60,7 @@ def unicity(settings=None):  # type: ignore[no-untyped-def]
     ids=["dict", "Item", "dataclass"],
 )
 def test_unicity_pipeline_standardizes_identifies_and_drops_repeats(make):
-    p = unicity()
+    p = unicity({"URLUNIFY_UNICITY_OUTPUT_FIELD": "identifier"})
     first = p.process_item(make(url="HTTP://News.acme.com:80/s?inifile=x&cid=7&utm_source=y#top"))
     assert dict(first) if isinstance(first, dict) else True
     got = (
@@ -73,6 +75,20 @@ def test_unicity_pipeline_standardizes_identifies_and_drops_repeats(make):
     with pytest.raises(DropItem, match="acme\\|news.acme.com/s\\?cid=7"):
         p.process_item(make(url="https://www.news.acme.com/s?cid=7&arglink=z"))
     assert p.process_item(make(url="https://news.acme.com/s?cid=8")) is not None
+
+
+def test_by_default_the_items_keep_the_fields_the_spider_gave_them(caplog):
+    """The feed's columns are the spider's: no identifier column unless asked for, and no
+    warning about typed items that do not declare one."""
+    p = unicity()
+    with caplog.at_level(logging.DEBUG):
+        item = p.process_item({"url": "http://news.acme.com/s?cid=7"})
+        typed = p.process_item(ArticleItem(url="http://news.acme.com/s?cid=9"))
+    assert set(item) == {"url"}
+    assert "identifier" not in typed
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    with pytest.raises(DropItem):  # the unicity filter works all the same
+        p.process_item({"url": "https://www.news.acme.com/s?cid=7"})
 
 
 def test_unicity_pipeline_missing_field_and_bad_urls():

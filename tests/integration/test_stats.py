@@ -49,7 +49,7 @@ def test_set_writes_at_once():
     assert crawler.stats._stats["urlunify/resume/rescheduled"] == 7
 
 
-def test_the_summary_counts_every_dupefilters_duplicates_and_splits_exact_repeats_when_told():
+def test_the_summary_says_what_was_dropped_and_saved_by_kind():
     crawler = _crawler()
     stats = crawler.stats
     for key, value in {
@@ -57,22 +57,31 @@ def test_the_summary_counts_every_dupefilters_duplicates_and_splits_exact_repeat
         "urlunify/filtered/extension:pdf": 10,
         "dupefilter/filtered": 120,
         "urlunify/filtered/anchor": 7,
-        "urlunify/filtered/scheme:mailto": 5,
+        "urlunify/signature/duplicates": 6,
+        "urlunify/signature/near_duplicates": 9,
+        "urlunify/signature/dropped_items": 5,
+        "urlunify/signature/dropped_near_duplicate_items": 4,
         "downloader/request_count": 40,
     }.items():
         stats.set_value(key, value)
     s = summarize(stats.get_stats())
-    # a dupefilter that does not count exact repeats apart (the project's own): all of them
-    assert (s["duplicates"], s["same_url"], s["unified"], s["saved"]) == (120, None, None, 130)
-    assert "duplicates filtered 120 (exact repeats and other spellings" in format_summary(s)
-    stats.set_value("urlunify/duplicates/same_url", 80)
-    s = summarize(stats.get_stats())
-    # what the add-on saved beyond plain Scrapy: the filtered links plain Scrapy would have
-    # requested (not an on-page anchor, not a mailto: link) and the other spellings
-    assert (s["duplicates"], s["same_url"], s["unified"], s["saved"]) == (120, 80, 40, 50)
+    assert (s["duplicates"], s["plain"], s["saved"]) == (120, None, None)  # no links met
     text = format_summary(s)
-    assert (
-        "duplicates filtered 120: 80 the same URL again (plain Scrapy drops these too), 40 other spellings"
-        in text
-    )
-    assert "requests saved      50 (55.6% of the requests plain Scrapy would make)" in text
+    assert "requests saved" not in text
+    assert "items dropped       9 (5 of duplicate pages, 4 of near-duplicate pages" in text
+    assert "near-duplicates     9 pages" in text
+    stats.set_value("urlunify/plain_requests", 130)
+    s = summarize(stats.get_stats())
+    assert s["saved"] == 90  # plain Scrapy's requests for the links met, less the ones made
+    assert "requests saved      at least about 90 beyond plain Scrapy" in format_summary(s)
+
+
+def test_the_distinct_count_is_near_the_truth_in_16_kib():
+    from scrapy_urlunify.integration.crawl._distinct import DistinctCount
+
+    for n in (0, 1, 37, 3_000, 200_000):
+        count = DistinctCount()
+        for i in range(n):
+            count.add(f"https://shop.test/p/{i}")
+            count.add(f"https://shop.test/p/{i}")  # twice: counted once
+        assert abs(len(count) - n) <= max(1, 0.03 * n), (n, len(count))

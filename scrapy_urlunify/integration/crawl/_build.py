@@ -19,6 +19,7 @@ from scrapy.utils.misc import load_object
 
 import scrapy_urlunify.integration.crawl._refusal as refusal
 from scrapy_urlunify.integration import settings as urlunify_settings
+from scrapy_urlunify.integration.crawl._distinct import DistinctCount
 from scrapy_urlunify.integration.crawl._faults import StoreFaults
 from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
 from scrapy_urlunify.integration.crawl._stats import UnifyStats
@@ -85,6 +86,8 @@ class UnifyCrawl:
         #: id(item) -> the page it came from, from the link middleware to the item pipelines
         #: (pipelines are not given the response an item came from)
         self.item_origins = ItemOrigins()
+        #: the distinct requests plain Scrapy would have made for the links met (estimated)
+        self.plain_requests = DistinctCount()
         self._sites = self.policies.policy.sites or (crawl_sites(spider) if spider else [])
         self._scope = self.policies.scope or name
         #: the closing summary (logged when a component of the add-on handles links, requests or
@@ -103,6 +106,7 @@ class UnifyCrawl:
                 crawler,
                 self.stats,
                 self.policies.scope,
+                self.plain_requests,
                 lambda: self.stores,
                 seen_store=lambda: self.seen.store if self.seen is not None else None,
                 learning=lambda: self.learning,

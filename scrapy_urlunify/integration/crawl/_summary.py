@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from scrapy.crawler import Crawler
 
+    from scrapy_urlunify.integration.crawl._distinct import DistinctCount
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
     from scrapy_urlunify.integration.rules._session import LearningSession
     from scrapy_urlunify.stores import SeenStore
@@ -32,6 +33,7 @@ class Summary:
         crawler: Crawler,
         stats: UnifyStats,
         scope: str | None,
+        plain: DistinctCount,
         stores: Callable[[], Stores],
         seen_store: Callable[[], SeenStore | None],
         learning: Callable[[], LearningSession | None],
@@ -39,6 +41,7 @@ class Summary:
         self.crawler = crawler
         self.stats = stats
         self.scope = scope
+        self.plain = plain
         # read when the spider opens and closes: built by then, or never needed
         self._stores = stores
         self._seen_store = seen_store
@@ -78,6 +81,8 @@ class Summary:
         return summarize(self.crawler.stats.get_stats() if self.crawler.stats is not None else {})
 
     def _log_summary(self, spider: Any = None, reason: str = "") -> None:
+        if len(self.plain):  # the links met (none without the link middleware)
+            self.stats.set("plain_requests", len(self.plain))
         learning = self._learning()
         snippet = learning.settings_snippet() if learning is not None else None
         if snippet:
@@ -91,77 +96,64 @@ class Summary:
 
 
 def summarize(stats: dict[str, Any]) -> dict[str, Any]:
-    """The numbers of the closing summary, from the crawl's stats. ``duplicates``: requests dropped as duplicates,
-    whichever dupefilter dropped them (``dupefilter/filtered``); of those, ``same_url``: the
-    URL the spider asked for had been requested already, what Scrapy's own dupefilter drops
-    too (``urlunify/duplicates/same_url``; None when the dupefilter does not count it), and
-    ``unified``: other spellings of a page, dropped only thanks to the unification.
-    ``saved``: requests the add-on saved beyond plain Scrapy (filtered links plain Scrapy
-    would have requested, and other spellings; exact repeats included when the dupefilter
-    does not tell them apart)."""
-    filtered = {
-        k[len(STATS_PREFIX + "filtered/") :]: v
-        for k, v in stats.items()
-        if k.startswith(STATS_PREFIX + "filtered/")
-    }
-    duplicates = max(stats.get("dupefilter/filtered", 0), stats.get(STATS_PREFIX + "duplicates", 0))
-    same_url = stats.get(STATS_PREFIX + "duplicates/same_url")
-    unified = max(duplicates - same_url, 0) if same_url is not None else None
+    """The numbers of the closing summary, from the crawl's stats. ``duplicates``: requests
+    dropped as duplicates, whichever dupefilter dropped them (``dupefilter/filtered``);
+    ``plain``: the requests plain Scrapy would have made for the links the crawl met (an
+    estimate, ``urlunify/plain_requests``; None without it), and ``saved`` what the add-on saved
+    beyond it: those requests less the ones it made."""
+    prefix = STATS_PREFIX + "filtered/"
+    filtered = {k[len(prefix) :]: v for k, v in stats.items() if k.startswith(prefix)}
     fetched = stats.get("downloader/request_count", 0)
-    # plain Scrapy never requests an on-page anchor (the page's own fingerprint) nor a
-    # mailto: link (it refuses them): not saved by the add-on. The links of a nofollow page
-    # are dropped before the seen check, so most are repeats plain Scrapy drops too: not
-    # counted as saved either (the filtered line shows them)
-    avoided = sum(
-        n
-        for reason, n in filtered.items()
-        if reason not in ("anchor", "nofollow") and not reason.startswith("scheme:")
-    )
-    saved = avoided + (unified if unified is not None else duplicates)
+    plain = stats.get(STATS_PREFIX + "plain_requests") or None
+    saved = max(plain - fetched, 0) if plain is not None else None
+
+    def stat(key: str) -> int:
+        return int(stats.get(STATS_PREFIX + key, 0))
+
     return {
-        "links": stats.get(STATS_PREFIX + "links", 0),
+        "links": stat("links"),
         "filtered": filtered,
-        "rewritten": stats.get(STATS_PREFIX + "rewritten", 0),
-        "duplicates": duplicates,
-        "same_url": same_url,
-        "unified": unified,
-        "signature_duplicates": stats.get(STATS_PREFIX + "signature/duplicates", 0),
-        "seen_before": stats.get(STATS_PREFIX + "seen_before", 0),
+        "rewritten": stat("rewritten"),
+        "duplicates": max(stats.get("dupefilter/filtered", 0), stat("duplicates")),
+        "duplicate_pages": stat("signature/duplicates"),
+        "near_duplicate_pages": stat("signature/near_duplicates"),
+        "dropped_items": stat("signature/dropped_items"),
+        "dropped_near_duplicate_items": stat("signature/dropped_near_duplicate_items"),
+        "repeated_items": stat("unicity/duplicates"),
+        "seen_before": stat("seen_before"),
         "fetched": fetched,
+        "plain": plain,
         "saved": saved,
-        "saved_share": saved / (saved + fetched) if saved + fetched else 0.0,
     }
 
 
 def format_summary(s: dict[str, Any]) -> str:
-    """The closing summary's lines, from :meth:`UnifyContext.summary`."""
+    """The closing summary's lines, from :func:`summarize`."""
     per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
-    if s["unified"] is not None:
-        duplicates = (
-            f"{s['duplicates']}: {s['same_url']} the same URL again (plain Scrapy drops these too), "
-            f"{s['unified']} other spellings of a page"
-        )
-        saved = (
-            f"{s['saved']} ({100 * s['saved_share']:.1f}% of the requests plain Scrapy would make): "
-            "filtered links and other spellings of a page"
-        )
-    else:
-        duplicates = f"{s['duplicates']} (exact repeats and other spellings: the dupefilter does not count them apart)"
-        saved = (
-            f"{s['saved']} ({100 * s['saved_share']:.1f}% of all requests), counting the exact repeats "
-            "plain Scrapy drops too"
-        )
+    items = s["dropped_items"] + s["dropped_near_duplicate_items"] + s["repeated_items"]
     lines = [
         f"  links seen          {s['links']}",
         f"  filtered            {sum(s['filtered'].values())} ({per_reason})",
         f"  rewritten           {s['rewritten']}",
-        f"  duplicates filtered {duplicates}",
-        f"  duplicate pages     {s['signature_duplicates']} (fetched, the page signature of another page)",
+        f"  duplicates filtered {s['duplicates']} (requests: the same page again, in any spelling)",
+        f"  duplicate pages     {s['duplicate_pages']} (fetched: the body text of another page)",
+        f"  near-duplicates     {s['near_duplicate_pages']} pages (fetched, their links followed)",
+        (
+            f"  items dropped       {items} ({s['dropped_items']} of duplicate pages, "
+            f"{s['dropped_near_duplicate_items']} of near-duplicate pages, "
+            f"{s['repeated_items']} repeating an item's URL)"
+        ),
         f"  requests fetched    {s['fetched']}",
-        f"  requests saved      {saved}",
     ]
+    if s["saved"] is not None:
+        lines.append(
+            f"  requests saved      at least about {s['saved']} beyond plain Scrapy: the "
+            "distinct links this crawl met and did not fetch (plain Scrapy fetches them, and "
+            "follows their own links too)"
+        )
     if s["seen_before"]:
         lines.append(
-            f"  seen before this run {s['seen_before']} (in the store when the crawl started: not fetched again)"
+            f"  seen before         {s['seen_before']} requests (in the store when the crawl "
+            "started: not fetched again)"
         )
     return "\n".join(lines)

@@ -97,6 +97,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         #: the crawl's "seen?" check, when its dupefilter is ours
         self.seen = crawl.seen_check() if crawl.seen is not None else None
         self.link_batch = crawl.link_batch
+        #: the requests plain Scrapy would make for the links met (estimated: the summary's)
+        self.plain = crawl.plain_requests
         self.frontier = crawl.frontier
         #: what each host is to the crawl (inside, an alias of a host inside, offsite)
         self.hosts = CrawlHosts(crawler, crawl.policies)
@@ -167,6 +169,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
             and request.method == "GET"
             and self.robots.nofollow(response, after.depth is not None)
         ):
+            self.plain.add(_plain_key(request))  # plain Scrapy follows them
             stats.inc("filtered/" + NOFOLLOW)
             logger.debug("Filtered nofollow link %s (from %s)", url, response.url)
             after.dropped(request, response)
@@ -175,6 +178,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         if reason is not None:
             if reason in self._downloadable:
                 return request
+            if not reason.startswith("scheme:"):  # a link plain Scrapy would request
+                self.plain.add(_plain_key(request))
             stats.inc("filtered/" + reason)
             logger.debug(
                 "Filtered %s link %s (from %s)", reason, url, response.url if response else "start"
@@ -210,6 +215,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 # dropped, counted and logged by Scrapy's OffsiteMiddleware, as when it is scheduled
                 after.dropped(request, response)
                 return None
+        self.plain.add(_plain_key(request))
         seen = self.seen
         if (
             seen is not None
@@ -282,6 +288,15 @@ class LinkMiddleware(BaseSpiderMiddleware):
         async for o in result:
             if (o := get_processed(o, response)) is not None:
                 yield o
+
+
+def _plain_key(request: Request) -> str:
+    """What tells two requests apart for plain Scrapy's dupefilter, near enough for a count:
+    its URL without the fragment (and its method and body, if any)."""
+    url = request.url.partition("#")[0]
+    if request.method == "GET" and not request.body:
+        return url
+    return f"{request.method} {url} {request.body!r}"
 
 
 def rewritten(request: Request, fetch: str) -> Request:

@@ -151,7 +151,7 @@ class Canonicals:
         else:
             self.stats.inc("canonical/counter_examples")
             contradicted = self._contradicted[site] = contradicted + 1
-            logger.warning(
+            logger.debug(
                 "Declared canonical %s of %s has other content: not the same page (%d of %d "
                 "checked on %s)",
                 canonical,
@@ -166,7 +166,7 @@ class Canonicals:
         # judged on every verdict: four wrong then five true canonicals are not a trusted site
         if checked >= CANONICAL_PROBATION and contradicted > MAX_CONTRADICTED * checked:
             self._ignored.add(site)
-            logger.warning(
+            logger.info(
                 "The declared canonicals of %s are ignored for the rest of the crawl: %d of %d "
                 "checked were other pages",
                 site,

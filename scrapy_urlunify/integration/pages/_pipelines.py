@@ -57,6 +57,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: the log level of the drops the pipelines are there for: a duplicate is an expected outcome,
+#: counted by kind in the stats and the closing summary, not a warning to act on
+EXPECTED = "DEBUG"
+
 
 class SignaturePipeline:
     """Drop items of pages (or with texts) already seen on another page."""
@@ -96,11 +100,15 @@ class SignaturePipeline:
             earlier = self._texts.get_or_set(text_signature(value), page)
             if earlier is not None and earlier != page:
                 self.stats.inc("signature/dropped_items")
-                raise DropItem(f"its {self.field!r} text was already seen on {earlier}")
+                raise DropItem(
+                    f"its {self.field!r} text was already seen on {earlier}", log_level=EXPECTED
+                )
             return item
         if origin is not None and origin.duplicate_of is not None:
             self.stats.inc("signature/dropped_items")
-            raise DropItem(f"its page has the body text of {origin.duplicate_of}")
+            raise DropItem(
+                f"its page has the body text of {origin.duplicate_of}", log_level=EXPECTED
+            )
         near = self.near
         if origin is not None and near is not None:
             found = near.marked.get(origin.url)
@@ -108,7 +116,8 @@ class SignaturePipeline:
                 self.stats.inc("signature/dropped_near_duplicate_items")
                 raise DropItem(
                     f"its page is a near-duplicate ({found.resemblance:.1%} alike) of "
-                    f"{found.of or 'a page fetched long before'}"
+                    f"{found.of or 'a page fetched long before'}",
+                    log_level=EXPECTED,
                 )
         return item
 
@@ -133,7 +142,7 @@ class UnicityPipeline:
         self.store = store
         self.input: str = s["URLUNIFY_UNICITY_INPUT_FIELD"]
         self.standardized: str = s["URLUNIFY_STANDARDIZE_OUTPUT_FIELD"]
-        self.output: str = s["URLUNIFY_UNICITY_OUTPUT_FIELD"]
+        self.output: str | None = s["URLUNIFY_UNICITY_OUTPUT_FIELD"]
         self.discard_missing: bool = s["URLUNIFY_UNICITY_DISCARD_MISSING"]
         self._warned: set[str] = set()
 
@@ -154,7 +163,10 @@ class UnicityPipeline:
         if url is None:
             if self.discard_missing:
                 self.stats.inc("unicity/missing")
-                raise DropItem(f"no {self.input!r} field (URLUNIFY_UNICITY_DISCARD_MISSING is on)")
+                raise DropItem(
+                    f"no {self.input!r} field (URLUNIFY_UNICITY_DISCARD_MISSING is on)",
+                    log_level=EXPECTED,
+                )
             return item
         unifier = self.policies.unifier
         try:
@@ -168,7 +180,8 @@ class UnicityPipeline:
             )
             return item
         self._set(adapter, self.standardized, fetch)
-        self._set(adapter, self.output, identifier)
+        if self.output:
+            self._set(adapter, self.output, identifier)
         origin = self.origins.pop(id(item), None)
         # an item whose page is unknown (not yielded through LinkMiddleware) is its own
         # "page": any repeat of its identifier is dropped, as the seed's unicity filter does
@@ -177,7 +190,8 @@ class UnicityPipeline:
         if earlier is not None and earlier != page:
             self.stats.inc("unicity/duplicates")
             raise DropItem(
-                f"an item with identifier {identifier} was already seen (from {earlier})"
+                f"an item with identifier {identifier} was already seen (from {earlier})",
+                log_level=EXPECTED,
             )
         return item
 

@@ -208,7 +208,7 @@ class LearningSession:
         for revocation in revoked:
             a, b = revocation.counter_example
             self.stats.inc("learned/revoked")
-            logger.warning(
+            logger.info(
                 "Unlearned, a counter-example showed it matters: %s (%s and %s have different content; %s)",
                 revocation.rule,
                 a,
