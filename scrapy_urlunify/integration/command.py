@@ -8,16 +8,16 @@
 
 "Which of my site's URL noise can the learner find?"::
 
-    scrapy urlunify learn --spider news [--pages 500]
+    scrapy urlunify learn --spider news [--pages 500] [-a NAME=VALUE] [-s DOWNLOAD_DELAY=0]
 
 "What has this project's store seen?"::
 
     scrapy urlunify store info [--spider news]
 
 ``learn`` crawls a sample of the spider's site (the first ``--pages`` responses) with learning
-on and nothing stored (no items exported, no item pipelines but the add-on's, no JOBDIR, a
-memory store), telling its progress on stderr as it goes, then prints the learned rules as a
-settings snippet to review and pin.
+on and nothing stored or shared (no items exported, no JOBDIR, a memory store, Scrapy's own
+scheduler even in a scrapy-redis project), telling its progress on one line of stderr, then
+prints the learned rules as a settings snippet to review and pin (docs/cli.md).
 
 The policy is built from the project's settings (``settings.py``, ``-s NAME=VALUE``) and, with
 ``--spider NAME``, that spider's ``custom_settings``, scope (its name unless ``URLUNIFY_SCOPE``
@@ -31,8 +31,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from scrapy import signals
 from scrapy.commands import ScrapyCommand
@@ -40,9 +39,12 @@ from scrapy.crawler import CrawlerProcess
 from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.spiderloader import get_spider_loader
+from scrapy.utils.conf import arglist_to_dict
+from scrapy.utils.misc import load_object
 
 import scrapy_urlunify.integration.settings as urlunify_settings
-from scrapy_urlunify.cli.main import main
+from scrapy_urlunify.cli.main import build_parser, main
+from scrapy_urlunify.cli.progress import ProgressLine
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.settings import SettingsError, policy_from_settings
 from scrapy_urlunify.stores.location import MEMORY
@@ -76,7 +78,7 @@ class Command(ScrapyCommand):
             "scope and sites. 'scrapy urlunify same A B --spider NAME' tells why two URLs are one "
             "page in that spider's crawl; 'scrapy urlunify learn --spider NAME' what the learner "
             "finds on its site; 'scrapy urlunify store info' what the project's store "
-            "(URLUNIFY_STORE, or JOBDIR) has seen."
+            "(URLUNIFY_STORE, or JOBDIR) has seen. 'scrapy urlunify COMMAND -h': a command's help."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -88,12 +90,32 @@ class Command(ScrapyCommand):
             "--pages",
             metavar="N",
             type=int,
-            default=LEARN_PAGES,
+            default=None,
             help=f"learn: responses to crawl before printing the rules (default {LEARN_PAGES})",
         )
+        parser.add_argument(
+            "-a",
+            dest="spargs",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="learn: set a spider argument (may be repeated)",
+        )
+        # -h after a subcommand is the subcommand's (Scrapy's parser would answer it first)
+        parser.conflict_handler = "resolve"
+        parser.add_argument("-h", "--help", action="store_true", dest="command_help")
+        self._parser = parser
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.settings is not None
+        if opts.command_help:
+            if not args:
+                self._parser.print_help()
+            elif args[0] == "learn":
+                print(LEARN_USAGE)
+            else:
+                build_parser("scrapy urlunify").parse_args([args[0], "--help"])
+            return
         settings = self.settings.copy()
         spidercls = None
         if opts.spider:
@@ -104,30 +126,56 @@ class Command(ScrapyCommand):
             spidercls.update_settings(settings)
         if args[:1] == ["learn"]:
             if spidercls is None or len(args) > 1:
-                raise UsageError("usage: scrapy urlunify learn --spider NAME [--pages N]")
-            if opts.pages < 1:
-                raise UsageError(f"--pages must be a positive integer, got {opts.pages}")
-            self.exitcode = learn(settings, spidercls, opts.pages)
+                raise UsageError(LEARN_USAGE)
+            pages = LEARN_PAGES if opts.pages is None else opts.pages
+            if pages < 1:
+                raise UsageError(f"--pages must be a positive integer, got {pages}")
+            try:
+                spargs = arglist_to_dict(opts.spargs)
+            except ValueError:
+                raise UsageError("-a: give spider arguments as NAME=VALUE") from None
+            self.exitcode = learn(settings, spidercls, pages, spargs)
             return
+        if opts.pages is not None or opts.spargs:
+            raise UsageError("--pages and -a are options of learn")
         try:
             policy = policy_from_settings(settings, spidercls, spider_name=opts.spider)
-            if args[:1] == ["store"]:
+            if args[:1] in (["store"], ["same"], ["explain"], ["identify"]):
                 args = [*args, *store_location(settings, args)]
         except SettingsError as e:
             raise UsageError(str(e)) from None
         self.exitcode = main(args, policy=policy, prog="scrapy urlunify")
 
 
+LEARN_USAGE = (
+    "usage: scrapy urlunify learn --spider NAME [--pages N] [-a NAME=VALUE] [-s NAME=VALUE]"
+)
+
+
 def store_location(settings: Settings, args: list[str]) -> list[str]:
-    """The options that point ``store`` at the project's store, unless ``args`` give one: its
-    ``URLUNIFY_STORE`` when that is a Redis URL, else its ``JOBDIR``."""
+    """The options that point a command at the project's store (its learned rules, for
+    ``same``, ``explain`` and ``identify``), unless ``args`` give one: its ``URLUNIFY_STORE``
+    when that is a Redis URL (or scrapy-redis's ``REDIS_URL`` for a ``RedisDupeFilter``), with
+    its ``URLUNIFY_REDIS_KEY``, else its ``JOBDIR``."""
     if any(a.split("=", 1)[0] in ("--store", "--jobdir") for a in args):
         return []
     location = urlunify_settings.get(settings, "URLUNIFY_STORE")
+    if location == MEMORY and settings.get("REDIS_URL") and _redis_dupefilter(settings):
+        location = settings.get("REDIS_URL")
     if location != MEMORY:
-        return ["--store", location]
+        key = urlunify_settings.get(settings, "URLUNIFY_REDIS_KEY")
+        given_key = any(a.split("=", 1)[0] == "--key" for a in args)
+        return ["--store", location, *([] if given_key else ["--key", key])]
     jobdir = settings.get("JOBDIR")
     return ["--jobdir", str(jobdir)] if jobdir else []
+
+
+def _redis_dupefilter(settings: Settings) -> bool:
+    try:
+        cls = load_object(settings.get("DUPEFILTER_CLASS"))
+    except (ImportError, ValueError, NameError, AttributeError, TypeError):
+        return False
+    return getattr(cls, "urlunify_role", None) == "redis_dupefilter"
 
 
 def plural(count: int, noun: str) -> str:
@@ -136,43 +184,60 @@ def plural(count: int, noun: str) -> str:
 
 
 class Progress:
-    """``learn``'s progress on stderr while it crawls (a sample of 500 pages with a download
-    delay takes minutes): responses and rules so far, every :attr:`EVERY` responses or
-    :attr:`SECONDS` seconds, whichever comes first."""
-
-    EVERY = 50
-    SECONDS = 5.0
+    """``learn``'s progress while it crawls: responses and rules so far, on one line."""
 
     def __init__(self, crawler: Crawler, pages: int, out: TextIO | None = None) -> None:
         self.crawler = crawler
         self.pages = pages
-        self.out = out
+        self.line = ProgressLine(out)
         self.responses = 0
-        self._last_count = 0
-        self._last_time = time.monotonic()
 
     def response_received(self) -> None:
         self.responses += 1
-        now = time.monotonic()
-        if self.responses - self._last_count < self.EVERY and now - self._last_time < self.SECONDS:
-            return
-        self._last_count, self._last_time = self.responses, now
         learning = UnifyCrawl.of(self.crawler).learning
         rules = len(learning.learner.rules) if learning is not None else 0
-        print(
-            f"# learning: {self.responses} of {plural(self.pages, 'response')}, {plural(rules, 'rule')} so far",
-            file=self.out or sys.stderr,
-            flush=True,
+        self.line.update(
+            f"# learning: {min(self.responses, self.pages)} of {plural(self.pages, 'response')}, "
+            f"{plural(rules, 'rule')} so far",
+            force=self.responses == 1,
         )
 
 
-def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
+def pace(settings: Settings, pages: int) -> str:
+    """What paces the sample, and how long it takes at least: the project's download delay."""
+    delay = settings.getfloat("DOWNLOAD_DELAY")
+    throttle = settings.getbool("AUTOTHROTTLE_ENABLED")
+    if not delay and not throttle:
+        return "no download delay"
+    said = [f"DOWNLOAD_DELAY = {delay:g} s"] if delay else []
+    if throttle:
+        said.append("AutoThrottle on")
+    minimum = f", at least {_duration(pages * delay)} for one site" if delay else ""
+    return (
+        f"the project's {' and '.join(said)}{minimum}; on a site you may crawl fast, "
+        "-s DOWNLOAD_DELAY=0 -s AUTOTHROTTLE_ENABLED=False goes faster"
+    )
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+
+def learn(
+    settings: Settings,
+    spidercls: type[Spider],
+    pages: int,
+    spargs: dict[str, Any] | None = None,
+    out: TextIO | None = None,
+) -> int:
     """Crawl ``pages`` responses of the spider's site with learning on, storing nothing; print
     the learned rules as a settings snippet (stdout) and what was revoked (stderr).
 
     ``pages`` counts downloaded responses (``response_received``, as ``CLOSESPIDER_PAGECOUNT``
     does): the duplicate pages the add-on drops count, being received before they are dropped
-    (``signatures.DuplicatePageGate``); requests dropped before a download do not."""
+    (``DuplicatePageGate``); requests dropped before a download do not."""
+    err = out if out is not None else sys.stderr
     settings = settings.copy()
     settings.setdict(
         {
@@ -183,39 +248,67 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
             "JOBDIR": None,
             "URLUNIFY_STORE": "memory",
             "LOG_ENABLED": True,
+            # a sample of the site, not the crawl: nothing read from or written to the
+            # project's shared queue and seen set (a scrapy-redis fleet's)
+            "SCHEDULER": "scrapy.core.scheduler.Scheduler",
+            "DUPEFILTER_CLASS": "scrapy_urlunify.DupeFilter",
+            "SCHEDULER_QUEUE_CLASS": None,
         },
         priority="cmdline",
     )
-    if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES[
-        "cmdline"
-    ]:  # unless -s LOG_LEVEL=...
-        settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
+    for name in ("SPIDER_MIDDLEWARES", "DOWNLOADER_MIDDLEWARES"):
+        components = dict(settings.getdict(name))
+        for path in list(components):
+            if getattr(_loaded(path), "urlunify_role", "").startswith("queue_"):
+                components[path] = None
+        settings.set(name, components, priority="cmdline")
+    if (settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:
+        settings.set("LOG_LEVEL", "ERROR", priority="cmdline")  # the progress line is the output
     addons = dict(settings.getdict("ADDONS"))
     if not any("scrapy_urlunify" in str(k) for k in addons):
         addons["scrapy_urlunify.Addon"] = 0
         settings.set("ADDONS", addons, priority="cmdline")
+    print(
+        f"# learning from the first {plural(pages, 'response')} of spider {spidercls.name!r} "
+        f"({pace(settings, pages)})",
+        file=err,
+        flush=True,
+    )
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(spidercls)
-    progress = Progress(crawler, pages)
+    progress = Progress(crawler, pages, err)
     crawler.signals.connect(progress.response_received, signal=signals.response_received)
-    process.crawl(crawler)
+    process.crawl(crawler, **(spargs or {}))
     process.start()
+    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    received = stats.get("response_received_count", 0)
+    more = f" ({received - pages} more were under way when it stopped)" if received > pages else ""
+    progress.line.done(f"# learning: {plural(received, 'response')}{more}")
     learning = UnifyCrawl.of(crawler).learning
     learner = learning.learner if learning is not None else None
     if learner is None:
         print(
             "# scrapy-urlunify did not learn: page signatures are off (URLUNIFY_SIGNATURES)",
-            file=sys.stderr,
+            file=err,
         )
         return 1
-    stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+    if not received:
+        print("# scrapy-urlunify did not learn: no response arrived (the start URLs?)", file=err)
+        return 1
     print(
-        f"# {plural(stats.get('response_received_count', 0), 'response')} of spider {spidercls.name!r} "
+        f"# {plural(received, 'response')} of spider {spidercls.name!r} "
         f"({stats.get('finish_reason', 'not finished')}): {plural(len(learner.rules), 'rule')}"
     )
     for rule in learner.rules:
         print(f"#   {rule}")
     for revocation in learner.revoked:
-        print(f"# {revocation}", file=sys.stderr)
+        print(f"# {revocation}", file=err)
     print(learner.settings_snippet(), end="")
     return 0
+
+
+def _loaded(path: Any) -> Any:
+    try:
+        return load_object(path) if isinstance(path, str) else path
+    except (ImportError, ValueError, NameError, AttributeError, TypeError):
+        return None

@@ -165,15 +165,55 @@ def test_learn_tells_its_progress_and_counts_in_words(project, site):
         f"TREE_START={site.url(0)}",
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    progress = [line for line in run.stderr.splitlines() if line.startswith("# learning: ")]
-    assert progress and progress[0] == "# learning: 50 of 60 responses, 0 rules so far", run.stderr
+    lines = run.stderr.splitlines()
+    assert lines[0] == (
+        "# learning from the first 60 responses of spider 'tree-from-settings' (no download delay)"
+    ), run.stderr
+    progress = [line for line in lines if line.startswith("# learning: ")]
+    assert progress[0] == "# learning: 1 of 60 responses, 0 rules so far", run.stderr
     summary = run.stdout.splitlines()[0]
     assert summary.startswith("# 6") and "responses of spider 'tree-from-settings'" in summary, (
         run.stdout
     )
     assert summary.endswith(": 0 rules"), summary
+    received = int(summary.split()[1])
+    done = progress[-1]
+    assert done.startswith(f"# learning: {received} responses"), progress
+    if received > 60:  # the count says why it is above the budget
+        assert f"({received - 60} more were under way when it stopped)" in done
     for text in (run.stdout, run.stderr):
         assert " 1 rules" not in text and " 1 responses" not in text
+
+
+def test_learn_takes_spider_arguments_and_says_what_paces_it(project, site):
+    """``-a`` as ``scrapy crawl`` takes it; a project's download delay named, with the way to
+    go faster; and the other commands refuse learn's options."""
+    run = scrapy(
+        project,
+        "urlunify",
+        "learn",
+        "--spider",
+        "naive",
+        "-a",
+        f"start={site.url(0)}",
+        "--pages",
+        "5",
+        "-s",
+        "DOWNLOAD_DELAY=0.05",
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "DOWNLOAD_DELAY = 0.05 s" in run.stderr and "-s DOWNLOAD_DELAY=0" in run.stderr
+    assert "responses of spider 'naive' (closespider_pagecount)" in run.stdout, run.stdout
+    wrong = scrapy(project, "urlunify", "same", "http://a.test/", "http://b.test/", "--pages", "3")
+    assert wrong.returncode == 2 and "--pages and -a are options of learn" in wrong.stderr
+
+
+def test_each_command_has_its_help(project):
+    run = scrapy(project, "urlunify", "same", "-h")
+    assert run.returncode == 0
+    assert run.stdout.startswith("usage: scrapy urlunify same"), run.stdout[:300]
+    run = scrapy(project, "urlunify", "learn", "--help")
+    assert run.returncode == 0 and run.stdout.startswith("usage: scrapy urlunify learn --spider")
 
 
 def test_plural():
