@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     try:
-        report = run_comparison(args.size, args.seed)
+        report = run_comparison(args.size, args.seed, out=None if args.quiet else sys.stderr)
     except RuntimeError as e:  # interrupted (Ctrl-C stops the reactor)
         print(e, file=sys.stderr)
         return 130

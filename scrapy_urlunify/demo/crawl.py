@@ -21,14 +21,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from scrapy.http import Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import Rule
 
+from ..cli.progress import ProgressLine
 from .measure import build_report, measure
 from .site import DemoSite
 from .spider import DemoSpider
@@ -124,8 +125,15 @@ class UnconfiguredSpider(_ArticleSpider):
 
 
 # -- crawling --------------------------------------------------------------------------------------
-def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str, Any]) -> Any:
-    """One crawl of the demo site; a Deferred firing with the raw observations."""
+def crawl_once(
+    server: Any,
+    site: DemoSite,
+    spidercls: type,
+    settings: dict[str, Any],
+    progress: Callable[[int], None] | None = None,
+) -> Any:
+    """One crawl of the demo site; a Deferred firing with the raw observations. ``progress``
+    hears the number of responses so far."""
     from scrapy import signals
     from scrapy.crawler import CrawlerRunner
     from twisted.internet import defer
@@ -141,8 +149,12 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
         items: list[dict[str, Any]] = []
         dropped: list[str] = []
         near: list[dict[str, Any]] = []
+        responses: list[int] = []
 
         def on_response(response: Any, **kwargs: Any) -> None:
+            responses.append(1)
+            if progress is not None:
+                progress(len(responses))
             resemblance = response.meta.get(RESEMBLANCE_META)
             if resemblance is not None:
                 near.append(
@@ -178,9 +190,10 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
     return run()
 
 
-def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
-    """Serve a demo site of ``size`` pages and crawl it three times; a Deferred firing with the report.
-    Needs Scrapy's (asyncio) reactor installed; use it from code that already runs the reactor."""
+def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, out: TextIO | None = None) -> Any:
+    """Serve a demo site of ``size`` pages and crawl it three times; a Deferred firing with the
+    report. Needs Scrapy's (asyncio) reactor installed; use it from code that already runs the
+    reactor. ``out``: where each crawl's progress goes, on one line."""
     from twisted.internet import defer
 
     from .server import DemoServer
@@ -189,10 +202,30 @@ def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
     def run():  # type: ignore[no-untyped-def]
         site = DemoSite(size=size, seed=seed)
         server = DemoServer(site).start()
+        crawls = []
         try:
-            plain = yield crawl_once(server, site, PlainSpider, {})
-            addon = yield crawl_once(server, site, ConfiguredSpider, ADDON_SETTINGS)
-            unconfigured = yield crawl_once(server, site, UnconfiguredSpider, ADDON_SETTINGS)
+            for name, spidercls, settings in (
+                ("plain Scrapy", PlainSpider, {}),
+                ("the add-on configured", ConfiguredSpider, ADDON_SETTINGS),
+                ("the add-on alone", UnconfiguredSpider, ADDON_SETTINGS),
+            ):
+                line = ProgressLine(out) if out is not None else None
+                began = time.monotonic()
+
+                def tell(n: int, name: str = name, line: Any = line, began: float = began) -> None:
+                    if line is not None:
+                        took = time.monotonic() - began
+                        noun = "response" if n == 1 else "responses"
+                        line.update(f"  {name}: {n} {noun}, {took:.0f} s", force=n == 1)
+
+                crawls.append((yield crawl_once(server, site, spidercls, settings, tell)))
+                if line is not None:
+                    line.done(
+                        f"  {name}: {crawls[-1]['stats'].get('downloader/request_count', 0)} "
+                        "requests, "
+                        f"{crawls[-1]['seconds']:.1f} s"
+                    )
+            plain, addon, unconfigured = crawls
         finally:
             yield server.stop()
         return build_report(
@@ -217,7 +250,9 @@ def _reactor_reusable() -> bool:
     return is_asyncio_reactor_installed() and not started
 
 
-def run_comparison(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def run_comparison(
+    size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, out: TextIO | None = None
+) -> dict[str, Any]:
     """Run the comparison and return the report (a JSON-able dict).
 
     Runs the Twisted reactor in this process when it can (once per process: a reactor does not
@@ -225,7 +260,7 @@ def run_comparison(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> dict[s
     ``python -m scrapy_urlunify.demo`` in a subprocess and reads its ``--json`` output.
     """
     if not _reactor_reusable():
-        return _run_in_subprocess(size, seed)
+        return _run_in_subprocess(size, seed, progress=out is not None)
     from scrapy.utils.reactor import install_reactor
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
@@ -239,7 +274,7 @@ def run_comparison(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> dict[s
         outcome["result"] = result
         reactor.stop()
 
-    reactor.callWhenRunning(lambda: compare(size, seed).addBoth(done))
+    reactor.callWhenRunning(lambda: compare(size, seed, out).addBoth(done))
     reactor.run()
     result: Any = outcome.get("result")
     if hasattr(result, "raiseException"):  # a twisted Failure
@@ -249,7 +284,7 @@ def run_comparison(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> dict[s
     return result
 
 
-def _run_in_subprocess(size: int, seed: int) -> dict[str, Any]:
+def _run_in_subprocess(size: int, seed: int, progress: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="urlunify-demo-") as tmp:
         out = Path(tmp) / "report.json"
         cmd = [
@@ -264,7 +299,7 @@ def _run_in_subprocess(size: int, seed: int) -> dict[str, Any]:
             str(out),
             "--out",
             str(Path(tmp) / "report.html"),
-            "--quiet",
+            *([] if progress else ["--quiet"]),
         ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         return json.loads(out.read_text())
