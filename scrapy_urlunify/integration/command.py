@@ -46,6 +46,7 @@ import scrapy_urlunify.integration.settings as urlunify_settings
 from scrapy_urlunify.cli.main import build_parser, main
 from scrapy_urlunify.cli.progress import ProgressLine
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+from scrapy_urlunify.integration.rules._session import hints_text
 from scrapy_urlunify.integration.settings import SettingsError, policy_from_settings
 from scrapy_urlunify.stores.location import MEMORY
 
@@ -303,6 +304,9 @@ def learn(
         print(f"#   {rule}")
     for revocation in learner.revoked:
         print(f"# {revocation}", file=err)
+    hints = hints_text(learner.hints(learner.min_pairs), limit=20)
+    if hints:
+        print("\n".join("# " + line for line in hints.splitlines()))
     print(learner.settings_snippet(), end="")
     return 0
 

@@ -36,9 +36,11 @@ def _digest(s: str) -> str:
 class Evidence:
     """Independent evidence toward one candidate rule (see "Independence")."""
 
-    __slots__ = ("ctxs", "examples", "first", "items", "paths", "sigs")
+    __slots__ = ("ctxs", "examples", "first", "items", "pairs", "paths", "sigs")
 
     def __init__(self, first: str = "") -> None:
+        #: the pairs seen, independent or not: each a fetch the rule would have saved
+        self.pairs = 0
         # (context digest, signature, path digest, page hint: see rule_contexts.page_of)
         self.items: list[tuple[str, str, str, str]] = []
         self.ctxs: set[str] = set()
@@ -53,6 +55,7 @@ class Evidence:
         """Add a piece (``ctx`` and ``path`` as text, digested here; ``hint``: what tells
         which page it tested) unless it is not independent of those kept, or ``cap`` pieces
         are kept already and its path is known."""
+        self.pairs += 1
         ctx, path = _digest(ctx), _digest(path)
         if ctx in self.ctxs or sig in self.sigs:
             return False  # same context or same content: not independent of what we have
@@ -83,6 +86,7 @@ class Evidence:
             "items": [list(i) for i in self.items],
             "examples": [list(e) for e in self.examples],
             "first": self.first,
+            "pairs": self.pairs,
         }
 
     @classmethod
@@ -95,6 +99,7 @@ class Evidence:
             ev.sigs.add(sig)
             ev.paths.add(path)
         ev.examples = [(str(a), str(b)) for a, b in d["examples"]][:_MAX_EXAMPLES]
+        ev.pairs = int(d.get("pairs", len(ev.items)))
         return ev
 
 
@@ -125,6 +130,16 @@ class Candidates:
         else:
             self._evidence.move_to_end(key)
         return ev
+
+    def open_params(self) -> dict[tuple[str, str], int]:
+        """``(host, name) -> pairs`` of the parameter candidates no counter-example blocked
+        (their pages with two values, or with and without the parameter, had one text): what
+        the learner has not adopted (yet), and the fetches each would have saved."""
+        found: dict[tuple[str, str], int] = {}
+        for (kind, host, name), ev in self._evidence.items():
+            if kind in (PARAM, PRESENCE) and not self.is_blocked(PARAM, host, name):
+                found[host, name] = found.get((host, name), 0) + ev.pairs
+        return found
 
     def has(self, key: RuleKey) -> bool:
         """Whether there is evidence toward ``key``."""

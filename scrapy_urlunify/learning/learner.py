@@ -175,6 +175,18 @@ class Learner:
         """The first counter-example of each blocked candidate (at most 1,000), in order."""
         return self._candidates.counter_examples()
 
+    def hints(self, minimum: int = 3) -> list[tuple[str, str, int]]:
+        """``(host, name, pairs)`` of the parameters that looked irrelevant but were not
+        learned (too little independent evidence, or only pages with and without them: the
+        default-value trap), most costly first: at least ``minimum`` pairs of pages, each a
+        fetch a rule would have saved; for the user to decide."""
+        found = [
+            (host, name, pairs)
+            for (host, name), pairs in self._candidates.open_params().items()
+            if pairs >= minimum and not covered(self._rules, PARAM, host, name)
+        ]
+        return sorted(found, key=lambda h: (-h[2], h[0], h[1]))
+
     def is_blocked(self, kind: str, host: str, name: str) -> bool:
         """Whether a counter-example rules out this candidate (``"alias"``: two hosts). A
         parameter is blocked on a host when a counter-example was seen on it or on one of its

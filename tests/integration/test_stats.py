@@ -85,3 +85,14 @@ def test_the_distinct_count_is_near_the_truth_in_16_kib():
             count.add(f"https://shop.test/p/{i}")
             count.add(f"https://shop.test/p/{i}")  # twice: counted once
         assert abs(len(count) - n) <= max(1, 0.03 * n), (n, len(count))
+
+
+def test_the_hints_name_each_parameter_and_what_it_cost():
+    from scrapy_urlunify.integration.rules._session import hints_text
+
+    assert hints_text([]) is None
+    text = hints_text([("site.com", "ref", 29), ("site.com", "from", 4)], limit=1)
+    assert text is not None
+    assert "'ref' on site.com: 29 fetches of a page already fetched" in text
+    assert "'from'" not in text and "... and 1 more" in text
+    assert "URLUNIFY_IGNORE_PARAMS" in text

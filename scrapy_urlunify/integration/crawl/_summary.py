@@ -90,6 +90,9 @@ class Summary:
                 "scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s",
                 snippet,
             )
+        hints = learning.hints_text() if learning is not None else None
+        if hints:
+            logger.info("scrapy-urlunify: %s", hints)
         logger.info(
             "scrapy-urlunify summary (scope %r):\n%s", self.scope, format_summary(self.summary())
         )

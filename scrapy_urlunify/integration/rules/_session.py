@@ -285,6 +285,11 @@ class LearningSession:
             return None
         return self.learner.settings_snippet()
 
+    def hints_text(self) -> str | None:
+        """The parameters that looked irrelevant but were not learned, as advice; None when
+        there are none."""
+        return hints_text(self.learner.hints(self.learner.min_pairs))
+
     def close(self) -> None:
         self.faults.count_outages(self.rules_store.redis)
         if self.pages.shared is not None:
@@ -295,3 +300,21 @@ class LearningSession:
 
 def _nothing(_: str) -> bool:
     return False
+
+
+def hints_text(hints: list[tuple[str, str, int]], limit: int = 5) -> str | None:
+    """Parameters the learner did not adopt though their pages had one text, as advice."""
+    if not hints:
+        return None
+    lines = [
+        (
+            "these parameters looked irrelevant but were not learned (too few pages showed it, "
+            "or only pages with and without them): if they never change a page, add them to "
+            "URLUNIFY_IGNORE_PARAMS (fetched anyway) or URLUNIFY_REMOVE_PARAMS (never sent):"
+        )
+    ]
+    for host, name, pairs in hints[:limit]:
+        lines.append(f"  {name!r} on {host}: {pairs} fetches of a page already fetched")
+    if len(hints) > limit:
+        lines.append(f"  ... and {len(hints) - limit} more")
+    return "\n".join(lines)
