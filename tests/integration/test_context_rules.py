@@ -127,7 +127,7 @@ def test_a_rule_whose_evidence_shares_a_lead_is_checked_on_a_value_without_it(ca
     sample must not: the first ``Category_talk:…`` request is fetched, differs, and revokes it."""
     from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
 
-    with caplog.at_level("WARNING", logger="scrapy_urlunify.integration.rules._session"):
+    with caplog.at_level("INFO", logger="scrapy_urlunify.integration.rules._session"):
         site, stats, items = yield crawl_site(_start_talk, "/", {"URLUNIFY_LEARN": True})
     assert stats["urlunify/learned/param/127.0.0.1/edit/title"] >= CONTEXT_VALUES
     assert stats["urlunify/learned/revoked"] == 1
