@@ -88,10 +88,14 @@ TEST_DEPS = [
 ]
 
 SWAP_PLUGIN = '''"""pytest plugin: scrapy-urlunify's classes in place of Scrapy's and scrapy-redis's."""
+import os
+
 import scrapy.settings.default_settings as defaults
 
 defaults.DUPEFILTER_CLASS = "scrapy_urlunify.DupeFilter"
 defaults.REQUEST_FINGERPRINTER_CLASS = "scrapy_urlunify.Fingerprinter"
+if os.environ.get("URLUNIFY_SWAP_ADDON"):  # the whole add-on, as a project enables it
+    defaults.ADDONS = {**defaults.ADDONS, "scrapy_urlunify.Addon": 0}
 
 try:
     import scrapy_redis.defaults
@@ -176,7 +180,7 @@ def prepare(workdir: Path) -> tuple[Path, dict[str, Path]]:
             (sdist,) = [
                 p
                 for p in sdists.iterdir()
-                if p.name.lower().replace("-", "_").startswith(f"{name.replace('-', '_')}-{v}")
+                if p.name.lower().replace("-", "_").startswith(f"{name.replace('-', '_')}_{v}")
             ]
             with tarfile.open(sdist) as tar:
                 tar.extractall(workdir, filter="data")
@@ -259,12 +263,19 @@ def main() -> int:
     ap.add_argument("--suite", choices=["scrapy", "scrapy-redis", "both"], default="both")
     ap.add_argument("--no-baseline", action="store_true", help="skip the unswapped run")
     ap.add_argument("-k", help="pytest -k expression")
+    ap.add_argument(
+        "--addon",
+        action="store_true",
+        help="swap in the whole add-on (ADDONS), not only the dupefilter and the fingerprinter",
+    )
     args = ap.parse_args()
     python, sources = prepare(args.workdir)
     extra = ["-k", args.k] if args.k else []
     import os
 
     env = dict(os.environ, PYTHONPATH=str(args.workdir))
+    if args.addon:
+        env["URLUNIFY_SWAP_ADDON"] = "1"
     redis = None
     suites = {"scrapy": SCRAPY_MODULES, "scrapy-redis": REDIS_MODULES}
     if args.suite != "both":

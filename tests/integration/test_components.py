@@ -137,3 +137,19 @@ def test_the_items_of_a_duplicate_page_are_dropped_and_the_others_get_their_iden
     assert kept == {"url": "http://shop.test/p/1"}
     with pytest.raises(DropItem, match="body text of"):
         signature_pipeline.process_item(items[1])
+
+
+def test_a_held_request_passes_the_dupefilter_but_its_redirect_does_not():
+    """The frontier holds a request back once, scheduling it again: the dupefilter lets its own
+    key through, but a redirect of it (which copies its meta) to a page already scheduled is a
+    duplicate, as any other request."""
+    from scrapy_urlunify.integration.crawl._meta import HELD_META
+
+    df = DupeFilter.from_crawler(crawler_with())
+    short, post = Request("http://shop.test/s/7"), Request("http://shop.test/post/7")
+    assert df.request_seen(short) is False and df.request_seen(post) is False
+    held = short.replace(meta={HELD_META: df.request_key(short)})
+    assert df.request_seen(held) is False  # scheduled again once, on purpose
+    redirected = held.replace(url=post.url, meta={**held.meta, "redirect_urls": [short.url]})
+    assert df.request_seen(redirected) is True  # the permalink was scheduled already
+    assert df.request_seen(Request("http://shop.test/s/7")) is True  # and the short link too

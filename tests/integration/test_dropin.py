@@ -157,7 +157,7 @@ def test_deprecated_request_fingerprint_override_is_used_with_a_warning():
         yield scrapy.Request(base + "/case")
 
     with pytest.warns(
-        ScrapyDeprecationWarning, match=r"Overriding DupeFilter\.request_fingerprint"
+        ScrapyDeprecationWarning, match=r"Overriding RFPDupeFilter\.request_fingerprint"
     ):
         rec, _crawler = yield run_recorded(requests, {"DUPEFILTER_CLASS": LegacyDupeFilter})
     assert [p for p in rec.paths() if p.lower() == "/case"] == ["/Case"]

@@ -141,8 +141,11 @@ class DequeueMiddleware:
         frontier = self.frontier
         if frontier is None or HELD_META in meta or PROBATION_META in meta or QUEUE_ID_META in meta:
             return None  # held once at most; a probation sample is the check; a reliable queue's entry is in flight
-        if self.seen is not None and self.seen.resume_log is not None:
-            return None  # JOBDIR: a request is in the resume log once, as scheduled; never written to the queue twice
+        seen = self.seen
+        if seen is None or seen.resume_log is not None:
+            # JOBDIR: a request is in the resume log once, as scheduled, never queued twice;
+            # and without the add-on's dupefilter nothing would let it through a second time
+            return None
         host = host_of(request.url)
         if not host:
             return None
@@ -156,10 +159,11 @@ class DequeueMiddleware:
         logger.debug(
             "Held back: %s (it would test a candidate rule other requests are testing)", request.url
         )
+        # scheduled again, and let through by the dupefilter for its own key only: a redirect
+        # of it (which copies its meta) is checked as any request is
         return request.replace(
             priority=request.priority - frontier.penalty,
-            dont_filter=True,
-            meta={**meta, HELD_META: True},
+            meta={**meta, HELD_META: seen.key_of(request)},
         )
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:

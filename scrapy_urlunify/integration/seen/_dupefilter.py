@@ -65,9 +65,11 @@ class DupeFilter(BaseDupeFilter):
         self.check = check
         self.logger = check.logger
         if method_is_overridden(type(self), DupeFilter, "request_fingerprint"):
+            # Scrapy's words (a drop-in for RFPDupeFilter), and which class overrides it
             warn(
-                "Overriding DupeFilter.request_fingerprint() is deprecated, "
-                "set the REQUEST_FINGERPRINTER_CLASS setting instead.",
+                "Overriding RFPDupeFilter.request_fingerprint() is deprecated, "
+                "set the REQUEST_FINGERPRINTER_CLASS setting instead "
+                f"({type(self).__name__} overrides scrapy_urlunify's DupeFilter's).",
                 ScrapyDeprecationWarning,
                 stacklevel=2,
             )
