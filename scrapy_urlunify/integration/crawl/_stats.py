@@ -1,5 +1,5 @@
 """The plugin's stats: every ``urlunify/...`` key goes through one object per crawler, counted
-locally and written to Scrapy's stats collector in batches."""
+locally and written to Scrapy's stats collector in batches (docs/stats.md lists them)."""
 
 from __future__ import annotations
 

@@ -134,7 +134,7 @@ def summarize(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 def format_summary(s: dict[str, Any]) -> str:
-    """The closing summary's lines, from :meth:`UnifyContext.summary`."""
+    """The closing summary's lines, from :meth:`Summary.summary`."""
     per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
     if s["unified"] is not None:
         duplicates = (
