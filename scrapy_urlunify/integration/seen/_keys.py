@@ -1,10 +1,6 @@
-"""Keys: the 64-bit integers a seen store keeps, derived from the crawl's request fingerprints.
-
-A seen store keeps 8 bytes per request, not a fingerprint object. With the add-on's
-``Fingerprinter`` (and no subclass of it that fingerprints more than the identifier) the key is
-computed from the request's identifier directly; another fingerprinter a project chose
-(scrapy-zyte-api's, scrapy-poet's, its own) is called for each request, and its fingerprint,
-hashed, is the key.
+"""Keys: the 64-bit integers a seen store keeps, derived from the crawl's request fingerprints
+(docs/architecture.md, "Names"): computed from a request's identifier directly with the add-on's
+``Fingerprinter``, or another fingerprinter's fingerprint, hashed (docs/stores.md).
 """
 
 from __future__ import annotations
