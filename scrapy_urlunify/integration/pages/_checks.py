@@ -1,6 +1,7 @@
 """The checks of each downloaded page, for ``SignatureMiddleware`` (:mod:`._signatures`): its
 signature and the site's signature index, its near-duplicate signature, its declared canonical;
-then the learning session and the frontier hear about it (docs/near_duplicates.md)."""
+then the learning session and the frontier hear about it (docs/rules.md, "In a crawl: page
+signatures and duplicate items"; docs/near_duplicates.md)."""
 
 from __future__ import annotations
 
