@@ -1,20 +1,11 @@
-"""Every ``URLUNIFY_*`` Scrapy setting: its default, its doc, and how its value is checked.
+"""Every ``URLUNIFY_*`` Scrapy setting: its default, its doc, and how its value is checked
+(docs/settings.md is generated from this table).
 
-:data:`SETTINGS` is the one table of them (as scrapy-redis's ``defaults.py``); components read a
-setting only through :func:`get`, which validates it, so a bad value fails at start-up with a
-:class:`SettingsError` naming the setting, whatever component reads it first.
-:class:`~scrapy_urlunify.integration.crawl._context.UnifyContext` checks them all when a crawl opens.
-
-Two groups:
-
-* **policy** settings: one per :class:`~scrapy_urlunify.Policy` field, the field's name in upper
-  case with the ``URLUNIFY_`` prefix (``key_params`` <- ``URLUNIFY_KEY_PARAMS``), read into the
-  crawl's policy by :func:`policy_from_settings`;
-* **integration** switches: what the Scrapy components do.
-
-All are read through the crawler's settings, so ``custom_settings`` of a spider and ``-s`` on the
-command line apply per spider. Values given on the command line are strings: booleans are
-``true/false/1/0/yes/no/on/off``, lists may be comma-separated or JSON, dicts JSON.
+:data:`SETTINGS` is the one table of them (as scrapy-redis's ``defaults.py``): the **policy**
+settings, one per :class:`~scrapy_urlunify.Policy` field (read into the crawl's policy by
+:func:`policy_from_settings`), and the **integration** switches. Components read a setting only
+through :func:`get`, which validates it, so a bad value fails at start-up with a
+:class:`SettingsError` naming the setting; ``UnifyCrawl`` checks them all when a crawl opens.
 """
 
 from __future__ import annotations
