@@ -248,7 +248,7 @@ class Learner:
         page's piece of evidence; a third adds nothing). A parameter of a page not observed
         yet is asked only of a candidate with evidence (a rule under way). A page observed on a
         related host asks whether the two hosts are aliases. What the frontier asks before it
-        lets a request go (``integration.frontier``)."""
+        lets a request go (``integration.queue._frontier``)."""
         page = read_page(url, identity_host, "")
         if page is None or url in self._unstable.urls:
             return []

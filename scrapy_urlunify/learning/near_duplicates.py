@@ -1,4 +1,4 @@
-"""Near-duplicate fingerprints (issue 20): a 64-bit SimHash of a page's main text.
+"""Near-duplicate fingerprints: a 64-bit SimHash of a page's main text (docs/near_duplicates.md).
 
 Pure functions, no Scrapy import. The exact signature (the MD5 of the body text) says "the same
 text"; this fingerprint says "almost the same text": a Permanent link with a "Revision as of ..."
