@@ -263,7 +263,8 @@ def _stream(lines: TextIO, out: TextIO, err: TextIO, fn: Any) -> int:
 def run(
     args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO
 ) -> int:
-    """Run a parsed command with a built policy (optional for ``store``); returns the exit status."""
+    """Run a parsed command with a built policy (optional for ``store``); returns the exit
+    status."""
     if args.command == "store":
         return run_store(args, policy, out, err, stdin)
     assert policy is not None, f"{args.command} needs a policy"

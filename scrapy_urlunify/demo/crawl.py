@@ -10,8 +10,8 @@ add-on with nothing configured, on the same demo site.
   default) and every host in ``allowed_domains``, as a new user would start.
 
 :func:`compare` (inside a running reactor, a Deferred) and :func:`run_comparison` (starts the
-reactor, or a subprocess when it cannot) serve the site, crawl it three times and return the report of
-:mod:`.measure`. This is the demo's only module that drives Scrapy.
+reactor, or a subprocess when it cannot) serve the site, crawl it three times and return the
+report of :mod:`.measure`. This is the demo's only module that drives Scrapy.
 """
 
 from __future__ import annotations
@@ -179,8 +179,9 @@ def crawl_once(server: Any, site: DemoSite, spidercls: type, settings: dict[str,
 
 
 def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> Any:
-    """Serve a demo site of ``size`` pages and crawl it three times; a Deferred firing with the report.
-    Needs Scrapy's (asyncio) reactor installed; use it from code that already runs the reactor."""
+    """Serve a demo site of ``size`` pages and crawl it three times; a Deferred firing with the
+    report. Needs Scrapy's (asyncio) reactor installed; use it from code that already runs the
+    reactor."""
     from twisted.internet import defer
 
     from .server import DemoServer

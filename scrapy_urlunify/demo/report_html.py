@@ -1,4 +1,5 @@
-"""The demo report as one self-contained HTML page: inline CSS and SVG charts, no script, no network.
+"""The demo report as one self-contained HTML page: inline CSS and SVG charts, no script, no
+network.
 
 Every chart shows every crawl the demo ran. Each is drawn twice, for a wide screen (labels left
 of the bars) and for a phone (labels above them, at a width whose text stays readable), and CSS
@@ -78,7 +79,8 @@ def _legend(
 
 
 def _stacked_chart(report: dict[str, Any], width: int) -> str:
-    """One bar per crawl: first fetch of a page | the same page again | redirects, 404s, soft 404s, PDFs."""
+    """One bar per crawl: first fetch of a page | the same page again | redirects, 404s, soft
+    404s, PDFs."""
     narrow = width < WIDE
     label_w = 0 if narrow else 240
     bar_w = width - label_w - (0 if narrow else 120)

@@ -27,7 +27,8 @@ logger = logging.getLogger(__name__)
 SPIDER_MIDDLEWARE_PRIORITY = 950
 RESUME_MIDDLEWARE_PRIORITY = 10
 DEQUEUE_MIDDLEWARE_PRIORITY = 15
-#: above DownloaderStats (850) and HttpCacheMiddleware (900), whose process_exception would see a drop
+#: above DownloaderStats (850) and HttpCacheMiddleware (900), whose process_exception would see a
+#: drop
 DROP_GATE_PRIORITY = 990
 DONE_MIDDLEWARE_PRIORITY = 5
 SIGNATURE_MIDDLEWARE_PRIORITY = 20
@@ -61,7 +62,8 @@ _OURS = {
 
 
 class Addon:
-    """Scrapy add-on enabling scrapy-urlunify's middleware, fingerprinter, dupefilter and pipelines."""
+    """Scrapy add-on enabling scrapy-urlunify's middlewares, fingerprinter, dupefilter and
+    pipelines."""
 
     def update_settings(self, settings: Settings) -> None:
         refusal.install()  # a bad setting, from here on, is one ERROR line
@@ -80,7 +82,11 @@ class Addon:
             DUPLICATE_GATE_PRIORITY,
         )
         for path, priority in _DOWNLOADER_MIDDLEWARES.items():
-            settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", path, priority)  # type: ignore[arg-type]
+            settings.set_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES",
+                path,  # type: ignore[arg-type]
+                priority,
+            )
         if settings.get("JOBDIR"):
             settings.set_in_component_priority_dict(
                 "SPIDER_MIDDLEWARES",
@@ -96,7 +102,11 @@ class Addon:
         queue = settings.get("SCHEDULER_QUEUE_CLASS")
         if queue is not None and _same_class(queue, _REDIS_QUEUE):
             for name, path, priority in _QUEUE_COMPONENTS:
-                settings.set_in_component_priority_dict(name, path, priority)  # type: ignore[arg-type]
+                settings.set_in_component_priority_dict(
+                    name,
+                    path,  # type: ignore[arg-type]
+                    priority,
+                )
         plugins = _fingerprinting_plugins(settings)
         for name, ours in _OURS.items():
             self._set_unless_user_chose(settings, name, ours, plugins)
@@ -117,7 +127,11 @@ class Addon:
         # (docs/rules.md), and every well-behaved crawler honours it
         settings.set("URLUNIFY_ROBOTS_NOFOLLOW", True, priority="addon")
         for path, priority in PIPELINE_PRIORITIES.items():
-            settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
+            settings.set_in_component_priority_dict(
+                "ITEM_PIPELINES",
+                path,  # type: ignore[arg-type]
+                priority,
+            )
 
     @staticmethod
     def _set_unless_user_chose(settings: Settings, name: str, ours: str, plugins: set[str]) -> None:

@@ -570,7 +570,10 @@ class Learner:
             )
             learner._rules = [LearnedRule.from_dict(r) for r in data["rules"]]
             learner._revoked = [
-                Revocation(LearnedRule.from_dict(r["rule"]), tuple(r["counter_example"]))  # type: ignore[arg-type]
+                Revocation(
+                    LearnedRule.from_dict(r["rule"]),
+                    tuple(r["counter_example"]),  # type: ignore[arg-type]
+                )
                 for r in data["revoked"]
             ]
             learner._index.catch_all = set(map(str, data["catch_all"]))

@@ -75,4 +75,7 @@ class UnifyStats:
         """Make the collector write the pending counts before it is read or closed."""
         self._hooked = stats
         flush_before_reads(stats, self.flush)
-        self.crawler.signals.connect(self.flush, signal=signals.spider_closed)  # type: ignore[union-attr]
+        self.crawler.signals.connect(  # type: ignore[union-attr]
+            self.flush,
+            signal=signals.spider_closed,
+        )

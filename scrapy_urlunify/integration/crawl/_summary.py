@@ -91,13 +91,13 @@ class Summary:
 
 
 def summarize(stats: dict[str, Any]) -> dict[str, Any]:
-    """The numbers of the closing summary, from the crawl's stats. ``duplicates``: requests dropped as duplicates,
-    whichever dupefilter dropped them (``dupefilter/filtered``); of those, ``same_url``: the
-    URL the spider asked for had been requested already, what Scrapy's own dupefilter drops
-    too (``urlunify/duplicates/same_url``; None when the dupefilter does not count it), and
-    ``unified``: other spellings of a page, dropped only thanks to the unification.
-    ``saved``: requests the add-on saved beyond plain Scrapy (filtered links plain Scrapy
-    would have requested, and other spellings; exact repeats included when the dupefilter
+    """The numbers of the closing summary, from the crawl's stats. ``duplicates``: requests
+    dropped as duplicates, whichever dupefilter dropped them (``dupefilter/filtered``); of those,
+    ``same_url``: the URL the spider asked for had been requested already, what Scrapy's own
+    dupefilter drops too (``urlunify/duplicates/same_url``; None when the dupefilter does not
+    count it), and ``unified``: other spellings of a page, dropped only thanks to the
+    unification. ``saved``: requests the add-on saved beyond plain Scrapy (filtered links plain
+    Scrapy would have requested, and other spellings; exact repeats included when the dupefilter
     does not tell them apart)."""
     filtered = {
         k[len(STATS_PREFIX + "filtered/") :]: v

@@ -213,7 +213,7 @@ class NearDuplicatePages:
         if len(marked) > RECENT:
             marked.popitem(last=False)
 
-    # -- JOBDIR --------------------------------------------------------------------------------------
+    # -- JOBDIR ----------------------------------------------------------------------------------
 
     def save(self, path: Path) -> None:
         """Write the indexes and the pages remembered to ``path`` (replaced atomically)."""

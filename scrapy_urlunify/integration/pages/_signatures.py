@@ -61,7 +61,8 @@ class DuplicatePageGate:
 
 
 class SignatureMiddleware:
-    """Downloader middleware: page signatures and duplicate pages (:class:`~._checks.PageChecks`)."""
+    """Downloader middleware: page signatures and duplicate pages
+    (:class:`~._checks.PageChecks`)."""
 
     urlunify_role = "signatures"
 

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 class QueueDoneMiddleware:
     """Spider middleware (at 2): acknowledges a response's request once its output is handled
-    (and an errback's, for :class:`QueueFailureMiddleware`). It listens to ``request_scheduled`` only
-    for the requests that reached it, and to the item signals."""
+    (and an errback's, for :class:`QueueFailureMiddleware`). It listens to ``request_scheduled``
+    only for the requests that reached it, and to the item signals."""
 
     urlunify_role = "queue_done"
     #: it tracks the output that reaches it: a link dropped before is none of its business

@@ -112,9 +112,13 @@ class DequeueMiddleware:
             self._drop_fetched(request, other_rules)
         frontier = self.frontier
         if frontier is None or HELD_META in meta or PROBATION_META in meta or QUEUE_ID_META in meta:
-            return None  # held once at most; a probation sample is the check; a reliable queue's entry is in flight
+            # held once at most; a probation sample is the check; a reliable queue's entry is in
+            # flight
+            return None
         if self.seen is not None and self.seen.resume_log is not None:
-            return None  # JOBDIR: a request is in the resume log once, as scheduled; never written to the queue twice
+            # JOBDIR: a request is in the resume log once, as scheduled; never written to the
+            # queue twice
+            return None
         host = host_of(request.url)
         if not host:
             return None

@@ -49,7 +49,8 @@ MERGED_KEPT = 10_000
 #: (with the frontier, twice its penalty more: a sample's URL pattern is usually one of
 #: duplicates, penalised twice)
 SAMPLE_PRIORITY = 1000
-#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
+#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its
+#: verdict)
 _SAMPLE = "~"
 
 

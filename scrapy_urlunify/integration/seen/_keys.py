@@ -120,7 +120,9 @@ class RequestKeys:
         )
 
     def _of_fingerprint(self, request: Request) -> int:
-        return foreign_key(self._request_fingerprinter.fingerprint(request))  # type: ignore[union-attr]
+        return foreign_key(
+            self._request_fingerprinter.fingerprint(request),  # type: ignore[union-attr]
+        )
 
     def of_url(self, url: str) -> int:
         """The key of a GET of ``url``; ``ValueError`` when it is not a URL a Request accepts."""

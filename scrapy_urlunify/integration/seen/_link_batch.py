@@ -74,8 +74,9 @@ class LinkBatch:
     def output(
         self, handler: LinkHandler, after: Any, response: Response | None, result: Iterable[Any]
     ) -> Iterator[Any]:
-        """The link middleware's ``process_spider_output`` with the links checked in batches; ``after``:
-        what the known middlewares after it do to a request (a :class:`~.downstream.Downstream`)."""
+        """The link middleware's ``process_spider_output`` with the links checked in batches;
+        ``after``: what the known middlewares after it do to a request (a
+        :class:`~scrapy_urlunify.integration.links._downstream.Downstream`)."""
         held = _Held(self, handler, after, response)
         try:
             for o in result:

@@ -59,7 +59,8 @@ class RedisDupeFilter(DupeFilter):
 
     @property
     def key(self) -> str:
-        """The Redis key of the seen set (scrapy-redis's name; :meth:`request_key` keys requests)."""
+        """The Redis key of the seen set (scrapy-redis's name; :meth:`request_key` keys
+        requests)."""
         return self.store.key  # type: ignore[attr-defined,no-any-return]
 
     @classmethod
