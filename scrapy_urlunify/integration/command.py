@@ -137,7 +137,8 @@ class Progress:
         learning = UnifyCrawl.of(self.crawler).learning
         rules = len(learning.learner.rules) if learning is not None else 0
         print(
-            f"# learning: {self.responses} of {plural(self.pages, 'response')}, {plural(rules, 'rule')} so far",
+            f"# learning: {self.responses} of {plural(self.pages, 'response')}, "
+            f"{plural(rules, 'rule')} so far",
             file=self.out or sys.stderr,
             flush=True,
         )
@@ -187,8 +188,9 @@ def learn(settings: Settings, spidercls: type[Spider], pages: int) -> int:
         return 1
     stats = crawler.stats.get_stats() if crawler.stats is not None else {}
     print(
-        f"# {plural(stats.get('response_received_count', 0), 'response')} of spider {spidercls.name!r} "
-        f"({stats.get('finish_reason', 'not finished')}): {plural(len(learner.rules), 'rule')}"
+        f"# {plural(stats.get('response_received_count', 0), 'response')} of spider "
+        f"{spidercls.name!r} ({stats.get('finish_reason', 'not finished')}): "
+        f"{plural(len(learner.rules), 'rule')}"
     )
     for rule in learner.rules:
         print(f"#   {rule}")

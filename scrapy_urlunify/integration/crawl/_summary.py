@@ -82,7 +82,8 @@ class Summary:
         snippet = learning.settings_snippet() if learning is not None else None
         if snippet:
             logger.info(
-                "scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s",
+                "scrapy-urlunify learned these rules; to keep them, add to the spider's "
+                "settings:\n%s",
                 snippet,
             )
         logger.info(
@@ -138,17 +139,22 @@ def format_summary(s: dict[str, Any]) -> str:
     per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
     if s["unified"] is not None:
         duplicates = (
-            f"{s['duplicates']}: {s['same_url']} the same URL again (plain Scrapy drops these too), "
-            f"{s['unified']} other spellings of a page"
+            f"{s['duplicates']}: {s['same_url']} the same URL again (plain Scrapy drops these "
+            f"too), {s['unified']} other spellings of a page"
         )
         saved = (
-            f"{s['saved']} ({100 * s['saved_share']:.1f}% of the requests plain Scrapy would make): "
+            f"{s['saved']} ({100 * s['saved_share']:.1f}% of the requests plain Scrapy would "
+            "make): "
             "filtered links and other spellings of a page"
         )
     else:
-        duplicates = f"{s['duplicates']} (exact repeats and other spellings: the dupefilter does not count them apart)"
+        duplicates = (
+            f"{s['duplicates']} (exact repeats and other spellings: the dupefilter does not count "
+            "them apart)"
+        )
         saved = (
-            f"{s['saved']} ({100 * s['saved_share']:.1f}% of all requests), counting the exact repeats "
+            f"{s['saved']} ({100 * s['saved_share']:.1f}% of all requests), counting the exact "
+            "repeats "
             "plain Scrapy drops too"
         )
     lines = [
@@ -156,12 +162,16 @@ def format_summary(s: dict[str, Any]) -> str:
         f"  filtered            {sum(s['filtered'].values())} ({per_reason})",
         f"  rewritten           {s['rewritten']}",
         f"  duplicates filtered {duplicates}",
-        f"  duplicate pages     {s['signature_duplicates']} (fetched, the page signature of another page)",
+        (
+            f"  duplicate pages     {s['signature_duplicates']} (fetched, the page signature of "
+            "another page)"
+        ),
         f"  requests fetched    {s['fetched']}",
         f"  requests saved      {saved}",
     ]
     if s["seen_before"]:
         lines.append(
-            f"  seen before this run {s['seen_before']} (in the store when the crawl started: not fetched again)"
+            f"  seen before this run {s['seen_before']} (in the store when the crawl started: not "
+            "fetched again)"
         )
     return "\n".join(lines)

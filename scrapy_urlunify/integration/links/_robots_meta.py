@@ -108,8 +108,9 @@ class RobotsMeta:
         if meta.get("is_start_request") or (depth_tracked and not meta.get("depth")):
             self.ignored_hosts.add(host)
             logger.warning(
-                "The start page %s declares nofollow: the robots meta of the pages of %s is ignored "
-                "for this crawl, all their links are followed (%s = False ignores it everywhere)",
+                "The start page %s declares nofollow: the robots meta of the pages of %s is "
+                "ignored for this crawl, all their links are followed (%s = False ignores it "
+                "everywhere)",
                 response.url,
                 host,
                 SETTING,

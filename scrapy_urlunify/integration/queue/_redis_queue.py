@@ -169,8 +169,8 @@ class RedisQueue:
         if self.faults.guarded(lambda: self.store.ack(entry_id), True) is False:
             self.stats.inc("queue/acked_late")
             logger.warning(
-                "A request was done after this worker's lease ended (a stall longer than %s = %s s?) "
-                "or after a failover lost its pop: it may be fetched again",
+                "A request was done after this worker's lease ended (a stall longer than %s = %s "
+                "s?) or after a failover lost its pop: it may be fetched again",
                 LEASE_SETTING,
                 self.store.lease_ms / 1000,
             )

@@ -351,8 +351,8 @@ class Probation:
             p.verified_at_idle += len(chosen)
             self.stats.inc("learned/probation/verified_at_idle", len(chosen))
             logger.info(
-                "Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d of "
-                "the %d requests it kept as its samples before the crawl ends: %s",
+                "Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d "
+                "of the %d requests it kept as its samples before the crawl ends: %s",
                 p.confirmed,
                 self.samples_needed,
                 len(chosen),

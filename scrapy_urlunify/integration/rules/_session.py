@@ -205,7 +205,8 @@ class LearningSession:
             a, b = revocation.counter_example
             self.stats.inc("learned/revoked")
             logger.warning(
-                "Unlearned, a counter-example showed it matters: %s (%s and %s have different content; %s)",
+                "Unlearned, a counter-example showed it matters: %s (%s and %s have different "
+                "content; %s)",
                 revocation.rule,
                 a,
                 b,
