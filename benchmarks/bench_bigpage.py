@@ -13,12 +13,12 @@ retries, logging at WARNING:
 
 Each run reports the peak resident memory of the crawl process (``ru_maxrss``) and the pages
 fetched. Runs alternate (plain, add-on, ...) ``--rounds`` times; the lowest peak of each is
-compared. The requirement (issue 12): the add-on's peak within 10% of plain Scrapy's.
+compared. The requirement: the add-on's peak within 10% of plain Scrapy's.
 
-Two sizes by default (``--mib 50,30``): 50 MiB, the page of issue 12, is above
+Two sizes by default (``--mib 50,30``): 50 MiB, the size that showed the problem, is above
 ``URLUNIFY_SIGNATURE_MAX_BYTES`` (32 MiB): its signature is the MD5 of its bytes, its
 ``rel=canonical`` is looked up in its head only; 30 MiB is the largest kind of page whose body
-text is extracted for its signature (before issue 12's fix: 3.3x plain Scrapy's peak, the
+text is extracted for its signature (before the fix of 2026-12-01: 3.3x plain Scrapy's peak, the
 white-space collapsing of the whole text).
 
 ``BENCH_BIGPAGE_SETTINGS='{"URLUNIFY_SIGNATURES": false}'`` adds settings to the add-on's runs

@@ -16,7 +16,7 @@ links, 84% of them links to a page already seen), one process per contender, bes
   ``request_dropped``. The engine is opened (``open_spider``) but paused, so nothing is
   downloaded: the pages are given as responses with an empty body. Time is CPU time of
   the process (``time.process_time``) over all pages, divided by the links;
-* **narrow** (the first measure of issue 14): ``Request(url)`` then the scheduler's dupefilter
+* **narrow** (the first measure, 2026-12-01): ``Request(url)`` then the scheduler's dupefilter
   step alone (``request_seen``, ``log``) vs ``Request(url)``, ``LinkMiddleware`` and the
   add-on's ``DupeFilter``, called directly.
 

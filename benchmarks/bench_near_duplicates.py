@@ -94,7 +94,8 @@ def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
         ("main_text + fingerprint", both),
     ):
         results[name] = round(best(function, rounds) * per_100k, 1)
-    # about 100 KB of HTML, the unit: python3-doc's pages between 80 and 120 KB
+    # about 100 KB of HTML, the target's unit (1 ms per 100 KB page): python3-doc's pages between
+    # 80 and 120 KB
     sized = [
         (body, text)
         for body, text in zip(pages, texts, strict=True)

@@ -5,7 +5,7 @@ process (``time.process_time``), best of ``--rounds`` (default 3), gc disabled i
 
 * **spider alone** (plain Scrapy): ``response.css("a::attr(href)").getall()``, which parses the
   page into the tree of ``response.selector``;
-* **signature, own parse**: the signature as the add-on computed it before issue 14 (its own
+* **signature, own parse**: the signature as the add-on computed it before 2026-12-01 (its own
   lxml parse of the page, scripts and styles stripped from that copy), then the spider's work;
 * **signature, from the selector's tree**: what ``SignatureMiddleware`` does now
   (``page_signature(..., tree=lambda: response.selector.root)``: the tree is built there and

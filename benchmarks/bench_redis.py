@@ -21,8 +21,8 @@ Starts a throw-away ``redis-server`` on loopback (tests/support/redis_server.py;
    * ours, per link: ``LinkMiddleware`` then ``DupeFilter.request_seen`` per link, as before the
      link batch (one round trip per link the middleware lets through);
    * ours, page batch: ``LinkMiddleware.process_spider_output`` on the page's requests (one
-     round trip for the page, integration/redis_batch.py), then ``request_seen`` for what it lets
-     through (pre-recorded: no round trip).
+     round trip for the page, integration/seen/_link_batch.py), then ``request_seen`` for what
+     it lets through (pre-recorded: no round trip).
 
    Links per second, and round trips to the seen set per page (ours: the store's count, a
    pipeline of per-shard script calls being one; scrapy-redis: its ``SADD`` calls, ``INFO

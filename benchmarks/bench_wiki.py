@@ -75,7 +75,8 @@ ORDERS = ["dfs", "bfs"]
 #: the "in N dl" columns: articles covered within the first N responses downloaded
 WITHIN = (1500, 6000)
 
-#: What a careful user sets for a MediaWiki (the issue's "careful user's settings").
+#: What a careful user sets for a MediaWiki (the "careful user's settings" of the first
+#: reported figures, docs/test_sites.md).
 CAREFUL = {
     "URLUNIFY_KEY_PARAMS": [
         "title",

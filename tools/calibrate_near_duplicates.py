@@ -5,13 +5,12 @@ Data sets (real pages, no network):
 * ``python3-doc``: every HTML page of Debian's python3-doc (``apt-get install python3-doc``,
   /usr/share/doc/python3/html): hundreds of distinct pages in one Sphinx template, from short
   listings of one template (``library/frameworks.html``, ...) to 700 KB references.
-  *True near-duplicates*: each page against a view of it with one of the variations issue 20
-  lists, made on its HTML: a MediaWiki "Revision as of ..." banner (Permanent link), a
-  "(Redirected from ...)" line, a "Last edited on" line with another date, a view counter with
-  another count, a per-view form token and session id in links, the print view (navigation,
-  sidebar, search and footer removed, a "Retrieved from" line added), three words edited, and
-  all of banner + redirect + counter + last-edited at once. *True distinct pairs*: every pair
-  of distinct pages.
+  *True near-duplicates*: each page against a view of it with one of the variations that make
+  near-duplicate pages, made on its HTML: a MediaWiki "Revision as of ..." banner (Permanent link),
+  a "(Redirected from ...)" line, a "Last edited on" line with another date, a view counter with
+  another count, a per-view form token and session id in links, the print view (navigation, sidebar,
+  search and footer removed, a "Retrieved from" line added), three words edited, and all of banner +
+  redirect + counter + last-edited at once. *True distinct pairs*: every pair of distinct pages.
 * ``demo``: the package's demo site (``scrapy_urlunify.demo.site.DemoSite``), generated text from a
   small vocabulary, so distinct pages look alike: near-duplicates are two views of a page with
   a clock (its text changes on every view) and the print/mirror copies of the ground truth;

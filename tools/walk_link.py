@@ -15,7 +15,7 @@ Also counted over the whole crawl: the places (file:function) that ask the unifi
 link's URL (``identify``, ``standardize``, ``filter_reason``, ``result``).
 
 Run from a checkout: ``python tools/walk_link.py`` (``--json`` for a machine-readable line).
-Fewer stops and returns is the aim of issue 22; docs/architecture.md quotes the figures.
+Fewer stops and returns is the aim of the package's layout; docs/architecture.md quotes the figures.
 """
 
 from __future__ import annotations

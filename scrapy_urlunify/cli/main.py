@@ -42,7 +42,9 @@ __all__ = ["build_parser", "main", "policy_from_args"]
 def build_parser(prog: str = "urlunify") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Resolve, standardize and identify URLs the way scrapy-urlunify does in a crawl.",
+        description=(
+            "Resolve, standardize and identify URLs the way scrapy-urlunify does in a crawl."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -101,7 +103,10 @@ def add_policy_options(p: argparse.ArgumentParser) -> None:
         "--remove-param",
         action="append",
         metavar="[HOST:]NAME",
-        help="parameter name or glob to remove, optionally for one host and its subdomains; repeatable",
+        help=(
+            "parameter name or glob to remove, optionally for one host and its subdomains; "
+            "repeatable"
+        ),
     )
     g.add_argument(
         "--ignore-param",
@@ -263,7 +268,8 @@ def _stream(lines: TextIO, out: TextIO, err: TextIO, fn: Any) -> int:
 def run(
     args: argparse.Namespace, policy: Policy | None, out: TextIO, err: TextIO, stdin: TextIO
 ) -> int:
-    """Run a parsed command with a built policy (optional for ``store``); returns the exit status."""
+    """Run a parsed command with a built policy (optional for ``store``); returns the exit
+    status."""
     if args.command == "store":
         return run_store(args, policy, out, err, stdin)
     assert policy is not None, f"{args.command} needs a policy"
@@ -344,7 +350,8 @@ def _write_learned_verdict(
     if deciding:
         out.write(":")
         out.writelines(
-            f"\n            {learned.describe(r)}{' (on probation)' if found.probation_of(r) else ''}"
+            "\n            "
+            f"{learned.describe(r)}{' (on probation)' if found.probation_of(r) else ''}"
             for r in deciding
         )
     elif verdict:

@@ -1,10 +1,10 @@
 """``urlunify same --fetch``: how alike the pages two URLs show, measured as a crawl measures them.
 
 :func:`compare_pages` downloads both URLs once and reads each page the way the crawl's signature
-middleware does: Scrapy's decoding (``w3lib.encoding.html_to_unicode``) and parse (a parsel
-tree), the exact signature (``page_signature``: the MD5 of the body text) and the near-duplicate
-fingerprint (``main_text`` + ``page_fingerprint``), so the verdict printed is the one a crawl with the
-default thresholds would reach. URL identity (the exit status of ``same``) is not changed by it:
+middleware does: Scrapy's decoding (``w3lib.encoding.html_to_unicode``) and parse (a parsel tree),
+the exact signature (``page_signature``: the MD5 of the body text) and the near-duplicate
+fingerprint (``main_text`` + ``page_fingerprint``), so the verdict printed is the one a crawl with
+the default thresholds would reach. URL identity (the exit status of ``same``) is not changed by it:
 two spellings of one URL are one page whatever their pages say today.
 """
 
@@ -90,7 +90,8 @@ def fetch(url: str, timeout: float) -> FetchedPage:
 
 
 def compare_pages(url1: str, url2: str, timeout: float = 30.0) -> PageComparison:
-    """Fetch both URLs and compare their pages; ``OSError`` (``URLError``) when one cannot be fetched."""
+    """Fetch both URLs and compare their pages; ``OSError`` (``URLError``) when one cannot be
+    fetched."""
     first, second = fetch(url1, timeout), fetch(url2, timeout)
     bits = None
     if first.fingerprint is not None and second.fingerprint is not None:

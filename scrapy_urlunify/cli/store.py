@@ -74,7 +74,9 @@ def add_store_parser(sub: Any) -> None:
         add_store_options(
             a,
             jobdir_help="a crawl's JOBDIR",
-            store_help="a Redis URL (URLUNIFY_STORE: redis://, rediss://, unix://, redis+cluster://)",
+            store_help=(
+                "a Redis URL (URLUNIFY_STORE: redis://, rediss://, unix://, redis+cluster://)"
+            ),
         )
         a.add_argument(
             "--scope",
@@ -242,7 +244,8 @@ def _redis(
         if not scopes:
             out.write(
                 f"Redis {mask_url(args.store)}: no scope has a store under "
-                f"{args.key or DEFAULT_KEY_TEMPLATE} (if URLUNIFY_REDIS_KEY is set, give it as --key).\n"
+                f"{args.key or DEFAULT_KEY_TEMPLATE} (if URLUNIFY_REDIS_KEY is set, give it as "
+                "--key).\n"
             )
             return 0
         for each in scopes:

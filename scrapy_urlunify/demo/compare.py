@@ -30,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run both crawls, write the HTML (and JSON) report, print the text report; the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m scrapy_urlunify.demo",
-        description="Crawl the demo site with plain Scrapy and with scrapy-urlunify; report side by side.",
+        description=(
+            "Crawl the demo site with plain Scrapy and with scrapy-urlunify; report side by side."
+        ),
     )
     parser.add_argument(
         "--size",
@@ -55,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.quiet:
         print(
-            f"Crawling a demo site of about {args.size} pages three times (plain Scrapy, the add-on configured, the add-on alone)...",
+            f"Crawling a demo site of about {args.size} pages three times (plain Scrapy, the "
+            "add-on configured, the add-on alone)...",
             flush=True,
         )
     try:

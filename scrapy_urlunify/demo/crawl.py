@@ -10,8 +10,8 @@ add-on with nothing configured, on the same demo site.
   default) and every host in ``allowed_domains``, as a new user would start.
 
 :func:`compare` (inside a running reactor, a Deferred) and :func:`run_comparison` (starts the
-reactor, or a subprocess when it cannot) serve the site, crawl it three times and return the report of
-:mod:`.measure`. This is the demo's only module that drives Scrapy.
+reactor, or a subprocess when it cannot) serve the site, crawl it three times and return the
+report of :mod:`.measure`. This is the demo's only module that drives Scrapy.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 The demo site knows which distinct page every URL serves, so "redundant fetches" (a page
 fetched again), "pages missed" and "false merges" (a page dropped as already seen although
-neither it nor its content twin -- a print view, a mirror copy -- was fetched) come from the server's log and the site, beside the crawl's own stats.
-Pure Python: a report can be rebuilt and re-rendered without Scrapy.
+neither it nor its content twin -- a print view, a mirror copy -- was fetched) come from the
+server's log and the site, beside the crawl's own stats. Pure Python: a report can be rebuilt and
+re-rendered without Scrapy.
 """
 
 from __future__ import annotations

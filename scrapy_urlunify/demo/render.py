@@ -32,7 +32,10 @@ def page_template(page: Page) -> str:
     if page.clock:
         paras += f'<p class="clock">Server time: {CLOCK_PLACEHOLDER}</p>'
     if page.is_item:
-        main = f'<article><h1 class="title">{escape(page.heading)}</h1><div class="text">{paras}</div></article>'
+        main = (
+            f'<article><h1 class="title">{escape(page.heading)}</h1><div '
+            f'class="text">{paras}</div></article>'
+        )
     else:
         main = f"<h1>{escape(page.heading)}</h1>{paras}"
     links = "".join(f"<li>{_anchor(link)}</li>" for link in page.links)
@@ -81,7 +84,8 @@ def render_page(page: Page, session: str | None = None, view: int = NO_VIEW) -> 
 
 #: The one page every missing URL under a soft-404 prefix is answered with (status 200).
 SOFT_404 = (
-    b'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Site Test</title></head>\n'
+    b'<!DOCTYPE html>\n<html lang="en">'
+    b'<head><meta charset="utf-8"><title>Site Test</title></head>\n'
     b"<body><main><h1>Sorry, we could not find that page</h1>"
     b"<p>The page you are looking for was moved, renamed or never existed.</p>"
     b'<p><a href="/">Back to the home page</a></p></main></body></html>\n'

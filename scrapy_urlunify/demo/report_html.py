@@ -1,4 +1,5 @@
-"""The demo report as one self-contained HTML page: inline CSS and SVG charts, no script, no network.
+"""The demo report as one self-contained HTML page: inline CSS and SVG charts, no script, no
+network.
 
 Every chart shows every crawl the demo ran. Each is drawn twice, for a wide screen (labels left
 of the bars) and for a phone (labels above them, at a width whose text stays readable), and CSS
@@ -78,7 +79,8 @@ def _legend(
 
 
 def _stacked_chart(report: dict[str, Any], width: int) -> str:
-    """One bar per crawl: first fetch of a page | the same page again | redirects, 404s, soft 404s, PDFs."""
+    """One bar per crawl: first fetch of a page | the same page again | redirects, 404s, soft
+    404s, PDFs."""
     narrow = width < WIDE
     label_w = 0 if narrow else 240
     bar_w = width - label_w - (0 if narrow else 120)
@@ -191,7 +193,8 @@ def _savings_chart(report: dict[str, Any], width: int) -> str:
 def _svg(width: float, height: float, parts: list[str], title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escape(title)}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" width="100%" style="max-width:{width:.0f}px;{FONT}">'
+        f'viewBox="0 0 {width:.0f} {height:.0f}" width="100%" '
+        f'style="max-width:{width:.0f}px;{FONT}">'
         f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
     )
 
@@ -220,14 +223,15 @@ def _learned(report: dict[str, Any]) -> str:
         out.append(f"<h3>{escape(SHORT[key])}</h3>")
         if not rules:
             out.append(
-                '<p class="note">Nothing learned: its settings already say what a learner would find '
-                "on this site.</p>"
+                '<p class="note">Nothing learned: its settings already say what a learner would '
+                "find on this site.</p>"
             )
             continue
         out.append(
             "<ul>"
             + "".join(
-                f"<li>{escape(says)}: <b>{pairs}</b> page pair{'' if pairs == 1 else 's'} with one page signature</li>"
+                f"<li>{escape(says)}: <b>{pairs}</b> page pair{'' if pairs == 1 else 's'} with one "
+                "page signature</li>"
                 for says, pairs in rules
             )
             + "</ul>"

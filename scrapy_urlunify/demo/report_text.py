@@ -102,8 +102,8 @@ def learning_outcome(crawl: dict[str, Any]) -> str:
     """What became of a crawl's learned rules: confirmed, revoked, what their probation cost."""
     learned = crawl["saved_by"]["learned"]
     return (
-        f"{learned.get('confirmed', 0)} confirmed after probation, {learned.get('revoked', 0)} revoked; "
-        f"{number(learned.get('probation/samples', 0))} requests fetched to check them, "
+        f"{learned.get('confirmed', 0)} confirmed after probation, {learned.get('revoked', 0)} "
+        f"revoked; {number(learned.get('probation/samples', 0))} requests fetched to check them, "
         f"{number(learned.get('probation/kept', 0))} kept until they were confirmed"
     )
 
@@ -116,7 +116,8 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
     site, p, a = report["site"], report["plain"], report["addon"]
     width = 30
     lines = [
-        f"scrapy-urlunify demo: {site['pages']} distinct pages on {site['sites']} sites, {site['hosts']} host names "
+        f"scrapy-urlunify demo: {site['pages']} distinct pages on {site['sites']} sites, "
+        f"{site['hosts']} host names "
         f"(size {site['size']}), "
         f"crawled {len(crawl_keys(report))} times from " + ", ".join(site["start_urls"]),
         "",
@@ -130,8 +131,9 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
     lines += [
         "",
         (
-            f"The add-on made {number(report['requests_saved'])} fewer requests ({share:.0f}% less); "
-            f"redundant fetches {number(p['redundant_fetches'])} -> {number(a['redundant_fetches'])}."
+            f"The add-on made {number(report['requests_saved'])} fewer requests ({share:.0f}% "
+            f"less); redundant fetches {number(p['redundant_fetches'])} -> "
+            f"{number(a['redundant_fetches'])}."
         ),
         (
             f"Its closing summary says at least {number(a['plain_estimate'] - a['requests'])} requests "
@@ -143,16 +145,20 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
     lines += [f"  {label:{width + 6}} {number(n):>8}" for label, n in savings(a)]
     lines += [
         f"  {'(URLs rewritten before fetching':{width + 6}} {number(a['rewritten']):>8})",
-        f"  {'(sister-domain links let past offsite':{width + 6}} {number(a['allowed_offsite']):>8})",
+        (
+            f"  {'(sister-domain links let past offsite':{width + 6}} "
+            f"{number(a['allowed_offsite']):>8})"
+        ),
     ]
     if "unconfigured" in report:
         u = report["unconfigured"]
         lines += [
             "",
             (
-                f"With the add-on and nothing configured (learning on): {number(u['requests'])} requests, "
-                f"{100 * (u['requests'] / a['requests'] - 1):+.0f}% against the configured crawl; "
-                f"pages missed {u['pages_missed']}, duplicate items {u['duplicate_items']}."
+                f"With the add-on and nothing configured (learning on): {number(u['requests'])} "
+                f"requests, {100 * (u['requests'] / a['requests'] - 1):+.0f}% against the "
+                f"configured crawl; pages missed {u['pages_missed']}, duplicate items "
+                f"{u['duplicate_items']}."
             ),
         ]
     for key in crawl_keys(report)[1:]:

@@ -204,8 +204,14 @@ class DemoSite:
         if redirect.add_slash:
             return f"{target.scheme}://{target.host}{target.path}/{suffix}"
         if redirect.flip_scheme:
-            return f"{'http' if target.scheme == 'https' else 'https'}://{target.host}{target.path}{suffix}"
+            return (
+                f"{'http' if target.scheme == 'https' else 'https'}://"
+                f"{target.host}{target.path}{suffix}"
+            )
         return None
 
     def __repr__(self) -> str:
-        return f"DemoSite(size={self.size}, seed={self.seed}, traps={self.traps}, pages={len(self.pages)})"
+        return (
+            f"DemoSite(size={self.size}, seed={self.seed}, traps={self.traps}, "
+            f"pages={len(self.pages)})"
+        )

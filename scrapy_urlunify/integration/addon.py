@@ -1,70 +1,9 @@
-"""``Addon``: one line in ``settings.py`` turns the whole plugin on.
+"""``Addon``: one line in ``settings.py``, ``ADDONS = {"scrapy_urlunify.Addon": 0}``, turns the
+whole plugin on.
 
-.. code-block:: python
-
-    ADDONS = {"scrapy_urlunify.Addon": 0}
-
-What it sets (at Scrapy's ``addon`` priority, so ``settings.py``, ``custom_settings`` and ``-s``
-still win):
-
-==================================  ==========================================================
-``SPIDER_MIDDLEWARES``              ``LinkMiddleware`` at 950: first in the spider's output
-                                    chain after Scrapy's ``MetaCopyDetectionMiddleware`` (1000),
-                                    so a link it drops (filtered, anchor, known duplicate) costs
-                                    no other middleware's work, and the depth, URL length and
-                                    referer middlewares (900-700) see the URL to fetch; with JOBDIR,
-                                    ``ResumeDoneMiddleware`` at 5 (closest to the engine: a page is
-                                    "done" for a resume once its output is handled);
-                                    ``DuplicatePageGate`` at 1 (first in the input chain: drops
-                                    a duplicate page once the engine counted it as received)
-``REQUEST_FINGERPRINTER_CLASS``     ``Fingerprinter``
-``DUPEFILTER_CLASS``                ``DupeFilter``
-``DOWNLOADER_MIDDLEWARES``          ``SignatureMiddleware`` at 20 (engine side of redirects
-                                    and retries: it sees each final response once), and
-                                    ``ResumeMiddleware`` at 10 (first on the engine side; with
-                                    JOBDIR only: one download per request after a crash), and
-                                    ``DequeueMiddleware`` at 15 (with ``URLUNIFY_LEARN``: drops
-                                    a queued request whose page a learned rule says was fetched),
-                                    and ``DequeueDropGate`` at 990 (such a drop is not counted as
-                                    a download exception)
-``SCHEDULER_QUEUE_CLASS``           not set; when the project sets it to ``RedisQueue`` (the
-                                    reliable scrapy-redis queue, ``docs/redis_queue.md``), its
-                                    components: ``QueueDoneMiddleware`` at 2 and
-                                    ``QueueGivenBackMiddleware`` at 960 (spider middlewares),
-                                    ``QueueFailureMiddleware`` at 1 (downloader middleware)
-``ITEM_PIPELINES``                  ``SignaturePipeline`` at 200 and ``UnicityPipeline`` at 210
-``URLUNIFY_LEARN``                  ``True``: learn the site's own URL noise from duplicate
-                                    pages (new rules on probation, declared canonicals verified
-                                    first, see ``docs/learning.md``); ``False`` in a spider's
-                                    ``custom_settings`` turns it off
-``URLUNIFY_LEARN_PRESENCE``         ``True``: a parameter with one value on its host
-                                    (``print=1``) is learned from pages with and without it
-``URLUNIFY_FRONTIER``               ``True``: requests of URL patterns whose pages bring
-                                    nothing new go after the others, and a request that
-                                    would test a candidate rule with nothing to add is held
-                                    back once (``docs/frontier.md``); ``False`` turns it off
-``URLUNIFY_ROBOTS_NOFOLLOW``        ``True``: the links of a page that declares ``nofollow``
-                                    (``<meta name="robots">``, ``X-Robots-Tag``) are not
-                                    followed; a start page's always are (``docs/rules.md``);
-                                    ``False`` follows them all
-==================================  ==========================================================
-
-**Never clobbers.** When the project already set its own ``REQUEST_FINGERPRINTER_CLASS`` or
-``DUPEFILTER_CLASS`` (any priority above Scrapy's defaults), the add-on keeps the project's value
-and logs a WARNING naming the setting. ``DupeFilter`` then keys requests through the project's
-fingerprinter, as Scrapy's filter does (so it decides what a duplicate is), and a project that
-keeps its own dupefilter keeps its own deduplication (the middleware still filters and
-standardizes links). ``URLUNIFY_ENABLED = False`` turns everything off.
-
-**Composes with plugin fingerprinters.** scrapy-zyte-api's and scrapy-poet's fingerprinters
-hash what they add (Zyte API parameters, page-object dependencies) on top of a base fingerprint
-of the request. When either plugin is configured (its add-on in ``ADDONS``, its fingerprinter in
-``REQUEST_FINGERPRINTER_CLASS``, scrapy-poet's ``InjectionMiddleware``), the add-on makes
-``Fingerprinter`` that base -- ``SCRAPY_POET_REQUEST_FINGERPRINTER_BASE_CLASS``, or
-``ZYTE_API_FALLBACK_REQUEST_FINGERPRINTER_CLASS`` when scrapy-poet is not there (scrapy-zyte-api
-then falls back to scrapy-poet's, whose base is ours) -- unless the project set it, and does not
-warn about their ``REQUEST_FINGERPRINTER_CLASS``: both keep their distinctions and gain the URL
-unification.
+What it sets and at which priorities (Scrapy's ``addon`` priority: the project's settings still
+win), how it keeps a project's own fingerprinter or dupefilter, and how it composes with
+scrapy-zyte-api's and scrapy-poet's fingerprinters: docs/getting-started.md, "What the add-on sets".
 """
 
 from __future__ import annotations
@@ -88,13 +27,14 @@ logger = logging.getLogger(__name__)
 SPIDER_MIDDLEWARE_PRIORITY = 950
 RESUME_MIDDLEWARE_PRIORITY = 10
 DEQUEUE_MIDDLEWARE_PRIORITY = 15
-#: above DownloaderStats (850) and HttpCacheMiddleware (900), whose process_exception would see a drop
+#: above DownloaderStats (850) and HttpCacheMiddleware (900), whose process_exception would see a
+#: drop
 DROP_GATE_PRIORITY = 990
 DONE_MIDDLEWARE_PRIORITY = 5
 SIGNATURE_MIDDLEWARE_PRIORITY = 20
 #: first in the spider's input chain: no other spider middleware sees a duplicate page
 DUPLICATE_GATE_PRIORITY = 1
-#: RedisQueue's components (integration/redis_queue_done.py), where each must sit to see when a
+#: RedisQueue's components (queue/_queue_done.py), where each must sit to see when a
 #: request is done: closest to the engine on both sides, and the link rescue after LinkMiddleware
 _QUEUE_COMPONENTS = (
     ("SPIDER_MIDDLEWARES", "scrapy_urlunify.QueueDoneMiddleware", 2),
@@ -122,7 +62,8 @@ _OURS = {
 
 
 class Addon:
-    """Scrapy add-on enabling scrapy-urlunify's middleware, fingerprinter, dupefilter and pipelines."""
+    """Scrapy add-on enabling scrapy-urlunify's middlewares, fingerprinter, dupefilter and
+    pipelines."""
 
     def update_settings(self, settings: Settings) -> None:
         refusal.install()  # a bad setting, from here on, is one ERROR line
@@ -141,7 +82,11 @@ class Addon:
             DUPLICATE_GATE_PRIORITY,
         )
         for path, priority in _DOWNLOADER_MIDDLEWARES.items():
-            settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", path, priority)  # type: ignore[arg-type]
+            settings.set_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES",
+                path,  # type: ignore[arg-type]
+                priority,
+            )
         if settings.get("JOBDIR"):
             settings.set_in_component_priority_dict(
                 "SPIDER_MIDDLEWARES",
@@ -157,7 +102,11 @@ class Addon:
         queue = settings.get("SCHEDULER_QUEUE_CLASS")
         if queue is not None and _same_class(queue, _REDIS_QUEUE):
             for name, path, priority in _QUEUE_COMPONENTS:
-                settings.set_in_component_priority_dict(name, path, priority)  # type: ignore[arg-type]
+                settings.set_in_component_priority_dict(
+                    name,
+                    path,  # type: ignore[arg-type]
+                    priority,
+                )
         plugins = _fingerprinting_plugins(settings)
         for name, ours in _OURS.items():
             self._set_unless_user_chose(settings, name, ours, plugins)
@@ -178,7 +127,11 @@ class Addon:
         # (docs/rules.md), and every well-behaved crawler honours it
         settings.set("URLUNIFY_ROBOTS_NOFOLLOW", True, priority="addon")
         for path, priority in PIPELINE_PRIORITIES.items():
-            settings.set_in_component_priority_dict("ITEM_PIPELINES", path, priority)  # type: ignore[arg-type]
+            settings.set_in_component_priority_dict(
+                "ITEM_PIPELINES",
+                path,  # type: ignore[arg-type]
+                priority,
+            )
 
     @staticmethod
     def _set_unless_user_chose(settings: Settings, name: str, ours: str, plugins: set[str]) -> None:

@@ -1,30 +1,8 @@
-"""``scrapy urlunify``: the ``urlunify`` command line with a project's settings.
-
-"Why are these two URLs one page in my crawl?"::
-
-    scrapy urlunify same URL1 URL2 --spider news
-    scrapy urlunify explain URL --spider news
-    scrapy urlunify identify --spider news < urls.txt
-
-"Which of my site's URL noise can the learner find?"::
-
-    scrapy urlunify learn --spider news [--pages 500] [-a NAME=VALUE] [-s DOWNLOAD_DELAY=0]
-
-"What has this project's store seen?"::
-
-    scrapy urlunify store info [--spider news]
-
-``learn`` crawls a sample of the spider's site (the first ``--pages`` responses) with learning
-on and nothing stored or shared (no items exported, no JOBDIR, a memory store, Scrapy's own
-scheduler even in a scrapy-redis project), telling its progress on one line of stderr, then
-prints the learned rules as a settings snippet to review and pin (docs/cli.md).
-
-The policy is built from the project's settings (``settings.py``, ``-s NAME=VALUE``) and, with
-``--spider NAME``, that spider's ``custom_settings``, scope (its name unless ``URLUNIFY_SCOPE``
-says otherwise) and sites (``allowed_domains`` and ``start_urls``) -- exactly what a crawl of
-that spider uses. Further policy options on the command line refine it. ``store`` uses the
-project's ``URLUNIFY_STORE`` (a Redis URL) or else its ``JOBDIR`` unless ``--store`` or
-``--jobdir`` says where.
+"""``scrapy urlunify``: the ``urlunify`` command line with a project's settings (with ``--spider
+NAME``, that spider's ``custom_settings``, scope and sites: what a crawl of it uses), and
+``learn``, which crawls a sample of the spider's site with learning on and nothing stored or
+shared, showing its progress on one line, then prints the learned rules as a settings snippet to
+review and pin (docs/cli.md).
 """
 
 from __future__ import annotations

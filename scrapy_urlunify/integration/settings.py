@@ -1,20 +1,11 @@
-"""Every ``URLUNIFY_*`` Scrapy setting: its default, its doc, and how its value is checked.
+"""Every ``URLUNIFY_*`` Scrapy setting: its default, its doc, and how its value is checked
+(docs/settings.md is generated from this table).
 
-:data:`SETTINGS` is the one table of them (as scrapy-redis's ``defaults.py``); components read a
-setting only through :func:`get`, which validates it, so a bad value fails at start-up with a
-:class:`SettingsError` naming the setting, whatever component reads it first.
-:class:`~scrapy_urlunify.integration.crawl._context.UnifyContext` checks them all when a crawl opens.
-
-Two groups:
-
-* **policy** settings: one per :class:`~scrapy_urlunify.Policy` field, the field's name in upper
-  case with the ``URLUNIFY_`` prefix (``key_params`` <- ``URLUNIFY_KEY_PARAMS``), read into the
-  crawl's policy by :func:`policy_from_settings`;
-* **integration** switches: what the Scrapy components do.
-
-All are read through the crawler's settings, so ``custom_settings`` of a spider and ``-s`` on the
-command line apply per spider. Values given on the command line are strings: booleans are
-``true/false/1/0/yes/no/on/off``, lists may be comma-separated or JSON, dicts JSON.
+:data:`SETTINGS` is the one table of them (as scrapy-redis's ``defaults.py``): the **policy**
+settings, one per :class:`~scrapy_urlunify.Policy` field (read into the crawl's policy by
+:func:`policy_from_settings`), and the **integration** switches. Components read a setting only
+through :func:`get`, which validates it, so a bad value fails at start-up with a
+:class:`SettingsError` naming the setting; ``UnifyCrawl`` checks them all when a crawl opens.
 """
 
 from __future__ import annotations
@@ -174,9 +165,10 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_QUEUE_REPLICAS",
         "auto",
         "choice",
-        '"auto": a RedisQueue push returns once every replica of the queue\'s master has it (WAIT, in the '
-        "push's round trip; nothing on a server without replicas), so a failover loses no request; "
-        '"off": no WAIT (a failover may lose the last pushes, docs/redis_queue.md).',
+        '"auto": a RedisQueue push returns once every replica of the queue\'s master has it '
+        "(WAIT, in the push's round trip; nothing on a server without replicas), so a failover "
+        'loses no request; "off": no WAIT (a failover may lose the last pushes, '
+        "docs/redis_queue.md).",
         choices=("auto", "off"),
     ),
     Setting(
@@ -197,32 +189,35 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_NEAR_DUPLICATES",
         True,
         "bool",
-        "Compute a near-duplicate fingerprint of each HTML page's main text (docs/near_duplicates.md): "
-        "pages nearly the same as an earlier page are marked, verify canonicals, teach the learner.",
+        "Compute a near-duplicate fingerprint of each HTML page's main text "
+        "(docs/near_duplicates.md): pages nearly the same as an earlier page are marked, verify "
+        "canonicals, teach the learner.",
     ),
     Setting(
         "URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE",
         0.94,
         "number",
-        "Resemblance (0.94 to 1; 0.94 is 7 bits of 64) from which a page is a near-duplicate of an "
-        "earlier one: meta urlunify_near_duplicate_of and urlunify_resemblance, its links still followed.",
+        "Resemblance (0.94 to 1; 0.94 is 7 bits of 64) from which a page is a near-duplicate of "
+        "an earlier one: meta urlunify_near_duplicate_of and urlunify_resemblance, its links "
+        "still followed.",
         minimum=0.94,
     ),
     Setting(
         "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE",
         0.985,
         "number",
-        "Resemblance (0.985 is 3 bits) from which SignaturePipeline drops the items of a near-duplicate "
-        "page; no two distinct articles of the calibration sites came this close.",
+        "Resemblance (0.985 is 3 bits) from which SignaturePipeline drops the items of a "
+        "near-duplicate page; no two distinct articles of the calibration sites came this close.",
         minimum=0.94,
     ),
     Setting(
         "URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS",
         True,
         "bool",
-        "SignaturePipeline drops the items of pages within URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE "
-        "of an earlier page, or whose main text equals an earlier page's up to its numbers (logged "
-        "with that page). Off for a crawl whose pages differ only in their numbers (scores, prices).",
+        "SignaturePipeline drops the items of pages within "
+        "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE of an earlier page, or whose main text equals "
+        "an earlier page's up to its numbers (logged with that page). Off for a crawl whose pages "
+        "differ only in their numbers (scores, prices).",
     ),
     Setting(
         "URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE",
@@ -257,7 +252,8 @@ _INTEGRATION: tuple[Setting, ...] = (
         True,
         "bool",
         "A declared rel=canonical inside the same site marks its URL as seen, once the site's "
-        "first five were verified by fetching their target (more than a fifth false: the site's are ignored).",
+        "first five were verified by fetching their target (more than a fifth false: the site's "
+        "are ignored).",
     ),
     Setting(
         "URLUNIFY_LEARN",
@@ -277,9 +273,9 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_LEARN_PROBATION_SAMPLES",
         3,
         "int",
-        "Requests a newly learned rule merges that are fetched anyway (each on its own path) and must "
-        "show the page they were merged into before the rule is trusted; one that differs revokes it. "
-        "Fewer: fewer fetches, a weaker check.",
+        "Requests a newly learned rule merges that are fetched anyway (each on its own path) and "
+        "must show the page they were merged into before the rule is trusted; one that differs "
+        "revokes it. Fewer: fewer fetches, a weaker check.",
         minimum=1,
     ),
     Setting(
@@ -294,17 +290,18 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_FRONTIER",
         False,
         "bool",
-        "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no new "
-        "links) after the others, through Request.priority, and, with learning on, hold back once a request "
-        "that would test a candidate rule with nothing to add; nothing is dropped (the add-on turns it on; "
-        "docs/frontier.md).",
+        "Schedule the requests of URL patterns whose pages bring nothing new (duplicate pages, no "
+        "new links) after the others, through Request.priority, and, with learning on, hold back "
+        "once a request that would test a candidate rule with nothing to add; nothing is dropped "
+        "(the add-on turns it on; docs/frontier.md).",
     ),
     Setting(
         "URLUNIFY_FRONTIER_PENALTY",
         10_000,
         "int",
         "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
-        "nothing new); larger than any depth, so breadth-first they also go after every other request.",
+        "nothing new); larger than any depth, so breadth-first they also go after every other "
+        "request.",
         minimum=1,
     ),
     Setting(
@@ -312,9 +309,9 @@ _INTEGRATION: tuple[Setting, ...] = (
         False,
         "bool",
         "Do not follow the links of an HTML page that declares nofollow for all robots (<meta "
-        'name="robots">, X-Robots-Tag): urlunify/filtered/nofollow. A start page\'s links are always '
-        "followed, and a host whose start page declares it is crawled whole (the add-on turns it on; "
-        "docs/rules.md).",
+        'name="robots">, X-Robots-Tag): urlunify/filtered/nofollow. A start page\'s links are '
+        "always followed, and a host whose start page declares it is crawled whole (the add-on "
+        "turns it on; docs/rules.md).",
     ),
     Setting(
         "URLUNIFY_SIGNATURE_FIELD",
@@ -351,16 +348,20 @@ _INTEGRATION: tuple[Setting, ...] = (
 )
 
 _POLICY_DOCS = {
-    "scope": "A name put in front of every identifier (default: the spider's name): two scopes never "
-    "filter each other's pages.",
-    "remove_params": "Query parameters removed from fetched URLs and identifiers (names or globs, per host).",
+    "scope": "A name put in front of every identifier (default: the spider's name): two scopes "
+    "never filter each other's pages.",
+    "remove_params": "Query parameters removed from fetched URLs and identifiers (names or globs, "
+    "per host).",
     "ignore_params": "Query parameters ignored in identifiers only (fetched URLs keep them); a key "
     "host/path?name=value scopes them to a rule context (that path, with those items).",
-    "key_params": "When a URL carries a key parameter of its host, only key parameters identify it.",
+    "key_params": "When a URL carries a key parameter of its host, only key parameters identify "
+    "it.",
     "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",
-    "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its public suffix.",
-    "ignore_amp": "An AMP page (a last path segment amp, a query parameter amp) identifies as the page.",
+    "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its "
+    "public suffix.",
+    "ignore_amp": "An AMP page (a last path segment amp, a query parameter amp) identifies as the "
+    "page.",
     "strip_host_prefixes": "Leading host labels ignored in identifiers (www, wwwN).",
     "index_pages": "Last path segments naming a directory's default document (index.html).",
     "ignore_scheme": "http and https identify the same page.",

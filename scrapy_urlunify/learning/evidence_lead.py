@@ -1,15 +1,15 @@
 """What a decisive sample of a parameter rule must not look like: the *lead* its evidence shares.
 
 A wiki learns ``title`` does not matter on ``/w/index.php?action=edit&redlink=1`` from a dozen
-``title=Talk:…`` values, one text (the talk pages nobody wrote). ``title=Category_talk:…``
-shows another text, and the requests the rule merges are mostly more ``Talk:…``: samples like
-the evidence agree whatever the rule is worth elsewhere. The **lead** of a rule is the leading
-part every value of its parameter in its examples shares, up to and including the last
-separator (a character neither letter nor digit) in it: ``Talk:`` there, ``2026-12-`` for
-days of one month, nothing for ``p451``/``p129`` or ``name``/``price``. A rule with a lead is
-confirmed only once a request whose value does not start with it agreed too (or none such was
-met: see ``integration.probation``). Pure functions; the examples are the rule's own, kept with
-it, so a resumed run finds the same lead.
+``title=Talk:…`` values, one text (the talk pages nobody wrote). ``title=Category_talk:…`` shows
+another text, and the requests the rule merges are mostly more ``Talk:…``: samples like the
+evidence agree whatever the rule is worth elsewhere. The **lead** of a rule is the leading part
+every value of its parameter in its examples shares, up to and including the last separator (a
+character neither letter nor digit) in it: ``Talk:`` there, ``2026-12-`` for days of one month,
+nothing for ``p451``/``p129`` or ``name``/``price``. A rule with a lead is confirmed only once a
+request whose value does not start with it agreed too (or none such was met: see
+``integration.rules._probation``). Pure functions; the examples are the rule's own, kept with it, so
+a resumed run finds the same lead.
 """
 
 from __future__ import annotations

@@ -260,7 +260,7 @@ class Learner:
         page's piece of evidence; a third adds nothing). A parameter of a page not observed
         yet is asked only of a candidate with evidence (a rule under way). A page observed on a
         related host asks whether the two hosts are aliases. What the frontier asks before it
-        lets a request go (``integration.frontier``)."""
+        lets a request go (``integration.queue._frontier``)."""
         page = read_page(url, identity_host, "")
         if page is None or url in self._unstable.urls:
             return []
@@ -582,7 +582,10 @@ class Learner:
             )
             learner._rules = [LearnedRule.from_dict(r) for r in data["rules"]]
             learner._revoked = [
-                Revocation(LearnedRule.from_dict(r["rule"]), tuple(r["counter_example"]))  # type: ignore[arg-type]
+                Revocation(
+                    LearnedRule.from_dict(r["rule"]),
+                    tuple(r["counter_example"]),  # type: ignore[arg-type]
+                )
                 for r in data["revoked"]
             ]
             learner._index.catch_all = set(map(str, data["catch_all"]))

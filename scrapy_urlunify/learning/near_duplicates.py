@@ -1,4 +1,4 @@
-"""Near-duplicate fingerprints (issue 20): a 64-bit SimHash of a page's main text.
+"""Near-duplicate fingerprints: a 64-bit SimHash of a page's main text (docs/near_duplicates.md).
 
 Pure functions, no Scrapy import. The exact signature (the MD5 of the body text) says "the same
 text"; this fingerprint says "almost the same text": a Permanent link with a "Revision as of ..."
@@ -25,8 +25,8 @@ into the cosine similarity it estimates.
   Python loop per word.
 * Sensitivity: SimHash measures a change *relative* to the page. Adding m features to a page of
   n moves its fingerprint by about ``20 * sqrt(m / n)`` bits: a 25-word banner is ~2 bits on a
-  3,000-word article, ~6 on a 300-word one, give or take the noise of 64 bits (docs/near_duplicates.md
-  has the measured table).
+  3,000-word article, ~6 on a 300-word one, give or take the noise of 64 bits
+  (docs/near_duplicates.md has the measured table).
 * Deterministic across processes and machines (no ``hash()`` of str, explicit byte order): the
   fingerprints persist in a JOBDIR or Redis.
 * Bounded: only the first ``max_bytes`` (default 1 MiB) of UTF-8 text are read.
@@ -240,7 +240,8 @@ def folded_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
     their numbers, however many digits they have. SimHash cannot say that: a pager's
     ``?limit=24&page=3`` shows what ``?page=5`` shows but "(3 pages)" and a pager of three links
     instead of "(5 pages)" and five, 4 to 7 bits apart on a listing of 50 chunks, while the same
-    listing sorted otherwise (its chunks are a set) is 4 bits away and one with a product more, 2."""
+    listing sorted otherwise (its chunks are a set) is 4 bits away and one with a product more,
+    2."""
     data = _DIGIT_RUNS.sub(b"0", _normalized(text, max_bytes))
     return int.from_bytes(
         hashlib.blake2b(data, digest_size=8, person=b"urlunify-fold").digest(), "little"

@@ -1,4 +1,5 @@
-"""Page signatures (FO-dpl): the MD5 of a page's body text, and the site a signature belongs to.
+"""Page signatures: the MD5 of a page's body text (the seeds' duplicate-content rule), and the
+site a signature belongs to.
 
 Pure functions, no Scrapy import. As in Soon and Lee's URL signatures ("Reducing redundant web
 crawling using URL signatures"), a page's signature is the MD5 of its *body text*, so what

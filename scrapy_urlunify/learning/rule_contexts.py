@@ -272,7 +272,8 @@ class RuleContexts:
             blocked.add((path, None))
 
     def is_blocked(self, host: str, name: str, context: str) -> bool:
-        """Whether a counter-example was seen in ``context`` (a rule context's text) for ``name``."""
+        """Whether a counter-example was seen in ``context`` (a rule context's text) for
+        ``name``."""
         blocked = self._blocked.get((host, name))
         if not blocked:
             return False

@@ -86,8 +86,8 @@ class LearnedRule:
             what = f"parameter {self.name!r} does not matter on {self.context_key}"
             shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
             return (
-                f"{what} ({self.pairs} values with one text, or pages whose values show one text, in this "
-                f"context, e.g. {shown})"
+                f"{what} ({self.pairs} values with one text, or pages whose values show one text, "
+                f"in this context, e.g. {shown})"
             )
         else:
             what = f"parameter {self.name!r} does not matter on {self.host}"

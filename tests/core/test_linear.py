@@ -1,4 +1,4 @@
-"""A hostile URL costs time linear in its length, in every step (issue 24, item 3).
+"""A hostile URL costs time linear in its length, in every step.
 
 Links are capped by ``URLUNIFY_MAX_URL_LENGTH``, but canonicals, redirects, ``scrapy urlunify``
 and direct API calls are not: a step that is quadratic in the URL's length (``strip_index_pages``

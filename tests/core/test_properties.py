@@ -32,7 +32,7 @@ urls = url_strategy(
     ]
 )
 
-# -- %-soup: stray "%", escapes of hex digits, characters servers decode alike (issue 10) -----------
+# -- %-soup: stray "%", escapes of hex digits, characters servers decode alike -----------------
 
 _soup = st.lists(
     st.sampled_from(
@@ -65,7 +65,7 @@ _soup = st.lists(
             "+",
             "%20",
             ".",
-            # issue 24: "%25", "&amp;" from doubly escaped HTML, AMP markers
+            # "%25", "&amp;" from doubly escaped HTML, AMP markers
             "%25",
             "&amp;",
             "amp;",
@@ -122,7 +122,7 @@ def _split(url: str) -> tuple[str, str, str]:
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(soup_urls, st.sampled_from(POLICIES))
 def test_a_stray_percent_and_its_escape_are_one_page(url, policy):
-    # issue 24: "%" that starts no escape is "%25" to a server that accepts it
+    # "%" that starts no escape is "%25" to a server that accepts it
     head, path, rest = _split(url)
     query, sep, fragment = rest.partition("#")
     escaped = head + _STRAY.sub("%25", path) + _STRAY.sub("%25", query) + sep + fragment
@@ -136,7 +136,7 @@ def test_a_stray_percent_and_its_escape_are_one_page(url, policy):
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(soup_urls | urls, st.sampled_from(POLICIES))
 def test_an_ampersand_escaped_twice_is_one(url, policy):
-    # issue 24: "&amp;" in a query, left by a page that escaped its HTML twice, is "&"
+    # "&amp;" in a query, left by a page that escaped its HTML twice, is "&"
     head, path, rest = _split(url)
     query, sep, fragment = rest.partition("#")
     if not query:
@@ -240,7 +240,7 @@ def test_short_paths_agree_with_the_plain_rule_loop(url, policy):
 @settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(soup_urls | urls, st.sampled_from(POLICIES))
 def test_standardize_is_idempotent_and_identify_agrees(url, policy):
-    # also over %-soup: the bug of issue 10 (an escape made by decoding) broke both
+    # also over %-soup: an earlier bug (an escape made by decoding) broke both
     try:
         fetched = standardize(url, policy=policy)
     except InvalidURL:
@@ -279,7 +279,7 @@ def test_identifier_is_the_same_with_a_cold_cache_and_after_any_other_calls(url,
 
 
 def test_a_stray_percent_never_makes_an_escape():
-    # the bug of issue 10: "%%36%31" became "%61", which the next call read as "a"
+    # an earlier bug: "%%36%31" became "%61", which the next call read as "a"
     u = "http://host/%%36%31"
     assert standardize(u) == standardize(standardize(u)) == "http://host/%%361"
     assert identify("http://host/%61") == "host/a"

@@ -1,7 +1,7 @@
 """The public core API: resolve, standardize, identify, filter_reason, explain, same.
 
-Examples come from the seed documents (the frontier paper's FO-uni/FO-res list, the crawler
-manual's standardization and unicity filters) and from the peers' known pitfalls.
+Examples come from the seed documents (the frontier paper's unification and resolution rules,
+the crawler manual's standardization and unicity filters) and from the peers' known pitfalls.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_mission_example_is_one_page():
     assert standardize(a) == "http://www.site.com/b/index.html"
 
 
-# -- FO-uni / FO-res examples from the frontier paper (seed 001) ---------------------------------
+# -- unification and resolution examples from the frontier paper ---------------------------------
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def test_frontier_paper_relative_paths_resolve_like_a_browser():
     assert standardize("..\\\\en\\\\\\a.html", "http://x.rs/sr/b/") == "http://x.rs/sr/en/a.html"
 
 
-# -- the crawler manual's standardization and unicity filters (seed 000) -----------------------
+# -- the crawler manual's standardization and unicity filters ----------------------------------
 
 
 def test_standardization_filter_rules():
@@ -276,7 +276,7 @@ def test_sister_suffixes_only_within_the_sites_of_the_crawl():
     )
 
 
-# -- filters (FO-flt) ----------------------------------------------------------------------------
+# -- filters: special links and blacklisted extensions -------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -394,7 +394,7 @@ def test_ignore_path_prefixes_is_identity_only():
     assert standardize("http://docs.test/print/a", policy=p) == "http://docs.test/print/a"
 
 
-# -- what peers' normalization suites showed (issue 10) ------------------------------------------
+# -- what peers' normalization suites showed -----------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -502,7 +502,7 @@ def test_a_link_seen_over_and_over_stays_cached():
             assert u.result(nav) is first
 
 
-# -- gaps other projects' suites show (issue 24, item 5) -----------------------------------------
+# -- gaps other projects' suites show -------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The demo site's traps for a URL learner (issue 13): their ground truth, and a real crawl of the
+"""The demo site's traps for a URL learner: their ground truth, and a real crawl of the
 site at its default size with the add-on line alone (learning on), against the configured crawl.
 
 The traps: default values spelled out (``/blog/?page=1``, ``?lang=en``, ``?sort=relevance``)
@@ -144,7 +144,7 @@ def _trap_pages(site: DemoSite) -> set[str]:
 def test_the_addon_alone_survives_the_traps(site: DemoSite):
     """With the add-on line alone (learning on, nothing configured) no page of the site is
     missed, no item is yielded twice, and it fetches at most 10% more than the crawl configured
-    for the site (issue 13's bound)."""
+    for the site."""
     server = DemoServer(site).start()
     try:
         configured: dict[str, Any] = yield crawl_once(

@@ -1,4 +1,4 @@
-"""A crawl with a huge HTML page costs the add-on no more memory than plain Scrapy (issue 12): the
+"""A crawl with a huge HTML page costs the add-on no more memory than plain Scrapy: the
 peak RSS of the crawl process (``ru_maxrss``), each crawl in its own process, measured by
 benchmarks/bench_bigpage.py (one round: memory, unlike time, barely moves between runs)."""
 

@@ -1,4 +1,4 @@
-"""Budgets that count (issue 21): a duplicate page the add-on drops was downloaded, so it counts
+"""Budgets that count: a duplicate page the add-on drops was downloaded, so it counts
 toward Scrapy's ``CLOSESPIDER_PAGECOUNT`` and ``scrapy urlunify learn --pages``; a request
 dropped at dequeue was not, and is no download error. Real crawls of loopback sites."""
 

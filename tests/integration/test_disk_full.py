@@ -3,7 +3,7 @@
 The crawl stops with ``urlunify_store_error``; its job folder, copied to a disk with room, resumes
 and must fetch every page of the site. The demo site (with the learner's traps) is crawled by the
 add-on alone, learning on (``tests/support/addon_job.py``); the tree site (``tests/support/treesite.py``) by
-``tests/tree_job.py``. See docs/reliability.md for the numbers.
+``tests/support/tree_job.py``. See docs/reliability.md for the numbers.
 """
 
 from __future__ import annotations

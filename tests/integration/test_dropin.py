@@ -1,4 +1,4 @@
-"""Drop-in compatibility with Scrapy's and scrapy-redis's own components (issue 11), each in a
+"""Drop-in compatibility with Scrapy's and scrapy-redis's own components, each in a
 real crawl (tests/support/dropin.py) with the add-on."""
 
 from __future__ import annotations

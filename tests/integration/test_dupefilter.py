@@ -202,7 +202,7 @@ def test_a_url_scheduled_before_a_rule_was_learned_is_a_duplicate_after_it():
 
 
 def test_the_dupefilter_keeps_nothing_per_url_beyond_its_seen_set():
-    """Issue 24: the whole dupefilter costs what its seen set costs (9.5-11.9 bytes a URL),
+    """The whole dupefilter costs what its seen set costs (9.5-11.9 bytes a URL),
     measured through request_seen: no second table per URL. The unifier's result cache is
     emptied before each reading: it is bounded, and not the dupefilter's."""
     import gc

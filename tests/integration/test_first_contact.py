@@ -1,4 +1,4 @@
-"""A newcomer's first crawls (issue 23): a mistake is a message that says what to do. ``scrapy
+"""A newcomer's first crawls: a mistake is a message that says what to do. ``scrapy
 crawl`` and ``scrapy urlunify`` in a real project, each in its own process, against the tree site
 (tests/support/treesite.py), as tests/integration/test_refusals.py does."""
 

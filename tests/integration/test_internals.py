@@ -1,6 +1,6 @@
 """The add-on's reaches into Scrapy's, PyDispatcher's and Twisted's internals
-(``scrapy_urlunify/integration/internals.py``), pinned on the versions installed here: when one
-of them moves, these fail first, naming what moved."""
+(``scrapy_urlunify/integration/crawl/_internals.py``), pinned on the versions installed here:
+when one of them moves, these fail first, naming what moved."""
 
 from __future__ import annotations
 

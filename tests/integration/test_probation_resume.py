@@ -1,4 +1,4 @@
-"""Probation of learned rules across a SIGKILL, a restart and another process (issue 13).
+"""Probation of learned rules across a SIGKILL, a restart and another process.
 
 Real processes: the probation site (tests/support/probation_site.py) runs in its own process and logs
 every response it writes (the ground truth); each crawl (tests/support/probation_job.py) runs in its own

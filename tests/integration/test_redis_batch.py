@@ -1,5 +1,5 @@
 """Real crawls with a Redis store, the links of each response checked in one round trip
-(integration/redis_batch.py): round trips per page, the same counts as a memory store, order,
+(integration/seen/_link_batch.py): round trips per page, the same counts as a memory store, order,
 requests dropped after the batch, two processes racing, a store error mid-batch, disk full.
 
 The site (``mesh_site``: tests/support/treesite.py's server with ``links_of``) is served by a thread of

@@ -1,6 +1,7 @@
-"""Pages that declare ``nofollow`` (``URLUNIFY_ROBOTS_NOFOLLOW``, integration/robots_meta.py):
-the directives a response declares, and real crawls of a loopback site whose history-like pages
-say ``noindex,nofollow`` in a meta tag or an ``X-Robots-Tag`` header, as a MediaWiki's do."""
+"""Pages that declare ``nofollow`` (``URLUNIFY_ROBOTS_NOFOLLOW``,
+integration/links/_robots_meta.py): the directives a response declares, and real crawls of a
+loopback site whose history-like pages say ``noindex,nofollow`` in a meta tag or an
+``X-Robots-Tag`` header, as a MediaWiki's do."""
 
 from __future__ import annotations
 

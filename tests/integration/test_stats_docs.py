@@ -1,4 +1,4 @@
-"""Every stat key the package writes is listed in docs/stats.md (issue 23: a stat nobody
+"""Every stat key the package writes is listed in docs/stats.md (a stat nobody
 documented, ``urlunify/recorded_unfiltered``, is one a user cannot read)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a crawl's stats and closing summary say (issue 23): real crawls of the trap site and the
+"""What a crawl's stats and closing summary say: real crawls of the trap site and the
 mini site (tests/support/trapsite.py, tests/support/minisite.py) with the add-on."""
 
 from __future__ import annotations

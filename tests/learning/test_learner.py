@@ -106,7 +106,7 @@ def test_presence_and_absence_alone_is_not_evidence():
 
 def test_the_default_value_trap():
     # /list?page=1 = /list and /x?lang=en = /x on several sections: never learned, so
-    # ?page=2 and ?lang=de stay new pages (issue 13, cause 4)
+    # ?page=2 and ?lang=de stay new pages (the default-value trap, docs/learning.md)
     learner = Learner(min_pairs=3)
     pages = []
     for section in ["news", "docs", "blog", "shop"]:

@@ -1,4 +1,4 @@
-"""Rules with a context, and evidence counted in distinct pages (issue 21; pure Python)."""
+"""Rules with a context, and evidence counted in distinct pages (pure Python)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Learning in real crawls of a site full of traps (tests/support/trapsite.py): what issue 13 measured
-going wrong, each on its own, then the whole site with learning on."""
+"""Learning in real crawls of a site full of traps (tests/support/trapsite.py): what was measured
+going wrong before the learner's safeguards, each on its own, then the whole site with learning
+on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A site on loopback with the traps a learner must survive (issue 13), each page with an id.
+"""A site on loopback with the traps a learner must survive, each page with an id.
 
 Every real page is an ``<article>`` whose ``<h1>`` is its page id, so a crawl can say which
 pages it missed and which it yielded twice. URL noise the learner may learn: ``arglink=`` on

@@ -1,13 +1,10 @@
-"""``UnifyCrawl``: the one place that builds the add-on's objects of a crawl (docs/architecture.md).
+"""``UnifyCrawl``: the one place that builds the add-on's objects of a crawl (docs/architecture.md,
+"The integration layer, one folder per feature").
 
-Each object is built once per crawler, when first needed, after the objects it is given: the
-settings and stats, the policies, the stores and what a failing one does, the keys of requests,
-the seen store (with its JOBDIR resume log), the learning session and its probation, the "seen?"
-check at the scheduler, the frontier, the page checks and the closing summary. Which of them a
-crawl has is decided by its settings alone (a component enabled in ``DOWNLOADER_MIDDLEWARES``
-or ``DUPEFILTER_CLASS`` is looked up there), never by which Scrapy component was built first.
-The Scrapy components are thin adapters over these objects: each takes what it needs in its
-``from_crawler``, the only place that calls :meth:`UnifyCrawl.of`.
+Each object is built once per crawler, when first needed, after the objects it is given; which
+of them a crawl has is decided by its settings alone, never by which Scrapy component was built
+first. The Scrapy components are thin adapters over these objects: each takes what it needs in
+its ``from_crawler``, the only place that calls :meth:`UnifyCrawl.of`.
 """
 
 from __future__ import annotations

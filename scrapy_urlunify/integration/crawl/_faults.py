@@ -1,20 +1,8 @@
-"""Where a crawl keeps what it has seen (``URLUNIFY_STORE``), and what happens when that fails.
-
-``URLUNIFY_STORE = "memory"`` (the default): the seen set, the page signatures and the learned
-rules live in the process, and in ``JOBDIR`` files when that is set (a resumed job keeps them).
-``URLUNIFY_STORE = "redis://[:password@]host:port/db"`` (also ``rediss://``, ``unix://``): they
-live in Redis under ``URLUNIFY_REDIS_KEY`` (default ``urlunify:%(scope)s``), shared by every
-crawler process of the scope. :func:`crawl_stores` builds them (through the one factory,
-:class:`scrapy_urlunify.stores.factory.Stores`).
-
-A store that fails closes the crawl, with a reason naming the cause, and nothing is counted as
-seen or recorded from then on, so a later resume loses nothing:
-
-* ``urlunify_store_unavailable``: Redis stopped answering for longer than
-  ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT``;
-* ``urlunify_store_error``: a store answered with an error waiting does not cure: a JOBDIR file
-  that cannot be written (disk full), Redis out of memory (``maxmemory`` with ``noeviction``), a
-  key of another type at the plugin's key.
+"""What a store that fails does: it closes the crawl once, with a reason naming the cause
+(``urlunify_store_unavailable``: Redis stopped answering for longer than
+``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT``; ``urlunify_store_error``: any other store error), and
+nothing is counted as seen or recorded from then on, so a later resume loses nothing
+(docs/reliability.md, "Stores that fail").
 """
 
 from __future__ import annotations

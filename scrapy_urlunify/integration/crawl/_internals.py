@@ -1,10 +1,6 @@
-"""Every reach of the add-on into another library's internals, one small function each.
-
-Each of these buys a measured cost or a behaviour no public API gives (the docstrings say which),
-and each is pinned by ``tests/integration/test_internals.py`` to the versions the add-on supports
-(Scrapy 2.13 and later, PyDispatcher 2.0, Twisted 21.7 and later): when one of them moves, that
-test fails here first, and the function falls back to the public way (or to doing without)
-rather than breaking a crawl.
+"""Every reach of the add-on into another library's internals, one small function each: what
+each buys (a measured cost, a behaviour no public API gives) is in its docstring, and how they
+are pinned to the supported versions in docs/architecture.md ("The integration layer").
 """
 
 from __future__ import annotations

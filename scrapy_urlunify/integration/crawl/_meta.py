@@ -1,20 +1,9 @@
 """The ``Request.meta`` keys the add-on reads and writes, in one place, and one way to read a
-request's meta.
+request's meta (:data:`meta_of`).
 
-Keys a user may set or read (documented in the README and ``docs/``):
-
-* ``urlunify`` (:data:`OPT_OUT_META`): ``False`` takes a request out of every step of the add-on;
-* ``verbatim_url`` (:data:`VERBATIM_META`): the identifier is the URL as written, not unified;
-* ``urlunify_original_url`` (:data:`ORIGINAL_URL_META`): the URL a link had before it was rewritten;
-* ``urlunify_signature`` (:data:`SIGNATURE_META`): the hex signature of the page's body text;
-* ``urlunify_duplicate_of`` (:data:`DUPLICATE_OF_META`): the identifier of the page a duplicate
-  page repeats;
-* ``urlunify_near_duplicate_of`` (:data:`NEAR_DUPLICATE_OF_META`): the base identifier of the
-  earlier page a near-duplicate page nearly repeats (absent when that page was forgotten), and
-  ``urlunify_resemblance`` (:data:`RESEMBLANCE_META`): how alike, 0.94 to 1.
-
-The others are the add-on's own bookkeeping, carried by a request through the scheduler (and
-through a JOBDIR queue or a Redis queue, so they are plain data).
+The keys a user may set or read come first (docs/getting-started.md, "What requests and
+responses carry"); the others are the add-on's own bookkeeping, carried by a request through the
+scheduler (and through a JOBDIR queue or a Redis queue, so they are plain data).
 """
 
 from __future__ import annotations
@@ -25,12 +14,21 @@ from typing import Any
 
 from scrapy import Request
 
+#: ``False``: the link middleware lets the request pass untouched (the dupefilter still checks it)
 OPT_OUT_META = "urlunify"
+#: the request is sent as written (Scrapy 2.17+): never rewritten, identified by its URL as
+#: written
 VERBATIM_META = "verbatim_url"
+#: the URL a link had before it was rewritten to the URL to fetch
 ORIGINAL_URL_META = "urlunify_original_url"
+#: the hex signature of the page's body text
 SIGNATURE_META = "urlunify_signature"
+#: the identifier of the page a duplicate page repeats
 DUPLICATE_OF_META = "urlunify_duplicate_of"
+#: the base identifier of the earlier page a near-duplicate page nearly repeats (absent when that
+#: page was forgotten)
 NEAR_DUPLICATE_OF_META = "urlunify_near_duplicate_of"
+#: how alike a near-duplicate page and that earlier page are, 0.94 to 1
 RESEMBLANCE_META = "urlunify_resemblance"
 #: a probation sample: (rule key, identifier it was merged into, entry id, earlier URL, earlier
 #: signature) -- fetched although the current policy merges it, to check the rule
@@ -50,7 +48,7 @@ UNRECORDED_META = "urlunify_unrecorded"
 BATCH_CALL_META = "urlunify_batch_call"
 
 
-# The reliable Redis queue's (integration/redis_queue.py)
+# The reliable Redis queue's (queue/_redis_queue.py)
 #: the id of the queue entry a popped request (or its redirect, its retry) is
 QUEUE_ID_META = "urlunify_queue_id"
 #: the entry was given back by a worker that died with it in flight

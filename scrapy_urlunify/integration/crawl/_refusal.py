@@ -1,24 +1,10 @@
-"""A crawl scrapy-urlunify refuses to start: one ERROR line naming the cause, and a failed run.
+"""A crawl scrapy-urlunify refuses to start (a :class:`SettingsError` or a :class:`StoreError`
+while it starts): one ERROR line naming the cause, no traceback, a failed run (docs/reliability.md).
 
-A refusal is a :class:`~scrapy_urlunify.integration.settings.SettingsError` (a bad ``URLUNIFY_*``
-setting) or a :class:`~scrapy_urlunify.stores.StoreError` (a damaged or locked JOBDIR log, a job
-that cannot be resumed safely, Redis unreachable) raised while a crawl starts. It fails the crawl's
-Deferred (``CrawlerProcess``) or task (``AsyncCrawlerProcess``, what ``scrapy crawl`` runs by
-default), so Scrapy sets ``bootstrap_failed``: ``scrapy crawl`` exits with status 1, and a script
-gets the same by checking ``process.bootstrap_failed`` after ``process.start()``, as Scrapy's own
-commands do.
-
-Nobody handles that failure (scrapy/scrapy#6047), so it is printed where unhandled errors go:
-Twisted writes "Unhandled error in Deferred:" and a traceback twice (straight to stderr, as it does
-for every critical event when no one began Twisted's logging, and through Scrapy's ``twisted``
-logger), asyncio logs "Task exception was never retrieved" and a traceback. For a refusal of ours
-the traceback only hides the message among Scrapy's frames. :func:`install` replaces those
-reports, when and only when the exception or one it was raised during is a refusal, by one ERROR
-line on the ``scrapy_urlunify`` logger; every other error is printed as before. It is called where
-a crawl starts, before anything of ours can refuse: ``Addon.update_settings`` and
-``UnifyContext``, which every component's ``from_crawler`` goes through. A component that
-logs the refusal itself, with what it was doing, calls :func:`report` before raising, so the
-line is not repeated.
+:func:`install` replaces Twisted's and asyncio's reports of an unhandled failure by that line when,
+and only when, a refusal is in it; it runs before anything of ours can refuse
+(``Addon.update_settings``, ``UnifyCrawl``). A component that logs a refusal itself, with what it
+was doing, calls :func:`report` before raising, so the line is not repeated.
 """
 
 from __future__ import annotations

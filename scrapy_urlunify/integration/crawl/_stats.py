@@ -1,5 +1,5 @@
 """The plugin's stats: every ``urlunify/...`` key goes through one object per crawler, counted
-locally and written to Scrapy's stats collector in batches."""
+locally and written to Scrapy's stats collector in batches (docs/stats.md lists them)."""
 
 from __future__ import annotations
 
@@ -75,4 +75,7 @@ class UnifyStats:
         """Make the collector write the pending counts before it is read or closed."""
         self._hooked = stats
         flush_before_reads(stats, self.flush)
-        self.crawler.signals.connect(self.flush, signal=signals.spider_closed)  # type: ignore[union-attr]
+        self.crawler.signals.connect(  # type: ignore[union-attr]
+            self.flush,
+            signal=signals.spider_closed,
+        )

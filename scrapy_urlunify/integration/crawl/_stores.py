@@ -1,6 +1,6 @@
 """Where a crawl keeps what it has seen: ``URLUNIFY_STORE`` (memory, with ``JOBDIR`` files when
-that is set, or a Redis URL), read once into the crawl's :class:`~scrapy_urlunify.stores.factory.Stores`
-(docs/stores.md)."""
+that is set, or a Redis URL), read once into the crawl's
+:class:`~scrapy_urlunify.stores.factory.Stores` (docs/stores.md)."""
 
 from __future__ import annotations
 

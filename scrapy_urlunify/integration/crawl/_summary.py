@@ -87,7 +87,8 @@ class Summary:
         snippet = learning.settings_snippet() if learning is not None else None
         if snippet:
             logger.info(
-                "scrapy-urlunify learned these rules; to keep them, add to the spider's settings:\n%s",
+                "scrapy-urlunify learned these rules; to keep them, add to the spider's "
+                "settings:\n%s",
                 snippet,
             )
         hints = learning.hints_text() if learning is not None else None

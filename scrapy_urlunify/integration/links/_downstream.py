@@ -1,14 +1,7 @@
 """``Downstream``: what the spider middlewares after ``LinkMiddleware`` in the output chain would
-have done with a link it drops.
-
-``LinkMiddleware`` (and its Redis link batch) drops a known duplicate or an offsite link before
-the middlewares after it see it, exactly as the scheduler would drop it. Scrapy's
-``DepthMiddleware`` (stats), ``UrlLengthMiddleware`` (a link too long is left to it) and
-``RefererMiddleware`` (the ``Referer`` header of the dupefilter's log line) are accounted for
-here; any other middleware there that processes spider output turns the early drop off, as it
-would see duplicates the scheduler drops. Scrapy's ``OffsiteMiddleware`` (a downloader
-middleware, run when a request is scheduled) is asked here too, when nothing else could tell
-the difference.
+have done with a link it drops early (Scrapy's depth, URL length, referer and offsite
+middlewares), and whether another one there turns the early drop off (docs/rules.md, "In a
+crawl: the link middleware").
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """``follow_all``: a spider's links followed the way ``response.follow_all`` does, minus the links
-Scrapy cannot make a request of.
-
-Scrapy refuses a ``Request`` for a URL without ``://`` (``mailto:``, ``tel:``, ``javascript:``):
-``response.follow("mailto:...")`` raises ``ValueError: Missing scheme`` in the callback, before
-any middleware sees it, and ``response.follow_all`` stops at that link, so the rest of the page's
-links are lost. Scrapy's ``LinkExtractor`` drops such links itself, uncounted.
-:func:`follow_all` skips each link Scrapy refuses and counts it where ``LinkMiddleware`` counts the
-links it drops: ``urlunify/filtered/<reason>`` (``scheme:mailto``...), and ``urlunify/links``.
-Every other link becomes ``response.follow``'s request, which the add-on's middleware then
-filters and standardizes as any other.
+Scrapy cannot make a request of (``mailto:``, ``tel:``, ``javascript:``), which it counts where
+``LinkMiddleware`` counts the links it drops (docs/getting-started.md).
 """
 
 from __future__ import annotations

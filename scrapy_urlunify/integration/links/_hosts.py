@@ -1,5 +1,6 @@
 """What a host of a link is to the crawl: inside ``allowed_domains``, an alias of a host inside
-(a domain alias, a sister suffix, ``www``: let past Scrapy's offsite filter), or offsite."""
+(a domain alias, a sister suffix, ``www``: let past Scrapy's offsite filter), or offsite
+(docs/rules.md, "In a crawl: the link middleware")."""
 
 from __future__ import annotations
 

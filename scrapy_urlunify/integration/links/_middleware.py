@@ -1,43 +1,11 @@
-"""``LinkMiddleware``: filters and standardizes every request a spider yields (FO-flt, FO-res).
+"""``LinkMiddleware``: filters and standardizes every request a spider yields, and drops the
+links the crawl has seen already before the scheduler is asked (docs/rules.md, "In a crawl:
+the link middleware").
 
-Enable it in ``SPIDER_MIDDLEWARES`` (the add-on does, at 950: first in the output chain after
-Scrapy's ``MetaCopyDetectionMiddleware``, before its depth, URL length and referer middlewares).
-For each request from the spider's start requests and callbacks:
-
-1. a request with ``meta["urlunify"] = False`` passes untouched;
-2. with ``URLUNIFY_ROBOTS_NOFOLLOW`` (on with the add-on), every GET request from a page that
-   declares ``nofollow`` for all robots (never a start page) is dropped
-   (``urlunify/filtered/nofollow``, :mod:`~.robots_meta`);
-3. a link that must not be followed (:func:`~scrapy_urlunify.filter_reason`) is dropped: stats
-   ``urlunify/filtered/<reason>`` (``scheme:mailto``, ``extension:pdf``, ``trap``...), one debug
-   log line each; but a request whose scheme Scrapy can download (one with a handler in
-   ``DOWNLOAD_HANDLERS``/``DOWNLOAD_HANDLERS_BASE``: ``ftp``, ``file``, ``s3``, ``data``) passes
-   untouched, as there is nothing to unify in it;
-4. an on-page anchor (the page being parsed plus a fragment) is dropped
-   (``urlunify/filtered/anchor``);
-5. with ``URLUNIFY_REWRITE`` (default on) its URL becomes ``standardize(url)``; the URL the spider
-   asked for is kept in ``request.meta["urlunify_original_url"]`` (stats ``urlunify/rewritten``).
-   A request with ``meta["verbatim_url"]`` (sent exactly as written) is never rewritten;
-6. a request to a domain alias or sister domain of one of the spider's ``allowed_domains``
-   gets ``meta["allow_offsite"] = True``, so Scrapy's offsite filter lets it through: the
-   other hosts of a multi-domain site are part of the crawl without listing them all
-   (stats ``urlunify/allowed_offsite``).
-
-Stats ``urlunify/links`` counts every request the middleware saw.
-
-A link the crawl has already seen (its key is in the dupefilter's store) is dropped here, before
-the rewritten request is built, the rest of the spider middlewares see it and the scheduler is
-asked, exactly as the scheduler would drop it: same ``dupefilter/filtered`` and
-``urlunify/duplicates`` counts, same ``DUPEFILTER_DEBUG`` lines
-(:meth:`~scrapy_urlunify.integration.seen._dupefilter.DupeFilter.drop_known`). On a documentation
-site 80-90% of links are such repeats. What the middlewares after this one would have done with
-a link dropped here is done here (:class:`~.downstream.Downstream`): Scrapy's ``DepthMiddleware`` stats
-(``request_depth_max``, ``request_depth_count/<n>``), the ``Referer`` header
-``RefererMiddleware`` sets (shown in ``DUPEFILTER_DEBUG`` lines); a link beyond ``DEPTH_LIMIT``
-or ``URLLENGTH_LIMIT`` is left untouched for those middlewares to drop and count. Another
-spider middleware after this one (a project's, below 950) would see duplicates this one cannot
-account for: known duplicates are then left to the scheduler (logged once at INFO). Give such a
-middleware a priority above 950 to keep the early drop.
+Its steps, in order: the opt-out (``meta["urlunify"] = False``), pages that declare ``nofollow``
+(:mod:`._robots_meta`), the filters (:func:`~scrapy_urlunify.filter_reason`), on-page anchors, the
+rewrite to the URL to fetch, hosts let past Scrapy's offsite filter (:mod:`._hosts`), and the early
+drop of known duplicates, with what later middlewares would do done here (:mod:`._downstream`).
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
-"""Pages that declare ``nofollow`` for all robots (``URLUNIFY_ROBOTS_NOFOLLOW``): their links
-are not followed.
-
-A page says it in ``<meta name="robots" content="noindex,nofollow">`` or in an ``X-Robots-Tag``
-response header. StormCrawler, Nutch, Heritrix and Googlebot honour it; Scrapy honours only
-``robots.txt``. A MediaWiki marks its history pages, old revisions, diffs and log-in pages so:
-followed, they take most of a crawl's budget and make old revisions items of their own.
-
-What is not honoured, and why:
-
-* ``rel="nofollow"`` on a single ``<a>``: a hint about trust, not about crawling. Sites put it
-  on internal cart, log-in and comment links, and CMSs on every link of user content (a forum's
-  posts, a wiki's external links): dropping those would lose pages;
-* ``noindex``: which pages make items is the spider's business; their links are still followed;
-* directives for one agent (``<meta name="googlebot">``, ``X-Robots-Tag: googlebot: nofollow``);
-* a response that is not HTML (a sitemap or a feed sent with ``X-Robots-Tag: noindex,
-  nofollow``, as some CMSs send them, would otherwise lose every URL it lists).
-
-Safeguards, so that a crawl is never lost silently:
-
-* the links of a **start page** (the response of a start request, ``meta["is_start_request"]``;
-  or depth 0 when Scrapy's ``DepthMiddleware`` is on: a request given to the engine directly)
-  are always followed: the user asked for that page;
-* a host whose start page declares ``nofollow`` (a staging site, an intranet that asks not to be
-  crawled, crawled on purpose) has its pages' robots directives ignored for the rest of the
-  crawl: one WARNING names the host and the setting;
-* the first page of each host whose links are not followed is logged at INFO, with the setting
-  that follows them.
+"""Pages that declare ``nofollow`` for all robots (``URLUNIFY_ROBOTS_NOFOLLOW``): their links are
+not followed, except a start page's and those of a host whose start page declares it
+(docs/rules.md, "Pages that declare nofollow": what is honoured, what is not, and why).
 """
 
 from __future__ import annotations
@@ -101,8 +76,9 @@ def _header_directives(value: str) -> list[str]:
 
 
 class RobotsMeta:
-    """Which pages' links ``LinkMiddleware`` drops for their robots ``nofollow``, with the
-    safeguards of this module; the verdict is computed once per page (its links ask in a row)."""
+    """Which pages' links ``LinkMiddleware`` drops for their robots ``nofollow``, with its
+    safeguards (a start page, a host whose start page declares it); the verdict is computed once
+    per page (its links ask in a row)."""
 
     def __init__(self) -> None:
         #: hosts whose start page declared nofollow: their robots directives are ignored
@@ -132,8 +108,9 @@ class RobotsMeta:
         if meta.get("is_start_request") or (depth_tracked and not meta.get("depth")):
             self.ignored_hosts.add(host)
             logger.info(
-                "The start page %s declares nofollow: the robots meta of the pages of %s is ignored "
-                "for this crawl, all their links are followed (%s = False ignores it everywhere)",
+                "The start page %s declares nofollow: the robots meta of the pages of %s is "
+                "ignored for this crawl, all their links are followed (%s = False ignores it "
+                "everywhere)",
                 response.url,
                 host,
                 SETTING,

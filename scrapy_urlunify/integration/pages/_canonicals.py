@@ -1,18 +1,9 @@
 """Declared canonicals (``URLUNIFY_CANONICALS``): a ``<link rel="canonical">`` or ``Link: <...>;
-rel="canonical"`` inside the same site is trusted only once the site's canonicals proved true.
-
-A declared canonical of a site is checked when its target is fetched (or was): the same page
-when both have the same signature, or, with ``URLUNIFY_NEAR_DUPLICATES``, when the target is a
-near-duplicate of the page that declared it (within
-``URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE``: a MediaWiki redirect view declares its target,
-which lacks the "(Redirected from ...)" line). Once ``CANONICAL_PROBATION`` (5) were the same
-page, the site's canonicals are trusted (the canonical URL is marked seen, its content was
-obtained, and is evidence for learning). A canonical whose own page turns out different is a
-counter-example, logged at WARNING with both URLs, and never trusted; the site's canonicals are
-ignored for the rest of the crawl once more than ``MAX_CONTRADICTED`` (a fifth) of at least
-``CANONICAL_PROBATION`` checked were counter-examples (a template declaring the section page
-canonical for every article would otherwise hide the articles), not after one wrong canonical
-among many true ones.
+rel="canonical"`` inside the same site is trusted only once the site's canonicals proved true:
+``CANONICAL_PROBATION`` (5) verified by fetching their target (the same signature, or a
+near-duplicate), and a site's canonicals are ignored once more than ``MAX_CONTRADICTED`` (a
+fifth) of at least five checked were other pages (docs/learning.md, "Declared canonicals on
+probation").
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The checks of each downloaded page, for ``SignatureMiddleware`` (:mod:`._signatures`): its
 signature and the site's signature index, its near-duplicate signature, its declared canonical;
-then the learning session and the frontier hear about it (docs/near_duplicates.md)."""
+then the learning session and the frontier hear about it (docs/rules.md, "In a crawl: page
+signatures and duplicate items"; docs/near_duplicates.md)."""
 
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ class PageChecks:
                 self.near_log is not None
                 and time.monotonic() - self._near_synced >= NEAR_SYNC_SECONDS
             ):
-                self._sync_near()  # before the check: the page is compared with the others' pages too
+                # before the check: the page is compared with the others' pages too
+                self._sync_near()
             fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
             if near.pending is not None and len(near.pending) >= NEAR_BATCH:
                 self._sync_near()

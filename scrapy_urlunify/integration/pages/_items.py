@@ -1,5 +1,5 @@
 """The page each item came from: recorded by the link middleware as the spider yields it, read by
-the item pipelines (Scrapy gives a pipeline the item, not the response)."""
+the item pipelines (Scrapy gives a pipeline the item, not the response; docs/rules.md)."""
 
 from __future__ import annotations
 

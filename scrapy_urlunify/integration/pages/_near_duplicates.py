@@ -1,30 +1,7 @@
-"""Near-duplicate pages in a crawl (issue 20): each site's index of page fingerprints.
-
-The fingerprint (:mod:`scrapy_urlunify.learning.near_duplicates`: a 64-bit SimHash of a page's
-main text) is read from the tree Scrapy's selector parsed, the one the exact signature read: no
-second parse (for bodies up to :data:`MAX_BODY`, 4 MiB; the fingerprint reads the first MiB of
-the text). Each site (the signature index's site: scope and ``URLUNIFY_SIGNATURE_GRANULARITY``)
-has a :class:`~scrapy_urlunify.learning.near_duplicate_index.NearDuplicateIndex`, whose key of a
-page is a 64-bit digest of its base identifier. The pages themselves (key -> base identifier and
-exact signature) are remembered for the :data:`~.fetched.RECENT` pages fetched last: a page
-near a page forgotten since is still a near-duplicate, of a page it cannot name.
-
-Thresholds are settings in *resemblance* (the cosine similarity SimHash estimates, 0.94 to 1):
-a user reads "94% alike" more easily than "7 bits of 64"; :func:`distance_for` maps one to the
-largest distance in bits whose resemblance reaches it.
-
-* ``URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE`` (0.94, 7 bits): a near-duplicate page, marked in its
-  meta and the stats, its links still followed;
-* ``URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE`` (0.985, 3 bits): its items dropped
-  (``URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS``);
-* ``URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE`` (0.94): a declared canonical verified;
-* ``URLUNIFY_NEAR_DUPLICATE_LEARN_RESEMBLANCE`` (0.94): a pair of pages for the learner.
-
-With a JOBDIR, the indexes and the pages they remember are written at close to
-``near_duplicates.bin`` and read back by a resumed crawl. With a Redis store, each page added is
-a record of a Redis list of the scope (:mod:`scrapy_urlunify.stores.redis_near_duplicates`):
-a process reads the list when it opens, then each batch it writes reads in the same round trip
-the records the other processes wrote since, so running processes share their pages.
+"""Near-duplicate pages in a crawl: each site's index of page fingerprints
+(:class:`NearDuplicatePages`), the pages it remembers, and their JOBDIR file or Redis records
+(docs/near_duplicates.md, "In the crawl": the thresholds in resemblance, what is remembered, how
+processes share their pages).
 """
 
 from __future__ import annotations
@@ -236,7 +213,7 @@ class NearDuplicatePages:
         if len(marked) > RECENT:
             marked.popitem(last=False)
 
-    # -- JOBDIR --------------------------------------------------------------------------------------
+    # -- JOBDIR ----------------------------------------------------------------------------------
 
     def save(self, path: Path) -> None:
         """Write the indexes and the pages remembered to ``path`` (replaced atomically)."""

@@ -1,30 +1,6 @@
-"""Item pipelines: drop items of duplicate pages, and the seed's URL unicity filter for items.
-
-Both work with every item type Scrapy supports (``itemadapter``) and are enabled by the add-on
-(``SignaturePipeline`` at 200, ``UnicityPipeline`` at 210). An object that is not an item (an
-earlier pipeline may turn items into anything; a later one may turn it back) passes unchanged.
-
-``SignaturePipeline`` drops (``DropItem``, naming the earlier page) the items that come from a
-page whose signature was already seen on another page. All the items of one page pass (a listing
-yields many). With ``URLUNIFY_SIGNATURE_FIELD = "text"``, an item that has that field is judged by
-the MD5 of its own text instead (a page that repeats another page's article under a new layout).
-With ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` on (the default), duplicate pages never reach the
-callback, so only the item-text signature finds anything here. The items of a near-duplicate page
-(:mod:`.near_duplicates`) within ``URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE`` (0.985: 3 bits, which
-no two distinct articles of the calibration sites came within) of an earlier page are dropped
-too, naming that page (``URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS``, default on; a looser threshold is
-the user's choice); an item judged by its own text is judged by it alone.
-
-``UnicityPipeline`` is the crawler manual's pair of tuple filters (seed ``000``): it reads the URL
-in ``URLUNIFY_UNICITY_INPUT_FIELD`` (default ``url``), writes the standardized URL to
-``URLUNIFY_STANDARDIZE_OUTPUT_FIELD`` (default ``url``) and the unicity identifier (with the
-scope) to ``URLUNIFY_UNICITY_OUTPUT_FIELD`` (default ``identifier``), and drops items whose
-identifier it already saw in the scope coming from *another* page (kept in the JOBDIR across
-runs): like ``SignaturePipeline``, it lets every item of one page pass, so a listing whose items
-all carry the listing's URL keeps them all, while the same listing reached again, or a product
-listed on two pages, is dropped the second time. Items without the input field pass, unless
-``URLUNIFY_UNICITY_DISCARD_MISSING`` is on. An input that is not a URL passes unchanged, counted
-in ``urlunify/unicity/invalid`` and logged once.
+"""Item pipelines: ``SignaturePipeline`` drops the items of duplicate (and near-duplicate) pages,
+and ``UnicityPipeline`` is the crawler manual's URL unicity filter for items (docs/rules.md, "In a
+crawl: page signatures and duplicate items").
 """
 
 from __future__ import annotations

@@ -1,48 +1,10 @@
-"""``SignatureMiddleware``: duplicate pages stop the chain, and teach the unifier.
+"""``SignatureMiddleware``: duplicate pages stop the chain, and teach the unifier; and
+``DuplicatePageGate``, which drops a duplicate page once the engine counted it as received
+(docs/rules.md, "In a crawl: page signatures and duplicate items"; docs/stats.md).
 
-A downloader middleware (the add-on enables it at 20, on the engine side of Scrapy's redirect
-and retry middlewares, so it sees each final response once). For every 2xx response:
-
-1. its signature (:mod:`scrapy_urlunify.learning.page_signature`: MD5 of the body text) goes to
-   ``response.meta["urlunify_signature"]`` (hex), before the spider callback;
-2. the signature index of its site (``URLUNIFY_SIGNATURE_GRANULARITY``: ``site``, the
-   registrable domain after aliases, by default; or ``host``, or ``scope``) maps signature ->
-   base identifier of the first page seen with it. A response whose signature was first seen on
-   a page with *another* identifier is a duplicate page: ``meta["urlunify_duplicate_of"]`` names
-   that page, stats ``urlunify/signature/duplicates``, one debug log line; with
-   ``URLUNIFY_DROP_DUPLICATE_RESPONSES`` (default on) it never reaches the callback (no items,
-   no links followed: the seed's "will not be further processed"): :class:`DuplicatePageGate`
-   drops it (below);
-3. with ``URLUNIFY_NEAR_DUPLICATES`` (default on), an HTML page (up to 4 MiB) that is not a duplicate page gets
-   a near-duplicate fingerprint of its main text, read from the same tree (:mod:`._near_duplicates`):
-   a page within ``URLUNIFY_NEAR_DUPLICATE_RESEMBLANCE`` of an earlier page of another identifier
-   is a near-duplicate page, ``meta["urlunify_near_duplicate_of"]`` and
-   ``meta["urlunify_resemblance"]``, stats ``urlunify/signature/near_duplicates``; it reaches the
-   callback (its links are followed: only the exact signature stops a page);
-4. with ``URLUNIFY_LEARN`` (default off), the page goes to the crawl's learning session
-   (:mod:`scrapy_urlunify.integration.rules`: the learner, the fetched pages, rule probation);
-5. with ``URLUNIFY_CANONICALS`` (default on), a declared canonical goes to :mod:`._canonicals`,
-   which trusts a site's canonicals once verified: the canonical URL is then recorded as seen,
-   and is evidence for learning.
-
-**Where a duplicate page is dropped: where Scrapy drops a response.** It was downloaded, so it
-counts toward every budget of responses (``CLOSESPIDER_PAGECOUNT``, ``CLOSESPIDER_PAGECOUNT_NO_ITEM``,
-``response_received_count``, ``scrapy urlunify learn --pages``): those count the
-``response_received`` signal, which the engine sends only for a response that leaves the
-downloader middlewares. So the middleware marks it (the response flag ``urlunify_duplicate``,
-shown in Scrapy's "Crawled (200)" log line) and lets it through, and
-:class:`DuplicatePageGate`, a spider middleware first in the spider's input chain, drops it, as
-Scrapy's ``HttpErrorMiddleware`` drops a 404: the request's errback gets a :class:`DuplicatePage`
-failure, no other spider middleware and no callback sees the response, nothing is logged as an
-error. A ``response_received`` handler of the project sees it, as it sees a 404 the spider never
-gets: that signal says "downloaded", not "given to the spider" (``meta["urlunify_duplicate_of"]``
-tells the two apart). Without the gate (the components enabled by hand, without it), the
-middleware drops the page itself, as before: then it counts toward no budget.
-
-Settings: ``URLUNIFY_SIGNATURES`` (default on), ``URLUNIFY_SIGNATURE_MAX_BYTES`` (32 MiB: larger
-bodies are hashed raw, and never teach the learner), ``URLUNIFY_SIGNATURE_GRANULARITY``, ``URLUNIFY_DROP_DUPLICATE_RESPONSES``,
-``URLUNIFY_LEARN``, ``URLUNIFY_LEARN_MIN_PAIRS`` (3), ``URLUNIFY_CANONICALS``, ``URLUNIFY_NEAR_DUPLICATES``
-and its thresholds.
+The middleware is a thin adapter: the checks of each page (its signature, its near-duplicate
+signature, its declared canonical, then the learning session and the frontier) are the crawl's
+:class:`~scrapy_urlunify.integration.pages._checks.PageChecks`.
 """
 
 from __future__ import annotations
@@ -75,7 +37,7 @@ class DuplicatePage(IgnoreRequest):
 class DuplicatePageGate:
     """Spider middleware (the add-on enables it at 1: first in the spider's input chain): a
     response :class:`SignatureMiddleware` flagged as a duplicate page stops here, after the engine
-    counted it as received (see the module's doc)."""
+    counted it as received, as Scrapy's ``HttpErrorMiddleware`` drops a 404."""
 
     urlunify_role = "duplicate_gate"
 
@@ -99,7 +61,8 @@ class DuplicatePageGate:
 
 
 class SignatureMiddleware:
-    """Downloader middleware: page signatures and duplicate pages (:class:`~._checks.PageChecks`)."""
+    """Downloader middleware: page signatures and duplicate pages
+    (:class:`~._checks.PageChecks`)."""
 
     urlunify_role = "signatures"
 

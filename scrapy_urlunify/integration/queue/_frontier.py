@@ -1,43 +1,7 @@
-"""``Frontier``: requests of URL patterns that bring nothing new are scheduled after the others
-(the seeds' frontier optimisation; ``URLUNIFY_FRONTIER``, on with the add-on).
-
-Each request the link middleware lets through, and each page the signature middleware judges,
-belongs to a **URL pattern** (:mod:`scrapy_urlunify.learning.url_patterns`: host, path shape,
-parameter names, the values of the parameters that take few values). Per URL pattern the
-frontier counts, over its recent responses (a window of :data:`WINDOW`, halved when full so a
-pattern recovers):
-
-* responses: the 2xx responses of its requests the signature middleware judged;
-* new pages: those neither a duplicate page (exact) nor a near-duplicate one, nor the page of
-  their identifier fetched again;
-* linking responses: those that yielded at least one new link (a link the link middleware let
-  through to the scheduler) of an unpenalised pattern: a wiki links a new log-in URL from every
-  page, which says nothing of the page.
-
-A response brought something new if it was a new page or yielded new links; the pattern's yield
-is the larger of its new pages and linking responses, per response. Once a pattern has
-:data:`FLOOR` responses, a yield below a quarter puts it at level 1, a yield of nothing at level
-2; each request of it scheduled from then on gets ``level * URLUNIFY_FRONTIER_PENALTY``
-subtracted from its priority (stat ``urlunify/frontier/deprioritised``). Nothing is dropped: a
-penalised request waits until the requests above it are done. The penalty (10,000 by default)
-is larger than any depth, so with ``DEPTH_PRIORITY = 1`` (breadth-first: priority ``-depth``)
-too the penalised requests go after every other; in Scrapy's default order (priority 0,
-last in first out) they go after every unpenalised one. Two levels only: Scrapy's priority
-queue keeps one queue per priority value (a directory on disk under ``JOBDIR``).
-
-A pattern penalised for the first time is logged at INFO with its yield (stat
-``urlunify/frontier/penalised``). Start requests are never penalised, nor requests already
-queued when their pattern is. Nothing is persisted: a resumed ``JOBDIR`` crawl starts with no
-patterns known (its queued requests keep their priorities).
-
-**Evidence a page at a time.** With learning on, a request leaving the scheduler that would test
-a candidate rule not yet adopted nor ruled out (``Learner.open_questions``) is *held* --
-scheduled again once, ``URLUNIFY_FRONTIER_PENALTY`` lower (stat ``urlunify/frontier/held``) --
-when two values of the parameter are on its page already, observed or in flight (a third adds
-no evidence), or when it would start a new page of a candidate another request is starting a
-page of. When the rule is adopted the held requests are dropped as they leave the queue; when
-it is ruled out they are fetched later. Nothing is dropped here either; nothing is held in a
-``JOBDIR`` crawl (docs/frontier.md).
+"""``Frontier``: requests of URL patterns whose pages bring nothing new are scheduled after the
+others (``URLUNIFY_FRONTIER``, on with the add-on: the seeds' frontier optimisation), and, with
+learning on, a request that would test a candidate rule with nothing to add is held back once.
+Nothing is dropped. What a URL pattern yields, its levels and the penalty: docs/frontier.md.
 """
 
 from __future__ import annotations

@@ -1,40 +1,8 @@
-"""When a request taken from :class:`~scrapy_urlunify.integration.queue._redis_queue.RedisQueue` is
-done, so the queue can forget it; and the links of a page given back by a dead worker.
-
-Done means nothing of the request is left to lose when its worker dies now:
-
-* its response went through the spider callback, every request the callback yielded went
-  through the scheduler (queued, or dropped as seen) and every item left the item pipelines.
-  Scrapy schedules a callback's requests and runs its items in tasks after the callback's output
-  is taken, so the end of the output is not the end (the idea of ``ResumeDoneMiddleware``, for
-  JOBDIR, here for the shared queue): :class:`QueueDoneMiddleware` counts what the output holds and
-  acknowledges the request when the last of it is handled. A callback that raises is done once
-  what it yielded before is handled; a response no callback sees (an exception no middleware
-  handles) is done at ``spider_error``;
-* its final failure (after retries, an ``IgnoreRequest`` from a downloader middleware's
-  ``process_request`` or ``process_response``) went through its errback, with the errback's
-  output handled as a callback's, or it has no errback (:class:`QueueFailureMiddleware` gives every
-  popped request an errback that sees it);
-* a redirect or a retry of it was queued (the queue does it in the same step) or dropped by the
-  scheduler (the queue's ``request_dropped`` hook).
-
-The entry id travels in ``Request.meta`` from the pop to the response (redirects and retries
-copy it); :class:`QueueDoneMiddleware` takes it out of the meta before the callback runs, so links
-that copy ``response.meta`` do not carry it.
-
-:class:`QueueGivenBackMiddleware` sits above ``LinkMiddleware`` (950) and the dupefilter: the links
-of a page given back after a death skip the seen set (the dead worker may have recorded them
-without queuing them) and are queued only if no worker ever queued them.
-
-All three are needed with ``RedisQueue`` (it refuses to open without any of them)::
-
-    SPIDER_MIDDLEWARES = {"scrapy_urlunify.QueueDoneMiddleware": 2,
-                          "scrapy_urlunify.QueueGivenBackMiddleware": 960}
-    DOWNLOADER_MIDDLEWARES = {"scrapy_urlunify.QueueFailureMiddleware": 1}
-
-``QueueDoneMiddleware`` and ``QueueFailureMiddleware`` are closest to the engine on their side (2 and 1):
-what ``QueueDoneMiddleware`` sees of a callback's output is what the engine gets, and
-``QueueFailureMiddleware`` is the first to see a popped request.
+"""When a request taken from :class:`~scrapy_urlunify.integration.queue._redis_queue.RedisQueue`
+is done, so the queue can forget it (``QueueDoneMiddleware``, ``QueueFailureMiddleware``), and the
+links of a page given back by a dead worker (``QueueGivenBackMiddleware``): docs/redis_queue.md,
+"When a request is done" and "A page given back: its links". ``RedisQueue`` refuses to open
+without all three; the add-on enables them.
 """
 
 from __future__ import annotations
@@ -58,8 +26,8 @@ if TYPE_CHECKING:
 
 class QueueDoneMiddleware:
     """Spider middleware (at 2): acknowledges a response's request once its output is handled
-    (and an errback's, for :class:`QueueFailureMiddleware`). It listens to ``request_scheduled`` only
-    for the requests that reached it, and to the item signals."""
+    (and an errback's, for :class:`QueueFailureMiddleware`). It listens to ``request_scheduled``
+    only for the requests that reached it, and to the item signals."""
 
     urlunify_role = "queue_done"
     #: it tracks the output that reaches it: a link dropped before is none of its business
@@ -109,7 +77,7 @@ class QueueDoneMiddleware:
 
 class QueueFailureMiddleware:
     """Downloader middleware (at 1: the first to see a popped request): puts a
-    :class:`~.redis_queue.QueueErrback` on the request, so its final failure, from wherever it
+    :class:`~._tracker.QueueErrback` on the request, so its final failure, from wherever it
     comes, is done once its errback's output is handled."""
 
     urlunify_role = "queue_failure"

@@ -1,47 +1,10 @@
-"""``RedisQueue``: scrapy-redis's shared priority queue, with nothing lost when a worker dies.
+"""``RedisQueue``: scrapy-redis's shared priority queue, with nothing lost when a worker dies
+(``SCHEDULER_QUEUE_CLASS = "scrapy_urlunify.RedisQueue"``; docs/redis_queue.md).
 
-scrapy-redis's ``PriorityQueue`` removes a request from Redis when a worker takes it: a worker
-killed with SIGKILL (OOM killer, lost VM, deploy) takes its requests with it, and since the seen
-set holds them, no other worker ever fetches them. This queue keeps a taken request *in flight*,
-owned by its worker, until it is done (:mod:`scrapy_urlunify.stores.redis_queue`); the requests
-of a worker that stopped heart-beating go back to the queue::
-
-    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
-    SCHEDULER_QUEUE_CLASS = "scrapy_urlunify.integration.queue._redis_queue.RedisQueue"
-    SPIDER_MIDDLEWARES = {"scrapy_urlunify.QueueDoneMiddleware": 2,
-                          "scrapy_urlunify.QueueGivenBackMiddleware": 960}
-    DOWNLOADER_MIDDLEWARES = {"scrapy_urlunify.QueueFailureMiddleware": 1}
-
-(the queue refuses to open without those three). A request is done (:mod:`.redis_queue_done`
-decides) when its response went through the spider callback, every request the callback
-yielded went through the scheduler and every item left the item pipelines; or when its final
-failure went through its errback (or had none: a :class:`QueueErrback` sees it); or when the
-scheduler dropped its redirect. A redirect or a retry takes the place of the request it
-follows in the same Redis step (the new one is queued, the old one done): the chain is never
-held by one worker. Priorities are kept (a sorted set, as scrapy-redis's ``PriorityQueue``),
-and requests are encoded with the scheduler's ``SCHEDULER_SERIALIZER`` as scrapy-redis does.
-
-A page handled again after its worker died yields links the dead worker may have recorded as
-seen without queuing them: those links skip the dupefilter (``dont_filter``) and are queued
-only if no worker ever queued them (``QueueGivenBackMiddleware``; the queue remembers what it was
-given, by the dupefilter's key).
-
-Heartbeats: each worker renews its lease every ``URLUNIFY_QUEUE_LEASE`` / 5 seconds (default
-lease 30 s), and on each idle signal; a worker that notices an expired lease gives that worker's
-requests back to the queue. An idle worker does not close while a peer holds requests in
-flight: they may come back (``DontCloseSpider``). A worker that closes gives back what it still
-holds. Stats ``urlunify/queue/...``: ``given_back`` (requests of dead workers this worker gave
-back), ``popped_given_back``, ``rescued_links`` (links of such pages queued again),
-``already_queued`` (links of such pages another worker had queued), ``acked_late`` (done after
-their lease ended: someone may have fetched them again), ``unobserved`` (in flight while this
-worker was idle: a path the queue cannot see finish, acknowledged with a warning).
-
-A failover of the queue's master loses nothing: with ``URLUNIFY_QUEUE_REPLICAS = "auto"`` a push
-returns once the master's replicas have it (``WAIT``, in the push's round trip), and a push, pop
-or acknowledgement waits through an outage for up to ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT``. Past
-that, the crawl closes with the reason ``urlunify_store_unavailable`` naming the cause, and
-acknowledges nothing more: what this worker holds goes back to the queue (at close, or when its
-lease ends), so a resume fetches it again.
+A taken request stays *in flight*, owned by its worker, until it is done (:mod:`._tracker`; the
+Redis side is :mod:`scrapy_urlunify.stores.redis_queue`); the requests of a worker that stopped
+heart-beating go back to the queue, and a push waits for the replicas of the queue's master, so
+a failover loses nothing.
 """
 
 from __future__ import annotations
@@ -126,7 +89,7 @@ class RedisQueue:
             unavailable_timeout=settings[UNAVAILABLE_SETTING],
             replicas=settings[REPLICAS_SETTING],
         )
-        #: entry ids whose handling .redis_queue_done follows now (a response, an errback)
+        #: entry ids whose handling the queue's tracker follows now (a response, an errback)
         self.watched: set[str] = set()
         for role, name, setting in DONE_COMPONENTS:
             if not crawl.configured(setting, role):
@@ -206,8 +169,8 @@ class RedisQueue:
         if self.faults.guarded(lambda: self.store.ack(entry_id), True) is False:
             self.stats.inc("queue/acked_late")
             logger.warning(
-                "A request was done after this worker's lease ended (a stall longer than %s = %s s?) "
-                "or after a failover lost its pop: it may be fetched again",
+                "A request was done after this worker's lease ended (a stall longer than %s = %s "
+                "s?) or after a failover lost its pop: it may be fetched again",
                 LEASE_SETTING,
                 self.store.lease_ms / 1000,
             )

@@ -1,37 +1,9 @@
-"""``DequeueMiddleware``: a request queued before a learned rule is checked again as it leaves
-the scheduler.
-
-Scrapy's queues hold requests checked by the dupefilter under the policy of the moment they
-were queued. Rules are learned in the first seconds of a crawl, while thousands of other
-spellings of the pages that taught them already wait in the queue (LIFO by default: fetched
-last). A downloader middleware at the engine end of the chain (the add-on enables it at 15,
-with ``URLUNIFY_LEARN``) sees each request as it is about to be downloaded: when a page with
-its identifier *under the current policy* was fetched already, the request is dropped (stats
-``urlunify/dropped_at_dequeue``, one debug line). Memory, JOBDIR and Redis crawls alike: the
-check asks the learning session, which keeps the identifiers of recently fetched pages and
-recomputes them whenever a rule is adopted or revoked; with Redis it also asks the scope's set
-of pages fetched by every process (one round trip, see ``stores.redis_tables.RedisFetchedStore``).
-
-What a check costs: as the scheduler takes a request, it is stamped with the learned rules in
-force (``POLICY_META``, a digest; nothing while there are none). The stamp travels with the
-request (a JOBDIR queue, scrapy-redis's shared queue), so it means the same in every process.
-Without learned rules, and for a request stamped with the rules in force, nothing is asked.
-The round trip to Redis is made for a request stamped with other rules, and for the
-``SHARED_WINDOW`` requests dequeued after one: a request judged new under the current rules
-may still be another spelling of a page some older request, judged under the older rules, was
-queued for and has fetched since (the local look-up, free, covers every request under learned
-rules). Requests a resume schedules again were judged by the run that queued them: checked too.
-
-The same middleware asks the frontier (``URLUNIFY_FRONTIER``) whether a request that would test a
-candidate rule may go now (``integration.frontier``, "Evidence a page at a time"): a request held
-back goes back to the scheduler, lower.
-
-A drop is not a download error: Scrapy's ``DownloaderStats`` (at 850) counts every exception
-that goes through the downloader middlewares' ``process_exception`` chain
-(``downloader/exception_type_count/...``), and that chain runs from the highest priority down.
-:class:`DequeueDropGate` (the add-on enables it at 990, above every built-in middleware) passes
-a :class:`DroppedAtDequeue` straight on to the request's errback, as the end of the chain would,
-so only ``urlunify/dropped_at_dequeue`` counts it.
+"""``DequeueMiddleware``: a request queued before a learned rule is checked again as it leaves the
+scheduler, and dropped when a page with its identifier under the current policy was fetched
+meanwhile (docs/learning.md, "Dequeue re-check"); it also asks the frontier whether a request that
+would test a candidate rule may go now (docs/frontier.md, "Evidence a page at a time").
+``DequeueDropGate`` passes such a drop straight on to the request's errback, so that Scrapy's
+``DownloaderStats`` does not count it as a download exception (docs/stats.md).
 """
 
 from __future__ import annotations
@@ -140,7 +112,9 @@ class DequeueMiddleware:
             self._drop_fetched(request, other_rules)
         frontier = self.frontier
         if frontier is None or HELD_META in meta or PROBATION_META in meta or QUEUE_ID_META in meta:
-            return None  # held once at most; a probation sample is the check; a reliable queue's entry is in flight
+            # held once at most; a probation sample is the check; a reliable queue's entry is in
+            # flight
+            return None
         seen = self.seen
         if seen is None or seen.resume_log is not None:
             # JOBDIR: a request is in the resume log once, as scheduled, never queued twice;

@@ -1,18 +1,9 @@
-"""Rule probation: a learned rule is trusted only once requests it merged, fetched anyway, were
-the same pages.
+"""Rule probation: a learned rule is trusted only once requests it merged, fetched anyway, were the
+same pages (docs/learning.md, "New rules on probation" to "Kept, never lost").
 
-A newly adopted rule is on probation. The next ``URLUNIFY_LEARN_PROBATION_SAMPLES`` (3) requests it merges with a page
-already fetched, each on its own path (with its own items outside the context, for a rule of one rule context), are
-fetched anyway (samples, ``PROBATION_META``) and compared with the page they were merged into: that many agreeing confirm the rule, one that
-differs is a counter-example the learner hears (and revokes the rule). When the values of the
-evidence share a lead (``title=Talk:…``: ``learning.evidence_lead``), one sample must be unlike
-it (``title=Category_talk:…``): the rest are taken from any request, that one waits for a
-request whose value does not start with the lead, and the rule is not confirmed without it
-(unless the crawl ends without one: then nothing it merged was unlike its evidence). Meanwhile the other
-requests it merged are kept (at most ``MERGED_KEPT``, in the crawl's kept store too): scheduled
-again if the rule is revoked, forgotten once it is confirmed, fetched as samples if the crawl
-goes idle with the rule still on probation. Never lost, not even by a kill or in another
-process: a resumed run (or, with Redis, any process) takes the kept requests over.
+:class:`Probation` fetches the samples, keeps the other requests a rule merged (at most
+``MERGED_KEPT``, in the crawl's kept store too), schedules them again if the rule is revoked,
+forgets them once it is confirmed, and verifies a rule still on probation when the crawl goes idle.
 """
 
 from __future__ import annotations
@@ -58,7 +49,8 @@ MERGED_KEPT = 10_000
 #: (with the frontier, twice its penalty more: a sample's URL pattern is usually one of
 #: duplicates, penalised twice)
 SAMPLE_PRIORITY = 1000
-#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its verdict)
+#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its
+#: verdict)
 _SAMPLE = "~"
 
 
@@ -359,8 +351,8 @@ class Probation:
             p.verified_at_idle += len(chosen)
             self.stats.inc("learned/probation/verified_at_idle", len(chosen))
             logger.info(
-                "Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d of "
-                "the %d requests it kept as its samples before the crawl ends: %s",
+                "Verifying at idle a rule still on probation (%d/%d samples agreed): fetching %d "
+                "of the %d requests it kept as its samples before the crawl ends: %s",
                 p.confirmed,
                 self.samples_needed,
                 len(chosen),

@@ -1,14 +1,8 @@
-"""One rule on probation: the requests it merges, which of them are its samples, and when
-their verdicts are enough (:class:`RuleOnProbation`; the samples' fetching, the kept requests
-and the verdicts' bookkeeping are ``probation.Probation``'s).
-
-A sample is a request the rule merged, fetched anyway, one per *sample key*: its path, or for a
-rule of one rule context the query items outside the context. When the values of the rule's
-parameter in its evidence share a lead (``title=Talk:…``: ``learning.evidence_lead``), samples
-like the evidence agree whatever the rule is worth elsewhere, so one of them must be unlike it:
-the others are taken as they come, the last waits for a request whose value does not start
-with the lead, and the rule is not confirmed before it agreed, unless the crawl goes idle with
-no such request kept (then nothing the rule merged was unlike its evidence).
+"""One rule on probation (:class:`RuleOnProbation`): the requests it merges, which of them are its
+samples (one per *sample key*: its path, or for a rule of one rule context the query items
+outside the context; one of them unlike the lead its evidence shares), and when their verdicts
+are enough (docs/learning.md, "One sample unlike the evidence"). Fetching the samples, the kept
+requests and the verdicts' bookkeeping are :class:`~._probation.Probation`'s.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The learning session of a crawl (``URLUNIFY_LEARN``): pages that share a signature teach which
-query parameters, hosts and leading path segments do not matter.
-
-The :class:`~scrapy_urlunify.learning.learner.Learner` sees every fetched page that may be
-evidence. An adopted rule applies to the identifiers of the rest of the crawl (the policy is
-rebuilt, the pages fetched so far are identified again), is on probation
-(:mod:`.probation`), is counted in stats ``urlunify/learned/...``, and is kept with its
-probation in the JOBDIR or Redis (a resumed or another process starts from it). The rules are
-logged at close as ready-to-paste settings.
+query parameters, hosts and leading path segments do not matter (docs/learning.md). An adopted
+rule applies to the identifiers of the rest of the crawl (the pages fetched so far are identified
+again), is on probation (:mod:`._probation`), is counted in ``urlunify/learned/...``, is kept with
+the job (JOBDIR or Redis) and is logged at close as ready-to-paste settings.
 """
 
 from __future__ import annotations
@@ -185,7 +181,7 @@ class LearningSession:
 
     def fetched(self, identifier: str, shared: bool = True) -> bool:
         """Whether a page with this identifier (under the current policy) was fetched (see
-        :meth:`.fetched.FetchedPages.fetched`): asked at dequeue."""
+        :meth:`._fetched.FetchedPages.fetched`): asked at dequeue."""
         return self.pages.fetched(identifier, shared)
 
     # -- rules -------------------------------------------------------------------------------------
@@ -209,7 +205,8 @@ class LearningSession:
             a, b = revocation.counter_example
             self.stats.inc("learned/revoked")
             logger.info(
-                "Unlearned, a counter-example showed it matters: %s (%s and %s have different content; %s)",
+                "Unlearned, a counter-example showed it matters: %s (%s and %s have different "
+                "content; %s)",
                 revocation.rule,
                 a,
                 b,

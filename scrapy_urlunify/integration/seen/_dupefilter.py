@@ -1,34 +1,10 @@
-"""``DupeFilter``: Scrapy's "seen?" check on unified identities, lean and persistent.
+"""``DupeFilter``: Scrapy's "seen?" check on unified identities, lean and persistent
+(``DUPEFILTER_CLASS = "scrapy_urlunify.DupeFilter"``; the add-on sets it).
 
-Set ``DUPEFILTER_CLASS = "scrapy_urlunify.DupeFilter"`` (the add-on does). What it does
-beyond Scrapy's ``RFPDupeFilter``:
-
-* **Identity.** Requests are keyed through the crawler's fingerprinter
-  (``REQUEST_FINGERPRINTER_CLASS``), as Scrapy's filter does. With
-  :class:`~scrapy_urlunify.Fingerprinter` (the add-on's) ``http://www.a.test/x/`` and
-  ``https://a.test/x`` are one request, in the crawl's scope, and the key is computed from the
-  identifier directly; another fingerprinter the project chose (scrapy-zyte-api's, scrapy-poet's,
-  its own) is called for each request, and its fingerprint decides. Only Scrapy's default
-  fingerprinter, left unchosen, is replaced by ours (``DUPEFILTER_CLASS`` alone unifies).
-* **Memory.** A seen URL costs its 8-byte key in an ordered hash table (9.5-11.9 bytes with
-  the table's slack) instead of a Python set entry of ~90-100 bytes, and nothing else per URL
-  (keys: :mod:`._keys`).
-* **JOBDIR.** Each new key is appended to ``<JOBDIR>/urlunify-seen.log`` with an unbuffered
-  write before the request is scheduled; a crawl killed at any moment resumes with exactly the
-  seen set it had (a torn last record is dropped), and schedules again, each downloaded once,
-  what it had scheduled but never fetched (:mod:`~scrapy_urlunify.integration.seen._resume`, which
-  keeps that bookkeeping and warns that Scrapy's ``requests.seen`` cannot be read). A request
-  Scrapy's disk queue lost (a full disk) closes the crawl as a JOBDIR write that fails does
-  (:meth:`DupeFilter.audit_queue`).
-* **Redirects.** A redirect whose target is the same page as a URL of its own redirect chain
-  (``http://site.test/`` -> ``https://www.site.test/``) is let through, where Scrapy's filter
-  drops it (scrapy#1225); ``REDIRECT_MAX_TIMES`` still ends a loop. The target counts as seen.
-* **Start URLs.** Requests with ``dont_filter=True`` (start URLs) are never filtered, but they
-  are recorded, so a later link back to a start page is not fetched again.
-* **Logging.** Scrapy's lines, on Scrapy's ``scrapy.dupefilters`` logger. ``DUPEFILTER_DEBUG``
-  logs every duplicate, followed by the URL it collided with when that is another URL (``- same
-  page as ...``); otherwise the first duplicate only. Stats: ``dupefilter/filtered`` (Scrapy's)
-  and ``urlunify/duplicates``.
+What it does beyond Scrapy's ``RFPDupeFilter`` (identities through the crawl's fingerprinter, 8
+bytes a URL, JOBDIR, redirects, start URLs, Scrapy's log lines): docs/stores.md, "In a crawl: the
+fingerprinter and the dupefilters". It is a thin adapter over the crawl's
+:class:`~scrapy_urlunify.integration.seen._seen.SeenCheck`.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
-"""``Fingerprinter``: request fingerprints built on the unicity identifier.
-
-Set ``REQUEST_FINGERPRINTER_CLASS = "scrapy_urlunify.Fingerprinter"`` (the add-on does,
-unless the project set its own) and every fingerprint user of Scrapy -- the dupefilter, the
-HTTP cache, scrapy-deltafetch, scrapy-crawl-once -- agrees that two URLs of one page are one
-request. It is also a base fingerprinter for the fingerprinters of other plugins: the add-on
-makes it scrapy-zyte-api's ``ZYTE_API_FALLBACK_REQUEST_FINGERPRINTER_CLASS`` and scrapy-poet's
-``SCRAPY_POET_REQUEST_FINGERPRINTER_BASE_CLASS``, so they keep their own distinctions and gain
-the URL unification.
-
-The fingerprint is the 16-byte BLAKE2b digest of the method, the request's identifier and its
-body (for every method: a GET search with a JSON body is another request, as in Scrapy). The
-identifier is ``identify(url)`` in the crawl's scope (so two scopes never share fingerprints);
-a request with ``meta["verbatim_url"]`` (Scrapy 2.17+: the URL is sent as written) is
-identified by its URL as written, in the scope. A URL the WHATWG parser rejects falls back to
-its own text, so it still gets a stable fingerprint.
+"""``Fingerprinter``: request fingerprints built on the unicity identifier
+(``REQUEST_FINGERPRINTER_CLASS = "scrapy_urlunify.Fingerprinter"``; the add-on sets it unless the
+project set its own): the 16-byte BLAKE2b digest of the method, the identifier and the body. It
+is also the base of scrapy-zyte-api's and scrapy-poet's fingerprinters (docs/stores.md, "In a
+crawl: the fingerprinter and the dupefilters").
 """
 
 from __future__ import annotations

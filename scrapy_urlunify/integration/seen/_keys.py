@@ -1,10 +1,6 @@
-"""Keys: the 64-bit integers a seen store keeps, derived from the crawl's request fingerprints.
-
-A seen store keeps 8 bytes per request, not a fingerprint object. With the add-on's
-``Fingerprinter`` (and no subclass of it that fingerprints more than the identifier) the key is
-computed from the request's identifier directly; another fingerprinter a project chose
-(scrapy-zyte-api's, scrapy-poet's, its own) is called for each request, and its fingerprint,
-hashed, is the key.
+"""Keys: the 64-bit integers a seen store keeps, derived from the crawl's request fingerprints
+(docs/architecture.md, "Names"): computed from a request's identifier directly with the add-on's
+``Fingerprinter``, or another fingerprinter's fingerprint, hashed (docs/stores.md).
 """
 
 from __future__ import annotations
@@ -124,7 +120,9 @@ class RequestKeys:
         )
 
     def _of_fingerprint(self, request: Request) -> int:
-        return foreign_key(self._request_fingerprinter.fingerprint(request))  # type: ignore[union-attr]
+        return foreign_key(
+            self._request_fingerprinter.fingerprint(request),  # type: ignore[union-attr]
+        )
 
     def of_url(self, url: str) -> int:
         """The key of a GET of ``url``; ``ValueError`` when it is not a URL a Request accepts."""

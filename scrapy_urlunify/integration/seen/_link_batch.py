@@ -1,40 +1,8 @@
-"""The links of one response checked and recorded in Redis in one round trip (a link batch).
-
-With a shared store (``URLUNIFY_STORE`` a Redis URL, or ``RedisDupeFilter``), the scheduler's
-``request_seen`` costs one round trip to Redis per link, and a documentation site yields a few
-hundred links per page, most of them seen already. :class:`LinkBatch` makes it one round trip
-per page: ``LinkMiddleware`` holds the spider output of a response (up to
-:data:`BATCH_LINKS` links, or its end), and one Lua script (``RedisSeenStore.add_batch``) adds
-every link's key, each atomically, answering which were new -- the same "new exactly once
-across processes" as one ``SADD`` per link. Then, in the order the spider yielded them:
-
-* a link that was seen is dropped, counted and logged as the dupefilter counts and logs it
-  (``dupefilter/filtered``, ``urlunify/duplicates``, ``DUPEFILTER_DEBUG`` lines,
-  ``request_dropped``), as the early drop of a memory or JOBDIR store does;
-* a new link goes on, its key *pre-recorded*: kept in this process until the scheduler's
-  ``request_seen`` takes it (:meth:`LinkBatch.take`), which then answers "new" without asking
-  Redis again. With ``JOBDIR`` its ``S`` record (scheduled) is written before it goes on, as
-  ``request_seen`` writes it, so a kill before the scheduler got it loses nothing: the resume
-  schedules it again;
-* items, and requests the batch does not check (``dont_filter``, ``meta["urlunify"] = False``,
-  redirects), keep their place among them.
-
-A pre-recorded key whose request never reaches the scheduler (another component dropped it
-on the way: a spider middleware below ``LinkMiddleware``, a ``request_scheduled`` handler) is
-recorded in Redis without a request to fetch its page: once the request object is gone
-(garbage-collected unscheduled), or when the crawl closes, the key is removed from the set
-again (``SREM``, inside the next batch's script, on ``spider_idle``, or at close), so a later
-link to the page fetches it. Stats: ``urlunify/redis/link_batches`` (round trips), and
-``urlunify/redis/released`` (keys removed that way).
-
-A store that fails during a batch closes the crawl as ``request_seen`` does
-(``urlunify_store_error`` or ``urlunify_store_unavailable``): nothing of that batch counts as
-seen, its requests go on to the scheduler, which queues them marked "unrecorded, in doubt"
-(the batch's script may have run without its reply arriving) with the call they belong to: the
-run that resumes them asks Redis what that call answered (every call stamps its reply in the
-set's owners hash), fetches those it added and those it never checked, and skips those it found
-seen. A failed ``S`` write (disk full under ``JOBDIR``) removes from Redis the keys of
-the requests it could not log.
+"""The links of one response checked and recorded in Redis in one round trip (a *link batch*,
+:class:`LinkBatch`), instead of one round trip per link at the scheduler (docs/stores.md, "Redis",
+"Speed: one round trip per page"): a seen link is dropped as the dupefilter would drop it, a new
+one goes on with its key pre-recorded for the scheduler's ``request_seen``, and a batch that fails
+queues its requests "in doubt" for the run that resumes them (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -106,8 +74,9 @@ class LinkBatch:
     def output(
         self, handler: LinkHandler, after: Any, response: Response | None, result: Iterable[Any]
     ) -> Iterator[Any]:
-        """The link middleware's ``process_spider_output`` with the links checked in batches; ``after``:
-        what the known middlewares after it do to a request (a :class:`~.downstream.Downstream`)."""
+        """The link middleware's ``process_spider_output`` with the links checked in batches;
+        ``after``: what the known middlewares after it do to a request (a
+        :class:`~scrapy_urlunify.integration.links._downstream.Downstream`)."""
         held = _Held(self, handler, after, response)
         try:
             for o in result:

@@ -1,42 +1,8 @@
-"""``RedisDupeFilter``: :class:`~scrapy_urlunify.DupeFilter` with its seen set in Redis.
-
-Every crawler process of a scope shares one "already seen" set, so a page is fetched once by
-the whole fleet. It works under scrapy-redis's scheduler::
-
-    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
-    DUPEFILTER_CLASS = "scrapy_urlunify.RedisDupeFilter"
-
-and under Scrapy's own scheduler (each process keeps its own queue, and skips what any
-process has scheduled).
-
-Settings:
-
-* ``URLUNIFY_STORE``: a ``redis://[:password@]host:port/db`` (``rediss://``, ``unix://``) URL,
-  or ``redis+cluster://host:port,...`` for a Redis Cluster (the keys hash-tagged:
-  ``docs/stores.md``, "Redis Cluster"); otherwise the connection is scrapy-redis's
-  (``REDIS_URL``, ``REDIS_HOST``/``REDIS_PORT``, ``REDIS_PARAMS``, whose ``redis_cls`` may be
-  ``redis.cluster.RedisCluster``).
-* ``URLUNIFY_REDIS_KEY`` (default ``"urlunify:%(scope)s"``): the seen set is
-  ``<key>:seen``; the scope is ``URLUNIFY_SCOPE``, by default the spider's name (the
-  instance's: ``spider.name``).
-* ``SCHEDULER_DUPEFILTER_KEY`` (scrapy-redis's, e.g. ``"%(spider)s:dupefilter"``): when set, the
-  seen set's key instead, ``%(spider)s`` being ``spider.name`` as in scrapy-redis.
-* ``URLUNIFY_REDIS_TIMEOUT`` (default 10 s): connect/reply timeout of a ``URLUNIFY_STORE`` URL.
-* ``URLUNIFY_REDIS_UNAVAILABLE_TIMEOUT`` (default 60 s): how long a call waits through an
-  outage (blocking the crawl) before the crawl fails with ``StoreUnavailable``; see
-  :mod:`scrapy_urlunify.stores.redis_seen`.
-
-With scrapy-redis's scheduler, ``SCHEDULER_PERSIST = False`` (its default) deletes the seen set
-when the crawl closes, and ``SCHEDULER_FLUSH_ON_START`` when it opens: both call
-:meth:`~RedisDupeFilter.clear`. :meth:`close` never deletes it (Scrapy's scheduler calls
-``close`` at the end of every crawl, and the set is shared). Stats: ``urlunify/redis/retries``
-and ``urlunify/redis/outages``. With ``LinkMiddleware`` (the add-on), the links of a response are
-checked in one round trip before they reach the scheduler (:mod:`._link_batch`; stat
-``urlunify/redis/link_batches``).
-
-scrapy-redis's API works too: ``RedisDupeFilter(server, key, debug=False)`` and
-``from_settings(settings)`` (a one-time ``dupefilter:<timestamp>`` key, deleted by :meth:`close`
-as scrapy-redis does), the ``server`` and ``key`` attributes, ``request_fingerprint()``.
+"""``RedisDupeFilter``: :class:`~scrapy_urlunify.DupeFilter` with its seen set in Redis, shared by
+every crawler process of a scope, under scrapy-redis's scheduler or Scrapy's own, and a drop-in
+for scrapy-redis's ``RFPDupeFilter`` (docs/stores.md, "In a crawl: the fingerprinter and the
+dupefilters"; the seen set itself, its outages and its keys on a Redis Cluster: docs/stores.md,
+"Redis").
 """
 
 from __future__ import annotations
@@ -60,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class RedisDupeFilter(DupeFilter):
-    """:class:`DupeFilter` whose seen set is a Redis SET shared by every process of the scope."""
+    """:class:`DupeFilter` whose seen set is in Redis, shared by every process of the scope."""
 
     urlunify_role = "redis_dupefilter"
 
@@ -93,7 +59,8 @@ class RedisDupeFilter(DupeFilter):
 
     @property
     def key(self) -> str:
-        """The Redis key of the seen set (scrapy-redis's name; :meth:`request_key` keys requests)."""
+        """The Redis key of the seen set (scrapy-redis's name; :meth:`request_key` keys
+        requests)."""
         return self.store.key  # type: ignore[attr-defined,no-any-return]
 
     @classmethod

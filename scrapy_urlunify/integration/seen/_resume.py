@@ -1,38 +1,10 @@
-"""Resuming a crawl that was killed: nothing fetched twice, nothing lost.
+"""Resuming a crawl that was killed: nothing fetched twice, nothing lost (docs/reliability.md,
+"What a JOBDIR job keeps, and in which order").
 
-Scrapy's ``JOBDIR`` saves the scheduler's queue state when the crawl closes. A crawl killed
-hard (SIGKILL, OOM killer, power cut of the container) never closes: on resume, Scrapy
-restores a stale queue or none at all, while every request it had scheduled is already in the
-seen set. Those pages would never be fetched (with Scrapy's own dupefilter as with ours), and
-the start URLs, which Scrapy schedules with ``dont_filter=True``, would be fetched again.
-
-:class:`ResumeLog` closes that gap. Beside the seen set it appends to
-``<JOBDIR>/urlunify-requests.log``, with an unbuffered write each:
-
-* ``S`` + fingerprint + the pickled request (``Request.to_dict``, as Scrapy's disk queue
-  stores it) when a request is scheduled for the first time;
-* ``D`` + fingerprint when its response has been handled: every request its callback yielded
-  has gone through the scheduler (and was logged ``S`` if new) and every item has left the item
-  pipelines (:class:`ResumeDoneMiddleware`; without it, when the response arrives); and for each URL
-  of a redirect chain that led to another page;
-* ``O`` when a run opens the job, ``C`` when it closes cleanly (Scrapy then saved its own queue).
-  A run whose store failed (a write error, Redis) never writes ``C``.
-
-When the log does not end with ``C``, the previous run was killed: the requests scheduled but
-never answered (``S`` without ``D``) are scheduled again, and :class:`ResumeMiddleware` (a
-downloader middleware, enabled by the add-on) makes sure each is downloaded once: it drops a
-request whose response arrived before the kill, and a second copy of a re-scheduled request.
-Retries and redirects of a request pass, as always.
-
-Scrapy's own saved queue (``<JOBDIR>/requests.queue``) cannot be trusted after a kill: its state
-is written at close only, and a queue file cut short by the kill makes Scrapy's scheduler fail
-on resume (``struct.error`` in queuelib). After a crash it is moved aside to
-``requests.queue.killed-<time>`` (kept for inspection, never read) before the scheduler opens it;
-the log above holds everything it held. The same happens when its ``active.json`` is not valid
-JSON (a kill while Scrapy wrote it).
-
-A request that cannot be pickled (a callback that is not a spider method) cannot be
-re-scheduled; it is counted in ``urlunify/resume/unserializable`` and a warning is logged.
+:class:`ResumeLog` appends to ``<JOBDIR>/urlunify-requests.log`` an ``S`` record (the pickled
+request) when a request is first scheduled, a ``D`` when its page is done, an ``O`` and a ``C``
+when a run opens and closes cleanly. A run that finds no ``C`` schedules again every ``S`` without
+a ``D``, after moving Scrapy's own saved queue aside (it cannot be trusted after a kill).
 """
 
 from __future__ import annotations

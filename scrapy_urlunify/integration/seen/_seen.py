@@ -1,12 +1,10 @@
-"""What a crawl records as seen (:class:`SeenKeys`), and the scheduler's question "seen?" asked of
-it (:class:`SeenCheck`): the two halves of the dupefilter (docs/stores.md).
+"""What a crawl records as seen (:class:`SeenKeys`: the seen store with the crawl's keys and its
+JOBDIR resume log), and the scheduler's question "seen?" asked of it (:class:`SeenCheck`): the two
+halves of the dupefilter (docs/stores.md, "In a crawl: the fingerprinter and the dupefilters").
 
-:class:`SeenKeys` is the seen store with the crawl's keys and its JOBDIR resume log: a request
-recorded as scheduled, a page recorded without a request (a declared canonical, the other
-spellings of a page a learned rule merged), a request done. The learning session and probation
-use it, and :class:`SeenCheck` on top of it answers the scheduler: a redirect back to its own
-page is let through, a request merged by a learned rule on probation may be fetched anyway, a
-store that fails queues the request unrecorded and closes the crawl.
+The learning session and probation record pages through :class:`SeenKeys` too. :class:`SeenCheck`
+lets a redirect back to its own page through, may fetch anyway a request a rule on probation
+merged, and queues a request unrecorded when the store fails.
 """
 
 from __future__ import annotations
@@ -53,7 +51,8 @@ dupes_logger = logging.getLogger("scrapy.dupefilters")
 
 
 class SeenKeys:
-    """The seen store, keyed by the crawl's :class:`~.RequestKeys`, with its JOBDIR resume log."""
+    """The seen store, keyed by the crawl's
+    :class:`~scrapy_urlunify.integration.seen._keys.RequestKeys`, with its JOBDIR resume log."""
 
     def __init__(
         self,
