@@ -7,7 +7,7 @@ import logging
 import pytest
 import pytest_twisted
 from demo_crawl import ADDON, ConfiguredSpider, crawl
-from scrapy import FormRequest, Request
+from scrapy import FormRequest, Request, signals
 from w3lib.url import safe_url_string
 
 from scrapy_urlunify import standardize
@@ -313,7 +313,48 @@ def test_a_middleware_after_the_link_middleware_sees_every_duplicate(site, caplo
     assert [
         r.getMessage() for r in caplog.records if "left to the scheduler" in r.getMessage()
     ] == [
-        f"Known duplicate links are left to the scheduler: spider middleware {__name__}.CountingSpiderMiddleware "
-        "comes after LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's to let "
-        "LinkMiddleware drop them first."
+        f"Known duplicate and offsite links are left to the scheduler: {__name__}.CountingSpiderMiddleware "
+        "would not see them (a spider middleware after LinkMiddleware: give it a priority above "
+        "LinkMiddleware's to let LinkMiddleware drop them first)"
     ]
+
+
+class SchedulingRecorder:
+    """A project's extension that records every request the engine gets (request_scheduled)."""
+
+    def __init__(self, crawler):  # type: ignore[no-untyped-def]
+        self.requests: list[str] = []
+        crawler.signals.connect(self.scheduled, signal=signals.request_scheduled)
+
+    @classmethod
+    def from_crawler(cls, crawler):  # type: ignore[no-untyped-def]
+        return cls(crawler)
+
+    def scheduled(self, request, spider=None):  # type: ignore[no-untyped-def]
+        SchedulingRecorder.seen.append(request.url)
+
+    seen: list[str] = []
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_request_scheduled_receiver_sees_every_request_as_in_plain_scrapy(site):
+    """A ``request_scheduled`` receiver of the project's gets every request the spider's output
+    hands the engine, duplicates too, as in plain Scrapy (the scheduler drops them after the
+    signal): with one, known duplicates are left to the scheduler instead of dropped early."""
+    SchedulingRecorder.seen = []
+    server = DemoServer(site).start()
+    try:
+        result = yield crawl(
+            server,
+            site,
+            {**ADDON, "EXTENSIONS": {f"{__name__}.SchedulingRecorder": 0}},
+            ConfiguredSpider,
+        )
+    finally:
+        yield server.stop()
+    stats = result.stats
+    assert stats["dupefilter/filtered"] > 0
+    # every request the scheduler was given was seen by the receiver: the duplicates included
+    assert (
+        len(SchedulingRecorder.seen) == stats["scheduler/enqueued"] + stats["dupefilter/filtered"]
+    )

@@ -41,6 +41,7 @@ class Downstream:
         stats: UnifyStats,
         middlewares: tuple[Any, ...],
         offsite: Any = None,
+        listeners: tuple[str, ...] = (),
     ) -> None:
         self.crawler = crawler
         self.stats = stats
@@ -64,6 +65,9 @@ class Downstream:
             ):
                 cls = type(mw)
                 self.unknown.append(f"{cls.__module__}.{cls.__qualname__}")
+        # a request_scheduled receiver of the project's sees every request the engine gets, a
+        # duplicate too (the scheduler drops it after the signal): it would miss those dropped here
+        self.unknown += [f"{name} (it receives request_scheduled)" for name in listeners]
         self.maxdepth = self.depth.maxdepth if self.depth is not None else 0
         self.early_drop = not self.unknown
         #: Scrapy's OffsiteMiddleware, when it may drop offsite links here (see _offsite_here)
@@ -79,7 +83,8 @@ class Downstream:
         a crawl, or before the engine has its middlewares)."""
         middlewares = spider_middlewares(crawler) or ()
         after = middlewares[: middlewares.index(middleware)] if middleware in middlewares else ()
-        return cls(crawler, stats, after, _offsite_here(crawler))
+        offsite = offsite_middleware(crawler)
+        return cls(crawler, stats, after, offsite, _scheduled_listeners(crawler, offsite))
 
     def drops_itself(self, request: Request, response: Response | None) -> bool:
         """A later middleware drops ``request`` (and counts it its own way): too long, too deep."""
@@ -126,27 +131,19 @@ class Downstream:
         return request
 
 
-def _offsite_here(crawler: Crawler) -> Any:
-    """The crawl's ``OffsiteMiddleware`` (Scrapy's own), when an offsite link may be dropped by
-    the link middleware rather than when the engine schedules it: nothing else listens to
-    ``request_scheduled`` but components that declare a request the offsite filter drops none of
-    their business (``urlunify_link_safe``: the add-on's dupefilter, which records
-    ``dont_filter`` requests, never offsite; the done middlewares of resume and of the reliable
-    queue, which track what reached them; the dequeue check, which stamps what it will judge)."""
-    offsite = offsite_middleware(crawler)
-    if offsite is None:
-        return None
+def _scheduled_listeners(crawler: Crawler, offsite: Any) -> tuple[str, ...]:
+    """The receivers of ``request_scheduled`` that would see a link dropped here missing: any
+    but Scrapy's ``OffsiteMiddleware`` (asked here, see :meth:`Downstream.drops_offsite`) and
+    the components that declare a request dropped before the scheduler none of their business
+    (``urlunify_link_safe``: the add-on's dupefilter, which records ``dont_filter`` requests;
+    the done middlewares of resume and of the reliable queue, which track what reached them; the
+    dequeue check, which stamps what it will judge)."""
+    names = []
     for owner in receiver_owners(crawler, signals.request_scheduled):
         if owner is not offsite and not getattr(owner, LINK_SAFE, False):
             cls = type(owner)
-            logger.info(
-                "Offsite links are left to Scrapy's OffsiteMiddleware when they are scheduled: "
-                "%s.%s listens to request_scheduled and would not see them",
-                cls.__module__,
-                cls.__qualname__,
-            )
-            return None
-    return offsite
+            names.append(f"{cls.__module__}.{cls.__qualname__}")
+    return tuple(dict.fromkeys(names))
 
 
 def link_depth(request: Request, response: Response) -> int:

@@ -222,9 +222,9 @@ class LinkMiddleware(BaseSpiderMiddleware):
         after = Downstream.of(self.crawler, self.stats, self)
         if after.unknown:
             logger.info(
-                "Known duplicate links are left to the scheduler: spider middleware %s comes after "
-                "LinkMiddleware and would not see them. Give it a priority above LinkMiddleware's "
-                "to let LinkMiddleware drop them first.",
+                "Known duplicate and offsite links are left to the scheduler: %s would not see "
+                "them (a spider middleware after LinkMiddleware: give it a priority above "
+                "LinkMiddleware's to let LinkMiddleware drop them first)",
                 ", ".join(after.unknown),
             )
         self.downstream = after

@@ -91,6 +91,7 @@ class Probation:
             bytes, RuleKey
         ] = {}  # entry id -> rule of a sample awaiting its verdict
         self._restored_entries = kept_store.entries()
+        self._closed = False
         self._warned_unpicklable = False
         #: agreeing verdicts that confirm a rule (URLUNIFY_LEARN_PROBATION_SAMPLES)
         self.samples_needed = samples_needed
@@ -503,6 +504,11 @@ class Probation:
             return None
 
     def close(self) -> None:
+        """Close the kept store (once: the scheduler closes it first, the learning session at
+        the spider's close)."""
+        if self._closed:
+            return
+        self._closed = True
         self.faults.count_outages(self.kept_store)
         self.kept_store.close()
 

@@ -518,6 +518,10 @@ class SeenCheck:
                 )
         self.faults.count_outages(self.store)
         self.store.close()
+        if self.probation is not None:
+            # its JOBDIR file is this check's too: a scheduler built and closed alone (Scrapy's
+            # own tests) must leave the job to the next one; nothing keeps a request after it
+            self.probation.close()
 
     def log(self, request: Request, spider: Spider | None) -> None:
         """A duplicate dropped: Scrapy's stat and log line (``DUPEFILTER_DEBUG``: every one, with
