@@ -131,15 +131,15 @@ class Candidates:
             self._evidence.move_to_end(key)
         return ev
 
-    def open_params(self) -> dict[tuple[str, str], int]:
-        """``(host, name) -> pairs`` of the parameter candidates no counter-example blocked
-        (their pages with two values, or with and without the parameter, had one text): what
-        the learner has not adopted (yet), and the fetches each would have saved."""
+    def open_params(self, minimum: int) -> list[tuple[str, str, int]]:
+        """``(host, name, pairs)`` of the parameter candidates no counter-example blocked
+        (their pages with two values, or with and without the parameter, had one text), with
+        at least ``minimum`` pairs: each a fetch a rule would have saved."""
         found: dict[tuple[str, str], int] = {}
         for (kind, host, name), ev in self._evidence.items():
             if kind in (PARAM, PRESENCE) and not self.is_blocked(PARAM, host, name):
                 found[host, name] = found.get((host, name), 0) + ev.pairs
-        return found
+        return [(host, name, n) for (host, name), n in found.items() if n >= minimum]
 
     def has(self, key: RuleKey) -> bool:
         """Whether there is evidence toward ``key``."""

@@ -167,8 +167,7 @@ class Learner:
 
     @property
     def unstable(self) -> tuple[str, ...]:
-        """URLs seen twice with different signatures (at most 1,000), in order: their pairs
-        are neither evidence nor counter-examples."""
+        """URLs seen twice with different signatures (at most 1,000): not evidence."""
         return tuple(self._unstable.log)
 
     def counter_examples(self) -> list[CounterExample]:
@@ -176,15 +175,10 @@ class Learner:
         return self._candidates.counter_examples()
 
     def hints(self, minimum: int = 3) -> list[tuple[str, str, int]]:
-        """``(host, name, pairs)`` of the parameters that looked irrelevant but were not
-        learned (too little independent evidence, or only pages with and without them: the
-        default-value trap), most costly first: at least ``minimum`` pairs of pages, each a
-        fetch a rule would have saved; for the user to decide."""
-        found = [
-            (host, name, pairs)
-            for (host, name), pairs in self._candidates.open_params().items()
-            if pairs >= minimum and not covered(self._rules, PARAM, host, name)
-        ]
+        """The parameters that looked irrelevant but were not learned (too little evidence, or
+        the default-value trap), most costly first: :meth:`Candidates.open_params`."""
+        found = self._candidates.open_params(minimum)
+        found = [h for h in found if not covered(self._rules, PARAM, h[0], h[1])]
         return sorted(found, key=lambda h: (-h[2], h[0], h[1]))
 
     def is_blocked(self, kind: str, host: str, name: str) -> bool:
@@ -193,23 +187,17 @@ class Learner:
         subdomains (a rule would cover them)."""
         return self._candidates.is_blocked(kind, host, name)
 
+    # the rules as settings (rule_settings says how)
     def ignore_params(self) -> dict[str, list[str]]:
-        """The parameter rules as an ``ignore_params`` dict ``{host: [names]}`` (names escaped
-        so that ``fnmatch`` characters match literally): parameters ignored for identity."""
         return rule_settings.ignore_params(self._rules)
 
     def path_prefixes(self) -> dict[str, list[str]]:
-        """The path rules as an ``ignore_path_prefixes`` dict ``{host: [leading segments]}``."""
         return rule_settings.path_prefixes(self._rules)
 
     def domain_aliases(self) -> list[list[str]]:
-        """The alias rules as ``domain_aliases`` groups, canonical host first (chains
-        ``c -> b -> a`` resolved into one group)."""
         return rule_settings.domain_aliases(self._rules)
 
     def settings_snippet(self) -> str:
-        """The rules as Scrapy settings to paste into a project (see
-        ``rule_settings.settings_snippet``)."""
         return rule_settings.settings_snippet(self._rules)
 
     # -- observing ---------------------------------------------------------------------------

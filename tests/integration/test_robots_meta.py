@@ -195,13 +195,13 @@ def test_with_the_setting_off_every_link_is_followed():  # type: ignore[no-untyp
 @pytest_twisted.inlineCallbacks
 def test_a_site_whose_start_page_declares_nofollow_is_crawled_whole(caplog):  # type: ignore[no-untyped-def]
     """Crawled on purpose (a staging site, an intranet): the start page's links are followed,
-    and so are those of the host's other pages, with one WARNING naming the host and the setting."""
+    and so are those of the host's other pages, with one INFO line naming the host and the setting."""
     caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.links._robots_meta")
     fetched, stats, _ = yield crawl("/closed/", {})
     assert fetched == {"/closed/", "/closed/1", "/closed/2"}
     assert "urlunify/filtered/nofollow" not in stats
     logged = [r for r in caplog.records if r.name.endswith("robots_meta")]
-    assert [r.levelno for r in logged] == [logging.WARNING], [r.getMessage() for r in logged]
+    assert [r.levelno for r in logged] == [logging.INFO], [r.getMessage() for r in logged]
     warning = logged[0].getMessage()
     assert "127.0.0.1" in warning
     assert "URLUNIFY_ROBOTS_NOFOLLOW" in warning

@@ -84,7 +84,15 @@ class Downstream:
         middlewares = spider_middlewares(crawler) or ()
         after = middlewares[: middlewares.index(middleware)] if middleware in middlewares else ()
         offsite = offsite_middleware(crawler)
-        return cls(crawler, stats, after, offsite, _scheduled_listeners(crawler, offsite))
+        downstream = cls(crawler, stats, after, offsite, _scheduled_listeners(crawler, offsite))
+        if downstream.unknown:
+            logger.info(
+                "Known duplicate and offsite links are left to the scheduler: %s would not see "
+                "them (a spider middleware after LinkMiddleware: give it a priority above "
+                "LinkMiddleware's to let LinkMiddleware drop them first)",
+                ", ".join(downstream.unknown),
+            )
+        return downstream
 
     def drops_itself(self, request: Request, response: Response | None) -> bool:
         """A later middleware drops ``request`` (and counts it its own way): too long, too deep."""

@@ -219,15 +219,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
 
     def _chain_downstream(self) -> Downstream:
         """The spider middlewares after this one in the output chain, once the engine has them."""
-        after = Downstream.of(self.crawler, self.stats, self)
-        if after.unknown:
-            logger.info(
-                "Known duplicate and offsite links are left to the scheduler: %s would not see "
-                "them (a spider middleware after LinkMiddleware: give it a priority above "
-                "LinkMiddleware's to let LinkMiddleware drop them first)",
-                ", ".join(after.unknown),
-            )
-        self.downstream = after
+        self.downstream = after = Downstream.of(self.crawler, self.stats, self)
         return after
 
     # With a shared store (Redis), a response's links are checked in one round trip, not one
