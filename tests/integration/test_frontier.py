@@ -89,15 +89,10 @@ def test_a_penalised_pattern_recovers_when_its_pages_are_new_again():
     assert late.priority == -200  # nothing new: level 2
     for url in logins[10:20]:
         frontier.fetched(Request(url), new=True)
-    poor = Request(logins[21])
-    frontier.schedule(poor, home)
-    assert poor.priority == -100  # new pages now, but none of them yielded a new link: level 1
-    for url in logins[20:30]:
-        frontier.fetched(Request(url), new=True)
-        frontier.schedule(Request(url + "&next=1"), page(url))
     again = Request(logins[31], priority=5)
     frontier.schedule(again, home)
-    assert again.priority == 5  # recovered; a request's own priority is kept
+    # new pages now, even if they link to nothing new: recovered; its own priority is kept
+    assert again.priority == 5
     # a start request is never penalised
     for url in logins[40:50]:
         frontier.fetched(Request(url), new=False)
@@ -120,20 +115,30 @@ def test_a_redirected_response_counts_for_the_pattern_it_was_scheduled_with():
     assert (random_page.priority, article.priority) == (-200, 0)
 
 
-def test_a_link_of_a_penalised_pattern_is_not_a_new_link():
+def test_new_content_is_never_pushed_back_and_a_listing_is_worth_what_it_leads_to():
+    """Novelty is new content: a pattern whose pages are new is never pushed back, whatever its
+    links; a pattern whose pages repeat each other (a pager's twins) keeps its place while its
+    links lead to new pages, and goes back once they do not."""
     frontier = Frontier(UnifyStats(None), 100)
     home = page("http://s.test/")
-    for i in range(9):
-        frontier.schedule(Request(f"http://s.test/login?returnto=p{i}"), home)
-    for i in range(5):
-        frontier.fetched(Request(f"http://s.test/login?returnto=p{i}"), new=False)
-    for n in range(5):  # new pages whose only new link is a log-in link (a penalised pattern)
-        doc = f"http://s.test/doc/{n}"
-        frontier.fetched(Request(doc), new=True)
-        frontier.schedule(Request(f"http://s.test/login?returnto=doc{n}"), page(doc))
-    later = Request("http://s.test/doc/99")
+    for n in range(6):  # articles: new pages that link nowhere new
+        frontier.fetched(Request(f"http://s.test/wiki/A{n}"), new=True)
+    article = Request("http://s.test/wiki/A99")
+    frontier.schedule(article, home)
+    assert article.priority == 0
+    for n in range(6):  # listing twins (one text), each leading to a new article
+        listing = f"http://s.test/list?page={n}"
+        frontier.fetched(Request(listing), new=False)
+        linked = Request(f"http://s.test/post/{n}", headers={"Referer": listing})
+        frontier.fetched(linked, new=True)
+    listing = Request("http://s.test/list?page=99")
+    frontier.schedule(listing, home)
+    assert listing.priority == 0  # worth the posts it led to
+    for n in range(6, 40):  # twins whose links lead to nothing new
+        frontier.fetched(Request(f"http://s.test/list?page={n}"), new=False)
+    later = Request("http://s.test/list?page=100")
     frontier.schedule(later, home)
-    assert later.priority == -100
+    assert later.priority == -200
 
 
 def test_a_pattern_without_evidence_of_its_own_takes_its_coarser_patterns_level():

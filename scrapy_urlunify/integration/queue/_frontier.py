@@ -53,25 +53,26 @@ def scheduled_url(request: Request) -> str:
 class _Yield:
     """One URL pattern's recent responses, and its penalty level."""
 
-    __slots__ = ("announced", "level", "linked", "new", "pattern", "responses")
+    __slots__ = ("announced", "led", "level", "new", "pattern", "responses")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self.responses = 0
+        #: its responses that were new pages (new content: not a page fetched before)
         self.new = 0
-        self.linked = 0
+        #: new pages its responses' links led to (a listing is worth its articles)
+        self.led = 0
         self.level = 0
         #: penalised once already (logged and counted once)
         self.announced = False
 
     def judge(self) -> int:
         """The pattern's level from its counts: 2 when fewer than a quarter of its responses
-        were new pages, else 1 when fewer than a quarter yielded new links, else 0."""
+        were new pages and their links led to fewer new pages than that, else 0: a pattern
+        whose pages are new content, or lead to it, is never pushed back."""
         if self.responses < FLOOR:
             return 0
-        if 4 * self.new < self.responses:
-            return 2  # mostly duplicate pages, exact or near
-        return 1 if 4 * self.linked < self.responses else 0  # new pages that lead nowhere new
+        return 2 if 4 * self.new < self.responses and 4 * self.led < self.responses else 0
 
 
 class Frontier:
@@ -84,9 +85,6 @@ class Frontier:
         self.penalty = penalty
         self.patterns = patterns if patterns is not None else URLPatterns()
         self._yields: OrderedDict[str, _Yield] = OrderedDict()
-        #: (response, the counts of its pattern and coarser pattern, whether it yielded a new
-        #: link yet): the page whose links are being scheduled (its links come in a row)
-        self._page: tuple[object, tuple[_Yield, _Yield | None] | None, bool] = (None, None, False)
         #: open question -> {id(request): when it left the scheduler}: the requests asking it
         self._testing: dict[str, dict[int, float]] = {}
         #: id(request) -> the questions it asks
@@ -112,31 +110,10 @@ class Frontier:
         return self._yield(pattern), self._yield(coarse) if coarse is not None else None
 
     def schedule(self, request: Request, response: Response | None) -> None:
-        """``request``, a link of ``response`` (None: a start request), goes to the scheduler:
-        the link counts for ``response``'s patterns unless its own is penalised, and the
-        request's priority drops by its own pattern's penalty (its coarser pattern's while it
-        has fewer than :data:`FLOOR` responses)."""
+        """``request`` goes to the scheduler: its priority drops by its own pattern's penalty
+        (its coarser pattern's while it has fewer than :data:`FLOOR` responses)."""
         entry, coarse = self._entries(request.url)
         level = entry.level if entry.responses >= FLOOR or coarse is None else coarse.level
-        if response is None:
-            return
-        page = self._page
-        if page[0] is not response:
-            page = self._page = (
-                response,
-                self._entries(
-                    scheduled_url(response.request)
-                    if response.request is not None
-                    else response.url
-                ),
-                False,
-            )
-        if not page[2] and not level and page[1] is not None:
-            for origin in page[1]:
-                if origin is not None:
-                    origin.linked = min(origin.linked + 1, origin.responses)
-                    self._judge(origin)
-            self._page = (response, page[1], True)
         if level:
             request.priority -= level * self.penalty
             self.stats.inc("frontier/deprioritised")
@@ -201,17 +178,24 @@ class Frontier:
 
     def fetched(self, request: Request, new: bool) -> None:
         """A 2xx response of ``request`` was judged: a new page, or not (a duplicate or
-        near-duplicate page, or its own page again)."""
+        near-duplicate page, or its own page again). A new page also counts for the patterns
+        of the page that linked to it (its ``Referer``)."""
         for entry in self._entries(scheduled_url(request)):
             if entry is None:
                 continue
             if entry.responses >= WINDOW:
                 entry.responses //= 2
                 entry.new //= 2
-                entry.linked //= 2
+                entry.led //= 2
             entry.responses += 1
             entry.new += new
             self._judge(entry)
+        referer = request.headers.get(b"Referer") if new else None
+        if referer:
+            for origin in self._entries(referer.decode("latin-1")):
+                if origin is not None:
+                    origin.led = min(origin.led + 1, origin.responses)
+                    self._judge(origin)
 
     def _judge(self, entry: _Yield) -> None:
         level = entry.judge()
@@ -223,21 +207,21 @@ class Frontier:
             entry.announced = True
             self.stats.inc("frontier/penalised")
             logger.info(
-                "URL pattern %s brings little new (%d new pages and %d responses with new links "
-                "in its last %d responses): its requests go after the others from now on "
+                "URL pattern %s brings little new (%d new pages in its last %d responses, whose "
+                "links led to %d new pages): its requests go after the others from now on "
                 "(priority -%d)",
                 pattern,
                 entry.new,
-                entry.linked,
                 entry.responses,
+                entry.led,
                 level * self.penalty,
             )
         else:
             logger.debug(
-                "URL pattern %s: level %d (%d new pages, %d linking, %d responses)",
+                "URL pattern %s: level %d (%d new pages, %d led to, %d responses)",
                 pattern,
                 level,
                 entry.new,
-                entry.linked,
+                entry.led,
                 entry.responses,
             )
