@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +57,9 @@ logger = logging.getLogger(__name__)
 NEAR_BATCH = 100
 #: the longest a process waits before it reads the records other processes wrote
 NEAR_SYNC_SECONDS = 5.0
-_FAILED = object()  # what a failed signature index answers: no verdict, the page passes as new
+_FAILED = object()
+#: the tree of Scrapy's selector of a response (built on first use, then the spider's too)
+_ROOT = attrgetter("selector.root")  # what a failed signature index answers: no verdict, the page passes as new
 
 
 class PageChecks:
@@ -154,7 +158,7 @@ class PageChecks:
             _content_type(response),
             decoded,
             self.max_bytes,
-            (lambda: response.selector.root) if isinstance(response, HtmlResponse) else None,
+            partial(_ROOT, response) if isinstance(response, HtmlResponse) else None,
         )
         request.meta[SIGNATURE_META] = (
             sig.hex()
