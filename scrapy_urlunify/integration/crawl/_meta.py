@@ -37,8 +37,8 @@ PROBATION_META = "urlunify_probation"
 POLICY_META = "urlunify_policy"
 #: a request scheduled again at resume (its seen key was recorded by the killed run)
 RESUMED_META = "urlunify_resumed"
-#: a request the frontier held back once and scheduled again: its seen key (recorded already,
-#: so the dupefilter lets that key through once more; a redirect of it has another key)
+#: a request the frontier held back once and scheduled again: its URL (recorded already, so
+#: the dupefilter lets that URL through once more; a redirect of it has another URL)
 HELD_META = "urlunify_held"
 #: a request queued while the store was unavailable: True, or "doubt" when its own store call
 #: was cut off (Redis may have recorded it without answering)

@@ -59,7 +59,9 @@ NEAR_BATCH = 100
 NEAR_SYNC_SECONDS = 5.0
 _FAILED = object()
 #: the tree of Scrapy's selector of a response (built on first use, then the spider's too)
-_ROOT = attrgetter("selector.root")  # what a failed signature index answers: no verdict, the page passes as new
+_ROOT = attrgetter(
+    "selector.root"
+)  # what a failed signature index answers: no verdict, the page passes as new
 
 
 class PageChecks:

@@ -133,11 +133,12 @@ class DequeueMiddleware:
         logger.debug(
             "Held back: %s (it would test a candidate rule other requests are testing)", request.url
         )
-        # scheduled again, and let through by the dupefilter for its own key only: a redirect
-        # of it (which copies its meta) is checked as any request is
+        # scheduled again, and let through by the dupefilter for its own URL only (a rule
+        # learned meanwhile may change its key): a redirect of it, which copies its meta, is
+        # checked as any request is
         return request.replace(
             priority=request.priority - frontier.penalty,
-            meta={**meta, HELD_META: seen.key_of(request)},
+            meta={**meta, HELD_META: request.url},
         )
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:

@@ -341,8 +341,7 @@ class SeenCheck:
     def _seen(self, request: Request) -> bool:
         # the store calls are guarded here without faults.guarded(): its closure would cost every
         # scheduled request, and a failure queues the request unrecorded rather than answering
-        held = request.meta.get(HELD_META)
-        if held is not None and held == self.seen.key_of(request):
+        if request.meta.get(HELD_META) == request.url:
             return False  # held back once by the frontier: scheduled, and recorded, before
         pre_recorded = self.pre_recorded
         if (
