@@ -116,3 +116,42 @@ def test_a_full_scheduler_queue_closes_the_crawl_with_a_reason_and_the_resume_fe
         assert final.returncode == 0, final.stderr[-3000:]
         assert final.stats["finish_reason"] == "finished"
         assert sorted(site.lost()) == []
+
+
+def test_a_full_disk_under_any_store_ends_the_done_records(tmp_path):
+    """A kept request (a rule on probation's) that cannot be written to a full disk must not be
+    lost: from then on no page is marked done, so the run that resumes fetches again the page
+    whose link it was, and meets the link again. Before, only the seen set's own write failures
+    stopped the done records."""
+    from scrapy import Request, Spider
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_urlunify.integration.crawl._build import UnifyCrawl
+    from scrapy_urlunify.stores import REQUESTS_FILENAME
+
+    with tmpfs(tmp_path / "small", "64k") as small:
+        job = small / "job"
+        crawler = get_crawler(Spider, {"ADDONS": {"scrapy_urlunify.Addon": 0}, "JOBDIR": str(job)})
+        crawl = UnifyCrawl.of(crawler)
+        seen = crawl.seen_keys()
+        probation = crawl.probation
+        assert probation is not None and seen.resume_log is not None
+        page = Request("http://shop.test/p/1")
+        assert seen.add(page, seen.key_of(page), None)
+        filler = small / "filler"
+        with filler.open("wb", buffering=0) as f:  # fill the disk to its last byte
+            try:
+                while True:
+                    f.write(b"\0" * 512)
+            except OSError:
+                pass
+        kept = probation.kept_store
+        crawl.faults.guarded(
+            lambda: kept.add(b"\1" * 8, ("param|shop.test|ref",), b"x" * 8192), None
+        )
+        assert crawl.faults.failed and crawl.faults.jobdir_failed
+        log = job / REQUESTS_FILENAME
+        size = log.stat().st_size
+        filler.unlink()  # room again: a done record would now be written, if one were
+        seen.mark_done(page)
+        assert log.stat().st_size == size  # not done: the resume fetches the page again

@@ -40,12 +40,18 @@ class StoreFaults:
         #: a store failed: the crawl is closing, and components stop calling the stores (each
         #: call would wait for a reply timeout again); nothing more is recorded as done
         self.failed = False
+        #: a JOBDIR file could not be written (a full disk), whichever store's: the job is not
+        #: closed cleanly, and no request is marked done from then on, so the next run fetches
+        #: again every page whose links, kept requests or records may be missing
+        self.jobdir_failed = False
 
     def unavailable(self, error: Exception) -> None:
         """Close the crawl because a store stopped answering, or failed (once, with a clear
         reason): :class:`StoreUnavailable` closes with ``urlunify_store_unavailable``, any other
         store error (:class:`StoreError`, an ``OSError`` writing a JOBDIR file) with
         ``urlunify_store_error``."""
+        if isinstance(error, OSError):
+            self.jobdir_failed = True
         if self.failed:
             return
         self.failed = True
@@ -61,7 +67,10 @@ class StoreFaults:
             reason,
         )
         self.stats.set(stat, 1)
-        engine = getattr(self.crawler, "engine", None)
+        try:
+            engine = getattr(self.crawler, "engine", None)
+        except RuntimeError:  # Scrapy 2.13+: no engine before the crawl starts
+            engine = None
         if engine is not None:
             from scrapy.utils.defer import deferred_from_coro
 

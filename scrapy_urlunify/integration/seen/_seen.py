@@ -77,8 +77,6 @@ class SeenKeys:
         self._own_keys = True
         #: DUPEFILTER_DEBUG only: which URL first had each key, to name it in the log
         self.first_url: dict[int, str] | None = {} if debug else None
-        #: a JOBDIR file could not be written (see :meth:`fail`)
-        self.jobdir_failed = False
 
     def use_fingerprints(self, key_of: Callable[[Request], int]) -> None:
         """Key requests with ``key_of``: a dupefilter whose ``request_fingerprint()`` a
@@ -128,14 +126,21 @@ class SeenKeys:
             self.first_url[key] = request.url
         return new
 
+    @property
+    def jobdir_failed(self) -> bool:
+        """A JOBDIR file could not be written, by any store (:attr:`StoreFaults.jobdir_failed`)."""
+        return self.faults.jobdir_failed
+
+    @jobdir_failed.setter
+    def jobdir_failed(self, failed: bool) -> None:
+        self.faults.jobdir_failed = failed
+
     def fail(self, error: Exception) -> None:
         """A store call failed: the crawl closes. When it was a write to the JOBDIR files (disk
         full), nothing more is marked done and the job is not closed cleanly: the next run
         resumes as after a kill, and fetches again every page whose links may not have been
         recorded. (A failing Redis leaves the JOBDIR log intact: the requests queued unrecorded
         meanwhile are in Scrapy's queue, saved at the clean close.)"""
-        if isinstance(error, OSError):
-            self.jobdir_failed = True
         self.faults.unavailable(error)
 
     def mark_done(self, request: Request) -> None:
