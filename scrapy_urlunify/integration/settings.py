@@ -189,7 +189,7 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_NEAR_DUPLICATES",
         True,
         "bool",
-        "Compute a near-duplicate fingerprint of each HTML page's main text "
+        "Compute a near-duplicate signature of each HTML page's main text "
         "(docs/near_duplicates.md): pages nearly the same as an earlier page are marked, verify "
         "canonicals, teach the learner.",
     ),

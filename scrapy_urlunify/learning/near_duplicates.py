@@ -1,4 +1,4 @@
-"""Near-duplicate fingerprints: a 64-bit SimHash of a page's main text (docs/near_duplicates.md).
+"""Near-duplicate signatures: a 64-bit SimHash of a page's main text (docs/near_duplicates.md).
 
 Pure functions, no Scrapy import. The exact signature (the MD5 of the body text) says "the same
 text"; this fingerprint says "almost the same text": a Permanent link with a "Revision as of ..."
@@ -162,7 +162,7 @@ _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 def main_text(root: etree._Element) -> str:
-    """The text a near-duplicate fingerprint is made of: the main content of a parsed page
+    """The text a near-duplicate signature is made of: the main content of a parsed page
     (MediaWiki's ``#mw-content-text``, else the first ``<main>`` or ``role="main"`` element, else
     ``<body>``, else everything) without script,
     style, noscript and template elements nor comments. ``root``: the document's root element
@@ -193,7 +193,7 @@ def _chunks(text: str, max_bytes: int) -> list[bytes]:
 
 
 def fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES, min_features: int = 1) -> int | None:
-    """The 64-bit near-duplicate fingerprint of a page's text (usually :func:`main_text`), or
+    """The 64-bit near-duplicate signature of a page's text (usually :func:`main_text`), or
     None when the text has fewer than ``min_features`` distinct chunks (none: equal empty texts
     would make every image gallery a near-duplicate of the first; a crawl asks for
     :data:`MIN_FEATURES`). Only the first ``max_bytes`` bytes of its UTF-8 are read."""

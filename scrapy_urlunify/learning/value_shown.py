@@ -6,7 +6,7 @@ yet ``title`` names what each is. Taken for one text, a dozen of them taught the
 ``title`` does not matter there, and five more agreed, near-duplicates too; further pages of the
 set, with longer titles, were not near-duplicates of the first. A page whose body text shows
 the value of a query parameter its URL has (MediaWiki's heading is outside the main text the
-near-duplicate fingerprint reads), where the page it is a near-duplicate of has another value
+near-duplicate signature reads), where the page it is a near-duplicate of has another value
 there, and does not show that one, is told apart by that value: for learning it is its own
 text, so the value is no evidence that the parameter does not matter, and a probation sample
 like it disagrees. Values are compared as a reader sees them (decoded, ``_`` and ``+`` as

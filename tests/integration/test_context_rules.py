@@ -149,7 +149,7 @@ def test_a_rule_whose_evidence_shares_a_lead_is_checked_on_a_value_without_it(ca
     )
 
 
-#: the form of an edit view: long enough for a near-duplicate fingerprint, the same for every title
+#: the form of an edit view: long enough for a near-duplicate signature, the same for every title
 FORM = " ".join(
     f"Paragraph {w} of the editing help explains how a {w} page is written, reviewed and kept."
     for w in (

@@ -153,7 +153,7 @@ def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
 @pytest_twisted.inlineCallbacks
 def test_a_canonical_whose_target_is_a_duplicate_of_another_page_is_verified(caplog):
     # each /copy/AN is fetched after /wiki/AN (the same bytes): an exact duplicate, whose
-    # near-duplicate fingerprint is its article's; /claims/N (a banner more) names it canonical
+    # near-duplicate signature is its article's; /claims/N (a banner more) names it canonical
     with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
         site, stats, seen, items, dropped = yield crawl({}, start="/claims", copies=True)
     assert all(site.hits[f"/copy/{a}"] == 1 for a in wikisite.ARTICLES)

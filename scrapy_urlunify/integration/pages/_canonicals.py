@@ -63,15 +63,15 @@ class Canonicals:
         self._contradicted: dict[str, int] = {}  # site -> declared canonicals found false
         self._ignored: set[str] = set()  # sites with too many declared canonicals found false
 
-    def fetched(self, identifier: str, sig: bytes, url: str, fp: int | None = None) -> None:
-        """A page was fetched (``fp``: its near-duplicate fingerprint, if any): the claims that
+    def fetched(self, identifier: str, sig: bytes, url: str, near_sig: int | None = None) -> None:
+        """A page was fetched (``near_sig``: its near-duplicate signature, if any): the claims that
         named it canonical are checked."""
-        fp = self._fingerprint(sig, fp)
-        self._recent.remember(identifier, (sig, fp))
+        near_sig = self._fingerprint(sig, near_sig)
+        self._recent.remember(identifier, (sig, near_sig))
         claim = self._claims.pop(identifier, None)
         if claim is not None:
             claimed, claimed_fp, claimer, site = claim
-            self._verify(site, self._same(claimed, claimed_fp, sig, fp), url, claimer)
+            self._verify(site, self._same(claimed, claimed_fp, sig, near_sig), url, claimer)
 
     def trusted(
         self,
@@ -80,7 +80,7 @@ class Canonicals:
         site: str,
         sig: bytes,
         unifier: Unifier,
-        fp: int | None = None,
+        near_sig: int | None = None,
     ) -> tuple[str, str] | None:
         """The canonical ``response`` declares, as ``(URL, identity host)``, once the site's
         canonicals have proven true (it is then the same page as ``response``); None before, or
@@ -104,32 +104,32 @@ class Canonicals:
         if site in self._ignored:
             self.stats.inc("canonical/ignored")
             return None
-        fp = self._fingerprint(sig, fp)
+        near_sig = self._fingerprint(sig, near_sig)
         known = self._recent.get(target)
         if known is not None:  # the target was fetched already: the claim is checked now
-            self._verify(site, self._same(sig, fp, *known), url, response.url)
+            self._verify(site, self._same(sig, near_sig, *known), url, response.url)
             return None
-        self._claims.remember(target, (sig, fp, response.url, site))
+        self._claims.remember(target, (sig, near_sig, response.url, site))
         if self._verified.get(site, 0) < CANONICAL_PROBATION:
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
         return url, unifier.host_rules(host).identity_host
 
-    def _fingerprint(self, sig: bytes, fp: int | None) -> int | None:
-        """``fp``, remembered for ``sig``; for a page without one (an exact duplicate), the
+    def _fingerprint(self, sig: bytes, near_sig: int | None) -> int | None:
+        """``near_sig``, remembered for ``sig``; for a page without one (an exact duplicate), the
         fingerprint of the page it duplicates, if known."""
         key = sig.hex()
-        if fp is None:
+        if near_sig is None:
             return self._fingerprints.get(key)
-        self._fingerprints.remember(key, fp)
-        return fp
+        self._fingerprints.remember(key, near_sig)
+        return near_sig
 
-    def _same(self, sig: bytes, fp: int | None, other_sig: bytes, other_fp: int | None) -> bool:
+    def _same(self, sig: bytes, near_sig: int | None, other_sig: bytes, other_near_sig: int | None) -> bool:
         if sig == other_sig:
             return True
-        if self.near_distance is None or fp is None or other_fp is None:
+        if self.near_distance is None or near_sig is None or other_near_sig is None:
             return False
-        if distance(fp, other_fp) > self.near_distance:
+        if distance(near_sig, other_near_sig) > self.near_distance:
             return False
         self.stats.inc("canonical/near_duplicates")
         return True

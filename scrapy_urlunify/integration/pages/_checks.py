@@ -115,13 +115,13 @@ class PageChecks:
             self._near_synced = time.monotonic()
             if read:
                 logger.info(
-                    "Started with the near-duplicate fingerprints of %d pages from %s", read, log
+                    "Started with the near-duplicate signatures of %d pages from %s", read, log
                 )
         elif near is not None and stores.jobdir is not None:
             self.near_path = stores.jobdir / NEAR_DUPLICATES_FILENAME
             if near.load(self.near_path):
                 logger.info(
-                    "Resumed with the near-duplicate fingerprints of %d pages from %s",
+                    "Resumed with the near-duplicate signatures of %d pages from %s",
                     len(near),
                     self.near_path,
                 )
@@ -185,7 +185,7 @@ class PageChecks:
         if earlier is _FAILED:
             return None
         near = self.near
-        fp = found = None
+        near_sig = found = None
         if (
             near is not None
             and evidence
@@ -200,7 +200,7 @@ class PageChecks:
             ):
                 # before the check: the page is compared with the others' pages too
                 self._sync_near()
-            fp, found = near.check(site_index, response.selector.root, base_identifier, sig)
+            near_sig, found = near.check(site_index, response.selector.root, base_identifier, sig)
             if near.pending is not None and len(near.pending) >= NEAR_BATCH:
                 self._sync_near()
             if found is not None:
@@ -209,7 +209,7 @@ class PageChecks:
                     self._near_duplicate(request, response.url, found)
         canonicals = self.canonicals
         if canonicals is not None:
-            canonicals.fetched(identifier, sig, response.url, fp)
+            canonicals.fetched(identifier, sig, response.url, near_sig)
         # the learner sees near-duplicates under one signature (for exact ones, the page repeated),
         # unless the page shows the value its URL differs by (learning/value_shown.py)
         learn_sig = (
@@ -239,7 +239,7 @@ class PageChecks:
                 evidence,
             )
         if canonicals is not None and isinstance(response, TextResponse):
-            trusted = canonicals.trusted(response, identifier, site, sig, unifier, fp)
+            trusted = canonicals.trusted(response, identifier, site, sig, unifier, near_sig)
             if trusted is not None:
                 self._trusted_canonical(*trusted, learn_sig, evidence)
         if self.frontier is not None:  # a new page: neither a duplicate nor a near-duplicate
@@ -328,7 +328,7 @@ class PageChecks:
                 self.near.save(self.near_path)
             except OSError as e:
                 logger.error(
-                    "Could not save the near-duplicate fingerprints to %s: %s", self.near_path, e
+                    "Could not save the near-duplicate signatures to %s: %s", self.near_path, e
                 )
         if self.learning is not None:
             self.learning.close()

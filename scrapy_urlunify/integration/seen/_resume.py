@@ -74,16 +74,16 @@ class ResumeLog:
         self.resumed: bool = scheduled > 0
         #: the previous run was killed, or its store failed (no clean close at the end)
         self.crashed: bool = scheduled > 0 and last != _CLEAN
-        #: fingerprints answered before this run (only kept after a crash: the guard needs them)
+        #: keys answered before this run (only kept after a crash: the guard needs them)
         self.done_before: FingerprintSet = done if self.crashed else FingerprintSet()
         #: the log holds records of earlier runs (an emptied or deleted log holds none)
         self.has_records: bool = bool(last)
-        #: filled by :func:`reschedule`: fingerprints scheduled again, not yet downloaded
-        self.pending_fps: set[int] = set()
+        #: filled by :func:`reschedule`: keys scheduled again, not yet downloaded
+        self.pending_keys: set[int] = set()
         self._warned = False
 
     def replay_done(self) -> FingerprintSet:
-        """The fingerprints of every ``D`` record."""
+        """The keys of every ``D`` record."""
         done = FingerprintSet()
         for payload in self._log.replay():
             if payload[:1] == _DONE:
@@ -91,16 +91,16 @@ class ResumeLog:
         return done
 
     def pending(self) -> Iterator[tuple[int, bytes]]:
-        """``(fingerprint, pickled request)`` of each request scheduled but never answered."""
+        """``(key, pickled request)`` of each request scheduled but never answered."""
         yielded = FingerprintSet()
         for payload in self._log.replay():
             if payload[:1] != _SCHEDULED:
                 continue
-            fp = int.from_bytes(payload[1:9], "big")
-            if fp not in self.done_before and yielded.add(fp):
-                yield fp, payload[9:]
+            key = int.from_bytes(payload[1:9], "big")
+            if key not in self.done_before and yielded.add(key):
+                yield key, payload[9:]
 
-    def scheduled(self, fp: int, request: Request, spider: Spider | None) -> bool:
+    def scheduled(self, key: int, request: Request, spider: Spider | None) -> bool:
         """Log a newly scheduled request; False when it cannot be pickled (logged once)."""
         try:
             data = pickle.dumps(request.to_dict(spider=spider), protocol=4)
@@ -114,7 +114,7 @@ class ResumeLog:
                 )
                 self._warned = True
             data = b""
-        self._log.append(_SCHEDULED + fp.to_bytes(8, "big") + data)
+        self._log.append(_SCHEDULED + key.to_bytes(8, "big") + data)
         return bool(data)
 
     def add(
@@ -142,8 +142,8 @@ class ResumeLog:
             raise
         return True
 
-    def done(self, fp: int) -> None:
-        self._log.append(_DONE + fp.to_bytes(8, "big"))
+    def done(self, key: int) -> None:
+        self._log.append(_DONE + key.to_bytes(8, "big"))
 
     def opened(self) -> None:
         """A run starts: until its clean close, a kill at any moment (even while it shuts down)
@@ -231,11 +231,11 @@ def _queue_readable(queue: Path) -> bool:
 
 def reschedule(crawler: Crawler, log: ResumeLog, stats: UnifyStats) -> int:
     """Schedule again the requests a killed run had scheduled but not fetched; their
-    fingerprints go to ``log.pending_fps`` for :class:`ResumeMiddleware`."""
+    keys go to ``log.pending_keys`` for :class:`ResumeMiddleware`."""
     count = unserializable = 0
     spider = crawler.spider
-    for fp, data in log.pending():
-        log.pending_fps.add(fp)
+    for key, data in log.pending():
+        log.pending_keys.add(key)
         if not data:
             unserializable += 1
             continue
@@ -245,7 +245,7 @@ def reschedule(crawler: Crawler, log: ResumeLog, stats: UnifyStats) -> int:
             request.dont_filter = True  # already in the seen set: the scheduler must not drop it
             crawler.engine.crawl(request)
         except Exception:  # one bad record must not cost the rest of the frontier
-            logger.exception("Could not schedule a saved request again (fingerprint %016x)", fp)
+            logger.exception("Could not schedule a saved request again (key %016x)", key)
             unserializable += 1
             continue
         count += 1

@@ -62,8 +62,8 @@ class ResumeMiddleware:
         if meta.get("retry_times") or meta.get("redirect_urls") or PROBATION_META in meta:
             return
         key = self.seen.key_of(request)
-        if key in log.pending_fps:
-            log.pending_fps.discard(key)
+        if key in log.pending_keys:
+            log.pending_keys.discard(key)
             self._claimed.add(key)
             return
         if key in self._claimed or key in log.done_before:
