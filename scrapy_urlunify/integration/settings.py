@@ -333,6 +333,15 @@ _INTEGRATION: tuple[Setting, ...] = (
         "The item field UnicityPipeline writes the standardized URL to.",
     ),
     Setting(
+        "URLUNIFY_CANONICAL_URL_FIELD",
+        "canonical_url",
+        "optional_field",
+        "The item field UnicityPipeline writes the canonical URL of the item's page to: its "
+        "verified declared canonical, else the spelling the crawl's rules make (docs/rules.md, "
+        '"Canonical URLs"). Set on dict items and on items that declare the field; None: no such '
+        "field.",
+    ),
+    Setting(
         "URLUNIFY_UNICITY_OUTPUT_FIELD",
         None,
         "optional_field",

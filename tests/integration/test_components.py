@@ -121,7 +121,7 @@ def test_a_page_with_the_text_of_another_is_received_then_dropped_by_the_gate():
         gate.process_spider_input(copy)
 
 
-def test_the_items_of_a_duplicate_page_are_dropped_and_the_others_get_their_identifier():
+def test_the_items_of_a_duplicate_page_are_dropped_and_the_others_get_their_canonical_url():
     crawler = crawler_with({"URLUNIFY_DROP_DUPLICATE_RESPONSES": False})
     signatures = SignatureMiddleware.from_crawler(crawler)
     links = LinkMiddleware.from_crawler(crawler)
@@ -134,7 +134,7 @@ def test_the_items_of_a_duplicate_page_are_dropped_and_the_others_get_their_iden
         response.request.meta.update(response.meta)  # the engine hands the spider its meta
         items.append(links.get_processed_item({"url": url}, response))
     kept = unicity.process_item(signature_pipeline.process_item(items[0]))
-    assert kept == {"url": "http://shop.test/p/1"}
+    assert kept == {"url": "http://shop.test/p/1", "canonical_url": "http://shop.test/p/1"}
     with pytest.raises(DropItem, match="body text of"):
         signature_pipeline.process_item(items[1])
 

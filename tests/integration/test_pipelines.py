@@ -78,14 +78,17 @@ def test_unicity_pipeline_standardizes_identifies_and_drops_repeats(make):
 
 
 def test_by_default_the_items_keep_the_fields_the_spider_gave_them(caplog):
-    """The feed's columns are the spider's: no identifier column unless asked for, and no
-    warning about typed items that do not declare one."""
+    """The feed's columns are the spider's and the canonical URL: no identifier column unless
+    asked for, and no warning about typed items that declare neither."""
     p = unicity()
     with caplog.at_level(logging.DEBUG):
-        item = p.process_item({"url": "http://news.acme.com/s?cid=7"})
+        item = p.process_item({"url": "http://www.news.acme.com/s?cid=7&utm_source=x"})
         typed = p.process_item(ArticleItem(url="http://news.acme.com/s?cid=9"))
-    assert set(item) == {"url"}
-    assert "identifier" not in typed
+    assert item == {
+        "url": "http://www.news.acme.com/s?cid=7",
+        "canonical_url": "http://news.acme.com/s?cid=7",
+    }
+    assert "identifier" not in typed and "canonical_url" not in typed
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     with pytest.raises(DropItem):  # the unicity filter works all the same
         p.process_item({"url": "https://www.news.acme.com/s?cid=7"})
@@ -104,6 +107,7 @@ def test_unicity_pipeline_missing_field_and_bad_urls():
             "URLUNIFY_UNICITY_INPUT_FIELD": "link",
             "URLUNIFY_UNICITY_OUTPUT_FIELD": "key",
             "URLUNIFY_STANDARDIZE_OUTPUT_FIELD": "clean",
+            "URLUNIFY_CANONICAL_URL_FIELD": "cite",
         }
     )
     out = q.process_item({"link": "http://www.x.test/a/index.html"})
@@ -111,4 +115,5 @@ def test_unicity_pipeline_missing_field_and_bad_urls():
         "link": "http://www.x.test/a/index.html",
         "clean": "http://www.x.test/a/index.html",
         "key": "acme|x.test/a",
+        "cite": "http://x.test/a/",
     }

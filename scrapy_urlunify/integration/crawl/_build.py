@@ -22,6 +22,7 @@ from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
 from scrapy_urlunify.integration.crawl._stats import UnifyStats
 from scrapy_urlunify.integration.crawl._stores import crawl_stores
 from scrapy_urlunify.integration.crawl._summary import Summary
+from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
 from scrapy_urlunify.integration.pages._checks import PageChecks
 from scrapy_urlunify.integration.pages._items import ItemOrigins
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
@@ -285,6 +286,12 @@ class UnifyCrawl:
         return NearDuplicatePages.from_settings(s)
 
     @cached_property
+    def canonical_urls(self) -> CanonicalURLs:
+        """Each page's canonical URL, spelled as the crawl's start URLs spell their sites."""
+        starts = getattr(getattr(self.crawler, "spider", None), "start_urls", None) or ()
+        return CanonicalURLs(self.policies, [u for u in starts if isinstance(u, str)])
+
+    @cached_property
     def pages(self) -> PageChecks | None:
         """The checks of each downloaded page (``SignatureMiddleware``)."""
         if not (self.enabled and self.settings["URLUNIFY_SIGNATURES"]):
@@ -301,6 +308,7 @@ class UnifyCrawl:
             near=self.near,
             learning=self.learning,
             frontier=self.frontier,
+            canonical_urls=self.canonical_urls,
         )
 
 

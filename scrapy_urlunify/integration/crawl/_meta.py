@@ -30,6 +30,9 @@ DUPLICATE_OF_META = "urlunify_duplicate_of"
 NEAR_DUPLICATE_OF_META = "urlunify_near_duplicate_of"
 #: how alike a near-duplicate page and that earlier page are, 0.94 to 1
 RESEMBLANCE_META = "urlunify_resemblance"
+#: the URL a careful user would cite for the page (its verified declared canonical, else the
+#: spelling the crawl's rules make): set on each 2xx page's meta before the callback
+CANONICAL_URL_META = "urlunify_canonical_url"
 #: a probation sample: (rule key, identifier it was merged into, entry id, earlier URL, earlier
 #: signature) -- fetched although the current policy merges it, to check the rule
 PROBATION_META = "urlunify_probation"

@@ -23,6 +23,7 @@ from scrapy_urlunify.core.url import host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._internals import request_with_url
 from scrapy_urlunify.integration.crawl._meta import (
+    CANONICAL_URL_META,
     DUPLICATE_OF_META,
     OPT_OUT_META,
     ORIGINAL_URL_META,
@@ -96,8 +97,15 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 identifier = self.policies.unifier.identify(response.url)
             except ValueError:
                 return item
+            meta = response.meta
             self.item_origins.add(
-                item, ItemOrigin(identifier, response.meta.get(DUPLICATE_OF_META), response.url)
+                item,
+                ItemOrigin(
+                    identifier,
+                    meta.get(DUPLICATE_OF_META),
+                    response.url,
+                    meta.get(CANONICAL_URL_META),
+                ),
             )
         return item
 

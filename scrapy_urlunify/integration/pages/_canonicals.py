@@ -124,7 +124,9 @@ class Canonicals:
         self._fingerprints.remember(key, near_sig)
         return near_sig
 
-    def _same(self, sig: bytes, near_sig: int | None, other_sig: bytes, other_near_sig: int | None) -> bool:
+    def _same(
+        self, sig: bytes, near_sig: int | None, other_sig: bytes, other_near_sig: int | None
+    ) -> bool:
         if sig == other_sig:
             return True
         if self.near_distance is None or near_sig is None or other_near_sig is None:

@@ -17,6 +17,7 @@ from scrapy.http import HtmlResponse, TextResponse
 
 from scrapy_urlunify.core.url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import (
+    CANONICAL_URL_META,
     DUPLICATE_OF_META,
     NEAR_DUPLICATE_OF_META,
     RESEMBLANCE_META,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._faults import StoreFaults
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
+    from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
     from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
     from scrapy_urlunify.integration.queue._frontier import Frontier
     from scrapy_urlunify.integration.rules._session import LearningSession
@@ -81,6 +83,7 @@ class PageChecks:
         near: NearDuplicatePages | None,
         learning: LearningSession | None,
         frontier: Frontier | None,
+        canonical_urls: CanonicalURLs | None = None,
     ) -> None:
         s = settings
         self.stats = stats
@@ -91,6 +94,7 @@ class PageChecks:
         self.near = near
         self.learning = learning
         self.frontier = frontier
+        self.canonical_urls = canonical_urls
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
@@ -242,6 +246,11 @@ class PageChecks:
             trusted = canonicals.trusted(response, identifier, site, sig, unifier, near_sig)
             if trusted is not None:
                 self._trusted_canonical(*trusted, learn_sig, evidence)
+                if self.canonical_urls is not None:
+                    self.canonical_urls.declared(identifier, trusted[0])
+        if self.canonical_urls is not None:
+            self.canonical_urls.home(response.url)
+            request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
         if self.frontier is not None:  # a new page: neither a duplicate nor a near-duplicate
             self.frontier.fetched(request, earlier is None and RESEMBLANCE_META not in request.meta)
         if earlier is None or earlier == base_identifier:

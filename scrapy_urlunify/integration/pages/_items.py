@@ -10,11 +10,12 @@ from typing import Any, NamedTuple
 class ItemOrigin(NamedTuple):
     """The page an item came from: its identifier, the page it duplicates (or None), and the
     URL it was fetched at (near-duplicates are marked by it: a rule learned from the very page
-    changes its identifier between its signature and its items)."""
+    changes its identifier between its signature and its items), and its canonical URL."""
 
     identifier: str
     duplicate_of: str | None
     url: str = ""
+    canonical_url: str | None = None
 
 
 class ItemOrigins(OrderedDict):  # type: ignore[type-arg]

@@ -6,6 +6,7 @@ crawl: page signatures and duplicate items").
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
-    from scrapy_urlunify.integration.pages._items import ItemOrigins
+    from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
+    from scrapy_urlunify.integration.pages._items import ItemOrigin, ItemOrigins
     from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
 
 
@@ -110,12 +112,15 @@ class UnicityPipeline:
         policies: CrawlPolicies,
         origins: ItemOrigins,
         store: SignatureStore,
+        canonical_urls: CanonicalURLs | None = None,
     ) -> None:
         s = settings
         self.stats = stats
         self.policies = policies
         self.origins = origins
         self.store = store
+        self.canonical_urls = canonical_urls
+        self.canonical_field: str | None = s["URLUNIFY_CANONICAL_URL_FIELD"]
         self.input: str = s["URLUNIFY_UNICITY_INPUT_FIELD"]
         self.standardized: str = s["URLUNIFY_STANDARDIZE_OUTPUT_FIELD"]
         self.output: str | None = s["URLUNIFY_UNICITY_OUTPUT_FIELD"]
@@ -129,13 +134,23 @@ class UnicityPipeline:
             raise NotConfigured
         # item identifier fingerprint -> the page it first came from
         store = crawl.stores.items()
-        return cls(crawl.settings, crawl.stats, crawl.policies, crawl.item_origins, store)
+        return cls(
+            crawl.settings,
+            crawl.stats,
+            crawl.policies,
+            crawl.item_origins,
+            store,
+            crawl.canonical_urls,
+        )
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         if not ItemAdapter.is_item(item):
             return item
         adapter = ItemAdapter(item)
         url = adapter.get(self.input)
+        origin = self.origins.pop(id(item), None)
+        if self.canonical_field:
+            self._set_canonical(adapter, None if url is None else str(url), origin)
         if url is None:
             if self.discard_missing:
                 self.stats.inc("unicity/missing")
@@ -158,7 +173,6 @@ class UnicityPipeline:
         self._set(adapter, self.standardized, fetch)
         if self.output:
             self._set(adapter, self.output, identifier)
-        origin = self.origins.pop(id(item), None)
         # an item whose page is unknown (not yielded through LinkMiddleware) is its own
         # "page": any repeat of its identifier is dropped, as the seed's unicity filter does
         page = origin.identifier if origin is not None else f"item {id(item)}"
@@ -170,6 +184,22 @@ class UnicityPipeline:
                 log_level=EXPECTED,
             )
         return item
+
+    def _set_canonical(
+        self, adapter: ItemAdapter, url: str | None, origin: ItemOrigin | None
+    ) -> None:
+        """The canonical URL of the item's page: its page's, when the item names that page or
+        no page at all; else the canonical URL of the page it names."""
+        assert self.canonical_field is not None
+        canonical = None
+        if origin is not None and (url is None or url == origin.url):
+            canonical = origin.canonical_url
+        elif url is not None and self.canonical_urls is not None:
+            canonical = self.canonical_urls.of(url)
+        if canonical is None:
+            return
+        with suppress(KeyError):  # a typed item without the field did not ask for it
+            adapter[self.canonical_field] = canonical
 
     def _set(self, adapter: ItemAdapter, field: str, value: str) -> None:
         try:

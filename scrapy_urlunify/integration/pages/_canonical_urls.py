@@ -1,0 +1,94 @@
+"""The URL a careful user would cite for a page, whichever spelling it was fetched under: its
+declared canonical once verified, else the spelling the crawl's own rules make (docs/rules.md,
+"Canonical URLs")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy_urlunify.core.unify import Unifier
+from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.integration.rules._fetched import Recent
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from scrapy_urlunify.core.policy import Policy
+    from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+
+#: identity steps a citation leaves out: they make a key nobody would type (no scheme, sorted
+#: or dropped empty parameters, ``+`` for spaces, no directory slash). The index page is
+#: removed below, keeping its directory's slash.
+NOT_CITED = frozenset(
+    {
+        "ignore_scheme",
+        "drop_trailing_slash",
+        "drop_index_page",
+        "escape_unsafe_chars",
+        "drop_empty_params",
+        "plus_for_space",
+        "sort_params",
+    }
+)
+
+
+class CanonicalURLs:
+    """Each page's canonical URL: a verified declared canonical, else the identity layer's steps
+    but :data:`NOT_CITED` (the rules in force: configured and learned parameters removed, the
+    alias group's host, no index page) under the scheme and host spelling of the site's start
+    URL (or of its first page fetched)."""
+
+    def __init__(self, policies: CrawlPolicies, start_urls: Iterable[str] = ()) -> None:
+        self.policies = policies
+        self._citing: tuple[Policy, Unifier] | None = None
+        #: identity host -> (scheme, host) as the site spells them
+        self._homes: dict[str, tuple[str, str]] = {}
+        #: identifier of a page -> its verified declared canonical (the pages fetched last)
+        self._declared: Recent[str] = Recent()
+        for url in start_urls:
+            self.home(url)
+
+    def home(self, url: str) -> None:
+        """``url``'s site is spelled as ``url`` spells it, unless it was spelled before."""
+        host = host_of(url)
+        if not host:
+            return
+        try:
+            identity_host = self.policies.unifier.host_rules(host).identity_host
+        except InvalidURL:
+            return
+        if identity_host not in self._homes:
+            scheme = url.partition(":")[0].lower()
+            if scheme in ("http", "https"):
+                self._homes[identity_host] = (scheme, host)
+
+    def declared(self, identifier: str, canonical: str) -> None:
+        """The page of ``identifier`` declares ``canonical``, verified the same page."""
+        self._declared.remember(identifier, canonical)
+
+    def of(self, url: str) -> str | None:
+        """The canonical URL of the page ``url`` names; None when ``url`` is not one."""
+        try:
+            declared = self._declared.get(self.policies.unifier.identify(url))
+            if declared is not None:
+                return declared
+            citing = self._citing_unifier()
+            cited = citing.identify(url)[len(citing.prefix_text) :]
+        except InvalidURL:
+            return None
+        scheme, _, rest = cited.partition("://")
+        host, slash, path = rest.partition("/")
+        path, query_sep, query = path.partition("?")
+        directory, _, last = path.rpartition("/")
+        if last.lower() in citing.index_pages and "." in last:
+            path = f"{directory}/" if directory else ""
+        home = self._homes.get(host, (scheme, host))
+        return f"{home[0]}://{home[1]}{slash}{path}{query_sep}{query}"
+
+    def _citing_unifier(self) -> Unifier:
+        """A unifier of the policy in force without :data:`NOT_CITED` (made again when a
+        learned rule changes the policy)."""
+        policy = self.policies.policy
+        if self._citing is None or self._citing[0] is not policy:
+            self._citing = (policy, Unifier(policy, NOT_CITED))
+        return self._citing[1]
