@@ -1,4 +1,4 @@
-"""A compact in-memory set of 64-bit fingerprints.
+"""A compact in-memory set of 64-bit keys.
 
 Scrapy's ``RFPDupeFilter`` keeps a Python ``set`` of 20-byte ``bytes`` digests: a 56-byte
 object plus a 16-byte hash-table slot (at most 60 % full) per URL, i.e. ~87-107 bytes per
@@ -47,20 +47,20 @@ class FingerprintSet:
 
     The table is an ``array('Q')`` of ``n`` home slots (any ``n``, not a power of two, so it
     can grow by 1.25) plus a few spill slots, slot value 0 meaning "empty". A member's home
-    slot is ``fp * n / 2**64``, its position among ``n`` equal ranges of the 64-bit space, which
+    slot is ``key * n / 2**64``, its position among ``n`` equal ranges of the 64-bit space, which
     is *monotonic* in the value: the table is an ordered hash table (Amble & Knuth, 1974), all
     members sorted from slot 0 on. A search starts at the home slot and stops at the first
     member that is not smaller: a miss stops as early as a hit, which is what lets the table
     run 84 % full with ~3.6 probes a search. A new member is inserted at that point and the
     rest of its run moves one slot right (one ``memmove``).
 
-    Home slots come from the high bits of the value, with no mixing: fingerprints are meant to
+    Home slots come from the high bits of the value, with no mixing: keys are meant to
     be taken from a digest (e.g. the first 8 bytes of SHA-1/BLAKE2), whose bits are uniform;
     a multiply to mix them would cost as much as the rest of a lookup. Values sharing their
     high bits (small integers, 0..5000) fall into one long run: slower (runs longer than
     four probes are searched by ``bisect`` in C), never wrong.
 
-    The fingerprint ``0``, which cannot be stored in the table since 0 marks an empty
+    The key ``0``, which cannot be stored in the table since 0 marks an empty
     slot, is kept in a separate flag, so membership stays exact for all ``2**64`` values.
     Out-of-range integers are never members; adding one raises ``ValueError``.
 
@@ -70,8 +70,8 @@ class FingerprintSet:
 
     __slots__ = ("_has_zero", "_limit", "_n", "_shift_in", "_shift_out", "_table", "_used")
 
-    def __init__(self, fingerprints: Iterable[int] = (), *, capacity: int = 0) -> None:
-        """Create a set holding ``fingerprints``, pre-sized for ``capacity`` members.
+    def __init__(self, keys: Iterable[int] = (), *, capacity: int = 0) -> None:
+        """Create a set holding ``keys``, pre-sized for ``capacity`` members.
 
         Pre-sizing (e.g. when reloading a log of known length) avoids every intermediate
         resize, which at 10 M entries is several seconds of rehashing.
@@ -79,20 +79,20 @@ class FingerprintSet:
         self._alloc(_slots_for(capacity))
         self._used = 0  # members stored in the table, i.e. not counting 0
         self._has_zero = False
-        self.update(fingerprints)
+        self.update(keys)
 
     def _alloc(self, n: int) -> None:
         # array * k allocates zeroed memory in C without a temporary bytes object
         self._table = _ZERO_TABLE * (n + SPILL)
         self._n = n
-        # home slot = ((fp >> shift_in) * n) >> shift_out: floor(fp * n / 2**64) to within a
+        # home slot = ((key >> shift_in) * n) >> shift_out: floor(key * n / 2**64) to within a
         # quarter slot, with small-int arithmetic (a 64x64-bit product costs twice as much)
         self._shift_out = n.bit_length() + 2
         self._shift_in = 64 - self._shift_out
         self._limit = int(n * MAX_LOAD)
 
-    def add(self, fp: int) -> bool:
-        """Record ``fp``; return True if it was not already a member.
+    def add(self, key: int) -> bool:
+        """Record ``key``; return True if it was not already a member.
 
         This is the single "seen? and record" step a dupefilter needs: one probe
         sequence, no separate lookup.
@@ -101,36 +101,36 @@ class FingerprintSet:
         # Hot path (once per request): locals only, the first probes unrolled, no range
         # check (an out-of-range value lands outside the table or fails at the store below)
         try:
-            i = ((fp >> self._shift_in) * self._n) >> self._shift_out
+            i = ((key >> self._shift_in) * self._n) >> self._shift_out
             slot = table[i]
-            if slot and slot < fp:
+            if slot and slot < key:
                 i += 1
                 slot = table[i]
-                if slot and slot < fp:
+                if slot and slot < key:
                     i += 1
                     slot = table[i]
-                    if slot and slot < fp:
-                        i = self._seek(fp, i + 1)
+                    if slot and slot < key:
+                        i = self._seek(key, i + 1)
                         slot = table[i]
         except IndexError:
-            raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)") from None
-        if slot == fp and fp:
+            raise ValueError(f"key {key!r} is outside [0, 2**64)") from None
+        if slot == key and key:
             return False
-        if not fp:
-            if fp != 0:
-                raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)")
+        if not key:
+            if key != 0:
+                raise ValueError(f"key {key!r} is outside [0, 2**64)")
             if self._has_zero:
                 return False
             self._has_zero = True
             return True
-        if fp < 0 or fp >> 64:
-            raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)")
+        if key < 0 or key >> 64:
+            raise ValueError(f"key {key!r} is outside [0, 2**64)")
         if slot:  # a larger member: it and the rest of its run move one slot right
             end = table.index(0, i)  # the sentinel at the latest
             table[i + 1 : end + 1] = table[i:end]
         else:
             end = i
-        table[i] = fp
+        table[i] = key
         return self._inserted(end)
 
     def _inserted(self, end: int) -> bool:
@@ -143,31 +143,31 @@ class FingerprintSet:
             self._resize(int(self._n * GROWTH))
         return True
 
-    def _seek(self, fp: int, i: int) -> int:
-        """The slot of the first member not smaller than ``fp`` in the run going on from slot
+    def _seek(self, key: int, i: int) -> int:
+        """The slot of the first member not smaller than ``key`` in the run going on from slot
         ``i`` (or of the run's end): a binary search, in C, over a long run."""
         table = self._table
-        return bisect_left(table, fp, i, table.index(0, i))
+        return bisect_left(table, key, i, table.index(0, i))
 
-    def __contains__(self, fp: object) -> bool:
-        """Whether ``fp`` is a member (False for anything not in ``[0, 2**64)``)."""
+    def __contains__(self, key: object) -> bool:
+        """Whether ``key`` is a member (False for anything not in ``[0, 2**64)``)."""
         table = self._table
         try:
-            i = ((fp >> self._shift_in) * self._n) >> self._shift_out  # type: ignore[operator]
+            i = ((key >> self._shift_in) * self._n) >> self._shift_out  # type: ignore[operator]
             slot = table[i]
-            if slot and slot < fp:  # type: ignore[operator]
+            if slot and slot < key:  # type: ignore[operator]
                 i += 1
                 slot = table[i]
-                if slot and slot < fp:  # type: ignore[operator]
+                if slot and slot < key:  # type: ignore[operator]
                     i += 1
                     slot = table[i]
-                    if slot and slot < fp:  # type: ignore[operator]
-                        slot = table[self._seek(fp, i + 1)]  # type: ignore[arg-type]
+                    if slot and slot < key:  # type: ignore[operator]
+                        slot = table[self._seek(key, i + 1)]  # type: ignore[arg-type]
         except IndexError:
             return False
-        if slot == fp and slot:
+        if slot == key and slot:
             return True
-        return fp == 0 and self._has_zero
+        return key == 0 and self._has_zero
 
     def __len__(self) -> int:
         return self._used + self._has_zero
@@ -178,11 +178,11 @@ class FingerprintSet:
         zero = (0,) if self._has_zero else ()
         return chain(zero, filter(None, self._table))
 
-    def update(self, fingerprints: Iterable[int]) -> None:
-        """Add every fingerprint of ``fingerprints``."""
+    def update(self, keys: Iterable[int]) -> None:
+        """Add every key of ``keys``."""
         add = self.add
-        for fp in fingerprints:
-            add(fp)
+        for key in keys:
+            add(key)
 
     def reserve(self, capacity: int) -> None:
         """Grow the table now so ``capacity`` members fit without further resizing."""
@@ -215,12 +215,12 @@ class FingerprintSet:
         last = len(new) - 1
         free = 0  # the first slot after the last member placed
         shift_in, shift_out = self._shift_in, self._shift_out
-        for fp in filter(None, old):
-            i = ((fp >> shift_in) * n) >> shift_out
+        for key in filter(None, old):
+            i = ((key >> shift_in) * n) >> shift_out
             if i < free:
                 i = free
             if i >= last:
                 new.extend(_ZERO_TABLE * SPILL)
                 last = len(new) - 1
-            new[i] = fp
+            new[i] = key
             free = i + 1

@@ -183,14 +183,14 @@ class Layout:
     def buckets(self) -> int:
         return 1 << self.bits
 
-    def place(self, fp: int) -> tuple[int, int]:
-        """``(bucket, member)`` of the key ``fp``: together they are ``fp`` exactly."""
-        if not isinstance(fp, int):
-            raise TypeError(f"fingerprint must be an int, not {type(fp).__name__}")
-        if not 0 <= fp < 2**64:
-            raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)")
+    def place(self, key: int) -> tuple[int, int]:
+        """``(bucket, member)`` of ``key``: together they are ``key`` exactly."""
+        if not isinstance(key, int):
+            raise TypeError(f"key must be an int, not {type(key).__name__}")
+        if not 0 <= key < 2**64:
+            raise ValueError(f"key {key!r} is outside [0, 2**64)")
         shift = 64 - self.bits
-        return fp >> shift, fp & ((1 << shift) - 1)
+        return key >> shift, key & ((1 << shift) - 1)
 
     def join(self, bucket: int, member: int) -> int:
         """The key :meth:`place` split into ``bucket`` and ``member``."""
@@ -230,12 +230,12 @@ class Layout:
         return f"{escaped}:{{{escaped}:*}}:*"
 
 
-def group(layout: Layout, fps: Sequence[int]) -> dict[int, list[tuple[int, int, int]]]:
-    """``fps`` by shard: ``(position in fps, bucket, member)`` each."""
+def group(layout: Layout, keys: Sequence[int]) -> dict[int, list[tuple[int, int, int]]]:
+    """``keys`` by shard: ``(position in keys, bucket, member)`` each."""
     out: dict[int, list[tuple[int, int, int]]] = {}
     mask = layout.shards - 1
-    for i, fp in enumerate(fps):
-        bucket, member = layout.place(fp)
+    for i, key in enumerate(keys):
+        bucket, member = layout.place(key)
         out.setdefault(bucket & mask, []).append((i, bucket, member))
     return out
 

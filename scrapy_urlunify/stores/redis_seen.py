@@ -235,34 +235,34 @@ class RedisSeenStore(RedisStore):
 
     # --- SeenStore ----------------------------------------------------------------------------
 
-    def add_batch(self, fps: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
-        """:meth:`add` for each of ``fps`` in one round trip (one script call per shard they
+    def add_batch(self, keys: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
+        """:meth:`add` for each of ``keys`` in one round trip (one script call per shard they
         fall in, pipelined): for each, True if it was new. Each member is new for exactly one
         call of one process, as with :meth:`add`, a retry after a lost reply included; a member
-        repeated in ``fps`` is new once at most. ``release`` is removed first
+        repeated in ``keys`` is new once at most. ``release`` is removed first
         (:meth:`discard_many`), in the same round trip."""
         self.batches += 1
-        return self._add(fps, release)
+        return self._add(keys, release)
 
-    def _add(self, fps: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
+    def _add(self, keys: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
         layout = self.layout()
         assert layout is not None
         call_id = str(next(self._call_ids))
         self.last_batch = f"{self.owner} {call_id}"
-        adds, releases = group(layout, fps), group(layout, release)
+        adds, releases = group(layout, keys), group(layout, release)
         shards = list(adds.keys() | releases.keys())
         calls = [
             self._call_args(layout, s, call_id, releases.get(s, []), adds.get(s, []))
             for s in shards
         ]
-        self._last_places = [(0, 0)] * len(fps)
+        self._last_places = [(0, 0)] * len(keys)
         for shard in adds:
             for pos, (i, _, _) in enumerate(adds[shard]):
                 self._last_places[i] = (shard, pos)
         if not calls:
             return []
         replies = self._send("SADD (batch)", calls)
-        new = [False] * len(fps)
+        new = [False] * len(keys)
         for shard, reply in zip(shards, replies, strict=True):
             added = adds.get(shard, [])
             if len(reply) != len(added) + 2:
@@ -274,8 +274,8 @@ class RedisSeenStore(RedisStore):
                 new[i] = flag == "1"
         return new
 
-    def add(self, fp: int) -> bool:
-        return self._add([fp])[0]
+    def add(self, key: int) -> bool:
+        return self._add([key])[0]
 
     def batch_call(self, index: int) -> str:
         """What :meth:`batch_answer` needs to tell what the last :meth:`add_batch` did with its
@@ -308,36 +308,37 @@ class RedisSeenStore(RedisStore):
             return None
         return position >= len(stamp) or stamp[position] == 0x31
 
-    def discard_many(self, fps: Iterable[int]) -> None:
-        """Remove ``fps`` from the set (SREM): each becomes new again, for every process."""
-        fps = list(fps)
-        layout = self.layout(create=False) if fps else None
+    def discard_many(self, keys: Iterable[int]) -> None:
+        """Remove ``keys`` from the set (SREM): each becomes new again, for every process."""
+        keys = list(keys)
+        layout = self.layout(create=False) if keys else None
         if layout is None:
             return
         calls = [
-            self._call_args(layout, s, "", members, []) for s, members in group(layout, fps).items()
+            self._call_args(layout, s, "", members, [])
+            for s, members in group(layout, keys).items()
         ]
         self._send("SREM", calls)
 
-    def discard(self, fp: int) -> None:
-        """Remove ``fp`` (a request recorded as new that could not be logged as scheduled)."""
-        self.discard_many((fp,))
+    def discard(self, key: int) -> None:
+        """Remove ``key`` (a request recorded as new that could not be logged as scheduled)."""
+        self.discard_many((key,))
 
-    def add_many(self, fps: Iterable[int]) -> list[bool]:
-        """:meth:`add` for many fingerprints, :meth:`add_batch` of 1,000 at a time."""
-        fps = list(fps)
+    def add_many(self, keys: Iterable[int]) -> list[bool]:
+        """:meth:`add` for many keys, :meth:`add_batch` of 1,000 at a time."""
+        keys = list(keys)
         out: list[bool] = []
-        for start in range(0, len(fps), PIPELINE_CHUNK):
-            out += self._add(fps[start : start + PIPELINE_CHUNK])
+        for start in range(0, len(keys), PIPELINE_CHUNK):
+            out += self._add(keys[start : start + PIPELINE_CHUNK])
         return out
 
-    def __contains__(self, fp: object) -> bool:
-        if not isinstance(fp, int) or not 0 <= fp < 2**64:
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, int) or not 0 <= key < 2**64:
             return False
         layout = self.layout(create=False)
         if layout is None:
             return False
-        bucket, member = layout.place(fp)
+        bucket, member = layout.place(key)
         bucket_key = layout.bucket_key(bucket)
         return bool(self._run("SISMEMBER", lambda: self.client.sismember(bucket_key, member)))  # type: ignore[arg-type]
 
@@ -375,14 +376,14 @@ class RedisSeenStore(RedisStore):
                 cursor, members = self._run(
                     "SSCAN", partial(self.client.sscan, old, cursor, count=PIPELINE_CHUNK)
                 )
-                fps = [
+                keys = [
                     int.from_bytes(m, "big")
                     for m in members
                     if isinstance(m, bytes) and len(m) == 8
                 ]
-                skipped += len(members) - len(fps)
-                copied += len(fps)
-                self.add_many(fps)
+                skipped += len(members) - len(keys)
+                copied += len(keys)
+                self.add_many(keys)
                 if not int(cursor):
                     break
             self._run(

@@ -40,7 +40,7 @@ pytestmark = [
 ]
 
 
-def random_fps(n: int, seed: int = 0) -> list[int]:
+def random_keys(n: int, seed: int = 0) -> list[int]:
     rng = random.Random(seed)
     return [rng.getrandbits(64) for _ in range(n)]
 
@@ -142,17 +142,17 @@ def test_seen_store_add_contains_len(client: redis.Redis) -> None:
     store = RedisSeenStore(client, "urlunify:t:seen")
     assert isinstance(store, SeenStore)
     assert len(store) == 0
-    for fp in (0, 1, 2**63, MAX):
-        assert fp not in store
-        assert store.add(fp) is True
-        assert store.add(fp) is False
-        assert fp in store
+    for key in (0, 1, 2**63, MAX):
+        assert key not in store
+        assert store.add(key) is True
+        assert store.add(key) is False
+        assert key in store
     assert len(store) == 4
     # compact members: integers in small buckets, which Redis keeps as intsets
     layout = store.layout()
-    for fp in (0, 1, 2**63, MAX):
-        bucket, member = layout.place(fp)
-        assert layout.join(bucket, member) == fp
+    for key in (0, 1, 2**63, MAX):
+        bucket, member = layout.place(key)
+        assert layout.join(bucket, member) == key
         assert client.sismember(layout.bucket_key(bucket), str(member))
         assert client.object("encoding", layout.bucket_key(bucket)) == b"intset"
     assert -1 not in store and 2**64 not in store and "1" not in store and None not in store
@@ -164,10 +164,10 @@ def test_seen_store_add_contains_len(client: redis.Redis) -> None:
 
 def test_add_many_matches_add(client: redis.Redis) -> None:
     store = RedisSeenStore(client, "s")
-    fps = random_fps(2500)  # spans three pipeline chunks
-    assert store.add(fps[10]) is True
-    assert store.add_many(fps) == [i != 10 for i in range(2500)]
-    assert store.add_many(fps[:5] + [1, 1]) == [False] * 5 + [True, False]
+    keys = random_keys(2500)  # spans three pipeline chunks
+    assert store.add(keys[10]) is True
+    assert store.add_many(keys) == [i != 10 for i in range(2500)]
+    assert store.add_many(keys[:5] + [1, 1]) == [False] * 5 + [True, False]
     assert len(store) == 2501
     assert store.add_many([]) == []
 
@@ -261,10 +261,10 @@ RACER = textwrap.dedent(
     sys.stdin.readline()  # start together
     if kind == "seen":
         store = RedisSeenStore(client, "race:seen")
-        out = [i for i, fp in enumerate(items) if store.add(fp)]
+        out = [i for i, key in enumerate(items) if store.add(key)]
     else:
         store = RedisSignatureStore(client, "race:sigs")
-        out = [store.get_or_set(fp.to_bytes(8, "big"), f"{name}-{i}") for i, fp in enumerate(items)]
+        out = [store.get_or_set(key.to_bytes(8, "big"), f"{name}-{i}") for i, key in enumerate(items)]
     print(json.dumps(out), flush=True)
     """
 )
@@ -298,7 +298,7 @@ def race(url: str, kind: str, n: int) -> list:
     return results
 
 
-def test_two_processes_add_the_same_fingerprints_each_new_exactly_once(
+def test_two_processes_add_the_same_keys_each_new_exactly_once(
     redis_server: RedisServer,
 ) -> None:
     n = 2000

@@ -120,8 +120,8 @@ def test_data_lost_is_warned_once_and_the_set_keeps_working(
     store.close()
 
 
-def old_layout(client: redis.Redis, key: str, fps: list[int]) -> None:
-    client.sadd(key, *(fp.to_bytes(8, "big") for fp in fps))
+def old_layout(client: redis.Redis, key: str, seen_keys: list[int]) -> None:
+    client.sadd(key, *(k.to_bytes(8, "big") for k in seen_keys))
     client.hset(key + ":owners", "123-abc", "1")
     client.set(key + ":marker", "1")
 
@@ -141,19 +141,19 @@ def test_a_seen_set_of_the_old_layout_is_refused_naming_the_migration(client: re
 
 
 def test_migrate_copies_the_old_layout_and_can_be_resumed(client: redis.Redis) -> None:
-    fps = keys(2500)
-    old_layout(client, "urlunify:old:seen", fps)
+    seen_keys = keys(2500)
+    old_layout(client, "urlunify:old:seen", seen_keys)
     client.sadd("urlunify:old:seen", b"not-8-bytes!")
     store = RedisSeenStore(client, "urlunify:old:seen", size=50_000)
     assert store.migrate() == (2500, 1)
-    assert len(store) == 2500 and all(fp in store for fp in fps[:50])
-    assert store.add_batch([*fps[:10], 7]) == [False] * 10 + [True]
+    assert len(store) == 2500 and all(key in store for key in seen_keys[:50])
+    assert store.add_batch([*seen_keys[:10], 7]) == [False] * 10 + [True]
     assert not client.exists(
         "urlunify:old:seen:migrating", "urlunify:old:seen:owners", "urlunify:old:seen:marker"
     )
     assert store.migrate() == (0, 0)  # nothing left to migrate
     # interrupted after the rename: a crawl refuses to start; running it again finishes it
-    old_layout(client, "urlunify:half:seen", fps[:100])
+    old_layout(client, "urlunify:half:seen", seen_keys[:100])
     client.rename("urlunify:half:seen", "urlunify:half:seen:migrating")
     with pytest.raises(StoreError, match=r"being migrated.*store migrate"):
         RedisSeenStore(client, "urlunify:half:seen").add(1)
