@@ -139,15 +139,23 @@ def hashed_keys(start: int, stop: int) -> Iterator[list[int]]:
         ]
 
 
-def bench_memory(n: int, cluster: bool = False) -> dict[str, Any]:
+def bench_memory(
+    n: int, cluster: bool = False, marks: Sequence[int] = (), size: int | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n, "masters": 3 if cluster else 1}
     with redis_target(cluster) as (location, admins):
         out["redis_version"] = admins[0].info("server")["redis_version"]
-        store = RedisSeenStore(counted(connect(location)), "bench:seen", owns_client=True)
+        store = RedisSeenStore(
+            counted(connect(location)),
+            "bench:seen",
+            owns_client=True,
+            **({"size": size} if size else {}),
+        )
         store.layout()
         base = used_memory(admins)
         reset_stats(admins)
-        done, t0, checkpoints = 0, time.perf_counter(), sorted({min(n, 1_000_000), n})
+        done, t0 = 0, time.perf_counter()
+        checkpoints = sorted({*(m for m in marks if m < n), n} if marks else {min(n, 1_000_000), n})
         for mark in checkpoints:
             for keys in hashed_keys(done, mark):
                 store.add_batch(keys)
@@ -406,6 +414,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="with --cluster: move one shard's slot to another master under link batches",
     )
+    ap.add_argument(
+        "--marks",
+        default="",
+        help="comma-separated counts at which the memory part reads memory (default 1M and --n)",
+    )
+    ap.add_argument(
+        "--size",
+        type=int,
+        default=None,
+        help="URLs the seen set is sized for (RedisSeenStore's size; default: the store's own)",
+    )
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)
     if find_redis_server() is None:
@@ -418,7 +437,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     results = {
-        "memory": bench_memory(args.n, args.cluster),
+        "memory": bench_memory(
+            args.n,
+            args.cluster,
+            [int(m.replace("_", "")) for m in args.marks.split(",") if m],
+            args.size,
+        ),
         "rate": bench_rate(args.rate_n, args.links, args.cluster),
     }
     if args.cluster and args.reshard:
