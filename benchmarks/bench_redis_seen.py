@@ -175,8 +175,13 @@ def bench_memory(
         assert len(store) == n, f"{len(store)} members for {n} distinct keys"
         layout = store.layout()
         assert layout is not None
+        generations = [
+            int(store.client.get(layout.generations_key(s)) or 1) for s in range(layout.shards)
+        ]
         out.update(
-            buckets=layout.buckets,
+            first_buckets=layout.buckets,
+            buckets=sum(1 for _ in _buckets(admins, "bench:seen")),
+            generations=[min(generations), max(generations)],
             shards=layout.shards,
             intset_limit=layout.limit,
             size=layout.size,
@@ -187,22 +192,28 @@ def bench_memory(
             node_evalsha_per_batch=[c / store.batches for c in evalsha_calls(admins)],
         )
         out["evalsha_per_batch"] = sum(out["node_evalsha_per_batch"])
-        encodings = {_encoding(admins, layout.bucket_key(b)) for b in range(0, layout.buckets, 997)}
-        out["sampled_encodings"] = sorted(encodings)
+        out["sampled_encodings"] = sorted(_encodings(admins, "bench:seen"))
         store.close()
     return out
 
 
-def _encoding(admins: list[Any], key: str) -> str:
-    for a in admins:  # each master holds some of the buckets, and refuses another's key
-        try:
-            e = a.object("encoding", key)
-        except redis.ResponseError:  # MOVED: another master serves the key
-            continue
-        if e is None:  # no such key (an empty bucket), or the key of another master
-            continue
-        return e.decode() if isinstance(e, bytes) else str(e)
-    return "missing"
+def _buckets(admins: list[Any], key: str) -> Iterator[tuple[Any, bytes]]:
+    """``(master, name)`` of every bucket of the seen set at ``key``."""
+    for a in admins:
+        for name in a.scan_iter(match=f"{key}:{{*", count=1000):
+            if not name.endswith((b":owners", b":count", b":generations")):
+                yield a, name
+
+
+def _encodings(admins: list[Any], key: str, sample: int = 1000) -> set[str]:
+    """The encodings of some buckets of the seen set at ``key``."""
+    out = set()
+    for n, (a, name) in enumerate(_buckets(admins, key)):
+        if n == sample:
+            break
+        e = a.object("encoding", name)
+        out.add(e.decode() if isinstance(e, bytes) else str(e))
+    return out
 
 
 def rate_ours(pages: list[list[str]], cluster: bool) -> dict[str, Any]:
@@ -349,8 +360,10 @@ def table(r: dict[str, Any]) -> str:
     where = "3 masters of a Redis Cluster (no replicas)" if m["masters"] > 1 else "one server"
     lines = [
         (
-            f"Redis {m['redis_version']}, {where}: {m['buckets']:,} buckets in {m['shards']} shards (sized for "
-            f"{m['size']:,} URLs, intset limit {m['intset_limit']}); bucket encodings sampled: "
+            f"Redis {m['redis_version']}, {where}: {m['shards']} shards of {m['generations'][0]}"
+            f"-{m['generations'][1]} generations, {m['buckets']:,} buckets (the first generation "
+            f"{m['first_buckets']:,}, sized for {m['size']:,} URLs, intset limit "
+            f"{m['intset_limit']}); bucket encodings sampled: "
             f"{', '.join(m['sampled_encodings'])}; buckets turned hashtable: {m['hashtables']}"
         ),
     ]

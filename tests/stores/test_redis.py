@@ -151,10 +151,10 @@ def test_seen_store_add_contains_len(client: redis.Redis) -> None:
     # compact members: integers in small buckets, which Redis keeps as intsets
     layout = store.layout()
     for key in (0, 1, 2**63, MAX):
-        bucket, member = layout.place(key)
-        assert layout.join(bucket, member) == key
-        assert client.sismember(layout.bucket_key(bucket), str(member))
-        assert client.object("encoding", layout.bucket_key(bucket)) == b"intset"
+        member = layout.member_of(key)
+        assert layout.shard_of(key) << 58 | member == key  # shard and member: the key exactly
+        assert client.sismember(layout.bucket_of(key), str(member))
+        assert client.object("encoding", layout.bucket_of(key)) == b"intset"
     assert -1 not in store and 2**64 not in store and "1" not in store and None not in store
     for bad in (-1, 2**64):
         with pytest.raises(ValueError):
@@ -428,6 +428,23 @@ def test_a_reply_lost_after_sadd_ran_still_reports_new(redis_server: RedisServer
     far = [2**64 - 1, 2**63, 8]  # two shards: a pipeline
     assert store.add_batch(far) == [True, True, True] and store.retries == 4
     assert len(store) == 6
+
+
+def test_a_lost_reply_of_the_call_that_opened_a_generation(redis_server: RedisServer) -> None:
+    """The call that filled its shard's generations opened the next one, and its reply was lost:
+    the retry answers what that call did, and the store knows the shard's new generation."""
+    redis_server.client().config_set("set-max-intset-entries", 16)  # generations of ~9 a bucket
+    store = RedisSeenStore(LosingClient(port=redis_server.port), "seen", size=1)
+    rng = random.Random(3)
+    shard5 = [5 << 58 | rng.getrandbits(58) for _ in range(14)]  # one shard's keys
+    assert store.add_batch(shard5[:8]) == [True] * 8
+    LosingPipeline.lose[:] = [True]
+    trips = store.round_trips
+    assert store.add_batch(shard5[8:11]) == [True] * 3 and store.retries == 1
+    assert redis_server.client().get("seen:{seen:5}:generations") == b"2"
+    assert store.add_batch(shard5[10:]) == [False, True, True, True]
+    assert store.round_trips - trips == 3  # the lost call, its retry, then one: no stale round
+    assert len(store) == 14 and all(k in store for k in shard5)
 
 
 def test_real_lost_reply_with_a_stalled_server(redis_server_factory) -> None:
