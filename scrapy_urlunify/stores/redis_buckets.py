@@ -43,6 +43,7 @@ __all__ = [
     "LAYOUT_SCRIPT",
     "MAX_SHARDS",
     "SHARD_SCRIPT",
+    "STAMPS_REFRESH",
     "STAMPS_TTL",
     "START_BITS",
     "Layout",
@@ -79,11 +80,15 @@ GROWTH = 2
 #: call that stamped it: a job resumed later than that after a Redis outage cannot learn what
 #: its cut-off link batch did, and fetches all its links (RedisSeenStore.batch_answer).
 STAMPS_TTL = 7 * 86400
+#: Seconds between two calls of a store that push a shard's owners hash's expiry back.
+STAMPS_REFRESH = 3600
 #: One call on one shard. KEYS: its owners hash, its counter, its generation count, then the
 #: buckets the call touches. ARGV: the caller's owner field, the call's id ("" for a call that
 #: needs no stamp: a plain removal), the intset limit, how many members to remove first, the
 #: shard's generations as the caller knows them (G), the count at which the shard opens its next
-#: generation ("0": never), then per member to remove and then per member to add: its bucket in
+#: generation ("0": never), "1" to push the owners hash's expiry back (else only a new owner's
+#: first stamp does: each store asks every :data:`STAMPS_REFRESH` seconds, sparing a command
+#: per call), then per member to remove and then per member to add: its bucket in
 #: each generation, oldest first (G indexes in KEYS), and the member. A member to add is looked
 #: for in the older generations oldest first (the links a crawl meets most, its navigation, were
 #: met first), and added to the newest unless found.
@@ -95,10 +100,11 @@ STAMPS_TTL = 7 * 86400
 #: the shard's generations is answered "S<G>" and nothing runs: it sends the call again with the
 #: buckets of all G (the answer is not stamped). The generation count is written at the shard's
 #: first call, so that every call's keys exist while a Redis Cluster moves the shard's slot (a
-#: script whose keys are partly missing there is refused until the move ends). The counter
-#: doubles as the shard's marker: gone means Redis lost the shard's data. The reply: "1" if the
-#: counter was gone else "0"; a digit, 1 if a bucket outgrew the intset limit in this call, plus
-#: 2 if the call opened a generation; then one "1" (new) or "0" (seen) per member to add.
+#: script whose keys are partly missing there is refused until the move ends), and doubles as the
+#: shard's marker: gone means Redis lost the shard's data (or the shard had no call yet). The
+#: reply: "1" if it was gone else "0"; a digit, 1 if a bucket outgrew the intset limit in this
+#: call, plus 2 if the call opened a generation; then one "1" (new) or "0" (seen) per member to
+#: add.
 SHARD_SCRIPT = """
 local stamp = ARGV[2] .. ' '
 if ARGV[2] ~= '' then
@@ -111,13 +117,15 @@ local known = redis.call('GET', KEYS[3])
 local gens = tonumber(known or '1')
 local g = tonumber(ARGV[5])
 if gens ~= g then return 'S' .. gens end
-if not known then redis.call('SET', KEYS[3], 1) end
 local lost = '0'
-if redis.call('EXISTS', KEYS[2]) == 0 then lost = '1' end
+if not known then
+  redis.call('SET', KEYS[3], 1)
+  lost = '1'
+end
 local limit = tonumber(ARGV[3])
-local first = 7 + (g + 1) * tonumber(ARGV[4])
+local first = 8 + (g + 1) * tonumber(ARGV[4])
 local delta = 0
-for i = 7, first - 1, g + 1 do
+for i = 8, first - 1, g + 1 do
   for k = i, i + g - 1 do
     delta = delta - redis.call('SREM', KEYS[tonumber(ARGV[k])], ARGV[i + g])
   end
@@ -151,8 +159,9 @@ if opens > 0 and count >= opens then
 end
 local reply = lost .. flags .. table.concat(out)
 if ARGV[2] ~= '' then
-  redis.call('HSET', KEYS[1], ARGV[1], stamp .. reply)
-  redis.call('EXPIRE', KEYS[1], STAMPS_TTL)
+  if redis.call('HSET', KEYS[1], ARGV[1], stamp .. reply) == 1 or ARGV[7] == '1' then
+    redis.call('EXPIRE', KEYS[1], STAMPS_TTL)
+  end
 end
 return reply
 """.replace("STAMPS_TTL", str(STAMPS_TTL))
@@ -326,12 +335,13 @@ class Layout:
         return f"{self.tag(shard)}:owners"
 
     def count_key(self, shard: int) -> str:
-        """How many members the shard holds; it exists as long as Redis keeps the shard's data
-        (a call that finds it gone learns that Redis lost its data)."""
+        """How many members the shard holds."""
         return f"{self.tag(shard)}:count"
 
     def generations_key(self, shard: int) -> str:
-        """How many generations the shard has (absent before its first call: one)."""
+        """How many generations the shard has; written at the shard's first call, it exists as
+        long as Redis keeps the shard's data (a call that finds it gone after the store had seen
+        it learns that Redis lost its data)."""
         return f"{self.tag(shard)}:generations"
 
     def match(self) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -29,6 +30,7 @@ from .base import StoreError
 from .redis_buckets import (
     LAYOUT_SCRIPT,
     SHARD_SCRIPT,
+    STAMPS_REFRESH,
     STAMPS_TTL,
     Layout,
     group,
@@ -88,10 +90,14 @@ class RedisSeenStore(RedisStore):
         self._sha: str | None = None
         self._layout_script = client.register_script(LAYOUT_SCRIPT)
         self._shard_script = client.register_script(SHARD_SCRIPT)
-        #: times a shard's counter was found gone after this store had seen it (Redis lost its data)
+        #: times a shard's marker was found gone after this store had seen it (Redis lost its data)
         self.data_lost = 0
         self._marked: set[int] = set()  # shards whose counter this store has seen or made
         self._generations: dict[int, int] = {}  # shard -> its generations, as last answered
+        self._refreshed: dict[int, float] = {}  # shard -> when a call pushed its stamps' expiry
+        # (shard, generations) -> its counter's, stamps' and generation count's keys, how its
+        # keys name their buckets, and when it opens its next generation
+        self._plans: dict[tuple[int, int], tuple[list[str], list[tuple[str, int, int]], int]] = {}
         #: buckets this store saw grow past the intset limit (each then costs ~10x per URL)
         self.converted = 0
         self._call_ids = itertools.count(1)
@@ -180,7 +186,8 @@ class RedisSeenStore(RedisStore):
         if lost:
             self._lost()
             self._run("HSET", lambda: self._layout_script(keys=[self.key], args=layout.fields()))
-        self._marked.update(shard for shard, *_ in items)
+        for shard, *_ in items:
+            self._marked.add(shard)
         return replies
 
     def _execute(self, calls: list[tuple[list[str], list[Any]]]) -> list[str]:
@@ -233,17 +240,31 @@ class RedisSeenStore(RedisStore):
         add: list[tuple[int, int]],
     ) -> tuple[list[str], list[Any]]:
         generations = self._generations.get(shard, 1)
-        keys = [layout.owners_key(shard), layout.count_key(shard), layout.generations_key(shard)]
+        plan = self._plans.get((shard, generations))
+        if plan is None:
+            plan = self._plans[shard, generations] = (
+                [layout.owners_key(shard), layout.count_key(shard), layout.generations_key(shard)],
+                layout.namers(shard, generations),
+                layout.opens_at(generations),
+            )
+        keys, namers, opens_at = plan[0][:], plan[1], plan[2]
         index: dict[str, int] = {}
+        now = time.monotonic()
+        refresh = (
+            call_id != "" and now - self._refreshed.get(shard, -STAMPS_REFRESH) >= STAMPS_REFRESH
+        )
+        if refresh:
+            self._refreshed[shard] = now
         args: list[Any] = [
             self.owner,
             call_id,
             layout.limit,
             len(release),
             generations,
-            layout.opens_at(generations),
+            opens_at,
+            "1" if refresh else "0",
         ]
-        namers, member_mask = layout.namers(shard, generations), layout.member_mask
+        member_mask = layout.member_mask
         for _, key in itertools.chain(release, add):
             for prefix, mask, shift in namers:
                 bucket = prefix + str((key & mask) >> shift)
@@ -259,7 +280,7 @@ class RedisSeenStore(RedisStore):
         self.data_lost += 1
         self._marked.clear()  # the shards not touched since were lost too: one warning for all
         logger.warning(
-            "Redis %s lost its data (the seen set %r lost its counters: restarted without "
+            "Redis %s lost its data (the seen set %r lost its shards' markers: restarted without "
             "persistence, or flushed by someone else): every page seen before is new again "
             "and may be fetched a second time",
             self.url,
@@ -331,7 +352,21 @@ class RedisSeenStore(RedisStore):
         return new
 
     def add(self, key: int) -> bool:
-        return self._add([key])[0]
+        # _add for one key, without its grouping: the scheduler's request_seen, once a request
+        layout = self._layout or self.layout()
+        assert layout is not None
+        if not isinstance(key, int):
+            raise TypeError(f"key must be an int, not {type(key).__name__}")
+        if not 0 <= key < 2**64:
+            raise ValueError(f"key {key!r} is outside [0, 2**64)")
+        call_id = str(next(self._call_ids))
+        self.last_batch = f"{self.owner} {call_id}"
+        shard = layout.shard_of(key)
+        self._last_places = [(shard, 0)]
+        reply = self._send("SADD", [(shard, call_id, [], [(0, key)])])[0]
+        if len(reply) != 3:
+            raise StoreError(f"Redis {self.url}, SADD {self.key!r}: {len(reply) - 2} answers for 1")
+        return reply[2] == "1"
 
     def batch_call(self, index: int) -> str:
         """What :meth:`batch_answer` needs to tell what the last :meth:`add_batch` did with its
@@ -493,3 +528,4 @@ class RedisSeenStore(RedisStore):
         self._layout = None
         self._marked.clear()
         self._generations.clear()
+        self._plans.clear()

@@ -25,6 +25,7 @@ from redis_server import RedisServer, free_port  # the fixtures come from confte
 from scrapy_urlunify.stores import SeenStore, SignatureStore, StoreError, StoreUnavailable
 from scrapy_urlunify.stores.location import DEFAULT_KEY_TEMPLATE, is_redis_url, mask_url, redis_keys
 from scrapy_urlunify.stores.redis_connection import connect
+from scrapy_urlunify.stores.redis_buckets import STAMPS_REFRESH, STAMPS_TTL
 from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 from scrapy_urlunify.stores.redis_tables import RedisRulesStore, RedisSignatureStore
 
@@ -445,6 +446,24 @@ def test_a_lost_reply_of_the_call_that_opened_a_generation(redis_server: RedisSe
     assert store.add_batch(shard5[10:]) == [False, True, True, True]
     assert store.round_trips - trips == 3  # the lost call, its retry, then one: no stale round
     assert len(store) == 14 and all(k in store for k in shard5)
+
+
+def test_the_stamps_expire_a_week_after_the_calls_that_keep_them(client: redis.Redis) -> None:
+    """A shard's stamps outlive a store's last call by STAMPS_TTL: its first call there sets
+    the expiry, and it pushes it back once per STAMPS_REFRESH, not at every call."""
+    store = RedisSeenStore(client, "s:seen")
+    store.add(5)
+    owners = store.layout().owners_key(0)
+    assert STAMPS_TTL - 5 <= client.ttl(owners) <= STAMPS_TTL
+    client.expire(owners, 100)
+    store.add(6)
+    assert client.ttl(owners) <= 100  # within the hour: not pushed back
+    RedisSeenStore(client, "s:seen").add(7)  # another store's first stamp there
+    assert client.ttl(owners) > STAMPS_TTL - 5
+    client.expire(owners, 100)
+    store._refreshed[0] -= STAMPS_REFRESH  # an hour later
+    store.add(8)
+    assert client.ttl(owners) > STAMPS_TTL - 5
 
 
 def test_real_lost_reply_with_a_stalled_server(redis_server_factory) -> None:
