@@ -172,6 +172,13 @@ def bench_memory(
                 flush=True,
             )
         out["seconds"] = time.perf_counter() - t0
+        # (counted before the reads below, which are the benchmark's, not the batches')
+        out.update(
+            batches=store.batches,
+            round_trips_per_batch=store.round_trips / store.batches,
+            node_round_trips_per_batch=writes_per_node(admins, store.batches),
+            node_evalsha_per_batch=[c / store.batches for c in evalsha_calls(admins)],
+        )
         assert len(store) == n, f"{len(store)} members for {n} distinct keys"
         layout = store.layout()
         assert layout is not None
@@ -186,10 +193,6 @@ def bench_memory(
             intset_limit=layout.limit,
             size=layout.size,
             hashtables=store.converted,
-            batches=store.batches,
-            round_trips_per_batch=store.round_trips / store.batches,
-            node_round_trips_per_batch=writes_per_node(admins, store.batches),
-            node_evalsha_per_batch=[c / store.batches for c in evalsha_calls(admins)],
         )
         out["evalsha_per_batch"] = sum(out["node_evalsha_per_batch"])
         out["sampled_encodings"] = sorted(_encodings(admins, "bench:seen"))

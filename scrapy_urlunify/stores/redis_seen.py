@@ -92,7 +92,7 @@ class RedisSeenStore(RedisStore):
         self._shard_script = client.register_script(SHARD_SCRIPT)
         #: times a shard's marker was found gone after this store had seen it (Redis lost its data)
         self.data_lost = 0
-        self._marked: set[int] = set()  # shards whose counter this store has seen or made
+        self._marked: set[int] = set()  # shards whose marker this store has seen or made
         self._generations: dict[int, int] = {}  # shard -> its generations, as last answered
         self._refreshed: dict[int, float] = {}  # shard -> when a call pushed its stamps' expiry
         # (shard, generations) -> its counter's, stamps' and generation count's keys, how its
