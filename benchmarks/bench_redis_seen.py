@@ -4,11 +4,12 @@ Each part starts a fresh throw-away ``redis-server`` on loopback (tests/support/
 no persistence, default ``set-max-intset-entries``):
 
 1. **Memory.** ``RedisSeenStore.add_batch`` (the link batch's call), 500 links a call, for
-   ``--n`` distinct URLs (10M), the store at its default sizing (``URLUNIFY_REDIS_SEEN_SIZE``).
-   The key of a URL is the first 8 bytes of a BLAKE2b digest of it, as uniform as the
-   fingerprint's (unifying 10M URLs would take the run's whole time and changes nothing here).
-   Bytes of Redis memory per URL: the ``used_memory`` delta of ``INFO memory`` at 1M and at
-   ``--n``; buckets that became hashtables; round trips per call (the store's count, and
+   ``--n`` distinct URLs (10M), the scope unsized (its generations grow with it) unless
+   ``--size``. The key of a URL is the first 8 bytes of a BLAKE2b digest of it, as uniform as
+   the fingerprint's (unifying 10M URLs would take the run's whole time and changes nothing
+   here). Bytes of Redis memory per URL: the ``used_memory`` delta of ``INFO memory`` at 1M (or
+   at each of ``--marks``) and at ``--n``; the shards' generations and buckets; buckets that
+   became hashtables; round trips per call (the store's count, and
    ``INFO commandstats``: EVALSHA calls per call = shards touched, all in one pipeline).
 2. **Links per second**, ``--rate-n`` URLs (1M), fingerprint included, on prebuilt ``Request``
    objects (untimed), pages of ``--links`` links: ours, ``Fingerprinter`` key then one
@@ -28,7 +29,8 @@ master's ``EVALSHA`` calls (``INFO commandstats``). ``--reshard`` (with ``--clus
 cluster holding ``--n`` URLs, one shard's slot moved to another master under link batches of new
 URLs: how long it took, the slowest batch, the store's retries, every URL new exactly once.
 
-Usage: python benchmarks/bench_redis_seen.py [--n 10000000] [--rate-n 1000000] [--links 100] [--cluster [--reshard]] [--json out.json]
+Usage: python benchmarks/bench_redis_seen.py [--n 10000000] [--marks 100000,500000] [--size N]
+       [--rate-n 1000000] [--links 100] [--cluster [--reshard]] [--json out.json]
 """
 
 from __future__ import annotations
