@@ -4,11 +4,12 @@ Each part starts a fresh throw-away ``redis-server`` on loopback (tests/support/
 no persistence, default ``set-max-intset-entries``):
 
 1. **Memory.** ``RedisSeenStore.add_batch`` (the link batch's call), 500 links a call, for
-   ``--n`` distinct URLs (10M), the store at its default sizing (``URLUNIFY_REDIS_SEEN_SIZE``).
-   The key of a URL is the first 8 bytes of a BLAKE2b digest of it, as uniform as the
-   fingerprint's (unifying 10M URLs would take the run's whole time and changes nothing here).
-   Bytes of Redis memory per URL: the ``used_memory`` delta of ``INFO memory`` at 1M and at
-   ``--n``; buckets that became hashtables; round trips per call (the store's count, and
+   ``--n`` distinct URLs (10M), the scope unsized (its generations grow with it) unless
+   ``--size``. The key of a URL is the first 8 bytes of a BLAKE2b digest of it, as uniform as
+   the fingerprint's (unifying 10M URLs would take the run's whole time and changes nothing
+   here). Bytes of Redis memory per URL: the ``used_memory`` delta of ``INFO memory`` at 1M (or
+   at each of ``--marks``) and at ``--n``; the shards' generations and buckets; buckets that
+   became hashtables; round trips per call (the store's count, and
    ``INFO commandstats``: EVALSHA calls per call = shards touched, all in one pipeline).
 2. **Links per second**, ``--rate-n`` URLs (1M), fingerprint included, on prebuilt ``Request``
    objects (untimed), pages of ``--links`` links: ours, ``Fingerprinter`` key then one
@@ -28,7 +29,8 @@ master's ``EVALSHA`` calls (``INFO commandstats``). ``--reshard`` (with ``--clus
 cluster holding ``--n`` URLs, one shard's slot moved to another master under link batches of new
 URLs: how long it took, the slowest batch, the store's retries, every URL new exactly once.
 
-Usage: python benchmarks/bench_redis_seen.py [--n 10000000] [--rate-n 1000000] [--links 100] [--cluster [--reshard]] [--json out.json]
+Usage: python benchmarks/bench_redis_seen.py [--n 10000000] [--marks 100000,500000] [--size N]
+       [--rate-n 1000000] [--links 100] [--cluster [--reshard]] [--json out.json]
 """
 
 from __future__ import annotations
@@ -139,15 +141,23 @@ def hashed_keys(start: int, stop: int) -> Iterator[list[int]]:
         ]
 
 
-def bench_memory(n: int, cluster: bool = False) -> dict[str, Any]:
+def bench_memory(
+    n: int, cluster: bool = False, marks: Sequence[int] = (), size: int | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n, "masters": 3 if cluster else 1}
     with redis_target(cluster) as (location, admins):
         out["redis_version"] = admins[0].info("server")["redis_version"]
-        store = RedisSeenStore(counted(connect(location)), "bench:seen", owns_client=True)
+        store = RedisSeenStore(
+            counted(connect(location)),
+            "bench:seen",
+            owns_client=True,
+            **({"size": size} if size else {}),
+        )
         store.layout()
         base = used_memory(admins)
         reset_stats(admins)
-        done, t0, checkpoints = 0, time.perf_counter(), sorted({min(n, 1_000_000), n})
+        done, t0 = 0, time.perf_counter()
+        checkpoints = sorted({*(m for m in marks if m < n), n} if marks else {min(n, 1_000_000), n})
         for mark in checkpoints:
             for keys in hashed_keys(done, mark):
                 store.add_batch(keys)
@@ -164,37 +174,51 @@ def bench_memory(n: int, cluster: bool = False) -> dict[str, Any]:
                 flush=True,
             )
         out["seconds"] = time.perf_counter() - t0
-        assert len(store) == n, f"{len(store)} members for {n} distinct keys"
-        layout = store.layout()
-        assert layout is not None
+        # (counted before the reads below, which are the benchmark's, not the batches')
         out.update(
-            buckets=layout.buckets,
-            shards=layout.shards,
-            intset_limit=layout.limit,
-            size=layout.size,
-            hashtables=store.converted,
             batches=store.batches,
             round_trips_per_batch=store.round_trips / store.batches,
             node_round_trips_per_batch=writes_per_node(admins, store.batches),
             node_evalsha_per_batch=[c / store.batches for c in evalsha_calls(admins)],
         )
+        assert len(store) == n, f"{len(store)} members for {n} distinct keys"
+        layout = store.layout()
+        assert layout is not None
+        generations = [
+            int(store.client.get(layout.generations_key(s)) or 1) for s in range(layout.shards)
+        ]
+        out.update(
+            first_buckets=layout.buckets,
+            buckets=sum(1 for _ in _buckets(admins, "bench:seen")),
+            generations=[min(generations), max(generations)],
+            shards=layout.shards,
+            intset_limit=layout.limit,
+            size=layout.size,
+            hashtables=store.converted,
+        )
         out["evalsha_per_batch"] = sum(out["node_evalsha_per_batch"])
-        encodings = {_encoding(admins, layout.bucket_key(b)) for b in range(0, layout.buckets, 997)}
-        out["sampled_encodings"] = sorted(encodings)
+        out["sampled_encodings"] = sorted(_encodings(admins, "bench:seen"))
         store.close()
     return out
 
 
-def _encoding(admins: list[Any], key: str) -> str:
-    for a in admins:  # each master holds some of the buckets, and refuses another's key
-        try:
-            e = a.object("encoding", key)
-        except redis.ResponseError:  # MOVED: another master serves the key
-            continue
-        if e is None:  # no such key (an empty bucket), or the key of another master
-            continue
-        return e.decode() if isinstance(e, bytes) else str(e)
-    return "missing"
+def _buckets(admins: list[Any], key: str) -> Iterator[tuple[Any, bytes]]:
+    """``(master, name)`` of every bucket of the seen set at ``key``."""
+    for a in admins:
+        for name in a.scan_iter(match=f"{key}:{{*", count=1000):
+            if not name.endswith((b":owners", b":count", b":generations")):
+                yield a, name
+
+
+def _encodings(admins: list[Any], key: str, sample: int = 1000) -> set[str]:
+    """The encodings of some buckets of the seen set at ``key``."""
+    out = set()
+    for n, (a, name) in enumerate(_buckets(admins, key)):
+        if n == sample:
+            break
+        e = a.object("encoding", name)
+        out.add(e.decode() if isinstance(e, bytes) else str(e))
+    return out
 
 
 def rate_ours(pages: list[list[str]], cluster: bool) -> dict[str, Any]:
@@ -341,8 +365,10 @@ def table(r: dict[str, Any]) -> str:
     where = "3 masters of a Redis Cluster (no replicas)" if m["masters"] > 1 else "one server"
     lines = [
         (
-            f"Redis {m['redis_version']}, {where}: {m['buckets']:,} buckets in {m['shards']} shards (sized for "
-            f"{m['size']:,} URLs, intset limit {m['intset_limit']}); bucket encodings sampled: "
+            f"Redis {m['redis_version']}, {where}: {m['shards']} shards of {m['generations'][0]}"
+            f"-{m['generations'][1]} generations, {m['buckets']:,} buckets (the first generation "
+            f"{m['first_buckets']:,}, sized for {m['size']:,} URLs, intset limit "
+            f"{m['intset_limit']}); bucket encodings sampled: "
             f"{', '.join(m['sampled_encodings'])}; buckets turned hashtable: {m['hashtables']}"
         ),
     ]
@@ -406,6 +432,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="with --cluster: move one shard's slot to another master under link batches",
     )
+    ap.add_argument(
+        "--marks",
+        default="",
+        help="comma-separated counts at which the memory part reads memory (default 1M and --n)",
+    )
+    ap.add_argument(
+        "--size",
+        type=int,
+        default=None,
+        help="URLs the seen set is sized for (RedisSeenStore's size; default: the store's own)",
+    )
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)
     if find_redis_server() is None:
@@ -418,7 +455,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     results = {
-        "memory": bench_memory(args.n, args.cluster),
+        "memory": bench_memory(
+            args.n,
+            args.cluster,
+            [int(m.replace("_", "")) for m in args.marks.split(",") if m],
+            args.size,
+        ),
         "rate": bench_rate(args.rate_n, args.links, args.cluster),
     }
     if args.cluster and args.reshard:

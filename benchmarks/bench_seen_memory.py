@@ -166,8 +166,20 @@ def dupefilter_worker(n: int, lookups: int) -> dict[str, Any]:
     }
 
 
-def whole_worker(kind: str, sizes: list[int]) -> dict[str, Any]:
-    """RSS after ``request_seen`` of each size's distinct URLs, through one dupefilter."""
+#: ``--whole``: the URLs of a crawl over many sites (``--hosts`` of them), each distinct.
+WHOLE_URL = "https://www.site{h}.example.test/section/{s}/item-{i}.html?ref={r}"
+#: ``--whole``: requests built, then timed through ``request_seen``, at a time
+CHUNK = 10_000
+
+
+def whole_url(i: int, hosts: int) -> str:
+    return WHOLE_URL.format(h=i % hosts, s=i % 53, i=i, r=i % 7)
+
+
+def whole_worker(kind: str, sizes: list[int], hosts: int) -> dict[str, Any]:
+    """RSS after ``request_seen`` of each size's distinct URLs over ``hosts`` sites, through one
+    dupefilter; the time ``request_seen`` took (the requests are built untimed, a chunk at a
+    time), and a second pass over a sample of them (duplicates, each a fresh ``Request``)."""
     from scrapy import Request, Spider
     from scrapy.dupefilters import RFPDupeFilter
     from scrapy.utils.test import get_crawler
@@ -183,20 +195,36 @@ def whole_worker(kind: str, sizes: list[int]) -> dict[str, Any]:
         DupeFilter.from_crawler(crawler) if kind == "ours" else RFPDupeFilter.from_crawler(crawler)
     )
     seen = df.request_seen
-    df.request_seen(Request(URL.format(-1)))  # first-call allocations out of the baseline
+    df.request_seen(
+        Request("https://first.example.test/")
+    )  # first-call allocations out of the baseline
+    # a chunk of requests built and dropped once, so their memory is reused, not counted
+    chunk = [Request(whole_url(-1 - i, hosts)) for i in range(CHUNK)]
+    del chunk
     gc.collect()
     base = rss_bytes()
     out: dict[str, Any] = {}
-    done = 0
+    done, spent = 0, 0.0
     for n in sorted(sizes):
-        for i in range(done, n):
-            seen(Request(URL.format(i)))
+        for start in range(done, n, CHUNK):
+            chunk = [Request(whole_url(i, hosts)) for i in range(start, min(start + CHUNK, n))]
+            t0 = time.perf_counter()
+            for request in chunk:
+                seen(request)
+            spent += time.perf_counter() - t0
+        del chunk
         done = n
         gc.collect()
         out[str(n)] = {
             "rss_growth": rss_bytes() - base,
             "store_B": df.store.nbytes / n if kind == "ours" else None,
+            "new_us": spent / n * 1e6,
         }
+    sample = random.Random(done).sample(range(done), min(done, 200_000))
+    dups = [Request(whole_url(i, hosts)) for i in sample]
+    t0 = time.perf_counter()
+    assert all(seen(r) for r in dups)
+    out["dup_us"] = (time.perf_counter() - t0) / len(dups) * 1e6
     df.close("finished")
     return out
 
@@ -258,12 +286,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--whole", help="comma-separated sizes: the whole DupeFilter through request_seen"
     )
+    parser.add_argument(
+        "--hosts", type=int, default=997, help="--whole: the sites its URLs are spread over"
+    )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         kind, n = args.worker[0], args.worker[1]
         if kind.startswith("whole-"):
-            out = whole_worker(kind[len("whole-") :], [int(x) for x in n.split(",")])
+            out = whole_worker(kind[len("whole-") :], [int(x) for x in n.split(",")], args.hosts)
         elif kind == "dupefilter":
             out = dupefilter_worker(int(n), args.lookups)
         else:
@@ -277,16 +308,25 @@ def main(argv: list[str] | None = None) -> None:
             ("ours", "DupeFilter (add-on, memory store)"),
             ("scrapy", "RFPDupeFilter"),
         ):
-            r = whole[kind] = run_worker(f"whole-{kind}", ",".join(map(str, sizes)))
-            print(f"{label} through request_seen, distinct URLs:")
+            r = whole[kind] = run_worker(
+                f"whole-{kind}", ",".join(map(str, sizes)), "--hosts", str(args.hosts)
+            )
+            print(f"{label} through request_seen, distinct URLs over {args.hosts} hosts:")
             for n in sizes:
                 v = r[str(n)]
                 table = (
                     f" (seen set's table {v['store_B']:.2f})" if v["store_B"] is not None else ""
                 )
-                print(f"  {n:>12,} URLs: RSS growth {v['rss_growth'] / n:6.2f} B/URL{table}")
+                print(
+                    f"  {n:>12,} URLs: RSS growth {v['rss_growth'] / n:6.2f} B/URL{table}, "
+                    f"{v['new_us']:.2f} µs per new URL"
+                )
             for lo, hi in zip(sizes, sizes[1:], strict=False):
                 print(f"  marginal {lo:,} -> {hi:,}: {whole_marginal(r, lo, hi):.2f} B/URL")
+            print(f"  duplicates (fresh requests of seen URLs): {r['dup_us']:.2f} µs each")
+        for lo, hi in zip(sizes, sizes[1:], strict=False):
+            ratio = whole_marginal(whole["ours"], lo, hi) / whole_marginal(whole["scrapy"], lo, hi)
+            print(f"marginal {lo:,} -> {hi:,}, ours / RFPDupeFilter: {ratio:.3f}")
         write_json(args.json, whole)
         return
 

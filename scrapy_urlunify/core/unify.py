@@ -38,13 +38,15 @@ __all__ = [
 #: old one is dropped, so the URLs a crawl keeps seeing (navigation links) stay while the rest
 #: go. ``limit`` follows the crawl: ``_CACHE_MIN`` entries for a small crawl (about 1.6 MiB a
 #: generation), then one entry for every ``_CACHE_PER_ENTRY`` entries it has held, up to
-#: ``_CACHE_MAX``. A distinct URL makes about 1.5 entries (its URL to fetch too, when it had a
-#: fragment); at about 400 bytes an entry (the URL, its Result and identifier), the two
-#: generations hold at most ~40 bytes per distinct URL of the crawl, well under the ~90 bytes a
-#: URL costs in Scrapy's own seen set (benchmarks/bench_process_memory.py).
+#: ``_CACHE_MAX``, reached after ~500,000 entries (a distinct URL makes one, 1.5 with its URL to
+#: fetch when it had a fragment). At about 400 bytes an entry (the URL, its Result and
+#: identifier), the two generations hold ~26 MiB at most, whatever the crawl's length: a crawl
+#: past a million URLs pays only its seen set per URL (benchmarks/bench_seen_memory.py --whole),
+#: and a smaller one at most ~55 bytes per distinct URL, well under the ~90 bytes a URL costs in
+#: Scrapy's own seen set (benchmarks/bench_process_memory.py).
 _CACHE_MIN = 4096
-_CACHE_PER_ENTRY = 30
-_CACHE_MAX = 1 << 16
+_CACHE_PER_ENTRY = 15
+_CACHE_MAX = 1 << 15
 #: rewrite passes before the URL to fetch must have settled (two always do so far)
 MAX_PASSES = 4
 

@@ -70,12 +70,12 @@ class ClosingContext:
 class SeenStore(Protocol):
     """The set of keys of the requests a crawl has already scheduled."""
 
-    def add(self, fp: int) -> bool:
-        """Record the key ``fp`` (an int in ``[0, 2**64)``); return True if it was new. One
+    def add(self, key: int) -> bool:
+        """Record ``key`` (an int in ``[0, 2**64)``); return True if it was new. One
         atomic step, so a dupefilter needs no separate lookup."""
         ...
 
-    def __contains__(self, fp: object) -> bool: ...
+    def __contains__(self, key: object) -> bool: ...
 
     def __len__(self) -> int: ...
 

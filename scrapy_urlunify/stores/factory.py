@@ -106,7 +106,7 @@ class Stores:
         return {"unavailable_timeout": self.unavailable_timeout}
 
     def seen(self) -> SeenStore:
-        """The "already scheduled" fingerprints."""
+        """The keys of the requests already scheduled."""
         if self.in_redis:
             from .redis_seen import RedisSeenStore
 

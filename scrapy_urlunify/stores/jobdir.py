@@ -77,40 +77,40 @@ class JobdirSeenStore(ClosingContext):
         self.path = os.fspath(path)
         self._log = RecordLog(self.path, 8)
         try:
-            self._fps = FingerprintSet(capacity=self._log.record_count)
+            self._keys = FingerprintSet(capacity=self._log.record_count)
             for block in self._log.replay_blocks():
-                fps = array("Q")
-                fps.frombytes(block)
+                keys = array("Q")
+                keys.frombytes(block)
                 if sys.byteorder == "big":  # pragma: no cover - the file is little-endian
-                    fps.byteswap()
-                self._fps.update(fps)
+                    keys.byteswap()
+                self._keys.update(keys)
         except BaseException:
             self._log.close()
             raise
 
-    def add(self, fp: int) -> bool:
+    def add(self, key: int) -> bool:
         # Look up first and insert last, so a failed write (disk full) leaves both the
-        # log and the set without fp; the repeated probe is in cache and costs far less
+        # log and the set without key; the repeated probe is in cache and costs far less
         # than the write.
-        fps = self._fps
-        if fp in fps:
+        keys = self._keys
+        if key in keys:
             return False
         try:
-            record = fp.to_bytes(8, "little")
+            record = key.to_bytes(8, "little")
         except OverflowError:
-            raise ValueError(f"fingerprint {fp!r} is outside [0, 2**64)") from None
+            raise ValueError(f"key {key!r} is outside [0, 2**64)") from None
         self._log.append(record)
-        fps.add(fp)
+        keys.add(key)
         return True
 
-    def __contains__(self, fp: object) -> bool:
-        return fp in self._fps
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
 
     def __len__(self) -> int:
-        return len(self._fps)
+        return len(self._keys)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._fps)
+        return iter(self._keys)
 
     def close(self) -> None:
         self._log.close()

@@ -261,7 +261,7 @@ class _LogFile(ClosingContext):
 
 
 class RecordLog(_LogFile):
-    """A log of fixed-size binary records (e.g. 8-byte fingerprints)."""
+    """A log of fixed-size binary records (e.g. 8-byte keys)."""
 
     _kind = _KIND_FIXED
 

@@ -1,20 +1,21 @@
 """The near-duplicate pages of a scope in Redis: a LIST of page records its processes share live.
 
 A record is one page a crawl put in its near-duplicate index (``integration.near_duplicates``):
-its site, fingerprint, key, base identifier and exact signature, packed by the caller. A process
-reads the whole list when it opens, then each :meth:`RedisNearDuplicateLog.exchange` appends its
-own new records and reads those the other processes appended since its last read, in one round
-trip: a ``MULTI``/``EXEC`` of ``LRANGE key <offset> ...`` and ``RPUSH``. The list only grows, and
-the transaction runs with no other client's command inside it, so RPUSH's reply (the list's
-length) is where the next read starts: this process's own records are never read back, and
-nothing another process appended is skipped.
+its site, near-duplicate signature, key, base identifier and exact signature, packed by the
+caller. A process reads the whole list when it opens, then each
+:meth:`RedisNearDuplicateLog.exchange` appends its own new records and reads those the other
+processes appended since its last read, in one round trip: a ``MULTI``/``EXEC`` of ``LRANGE key
+<offset> ...`` and ``RPUSH``. The list only grows, and the transaction runs with no other
+client's command inside it, so RPUSH's reply (the list's length) is where the next read starts:
+this process's own records are never read back, and nothing another process appended is skipped.
 
 A retried exchange (a reply lost in an outage: :class:`~.redis_connection.RedisStore`'s retry
 loop) may have pushed its records twice; the retry's read then holds the first push, which is
 dropped from what it answers. A record twice in the list is harmless: replayed again, the same
-key and fingerprint add nothing to an index. A list found shorter than the offset (deleted, or a
-failover that lost the master's last writes) is read again from its start, for the same reason.
-A LIST is one key, so one slot on a Redis Cluster, where the transaction runs as on one server.
+key and near-duplicate signature add nothing to an index. A list found shorter than the offset
+(deleted, or a failover that lost the master's last writes) is read again from its start, for
+the same reason. A LIST is one key, so one slot on a Redis Cluster, where the transaction runs
+as on one server.
 """
 
 from __future__ import annotations

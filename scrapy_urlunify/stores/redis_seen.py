@@ -1,15 +1,15 @@
 """The seen set shared by many crawler processes: buckets of integers in Redis.
 
 :class:`RedisSeenStore` -- a :class:`~.base.SeenStore` laid out as :mod:`.redis_buckets` says:
-each 64-bit key is a decimal integer member of one small SET (an ``intset``, ~9 bytes a URL),
-the buckets grouped in shards of one Redis Cluster hash tag each. ``SADD`` answers 1 when the
-member is new, so "seen?" and "record" are one atomic step *in Redis*: two processes racing on
-one URL get exactly one "new". Every write is one Lua script call per shard it touches, all of
-one call pipelined: ``add_batch`` checks and records a response's links in one round trip. A
-retried call whose first reply was lost answers what the attempt that ran answered (each call
-stamps its reply in its shard's owners hash). What a lost reply does, what a URL costs in
-Redis and how a scope is sized: ``docs/stores.md``; speed and memory against scrapy-redis:
-``benchmarks/README.md``.
+each 64-bit key is a decimal integer member of one small SET (an ``intset``, ~9 bytes a URL) of
+the newest generation of its shard, one Redis Cluster hash tag each. One script call on the
+shard checks every generation and adds the member (``SADD``), so "seen?" and "record" are one
+atomic step *in Redis*: two processes racing on one URL get exactly one "new". Every write is
+one Lua script call per shard it touches, all of one call pipelined: ``add_batch`` checks and
+records a response's links in one round trip. A retried call whose first reply was lost answers
+what the attempt that ran answered (each call stamps its reply in its shard's owners hash). What
+a lost reply does, what a URL costs in Redis and how a scope grows: ``docs/stores.md``; speed
+and memory against scrapy-redis: ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -27,9 +28,9 @@ from redis import exceptions as rex
 
 from .base import StoreError
 from .redis_buckets import (
-    DEFAULT_SEEN_SIZE,
     LAYOUT_SCRIPT,
     SHARD_SCRIPT,
+    STAMPS_REFRESH,
     STAMPS_TTL,
     Layout,
     group,
@@ -42,6 +43,14 @@ __all__ = ["MIGRATING_SUFFIX", "STAMPS_TTL", "RedisSeenStore", "old_layout_error
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: One script call on a shard: the shard, the call's id ("": no stamp), and the keys to remove
+#: and to add there, each with its position in what the caller asked.
+Call = tuple[int, str, list[tuple[int, int]], list[tuple[int, int]]]
+
+#: Rounds of one call at most: a shard answers a caller that does not know its generations with
+#: their count, and is called again (a generation opened meanwhile by another process).
+MAX_ROUNDS = 8
 
 #: ``scrapy urlunify store migrate`` keeps a seen set of the one-SET layout at this suffix of
 #: its key while it copies it into buckets.
@@ -60,18 +69,19 @@ def old_layout_error(url: str, key: str, what: str = "holds") -> StoreError:
 
 class RedisSeenStore(RedisStore):
     """A :class:`~.base.SeenStore` in buckets of integers (:mod:`.redis_buckets`), shared by
-    every process given the same key. ``size``: the URLs a new scope is sized for (a scope
-    that exists keeps the sizing it was created with)."""
+    every process given the same key. ``size``: the URLs a new scope's first generation is sized
+    for (None or :data:`~.redis_buckets.DEFAULT_SEEN_SIZE`: it starts small and grows; a scope
+    that exists keeps the layout it was created with)."""
 
     def __init__(
-        self, client: redis.Redis, key: str, *, size: int = DEFAULT_SEEN_SIZE, **kwargs: Any
+        self, client: redis.Redis, key: str, *, size: int | None = None, **kwargs: Any
     ) -> None:
         super().__init__(client, key, **kwargs)
         if is_cluster(client):
             # each shard's keys carry their own hash tag ({<key>:<shard>}): a store key tagged as
             # a whole ({<key>}) would put every shard on one slot, one node
             self.key = key
-        if size < 1:
+        if size is not None and size < 1:
             raise ValueError(f"size must be >= 1, got {size}")
         self.size = size
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
@@ -80,9 +90,14 @@ class RedisSeenStore(RedisStore):
         self._sha: str | None = None
         self._layout_script = client.register_script(LAYOUT_SCRIPT)
         self._shard_script = client.register_script(SHARD_SCRIPT)
-        #: times a shard's counter was found gone after this store had seen it (Redis lost its data)
+        #: times a shard's marker was found gone after this store had seen it (Redis lost its data)
         self.data_lost = 0
-        self._marked: set[int] = set()  # shards whose counter this store has seen or made
+        self._marked: set[int] = set()  # shards whose marker this store has seen or made
+        self._generations: dict[int, int] = {}  # shard -> its generations, as last answered
+        self._refreshed: dict[int, float] = {}  # shard -> when a call pushed its stamps' expiry
+        # (shard, generations) -> its counter's, stamps' and generation count's keys, how its
+        # keys name their buckets, and when it opens its next generation
+        self._plans: dict[tuple[int, int], tuple[list[str], list[tuple[str, int, int]], int]] = {}
         #: buckets this store saw grow past the intset limit (each then costs ~10x per URL)
         self.converted = 0
         self._call_ids = itertools.count(1)
@@ -131,87 +146,141 @@ class RedisSeenStore(RedisStore):
 
     # --- one pipelined round trip of per-shard script calls -----------------------------------
 
-    def _send(self, what: str, calls: list[tuple[int, list[str], list[Any]]]) -> list[str]:
-        """Run the script once per ``(shard, keys, args)``, all in one pipeline (one round trip;
-        two when Redis has to learn the script first); their replies, in order."""
-
-        def send() -> list[Any]:
-            if is_cluster(self.client):  # one pipeline per node the shards are on
-                return run_scripts(
-                    self.client, [(self._shard_script, keys, args) for _, keys, args in calls]
-                )
-            if self._sha is None:
-                self.round_trips += 1
-                self._sha = self.client.script_load(SHARD_SCRIPT)
-            if len(calls) == 1:  # (redis-py's pipeline costs more than the command alone)
-                _, keys, args = calls[0]
-                try:
-                    replies = [self.client.evalsha(self._sha, len(keys), *keys, *args)]
-                except rex.NoScriptError as e:
-                    replies = [e]
-            else:
-                pipe = self.client.pipeline(transaction=False)
-                for _, keys, args in calls:
-                    pipe.evalsha(self._sha, len(keys), *keys, *args)
-                replies = pipe.execute(raise_on_error=False)
-            missing = [n for n, r in enumerate(replies) if isinstance(r, rex.NoScriptError)]
-            if missing:  # a restarted or flushed server: those calls did not run
-                self.round_trips += 2
-                self._sha = self.client.script_load(SHARD_SCRIPT)
-                pipe = self.client.pipeline(transaction=False)
-                for n in missing:
-                    _, keys, args = calls[n]
-                    pipe.evalsha(self._sha, len(keys), *keys, *args)
-                for n, reply in zip(missing, pipe.execute(raise_on_error=False), strict=True):
+    def _send(self, what: str, items: list[Call]) -> list[str]:
+        """Run the script once per :data:`Call`, all in one pipeline (one round trip; two when
+        Redis has to learn the script first, one more for the shards that opened a generation
+        this store did not know of); their replies, in order."""
+        layout = self._layout
+        assert layout is not None
+        replies = [""] * len(items)
+        pending = list(range(len(items)))
+        for _ in range(MAX_ROUNDS):
+            calls = [self._call_args(layout, *items[n]) for n in pending]
+            stale = []
+            for n, reply in zip(
+                pending, self._run(what, partial(self._execute, calls)), strict=True
+            ):
+                if reply[:1] == "S":  # nothing ran: the shard has generations this store missed
+                    self._generations[items[n][0]] = int(reply[1:])
+                    stale.append(n)
+                else:
                     replies[n] = reply
-            for reply in replies:
-                if isinstance(reply, Exception):
-                    raise reply
-            return replies
-
-        replies = self._run(what, send)
-        out = [r.decode("ascii") if isinstance(r, bytes) else str(r) for r in replies]
+            if not stale:
+                break
+            pending = stale
+        else:
+            raise StoreError(
+                f"Redis {self.url}, {what} {self.key!r}: the shards' generations kept changing "
+                f"for {MAX_ROUNDS} rounds"
+            )
         lost = False
-        for (shard, _, _), reply in zip(calls, out, strict=True):
+        for (shard, *_), reply in zip(items, replies, strict=True):
             if reply[:1] == "1" and shard in self._marked:
                 lost = True
-            if reply[1:2] == "1":
+            flags = int(reply[1:2] or 0)
+            if flags & 1:
                 self.converted += 1
                 self._outgrown()
+            if flags & 2:  # this call opened the shard's next generation
+                self._generations[shard] = self._generations.get(shard, 1) + 1
         if lost:
             self._lost()
-            layout = self._layout
-            if layout is not None:  # the layout went with the data: write it back as it was
-                self._run(
-                    "HSET", lambda: self._layout_script(keys=[self.key], args=layout.fields())
-                )
-        self._marked.update(shard for shard, _, _ in calls)
-        return out
+            self._run("HSET", lambda: self._layout_script(keys=[self.key], args=layout.fields()))
+        for shard, *_ in items:
+            self._marked.add(shard)
+        return replies
+
+    def _execute(self, calls: list[tuple[list[str], list[Any]]]) -> list[str]:
+        """The script run once per ``(keys, args)`` in one pipeline: their replies."""
+        if is_cluster(self.client):  # one pipeline per node the shards are on
+            replies = run_scripts(
+                self.client, [(self._shard_script, keys, args) for keys, args in calls]
+            )
+        else:
+            replies = self._pipelined(calls)
+        return [r.decode("ascii") if isinstance(r, bytes) else str(r) for r in replies]
+
+    def _pipelined(self, calls: list[tuple[list[str], list[Any]]]) -> list[Any]:
+        if self._sha is None:
+            self.round_trips += 1
+            self._sha = self.client.script_load(SHARD_SCRIPT)
+        replies: list[Any]
+        if len(calls) == 1:  # (redis-py's pipeline costs more than the command alone)
+            keys, args = calls[0]
+            try:
+                replies = [self.client.evalsha(self._sha, len(keys), *keys, *args)]
+            except rex.NoScriptError as e:
+                replies = [e]
+        else:
+            pipe = self.client.pipeline(transaction=False)
+            for keys, args in calls:
+                pipe.evalsha(self._sha, len(keys), *keys, *args)
+            replies = pipe.execute(raise_on_error=False)
+        missing = [n for n, r in enumerate(replies) if isinstance(r, rex.NoScriptError)]
+        if missing:  # a restarted or flushed server: those calls did not run
+            self.round_trips += 2
+            self._sha = self.client.script_load(SHARD_SCRIPT)
+            pipe = self.client.pipeline(transaction=False)
+            for n in missing:
+                keys, args = calls[n]
+                pipe.evalsha(self._sha, len(keys), *keys, *args)
+            for n, reply in zip(missing, pipe.execute(raise_on_error=False), strict=True):
+                replies[n] = reply
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
 
     def _call_args(
         self,
         layout: Layout,
         shard: int,
         call_id: str,
-        release: list[tuple[int, int, int]],
-        add: list[tuple[int, int, int]],
-    ) -> tuple[int, list[str], list[Any]]:
-        keys = [layout.owners_key(shard), layout.count_key(shard)]
-        index: dict[int, int] = {}
-        args: list[Any] = [self.owner, call_id, layout.limit, len(release)]
-        for _, bucket, member in itertools.chain(release, add):
-            at = index.get(bucket)
-            if at is None:
-                keys.append(layout.bucket_key(bucket))
-                at = index[bucket] = len(keys)
-            args += (at, member)
-        return shard, keys, args
+        release: list[tuple[int, int]],
+        add: list[tuple[int, int]],
+    ) -> tuple[list[str], list[Any]]:
+        generations = self._generations.get(shard, 1)
+        plan = self._plans.get((shard, generations))
+        if plan is None:
+            plan = self._plans[shard, generations] = (
+                [layout.owners_key(shard), layout.count_key(shard), layout.generations_key(shard)],
+                layout.namers(shard, generations),
+                layout.opens_at(generations),
+            )
+        keys, namers, opens_at = plan[0][:], plan[1], plan[2]
+        index: dict[str, int] = {}
+        now = time.monotonic()
+        refresh = (
+            call_id != "" and now - self._refreshed.get(shard, -STAMPS_REFRESH) >= STAMPS_REFRESH
+        )
+        if refresh:
+            self._refreshed[shard] = now
+        args: list[Any] = [
+            self.owner,
+            call_id,
+            layout.limit,
+            len(release),
+            generations,
+            opens_at,
+            "1" if refresh else "0",
+        ]
+        member_mask = layout.member_mask
+        for _, key in itertools.chain(release, add):
+            for prefix, mask, shift in namers:
+                bucket = prefix + str((key & mask) >> shift)
+                at = index.get(bucket)
+                if at is None:
+                    keys.append(bucket)
+                    at = index[bucket] = len(keys)
+                args.append(at)
+            args.append(key & member_mask)
+        return keys, args
 
     def _lost(self) -> None:
         self.data_lost += 1
         self._marked.clear()  # the shards not touched since were lost too: one warning for all
         logger.warning(
-            "Redis %s lost its data (the seen set %r lost its counters: restarted without "
+            "Redis %s lost its data (the seen set %r lost its shards' markers: restarted without "
             "persistence, or flushed by someone else): every page seen before is new again "
             "and may be fetched a second time",
             self.url,
@@ -219,9 +288,18 @@ class RedisSeenStore(RedisStore):
         )
 
     def _outgrown(self) -> None:
-        if self.converted == 1:
-            layout = self._layout
-            assert layout is not None
+        layout = self._layout
+        assert layout is not None
+        if self.converted == 1 and layout.grows:
+            logger.warning(
+                "A bucket of the seen set %r holds more than Redis's set-max-intset-entries "
+                "(%d) members, and costs ~10x the memory per URL from now on (stat "
+                "urlunify/redis/seen_hashtables): its keys are not spread evenly over the 64-bit "
+                "range (the fingerprints of a fingerprinter that does not hash?)",
+                self.key,
+                layout.limit,
+            )
+        elif self.converted == 1:
             logger.warning(
                 "The seen set %r outgrew its sizing (%d buckets for %d URLs): a bucket now "
                 "holds more than Redis's set-max-intset-entries (%d) members, and costs ~10x "
@@ -235,34 +313,33 @@ class RedisSeenStore(RedisStore):
 
     # --- SeenStore ----------------------------------------------------------------------------
 
-    def add_batch(self, fps: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
-        """:meth:`add` for each of ``fps`` in one round trip (one script call per shard they
+    def add_batch(self, keys: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
+        """:meth:`add` for each of ``keys`` in one round trip (one script call per shard they
         fall in, pipelined): for each, True if it was new. Each member is new for exactly one
         call of one process, as with :meth:`add`, a retry after a lost reply included; a member
-        repeated in ``fps`` is new once at most. ``release`` is removed first
+        repeated in ``keys`` is new once at most. ``release`` is removed first
         (:meth:`discard_many`), in the same round trip."""
         self.batches += 1
-        return self._add(fps, release)
+        return self._add(keys, release)
 
-    def _add(self, fps: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
+    def _add(self, keys: Sequence[int], release: Sequence[int] = ()) -> list[bool]:
         layout = self.layout()
         assert layout is not None
         call_id = str(next(self._call_ids))
         self.last_batch = f"{self.owner} {call_id}"
-        adds, releases = group(layout, fps), group(layout, release)
+        adds, releases = group(layout, keys), group(layout, release)
         shards = list(adds.keys() | releases.keys())
-        calls = [
-            self._call_args(layout, s, call_id, releases.get(s, []), adds.get(s, []))
-            for s in shards
-        ]
-        self._last_places = [(0, 0)] * len(fps)
+        self._last_places = [(0, 0)] * len(keys)
         for shard in adds:
-            for pos, (i, _, _) in enumerate(adds[shard]):
+            for pos, (i, _) in enumerate(adds[shard]):
                 self._last_places[i] = (shard, pos)
-        if not calls:
+        if not shards:
             return []
-        replies = self._send("SADD (batch)", calls)
-        new = [False] * len(fps)
+        replies = self._send(
+            "SADD (batch)",
+            [(s, call_id, releases.get(s, []), adds.get(s, [])) for s in shards],
+        )
+        new = [False] * len(keys)
         for shard, reply in zip(shards, replies, strict=True):
             added = adds.get(shard, [])
             if len(reply) != len(added) + 2:
@@ -270,12 +347,26 @@ class RedisSeenStore(RedisStore):
                     f"Redis {self.url}, SADD (batch) {self.key!r}: "
                     f"{len(reply) - 2} answers for {len(added)} members"
                 )
-            for (i, _, _), flag in zip(added, reply[2:], strict=True):
+            for (i, _), flag in zip(added, reply[2:], strict=True):
                 new[i] = flag == "1"
         return new
 
-    def add(self, fp: int) -> bool:
-        return self._add([fp])[0]
+    def add(self, key: int) -> bool:
+        # _add for one key, without its grouping: the scheduler's request_seen, once a request
+        layout = self._layout or self.layout()
+        assert layout is not None
+        if not isinstance(key, int):
+            raise TypeError(f"key must be an int, not {type(key).__name__}")
+        if not 0 <= key < 2**64:
+            raise ValueError(f"key {key!r} is outside [0, 2**64)")
+        call_id = str(next(self._call_ids))
+        self.last_batch = f"{self.owner} {call_id}"
+        shard = layout.shard_of(key)
+        self._last_places = [(shard, 0)]
+        reply = self._send("SADD", [(shard, call_id, [], [(0, key)])])[0]
+        if len(reply) != 3:
+            raise StoreError(f"Redis {self.url}, SADD {self.key!r}: {len(reply) - 2} answers for 1")
+        return reply[2] == "1"
 
     def batch_call(self, index: int) -> str:
         """What :meth:`batch_answer` needs to tell what the last :meth:`add_batch` did with its
@@ -308,38 +399,58 @@ class RedisSeenStore(RedisStore):
             return None
         return position >= len(stamp) or stamp[position] == 0x31
 
-    def discard_many(self, fps: Iterable[int]) -> None:
-        """Remove ``fps`` from the set (SREM): each becomes new again, for every process."""
-        fps = list(fps)
-        layout = self.layout(create=False) if fps else None
+    def discard_many(self, keys: Iterable[int]) -> None:
+        """Remove ``keys`` from the set (SREM): each becomes new again, for every process."""
+        keys = list(keys)
+        layout = self.layout(create=False) if keys else None
         if layout is None:
             return
-        calls = [
-            self._call_args(layout, s, "", members, []) for s, members in group(layout, fps).items()
-        ]
-        self._send("SREM", calls)
+        self._send("SREM", [(s, "", members, []) for s, members in group(layout, keys).items()])
 
-    def discard(self, fp: int) -> None:
-        """Remove ``fp`` (a request recorded as new that could not be logged as scheduled)."""
-        self.discard_many((fp,))
+    def discard(self, key: int) -> None:
+        """Remove ``key`` (a request recorded as new that could not be logged as scheduled)."""
+        self.discard_many((key,))
 
-    def add_many(self, fps: Iterable[int]) -> list[bool]:
-        """:meth:`add` for many fingerprints, :meth:`add_batch` of 1,000 at a time."""
-        fps = list(fps)
+    def add_many(self, keys: Iterable[int]) -> list[bool]:
+        """:meth:`add` for many keys, :meth:`add_batch` of 1,000 at a time."""
+        keys = list(keys)
         out: list[bool] = []
-        for start in range(0, len(fps), PIPELINE_CHUNK):
-            out += self._add(fps[start : start + PIPELINE_CHUNK])
+        for start in range(0, len(keys), PIPELINE_CHUNK):
+            out += self._add(keys[start : start + PIPELINE_CHUNK])
         return out
 
-    def __contains__(self, fp: object) -> bool:
-        if not isinstance(fp, int) or not 0 <= fp < 2**64:
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, int) or not 0 <= key < 2**64:
             return False
         layout = self.layout(create=False)
         if layout is None:
             return False
-        bucket, member = layout.place(fp)
-        bucket_key = layout.bucket_key(bucket)
-        return bool(self._run("SISMEMBER", lambda: self.client.sismember(bucket_key, member)))  # type: ignore[arg-type]
+        shard = layout.shard_of(key)
+        for _ in range(MAX_ROUNDS):
+            generations = self._generations.get(shard, 1)
+            buckets = [layout.bucket_of(key, g) for g in range(generations)]
+            found = self._run(
+                "SISMEMBER",
+                partial(
+                    self._members, layout.generations_key(shard), buckets, layout.member_of(key)
+                ),
+            )
+            if found[0] == generations:
+                return any(found[1:])
+            self._generations[shard] = found[0]
+        raise StoreError(
+            f"Redis {self.url}, SISMEMBER {self.key!r}: the shard's generations kept changing"
+        )
+
+    def _members(self, generations_key: str, buckets: list[str], member: int) -> list[int]:
+        """The shard's generations, then for each of ``buckets`` whether it holds ``member``
+        (one round trip: a read, a generation opened meanwhile holds no older key)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.get(generations_key)
+        for bucket in buckets:
+            pipe.sismember(bucket, member)  # type: ignore[arg-type]
+        generations, *found = pipe.execute()
+        return [int(generations or 1), *(int(f) for f in found)]
 
     def __len__(self) -> int:
         """The members, as the shards' counters hold them (one pipelined GET per shard)."""
@@ -375,14 +486,14 @@ class RedisSeenStore(RedisStore):
                 cursor, members = self._run(
                     "SSCAN", partial(self.client.sscan, old, cursor, count=PIPELINE_CHUNK)
                 )
-                fps = [
+                keys = [
                     int.from_bytes(m, "big")
                     for m in members
                     if isinstance(m, bytes) and len(m) == 8
                 ]
-                skipped += len(members) - len(fps)
-                copied += len(fps)
-                self.add_many(fps)
+                skipped += len(members) - len(keys)
+                copied += len(keys)
+                self.add_many(keys)
                 if not int(cursor):
                     break
             self._run(
@@ -396,7 +507,7 @@ class RedisSeenStore(RedisStore):
     def clear(self) -> None:
         """Delete every key of the set: its layout, buckets, counters and stamps (SCAN for the
         buckets, whatever layout made them), and a seen set of the old layout at its key."""
-        probe = Layout(self.key, 1, 1, 0, 0)
+        probe = Layout(self.key, 0, 1, 0, 0)
 
         def delete() -> None:
             pipe = self.client.pipeline(transaction=False)
@@ -416,3 +527,5 @@ class RedisSeenStore(RedisStore):
         self._run("UNLINK", delete)
         self._layout = None
         self._marked.clear()
+        self._generations.clear()
+        self._plans.clear()

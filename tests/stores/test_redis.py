@@ -25,6 +25,7 @@ from redis_server import RedisServer, free_port  # the fixtures come from confte
 from scrapy_urlunify.stores import SeenStore, SignatureStore, StoreError, StoreUnavailable
 from scrapy_urlunify.stores.location import DEFAULT_KEY_TEMPLATE, is_redis_url, mask_url, redis_keys
 from scrapy_urlunify.stores.redis_connection import connect
+from scrapy_urlunify.stores.redis_buckets import STAMPS_REFRESH, STAMPS_TTL
 from scrapy_urlunify.stores.redis_seen import RedisSeenStore
 from scrapy_urlunify.stores.redis_tables import RedisRulesStore, RedisSignatureStore
 
@@ -40,7 +41,7 @@ pytestmark = [
 ]
 
 
-def random_fps(n: int, seed: int = 0) -> list[int]:
+def random_keys(n: int, seed: int = 0) -> list[int]:
     rng = random.Random(seed)
     return [rng.getrandbits(64) for _ in range(n)]
 
@@ -142,19 +143,19 @@ def test_seen_store_add_contains_len(client: redis.Redis) -> None:
     store = RedisSeenStore(client, "urlunify:t:seen")
     assert isinstance(store, SeenStore)
     assert len(store) == 0
-    for fp in (0, 1, 2**63, MAX):
-        assert fp not in store
-        assert store.add(fp) is True
-        assert store.add(fp) is False
-        assert fp in store
+    for key in (0, 1, 2**63, MAX):
+        assert key not in store
+        assert store.add(key) is True
+        assert store.add(key) is False
+        assert key in store
     assert len(store) == 4
     # compact members: integers in small buckets, which Redis keeps as intsets
     layout = store.layout()
-    for fp in (0, 1, 2**63, MAX):
-        bucket, member = layout.place(fp)
-        assert layout.join(bucket, member) == fp
-        assert client.sismember(layout.bucket_key(bucket), str(member))
-        assert client.object("encoding", layout.bucket_key(bucket)) == b"intset"
+    for key in (0, 1, 2**63, MAX):
+        member = layout.member_of(key)
+        assert layout.shard_of(key) << 58 | member == key  # shard and member: the key exactly
+        assert client.sismember(layout.bucket_of(key), str(member))
+        assert client.object("encoding", layout.bucket_of(key)) == b"intset"
     assert -1 not in store and 2**64 not in store and "1" not in store and None not in store
     for bad in (-1, 2**64):
         with pytest.raises(ValueError):
@@ -164,10 +165,10 @@ def test_seen_store_add_contains_len(client: redis.Redis) -> None:
 
 def test_add_many_matches_add(client: redis.Redis) -> None:
     store = RedisSeenStore(client, "s")
-    fps = random_fps(2500)  # spans three pipeline chunks
-    assert store.add(fps[10]) is True
-    assert store.add_many(fps) == [i != 10 for i in range(2500)]
-    assert store.add_many(fps[:5] + [1, 1]) == [False] * 5 + [True, False]
+    keys = random_keys(2500)  # spans three pipeline chunks
+    assert store.add(keys[10]) is True
+    assert store.add_many(keys) == [i != 10 for i in range(2500)]
+    assert store.add_many(keys[:5] + [1, 1]) == [False] * 5 + [True, False]
     assert len(store) == 2501
     assert store.add_many([]) == []
 
@@ -261,10 +262,10 @@ RACER = textwrap.dedent(
     sys.stdin.readline()  # start together
     if kind == "seen":
         store = RedisSeenStore(client, "race:seen")
-        out = [i for i, fp in enumerate(items) if store.add(fp)]
+        out = [i for i, key in enumerate(items) if store.add(key)]
     else:
         store = RedisSignatureStore(client, "race:sigs")
-        out = [store.get_or_set(fp.to_bytes(8, "big"), f"{name}-{i}") for i, fp in enumerate(items)]
+        out = [store.get_or_set(key.to_bytes(8, "big"), f"{name}-{i}") for i, key in enumerate(items)]
     print(json.dumps(out), flush=True)
     """
 )
@@ -298,7 +299,7 @@ def race(url: str, kind: str, n: int) -> list:
     return results
 
 
-def test_two_processes_add_the_same_fingerprints_each_new_exactly_once(
+def test_two_processes_add_the_same_keys_each_new_exactly_once(
     redis_server: RedisServer,
 ) -> None:
     n = 2000
@@ -428,6 +429,41 @@ def test_a_reply_lost_after_sadd_ran_still_reports_new(redis_server: RedisServer
     far = [2**64 - 1, 2**63, 8]  # two shards: a pipeline
     assert store.add_batch(far) == [True, True, True] and store.retries == 4
     assert len(store) == 6
+
+
+def test_a_lost_reply_of_the_call_that_opened_a_generation(redis_server: RedisServer) -> None:
+    """The call that filled its shard's generations opened the next one, and its reply was lost:
+    the retry answers what that call did, and the store knows the shard's new generation."""
+    redis_server.client().config_set("set-max-intset-entries", 16)  # generations of ~9 a bucket
+    store = RedisSeenStore(LosingClient(port=redis_server.port), "seen", size=1)
+    rng = random.Random(3)
+    shard5 = [5 << 58 | rng.getrandbits(58) for _ in range(14)]  # one shard's keys
+    assert store.add_batch(shard5[:8]) == [True] * 8
+    LosingPipeline.lose[:] = [True]
+    trips = store.round_trips
+    assert store.add_batch(shard5[8:11]) == [True] * 3 and store.retries == 1
+    assert redis_server.client().get("seen:{seen:5}:generations") == b"2"
+    assert store.add_batch(shard5[10:]) == [False, True, True, True]
+    assert store.round_trips - trips == 3  # the lost call, its retry, then one: no stale round
+    assert len(store) == 14 and all(k in store for k in shard5)
+
+
+def test_the_stamps_expire_a_week_after_the_calls_that_keep_them(client: redis.Redis) -> None:
+    """A shard's stamps outlive a store's last call by STAMPS_TTL: its first call there sets
+    the expiry, and it pushes it back once per STAMPS_REFRESH, not at every call."""
+    store = RedisSeenStore(client, "s:seen")
+    store.add(5)
+    owners = store.layout().owners_key(0)
+    assert STAMPS_TTL - 5 <= client.ttl(owners) <= STAMPS_TTL
+    client.expire(owners, 100)
+    store.add(6)
+    assert client.ttl(owners) <= 100  # within the hour: not pushed back
+    RedisSeenStore(client, "s:seen").add(7)  # another store's first stamp there
+    assert client.ttl(owners) > STAMPS_TTL - 5
+    client.expire(owners, 100)
+    store._refreshed[0] -= STAMPS_REFRESH  # an hour later
+    store.add(8)
+    assert client.ttl(owners) > STAMPS_TTL - 5
 
 
 def test_real_lost_reply_with_a_stalled_server(redis_server_factory) -> None:
