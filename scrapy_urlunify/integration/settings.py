@@ -29,19 +29,7 @@ from scrapy_urlunify.stores.location import (
     redis_missing,
 )
 
-__all__ = [
-    "POLICY_SETTINGS",
-    "SETTINGS",
-    "SIGNATURE_GRANULARITIES",
-    "Setting",
-    "SettingsError",
-    "crawl_sites",
-    "get",
-    "policy_from_settings",
-    "setting_name",
-    "unknown_settings",
-    "validate",
-]
+__all__ = ["SETTINGS", "Setting", "SettingsError", "get", "policy_from_settings"]
 
 logger = logging.getLogger(__name__)
 
@@ -148,10 +136,9 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_REDIS_SEEN_SIZE",
         10_000_000,
         "int",
-        "URLs a scope's Redis seen set is sized for when its first crawl creates it (later runs "
-        "keep that sizing): buckets of ~300 keys at that size, ~9 bytes of Redis memory per URL. "
-        "A scope that outgrows it by half keeps working at ~10x the memory per URL for its "
-        "overfull buckets (docs/stores.md, Sizing).",
+        "At the default, a scope's Redis seen set starts small and grows in generations (~10 "
+        "bytes of Redis memory per URL at any size); another value sizes its first generation "
+        "for that many URLs (docs/stores.md).",
         minimum=1,
     ),
     Setting(
@@ -336,10 +323,8 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_CANONICAL_URL_FIELD",
         "canonical_url",
         "optional_field",
-        "The item field UnicityPipeline writes the canonical URL of the item's page to: its "
-        "verified declared canonical, else the spelling the crawl's rules make (docs/rules.md, "
-        '"Canonical URLs"). Set on dict items and on items that declare the field; None: no such '
-        "field.",
+        "The item field UnicityPipeline writes the canonical URL of the item's page to, on dict "
+        'items and items declaring it (docs/rules.md, "Canonical URLs"); None: no such field.',
     ),
     Setting(
         "URLUNIFY_UNICITY_OUTPUT_FIELD",

@@ -80,7 +80,7 @@ def key_patterns(client: Any) -> set[str]:
         key = raw.decode() if isinstance(raw, bytes) else raw
         key = key.replace(QUEUE_KEY, "<queue key>").replace(f":{SCOPE}:", ":<scope>:")
         key = re.sub(r":seen:\d+\}", ":seen:<shard>}", key)
-        key = re.sub(r"\}:\d+$", "}:<bucket>", key)
+        key = re.sub(r"\}:\d+:\d+$", "}:<generation>:<bucket>", key)
         key = re.sub(r":inflight:worker-1$", ":inflight:<worker>", key)
         patterns.add(key)
     return patterns
@@ -91,7 +91,7 @@ def test_the_seen_sets_documented_buckets_are_its_keys(doc, redis_server):
     rows = table(doc, "| key | what |")
     seen_key = "urlunify:<scope>:seen"
     documented = {code_spans(row[0])[0].replace("<key>", seen_key) for row in rows}
-    assert seen_key in documented and len(documented) == 4
+    assert seen_key in documented and len(documented) == 5
     found = key_patterns(write_every_store(redis_server.url))
     assert {k for k in found if k.startswith(seen_key)} == documented
 

@@ -23,8 +23,6 @@ from scrapy_urlunify.core.url import host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._internals import request_with_url
 from scrapy_urlunify.integration.crawl._meta import (
-    CANONICAL_URL_META,
-    DUPLICATE_OF_META,
     OPT_OUT_META,
     ORIGINAL_URL_META,
     VERBATIM_META,
@@ -97,16 +95,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 identifier = self.policies.unifier.identify(response.url)
             except ValueError:
                 return item
-            meta = response.meta
-            self.item_origins.add(
-                item,
-                ItemOrigin(
-                    identifier,
-                    meta.get(DUPLICATE_OF_META),
-                    response.url,
-                    meta.get(CANONICAL_URL_META),
-                ),
-            )
+            self.item_origins.add(item, ItemOrigin.of(identifier, response))
         return item
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:

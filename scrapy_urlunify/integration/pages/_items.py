@@ -4,7 +4,12 @@ the item pipelines (Scrapy gives a pipeline the item, not the response; docs/rul
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from scrapy_urlunify.integration.crawl._meta import CANONICAL_URL_META, DUPLICATE_OF_META
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
 
 
 class ItemOrigin(NamedTuple):
@@ -16,6 +21,17 @@ class ItemOrigin(NamedTuple):
     duplicate_of: str | None
     url: str = ""
     canonical_url: str | None = None
+
+    @classmethod
+    def of(cls, identifier: str, response: Response) -> ItemOrigin:
+        """The origin of the items of ``response``, whose page is ``identifier``."""
+        meta = response.meta
+        return cls(
+            identifier,
+            meta.get(DUPLICATE_OF_META),
+            response.url,
+            meta.get(CANONICAL_URL_META),
+        )
 
 
 class ItemOrigins(OrderedDict):  # type: ignore[type-arg]
