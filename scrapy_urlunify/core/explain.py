@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import filters
-from .guards import guard_of
+from .guards import Step
 from .policy import Policy
-from .rules import Step
 from .unify import DEFAULT_POLICY, MAX_PASSES, Result, Unifier, identity_text, unifier_for
 from .url import InvalidURL, Parts, resolve
 
@@ -124,15 +123,13 @@ def _trace(u: Unifier, p: Parts, steps: tuple[Step, ...], trace: list[Fired]) ->
     """Run ``steps`` on ``p`` one by one where their guards hold, recording each that fires."""
     changed = False
     for step in steps:
-        if not guard_of(step)(
-            p.path, p.query, p.fragment, p.userinfo, p.host, u.host_rules(p.host), u.policy
-        ):
+        if not step.guard(p, u.host_rules(p.host), u):
             continue
         before = identity_text(p)
         fired = step(p, u)
         if fired:
             changed = True
-            trace.append(Fired(step.__name__, step.layer, before, identity_text(p), fired))  # type: ignore[attr-defined]
+            trace.append(Fired(step.name, step.layer, before, identity_text(p), fired))
     return changed
 
 

@@ -9,11 +9,12 @@ A URL is first resolved and serialized the way a browser does (:func:`resolve`),
   send as such (scheme, ``www``, index pages, key parameters, aliases...). Their result is the
   identifier (:func:`scrapy_urlunify.identify`), never fetched.
 
-Each step is a plain function ``step(parts, ctx) -> bool | str``: it edits ``parts`` in place and
+Each step is a function ``step(parts, ctx) -> bool | str``: it edits ``parts`` in place and
 returns a truthy value when it changed something (a string names the sub-rule that fired). ``ctx``
 is the :class:`~scrapy_urlunify.core.unify.Unifier`, which holds the policy and per-host rules.
-:func:`rule` tags each step with its layer, so docs, ``urlunify explain`` and tests read the same
-names, and with its *guard*: when the step can apply at all. A step runs only where its guard
+:func:`~scrapy_urlunify.core.guards.rule` makes it a named step of its layer, so docs,
+``urlunify explain`` and tests read the same names, with its policy test and its *guard*, the
+function written above it: when the step can apply at all. A step runs only where its guard
 holds (:mod:`scrapy_urlunify.core.guards`).
 """
 
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
 
+from .guards import IDENTITY, REWRITE, Context, Step, rule
 from .hosts import HostRules
 from .params import (
     ASPNET_SEGMENT,
@@ -32,16 +33,15 @@ from .params import (
     context_items,
     is_session_param,
     is_tracking_param,
-    may_name_param,  # noqa: F401 - read by guards
-    may_name_session_param,  # noqa: F401 - read by guards
-    may_name_tracking_param,  # noqa: F401 - read by guards
+    may_name_param,
+    may_name_session_param,
+    may_name_tracking_param,
 )
-from .policy import Policy
 from .text import (
     escape_unsafe,
     fragment_is_route,
     has_amp_item,
-    has_unsafe_chars,  # noqa: F401 - read by guards
+    has_unsafe_chars,
     normalize_escapes_in,
     sorted_query,
     strip_index_pages,
@@ -52,64 +52,16 @@ from .text import (
 from .url import Parts
 
 __all__ = [
-    "GUARD_NAMES",
     "IDENTITY",
     "IDENTITY_STEPS",
     "REWRITE",
     "REWRITE_STEPS",
-    "Context",
     "Step",
     # the learner reads paths, and the link middleware fragments, as the steps do
     "fragment_is_route",
-    "rule",
     "strip_index_pages",
     "strip_trailing_slash",
 ]
-
-REWRITE = "rewrite"
-IDENTITY = "identity"
-
-
-class Context(Protocol):
-    """What a step reads besides the parts (the :class:`~scrapy_urlunify.core.unify.Unifier`)."""
-
-    policy: Policy
-    #: the policy's ``index_pages``, as a set
-    index_pages: frozenset[str]
-
-    def host_rules(self, host: str) -> HostRules: ...
-
-
-Step = Callable[[Parts, Context], Any]
-
-
-#: The names a guard may read: the parts of the URL as the step would find them, the rules of
-#: its host (:class:`~scrapy_urlunify.core.hosts.HostRules`) and the policy.
-GUARD_NAMES = ("path", "query", "fragment", "userinfo", "host", "hr", "policy")
-
-
-def rule(layer: str, guard: str = "True", settled: bool = False) -> Callable[[Step], Step]:
-    """Tag a step with its layer (``"rewrite"`` or ``"identity"``), its *guard*, and whether what
-    it leaves is *settled*.
-
-    The guard is a Python expression over :data:`GUARD_NAMES`, false when the step cannot apply:
-    the step runs only where its guard holds, so its body needs no test of its own. Guards are
-    what make the common URL cheap: the unifier compiles them, in step order, into one function
-    per layer (:func:`~scrapy_urlunify.core.guards.compile_layer`).
-
-    A rewrite step is ``settled`` when, on a URL as the WHATWG parser writes it, it leaves one
-    the parser writes the same, to which no step of its layer applies that did not already: a
-    URL only such steps changed is its own URL to fetch, with no second pass of the layer
-    (:meth:`~scrapy_urlunify.core.unify.Unifier.result`; tests check it against the passes).
-    """
-
-    def tag(fn: Step) -> Step:
-        fn.layer = layer  # type: ignore[attr-defined]
-        fn.guard = guard  # type: ignore[attr-defined]
-        fn.settled = settled  # type: ignore[attr-defined]
-        return fn
-
-    return tag
 
 
 # -- rewrite layer ------------------------------------------------------------------------------
@@ -123,15 +75,18 @@ def _set_path(p: Parts, new: str) -> bool:
     return True
 
 
-# (fragment[:1] first: a route starts with "!" or "/", and most fragments are anchors, which
-# this tells apart without calling the pattern). Settled: a serialized URL less its fragment is
-# serialized, and no other rewrite step's guard holds for lack of a fragment.
-@rule(
-    REWRITE,
-    guard="fragment is not None and not (policy.route_fragments and fragment[:1] in '!/' and "
-    "fragment_is_route(fragment))",
-    settled=True,
-)
+def _has_fragment(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    # (fragment[:1] first: a route starts with "!" or "/", and most fragments are anchors, which
+    # this tells apart without reading the policy or calling the pattern)
+    f = p.fragment
+    return f is not None and not (
+        f[:1] in "!/" and ctx.policy.route_fragments and fragment_is_route(f) is not None
+    )
+
+
+# Settled: a serialized URL less its fragment is serialized, and no other rewrite step's guard
+# holds for lack of a fragment.
+@rule(REWRITE, guard=_has_fragment, settled=True)
 def drop_fragment(p: Parts, ctx: Context) -> bool:
     """Drop the fragment (never sent to the server), except routes of single-page apps:
     ``#!...`` (hashbang) and ``#/...``, which name different content (policy
@@ -140,10 +95,12 @@ def drop_fragment(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(
-    REWRITE,
-    guard="'%' in path or (query is not None and '%' in query) or (fragment is not None and '%' in fragment)",
-)
+def _has_percent(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    q, f = p.query, p.fragment
+    return "%" in p.path or (q is not None and "%" in q) or (f is not None and "%" in f)
+
+
+@rule(REWRITE, guard=_has_percent, on_plain=False)
 def normalize_escapes(p: Parts, ctx: Context) -> bool:
     """``%7e`` -> ``~``, ``%2f`` -> ``%2F`` in path, query and kept fragment."""
     changed = False
@@ -162,7 +119,11 @@ def normalize_escapes(p: Parts, ctx: Context) -> bool:
     return changed
 
 
-@rule(REWRITE, guard="policy.strip_session_ids and (';' in path or '(' in path)")
+def _may_hold_path_session(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return ";" in p.path or "(" in p.path
+
+
+@rule(REWRITE, guard=_may_hold_path_session, when=lambda policy: policy.strip_session_ids)
 def remove_path_session_ids(p: Parts, ctx: Context) -> bool:
     """``/a;jsessionid=0AF3...`` -> ``/a``; ASP.NET ``/(S(id))/page.aspx`` -> ``/page.aspx`` (also
     lower-case ``/(s(id))/`` and the 1.x form ``/(4hqa0555fwsecu455xqckv45)/``)."""
@@ -177,14 +138,22 @@ def remove_path_session_ids(p: Parts, ctx: Context) -> bool:
 _SLASHES = re.compile(r"(?<!:)//+")
 
 
-@rule(REWRITE, guard="'//' in path")
+def _has_double_slash(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return "//" in p.path
+
+
+@rule(REWRITE, guard=_has_double_slash)
 def collapse_slashes(p: Parts, ctx: Context) -> bool:
     """``/a//b`` -> ``/a/b``; a ``//`` right after ``:`` is kept, since it is an embedded URL
     (``/web/2020/http://example.com/``, Nutch's ``(?<!:)/{2,}``)."""
     return _set_path(p, _SLASHES.sub("/", p.path))
 
 
-@rule(REWRITE, guard="query == ''")
+def _has_empty_query(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query == ""
+
+
+@rule(REWRITE, guard=_has_empty_query, on_query=True)
 def drop_empty_query(p: Parts, ctx: Context) -> bool:
     """``/a?`` -> ``/a`` (an empty query string is not sent differently by servers)."""
     p.query = None
@@ -213,7 +182,16 @@ def _filter_query(p: Parts, drop: Callable[[str, str], bool]) -> bool:
     return True
 
 
-@rule(REWRITE, guard="query and policy.strip_session_ids and may_name_session_param(query)")
+def _may_name_session_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and may_name_session_param(p.query)
+
+
+@rule(
+    REWRITE,
+    guard=_may_name_session_param,
+    when=lambda policy: policy.strip_session_ids,
+    on_query=True,
+)
 def remove_session_params(p: Parts, ctx: Context) -> bool:
     """``?PHPSESSID=...``, ``jsessionid``, ``ASPSESSIONIDxxxxxxxx``, token-like ``sid``/``sessionid``,
     and the ColdFusion ``CFID``+``CFTOKEN`` pair (see :mod:`scrapy_urlunify.core.params`)."""
@@ -225,13 +203,33 @@ def remove_session_params(p: Parts, ctx: Context) -> bool:
     return changed
 
 
-@rule(REWRITE, guard="query and policy.strip_tracking_params and may_name_tracking_param(query)")
+def _may_name_tracking_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and may_name_tracking_param(p.query)
+
+
+@rule(
+    REWRITE,
+    guard=_may_name_tracking_param,
+    when=lambda policy: policy.strip_tracking_params,
+    on_query=True,
+)
 def remove_tracking_params(p: Parts, ctx: Context) -> bool:
     """``utm_*``, ``fbclid``, ``gclid``, ``msclkid``, ``mc_cid``... (see :mod:`scrapy_urlunify.core.params`)."""
     return _filter_query(p, lambda n, v: is_tracking_param(n))
 
 
-@rule(REWRITE, guard="query and hr.remove is not None and may_name_param(hr.remove, query)")
+def _may_name_removed_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    if not p.query or hr.remove is None:
+        return False
+    return may_name_param(hr.remove, p.query)
+
+
+@rule(
+    REWRITE,
+    guard=_may_name_removed_param,
+    when=lambda policy: bool(policy.remove_params),
+    on_query=True,
+)
 def remove_policy_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``remove_params`` for this host (names or globs)."""
     matcher: NameMatcher = ctx.host_rules(p.host).remove  # type: ignore[assignment]
@@ -241,21 +239,29 @@ def remove_policy_params(p: Parts, ctx: Context) -> bool:
 # -- identity layer -----------------------------------------------------------------------------
 
 
-@rule(IDENTITY, guard="policy.ignore_scheme")
+@rule(IDENTITY, when=lambda policy: policy.ignore_scheme)
 def ignore_scheme(p: Parts, ctx: Context) -> bool:
     """``http`` and ``https`` name one page (policy ``ignore_scheme``)."""
     p.scheme = None
     return True
 
 
-@rule(IDENTITY, guard="userinfo")
+def _has_userinfo(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.userinfo != ""
+
+
+@rule(IDENTITY, guard=_has_userinfo, on_plain=False)
 def drop_userinfo(p: Parts, ctx: Context) -> bool:
     """``http://user:pw@host/`` is the page of ``http://host/`` (credentials are not identity)."""
     p.userinfo = ""
     return True
 
 
-@rule(IDENTITY, guard="hr.identity_host != host")
+def _host_is_not_its_identity(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return hr.identity_host != p.host
+
+
+@rule(IDENTITY, guard=_host_is_not_its_identity)
 def unify_host(p: Parts, ctx: Context) -> str | bool:
     """Drop a trailing dot, strip ``www``-like prefixes, then map domain aliases and sister
     suffixes to one host.
@@ -268,7 +274,15 @@ def unify_host(p: Parts, ctx: Context) -> str | bool:
     return hr.host_rules_fired
 
 
-@rule(IDENTITY, guard="hr.path_prefixes is not None")
+def _host_has_path_prefixes(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return hr.path_prefixes is not None
+
+
+@rule(
+    IDENTITY,
+    guard=_host_has_path_prefixes,
+    when=lambda policy: bool(policy.ignore_path_prefixes),
+)
 def drop_path_prefix(p: Parts, ctx: Context) -> bool:
     """``/print/x`` is ``/x`` when ``print`` is one of the host's ``ignore_path_prefixes``
     (configured or learned); a path that is only the segment (``/print/``) keeps it."""
@@ -280,22 +294,33 @@ def drop_path_prefix(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(IDENTITY, guard="path[-1] == '/'")
+def _ends_in_slash(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.path[-1] == "/"
+
+
+@rule(IDENTITY, guard=_ends_in_slash)
 def drop_trailing_slash(p: Parts, ctx: Context) -> bool:
     """``/docs/`` and ``/docs`` name one page (the root ``/`` stays)."""
     return _set_path(p, strip_trailing_slash(p.path))
 
 
-@rule(IDENTITY, guard="'.' in path and path[path.rfind('/') + 1:].lower() in policy.index_pages")
+def _ends_in_index_page(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    path = p.path
+    return "." in path and path[path.rfind("/") + 1 :].lower() in ctx.index_pages
+
+
+@rule(IDENTITY, guard=_ends_in_index_page, when=lambda policy: bool(policy.index_pages))
 def drop_index_page(p: Parts, ctx: Context) -> bool:
     """``/docs/index.html`` is ``/docs/`` (policy ``index_pages``, case-insensitive)."""
     return _set_path(p, strip_index_pages(p.path, ctx.index_pages))
 
 
-@rule(
-    IDENTITY,
-    guard="policy.ignore_amp and (path[-4:].lower() == '/amp' or (query and has_amp_item(query)))",
-)
+def _may_hold_amp_marker(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    q = p.query
+    return p.path[-4:].lower() == "/amp" or (q is not None and has_amp_item(q) is not None)
+
+
+@rule(IDENTITY, guard=_may_hold_amp_marker, when=lambda policy: policy.ignore_amp)
 def drop_amp_marker(p: Parts, ctx: Context) -> bool:
     """``/news/story/amp`` and ``/news/story?amp=1`` are ``/news/story`` (policy ``ignore_amp``):
     the AMP version of a page is the page. The index pages and slashes that removing a last
@@ -311,7 +336,11 @@ def drop_amp_marker(p: Parts, ctx: Context) -> bool:
 _AMP = frozenset({"amp"})
 
 
-@rule(IDENTITY, guard="query and 'amp;' in query")
+def _has_amp_entity(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and "amp;" in p.query
+
+
+@rule(IDENTITY, guard=_has_amp_entity, on_query=True)
 def unescape_amp(p: Parts, ctx: Context) -> bool:
     """``?a=1&amp;b=2`` is ``?a=1&b=2``: the page meant ``&``, and escaped its HTML twice.
 
@@ -321,7 +350,16 @@ def unescape_amp(p: Parts, ctx: Context) -> bool:
     return _set_query(p, unescape_amp_in(p.query))  # type: ignore[arg-type]
 
 
-@rule(IDENTITY, guard="query and hr.contexts is not None")
+def _host_has_contexts(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return bool(p.query) and hr.contexts is not None
+
+
+@rule(
+    IDENTITY,
+    guard=_host_has_contexts,
+    when=lambda policy: any("/" in key for key, _ in policy.ignore_params),
+    on_query=True,
+)
 def drop_context_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` scoped by a rule context (configured, or learned): in a
     URL of the context's host with its path and every one of its items (the parameters that
@@ -356,7 +394,18 @@ def drop_context_params(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(IDENTITY, guard="query and hr.ignore is not None and may_name_param(hr.ignore, query)")
+def _may_name_ignored_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    if not p.query or hr.ignore is None:
+        return False
+    return may_name_param(hr.ignore, p.query)
+
+
+@rule(
+    IDENTITY,
+    guard=_may_name_ignored_param,
+    when=lambda policy: bool(policy.ignore_params),
+    on_query=True,
+)
 def drop_ignored_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
     URL, left out of the identifier."""
@@ -364,7 +413,18 @@ def drop_ignored_params(p: Parts, ctx: Context) -> bool:
     return _filter_query(p, lambda n, v: matcher(n))
 
 
-@rule(IDENTITY, guard="query and hr.key is not None and may_name_param(hr.key, query)")
+def _may_name_key_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    if not p.query or hr.key is None:
+        return False
+    return may_name_param(hr.key, p.query)
+
+
+@rule(
+    IDENTITY,
+    guard=_may_name_key_param,
+    when=lambda policy: bool(policy.key_params),
+    on_query=True,
+)
 def keep_key_params(p: Parts, ctx: Context) -> bool:
     """When a URL carries one of its host's ``key_params``, only key parameters identify it."""
     key: NameMatcher = ctx.host_rules(p.host).key  # type: ignore[assignment]
@@ -376,7 +436,14 @@ def keep_key_params(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(IDENTITY, guard="has_unsafe_chars(path) or (query and has_unsafe_chars(query))")
+def _has_unsafe_chars(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    q = p.query
+    return has_unsafe_chars(p.path) is not None or (
+        q is not None and has_unsafe_chars(q) is not None
+    )
+
+
+@rule(IDENTITY, guard=_has_unsafe_chars, on_plain=False)
 def escape_unsafe_chars(p: Parts, ctx: Context) -> bool:
     """``?q=foobar|`` and ``?q=foobar%7C``, ``/x[y]`` and ``/x%5By%5D`` name one page: a server
     decodes a character that is neither reserved nor unreserved the same, raw or escaped. The
@@ -401,14 +468,22 @@ def _set_query(p: Parts, new: str | None) -> bool:
     return True
 
 
-@rule(IDENTITY, guard="query is not None")
+def _has_query(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None
+
+
+@rule(IDENTITY, guard=_has_query, on_query=True)
 def drop_empty_params(p: Parts, ctx: Context) -> bool:
     """``?a=&b=1&&`` -> ``?b=1``: parameters with an empty value say nothing about the page.
     (A bare ``?a`` is kept: it is a flag, and often the whole query of a page.)"""
     return _set_query(p, without_empty_items(p.query))  # type: ignore[arg-type]
 
 
-@rule(IDENTITY, guard="query and '%20' in query")
+def _has_escaped_space(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and "%20" in p.query
+
+
+@rule(IDENTITY, guard=_has_escaped_space, on_query=True)
 def plus_for_space(p: Parts, ctx: Context) -> bool:
     """``?q=a%20b`` and ``?q=a+b`` name one page: form decoding (what PHP, Java servlets, Python
     frameworks... apply to a query) reads both as a space."""
@@ -416,7 +491,11 @@ def plus_for_space(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(IDENTITY, guard="query and '&' in query")
+def _has_two_items(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and "&" in p.query
+
+
+@rule(IDENTITY, guard=_has_two_items, on_query=True)
 def sort_params(p: Parts, ctx: Context) -> bool:
     """``?b=2&a=1`` and ``?a=1&b=2`` name one page."""
     return _set_query(p, sorted_query(p.query))  # type: ignore[arg-type]
