@@ -101,8 +101,9 @@ def strip_index_pages(path: str, index: frozenset[str]) -> str:
             return "/"
 
 
-#: ``has_amp_item(query)``: a match when an item of ``query`` is named ``amp`` (``?amp``, ``?amp=1``)
-has_amp_item = re.compile(r"(?:\A|&)amp(?=[=&]|\Z)", re.IGNORECASE).search
+#: ``has_amp_item(query)``: a match when an item of ``query`` is named ``amp`` (``?amp``, ``?amp=1``),
+#: its name read past the ``amp;`` that ``&amp;`` leaves, as ``drop_amp_marker`` reads it
+has_amp_item = re.compile(r"(?:\A|&)(?:amp;)*+amp(?=[=&]|\Z)", re.IGNORECASE).search
 
 #: what ``&amp;`` in a query leaves after its ``&``, as a page that escaped its HTML twice writes
 #: it: one ``amp;`` or more (``&amp;amp;`` is three times) at the start of an item (also the
