@@ -21,21 +21,20 @@ holds (:mod:`scrapy_urlunify.core.guards`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from .guards import IDENTITY, REWRITE, Context, Step, rule
 from .hosts import HostRules
 from .params import (
-    ASPNET_SEGMENT,
-    PATH_SESSION,
+    COLD_FUSION_ITEMS,
+    SESSION_ITEMS,
+    TRACKING_ITEMS,
     NameMatcher,
-    cold_fusion_pair,
-    context_items,
-    is_session_param,
-    is_tracking_param,
+    has_cold_fusion_pair,
     may_name_param,
     may_name_session_param,
     may_name_tracking_param,
+    searched_items,
+    without_path_sessions,
 )
 from .text import (
     escape_unsafe,
@@ -44,10 +43,14 @@ from .text import (
     has_unsafe_chars,
     normalize_escapes_in,
     sorted_query,
+    spaces_as_plus,
     strip_index_pages,
     strip_trailing_slash,
     unescape_amp_in,
     without_empty_items,
+    without_items,
+    without_named,
+    without_slash_runs,
 )
 from .url import Parts
 
@@ -127,15 +130,7 @@ def _may_hold_path_session(p: Parts, hr: HostRules, ctx: Context) -> bool:
 def remove_path_session_ids(p: Parts, ctx: Context) -> bool:
     """``/a;jsessionid=0AF3...`` -> ``/a``; ASP.NET ``/(S(id))/page.aspx`` -> ``/page.aspx`` (also
     lower-case ``/(s(id))/`` and the 1.x form ``/(4hqa0555fwsecu455xqckv45)/``)."""
-    path = p.path
-    if ";" in path:
-        path = PATH_SESSION.sub("", path)
-    if "(" in path:
-        path = ASPNET_SEGMENT.sub("", path) or "/"
-    return _set_path(p, path)
-
-
-_SLASHES = re.compile(r"(?<!:)//+")
+    return _set_path(p, without_path_sessions(p.path))
 
 
 def _has_double_slash(p: Parts, hr: HostRules, ctx: Context) -> bool:
@@ -146,7 +141,7 @@ def _has_double_slash(p: Parts, hr: HostRules, ctx: Context) -> bool:
 def collapse_slashes(p: Parts, ctx: Context) -> bool:
     """``/a//b`` -> ``/a/b``; a ``//`` right after ``:`` is kept, since it is an embedded URL
     (``/web/2020/http://example.com/``, Nutch's ``(?<!:)/{2,}``)."""
-    return _set_path(p, _SLASHES.sub("/", p.path))
+    return _set_path(p, without_slash_runs(p.path))
 
 
 def _has_empty_query(p: Parts, hr: HostRules, ctx: Context) -> bool:
@@ -160,24 +155,26 @@ def drop_empty_query(p: Parts, ctx: Context) -> bool:
     return True
 
 
-def _filter_query(p: Parts, drop: Callable[[str, str], bool]) -> bool:
-    """Remove ``name=value`` items for which ``drop(lower_name, value)``; keep the rest verbatim,
-    in order, so a URL the server accepted stays one it accepts (no ``?a`` -> ``?a=``).
+def _drop_items(p: Parts, items: re.Pattern[str]) -> bool:
+    """Remove the items of the query that ``items`` matches (see ``text.without_items``); keep
+    the rest verbatim, in order, so a URL the server accepted stays one it accepts (no ``?a``
+    -> ``?a=``). The patterns read a name past the ``amp;`` that ``&amp;`` leaves (a page that
+    escaped its HTML twice): ``amp;utm_source`` is a tracker the server never reads either."""
+    removed, new = without_items(p.query, items)  # type: ignore[arg-type]
+    if removed:
+        p.query = new
+    return removed
 
-    A name is read past the ``amp;`` that ``&amp;`` leaves (a page that escaped its HTML twice):
-    ``amp;utm_source`` is a tracker the server never reads either."""
+
+def _drop_named(p: Parts, matcher: NameMatcher) -> bool:
+    """Remove the items whose name (read past ``amp;``) ``matcher`` matches (as _drop_items)."""
+    if matcher.items is not None:
+        return _drop_items(p, matcher.items)
+    # a glob with a [...] class, which only fnmatch reads: item by item
     items = p.query.split("&")  # type: ignore[union-attr]
-    kept = []
-    for item in items:
-        name, _, value = item.partition("=")
-        name = name.lower()
-        if name[:4] == "amp;":
-            name = unescape_amp_in(name)
-        if not drop(name, value):
-            kept.append(item)
+    kept = [i for i in items if not matcher(unescape_amp_in(i.partition("=")[0].lower()))]
     if len(kept) == len(items):
         return False
-    # the URL is rewritten anyway: leave no "?&" or "?" behind
     p.query = "&".join(i for i in kept if i) or None
     return True
 
@@ -195,11 +192,9 @@ def _may_name_session_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
 def remove_session_params(p: Parts, ctx: Context) -> bool:
     """``?PHPSESSID=...``, ``jsessionid``, ``ASPSESSIONIDxxxxxxxx``, token-like ``sid``/``sessionid``,
     and the ColdFusion ``CFID``+``CFTOKEN`` pair (see :mod:`scrapy_urlunify.core.params`)."""
-    changed = _filter_query(p, is_session_param)
-    if p.query and "cfid" in p.query.lower():
-        pairs = [(n.lower(), v) for n, _, v in (i.partition("=") for i in p.query.split("&"))]
-        if cold_fusion_pair(pairs):
-            changed = _filter_query(p, lambda n, v: n in ("cfid", "cftoken")) or changed
+    changed = _drop_items(p, SESSION_ITEMS)
+    if p.query and "cfid" in p.query.lower() and has_cold_fusion_pair(p.query):
+        changed = _drop_items(p, COLD_FUSION_ITEMS) or changed
     return changed
 
 
@@ -215,7 +210,7 @@ def _may_name_tracking_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
 )
 def remove_tracking_params(p: Parts, ctx: Context) -> bool:
     """``utm_*``, ``fbclid``, ``gclid``, ``msclkid``, ``mc_cid``... (see :mod:`scrapy_urlunify.core.params`)."""
-    return _filter_query(p, lambda n, v: is_tracking_param(n))
+    return _drop_items(p, TRACKING_ITEMS)
 
 
 def _may_name_removed_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
@@ -232,8 +227,7 @@ def _may_name_removed_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
 )
 def remove_policy_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``remove_params`` for this host (names or globs)."""
-    matcher: NameMatcher = ctx.host_rules(p.host).remove  # type: ignore[assignment]
-    return _filter_query(p, lambda n, v: matcher(n))
+    return _drop_named(p, ctx.host_rules(p.host).remove)  # type: ignore[arg-type]
 
 
 # -- identity layer -----------------------------------------------------------------------------
@@ -317,7 +311,7 @@ def drop_index_page(p: Parts, ctx: Context) -> bool:
 
 def _may_hold_amp_marker(p: Parts, hr: HostRules, ctx: Context) -> bool:
     q = p.query
-    return p.path[-4:].lower() == "/amp" or (q is not None and has_amp_item(q) is not None)
+    return p.path[-4:].lower() == "/amp" or (q is not None and has_amp_item(searched_items(q)))
 
 
 @rule(IDENTITY, guard=_may_hold_amp_marker, when=lambda policy: policy.ignore_amp)
@@ -329,11 +323,13 @@ def drop_amp_marker(p: Parts, ctx: Context) -> bool:
     nothing."""
     changed = _set_path(p, strip_index_pages(p.path, ctx.index_pages | _AMP))
     if p.query and has_amp_item(p.query):
-        changed = _filter_query(p, lambda n, v: n == "amp") or changed
+        changed = _drop_items(p, _AMP_ITEMS) or changed
     return changed
 
 
 _AMP = frozenset({"amp"})
+# the items named "amp", with the "&" before each, in a query with "&" in front
+_AMP_ITEMS = re.compile(r"&(?:amp;)*+amp(?=[=&]|\Z)[^&]*", re.IGNORECASE | re.ASCII)
 
 
 def _has_amp_entity(p: Parts, hr: HostRules, ctx: Context) -> bool:
@@ -368,30 +364,43 @@ def drop_context_params(p: Parts, ctx: Context) -> bool:
     ``/w/index.php?title=Special:UserLogin``); kept in the fetched URL. Runs before the other
     identity steps touch the path or the query: a context names the path and items as fetched."""
     contexts = ctx.host_rules(p.host).contexts
-    present: set[str] | None = None
+    query: str = p.query  # type: ignore[assignment]
+    # the items as a context names them (context_items), each between "&"s: an item is there
+    # when "&item&" is, one search, no split
+    written: str | None = None
     names: list[NameMatcher] = []
     required: frozenset[str] = frozenset()
     for path, needed, matcher in contexts:  # type: ignore[union-attr]
         if path != p.path:
             continue
-        if present is None:
-            present = set(context_items(p.query))  # type: ignore[arg-type]
-        if needed <= present:
+        if written is None:
+            written = "&" + spaces_as_plus(query) + "&"
+        if all(f"&{item}&" in written for item in needed):
             names.append(matcher)
             required |= needed
     if not names:
         return False
-    items = p.query.split("&")  # type: ignore[union-attr]
-    kept = [
-        i
-        for i in items
-        if not any(m(i.partition("=")[0].lower()) for m in names)
-        or i.replace("%20", "+") in required
-    ]
-    if len(kept) == len(items):
-        return False
-    p.query = "&".join(kept) or None
-    return True
+    if any(m.named_items is None for m in names) or any(
+        "+" in name or any(m(name.lower()) for m in names)
+        for name in (r.partition("=")[0] for r in required)
+    ):
+        # a context whose own items have a name it ignores, or a glob with a [...] class
+        items = query.split("&")
+        kept = [
+            i
+            for i in items
+            if not any(m(i.partition("=")[0].lower()) for m in names)
+            or i.replace("%20", "+") in required
+        ]
+        if len(kept) == len(items):
+            return False
+        p.query = "&".join(kept) or None
+        return True
+    # no item the context requires has a name it ignores: remove every item so named
+    removed, new = without_named(query, tuple(m.named_items for m in names))  # type: ignore[misc]
+    if removed:
+        p.query = new
+    return removed
 
 
 def _may_name_ignored_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
@@ -409,8 +418,7 @@ def _may_name_ignored_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
 def drop_ignored_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
     URL, left out of the identifier."""
-    matcher: NameMatcher = ctx.host_rules(p.host).ignore  # type: ignore[assignment]
-    return _filter_query(p, lambda n, v: matcher(n))
+    return _drop_named(p, ctx.host_rules(p.host).ignore)  # type: ignore[arg-type]
 
 
 def _may_name_key_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
@@ -428,19 +436,24 @@ def _may_name_key_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
 def keep_key_params(p: Parts, ctx: Context) -> bool:
     """When a URL carries one of its host's ``key_params``, only key parameters identify it."""
     key: NameMatcher = ctx.host_rules(p.host).key  # type: ignore[assignment]
-    items = p.query.split("&")  # type: ignore[union-attr]
-    kept = [i for i in items if key(i.partition("=")[0].lower())]
-    if not kept or len(kept) == len(items):
+    if key.other_items is None:
+        # a glob with a [...] class, which only fnmatch reads: item by item
+        items = p.query.split("&")  # type: ignore[union-attr]
+        kept = [i for i in items if key(i.partition("=")[0].lower())]
+        if not kept or len(kept) == len(items):
+            return False
+        p.query = "&".join(kept)
+        return True
+    removed, new = without_named(p.query, (key.other_items,))  # type: ignore[arg-type]
+    if not removed or new is None:  # every item a key parameter, or none
         return False
-    p.query = "&".join(kept)
+    p.query = new
     return True
 
 
 def _has_unsafe_chars(p: Parts, hr: HostRules, ctx: Context) -> bool:
     q = p.query
-    return has_unsafe_chars(p.path) is not None or (
-        q is not None and has_unsafe_chars(q) is not None
-    )
+    return has_unsafe_chars(p.path) or (q is not None and has_unsafe_chars(q))
 
 
 @rule(IDENTITY, guard=_has_unsafe_chars, on_plain=False)
@@ -487,7 +500,7 @@ def _has_escaped_space(p: Parts, hr: HostRules, ctx: Context) -> bool:
 def plus_for_space(p: Parts, ctx: Context) -> bool:
     """``?q=a%20b`` and ``?q=a+b`` name one page: form decoding (what PHP, Java servlets, Python
     frameworks... apply to a query) reads both as a space."""
-    p.query = p.query.replace("%20", "+")  # type: ignore[union-attr]
+    p.query = spaces_as_plus(p.query)  # type: ignore[arg-type]
     return True
 
 

@@ -18,6 +18,7 @@ from .ada import ada_join, ada_normalize
 from .guards import SETTLED, Step, compile_layer
 from .hosts import HostRules, HostTable
 from .policy import Policy
+from .recent import forget
 from .rules import IDENTITY_STEPS, REWRITE_STEPS
 from .url import InvalidURL, Parts, canonical_splitter
 
@@ -281,7 +282,9 @@ class Unifier:
         return identifier
 
     def cache_clear(self) -> None:
-        """Forget cached results and host rules (the benchmarks time a cold unifier)."""
+        """Forget cached results and host rules, and what the steps made of long texts (the
+        benchmarks time a cold unifier)."""
+        forget()
         self._cache = {}
         self._old = {}
         self._cache_limit = _CACHE_MIN
