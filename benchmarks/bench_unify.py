@@ -4,7 +4,8 @@ Compared, per URL, over the distinct absolute URLs of the corpus and over the li
 crawl sees it (every occurrence, in document order, repetitions included):
 
 * ``identify()`` with every rule on (session ids, trackers, www, index pages, key parameters,
-  aliases, sister suffixes; a policy with per-host entries so that per-host work is exercised);
+  aliases, sister suffixes; a policy with per-host entries so that per-host work is exercised),
+  and ``standardize()`` (the rewrite layer alone) under the same policy;
 * ``w3lib.url.canonicalize_url`` (what Scrapy's fingerprint canonicalizes with);
 * Scrapy's default ``RequestFingerprinter().fingerprint(Request(url))``, the Request built in the
   loop as a spider does.
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import write_json
 from corpus import load
 
-from scrapy_urlunify import Policy, identify
+from scrapy_urlunify import Policy, identify, standardize
 from scrapy_urlunify.core.unify import unifier_for
 
 FULL_POLICY = Policy(
@@ -62,13 +63,25 @@ def time_loop(
     return elapsed / len(inputs) * 1e6, errors
 
 
-def contenders() -> dict[str, tuple[Callable[[str], object], Callable[[], None]]]:
+def contenders(
+    ours_only: bool = False,
+) -> dict[str, tuple[Callable[[str], object], Callable[[], None]]]:
+    unifier = unifier_for(FULL_POLICY)
+    ours: dict[str, tuple[Callable[[str], object], Callable[[], None]]] = {
+        "identify (all rules)": (lambda u: identify(u, FULL_POLICY), unifier.cache_clear),
+        "standardize (all rules)": (
+            lambda u: standardize(u, policy=FULL_POLICY),
+            unifier.cache_clear,
+        ),
+    }
+    if ours_only:
+        return ours
+
     from scrapy import Request
     from scrapy.utils.request import RequestFingerprinter
     from w3lib.url import canonicalize_url
 
     fingerprinter = RequestFingerprinter()
-    unifier = unifier_for(FULL_POLICY)
 
     def scrapy_fp(url: str) -> bytes:
         return fingerprinter.fingerprint(Request(url))
@@ -77,7 +90,7 @@ def contenders() -> dict[str, tuple[Callable[[str], object], Callable[[], None]]
         urllib.parse.clear_cache()
 
     return {
-        "identify (all rules)": (lambda u: identify(u, FULL_POLICY), unifier.cache_clear),
+        **ours,
         "w3lib canonicalize_url": (canonicalize_url, reset_urllib),
         "scrapy fingerprint(Request(url))": (scrapy_fp, reset_urllib),
     }
@@ -89,12 +102,17 @@ def main() -> int:
     )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument(
+        "--ours-only",
+        action="store_true",
+        help="only identify() and standardize(): for A/B runs of two versions of the package",
+    )
     args = ap.parse_args()
     links = load()
     stream = [link["abs"] for link in links if link["abs"]]
     distinct = list(dict.fromkeys(stream))
     print(f"corpus: {len(stream)} links, {len(distinct)} distinct absolute URLs (python3-doc)")
-    cs = contenders()
+    cs = contenders(args.ours_only)
     best: dict[tuple[str, str], float] = {}
     errors: dict[tuple[str, str], int] = {}
     for _ in range(args.rounds):

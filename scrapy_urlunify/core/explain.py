@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import filters
-from .guards import guard_of
+from .guards import Step
 from .policy import Policy
-from .rules import Step
+from .recent import LONG_TEXT, forget, remembered
+from .rules import IDENTITY_STEPS
 from .unify import DEFAULT_POLICY, MAX_PASSES, Result, Unifier, identity_text, unifier_for
 from .url import InvalidURL, Parts, resolve
 
@@ -83,7 +84,7 @@ def explain_with(u: Unifier, url: str, base: str | None = None) -> Explanation:
     <scrapy_urlunify.core.unify.Unifier.result>`, recording every step that changed something."""
     trace: list[Fired] = []
     try:
-        resolved = resolve(url, base)
+        resolved = _resolve(url, base)
     except InvalidURL as e:
         return Explanation(url, base, None, Result(None, None, filters.INVALID), trace, str(e))
     if resolved != url:
@@ -100,7 +101,7 @@ def explain_with(u: Unifier, url: str, base: str | None = None) -> Explanation:
         for _ in range(MAX_PASSES):
             fetch = p.url()
             try:
-                again = resolve(fetch)
+                again = _resolve(fetch, None)
             except InvalidURL:  # pragma: no cover - as in Unifier._settle
                 fetch = resolved
                 break
@@ -120,25 +121,42 @@ def explain_with(u: Unifier, url: str, base: str | None = None) -> Explanation:
     return Explanation(url, base, resolved, result, trace)
 
 
+@remembered
+def _resolve(url: str, base: str | None) -> str:
+    # same() explains a URL once per rule it leaves out: a megabyte of escaped UTF-8 is parsed
+    # once, not each time (15 ms a parse)
+    return resolve(url, base)
+
+
 def _trace(u: Unifier, p: Parts, steps: tuple[Step, ...], trace: list[Fired]) -> bool:
     """Run ``steps`` on ``p`` one by one where their guards hold, recording each that fires."""
     changed = False
     for step in steps:
-        if not guard_of(step)(
-            p.path, p.query, p.fragment, p.userinfo, p.host, u.host_rules(p.host), u.policy
-        ):
+        if not step.guard(p, u.host_rules(p.host), u):
             continue
-        before = identity_text(p)
+        # (the parts, not their text: written out only when the step fires, a megabyte each)
+        before = p.copy()
         fired = step(p, u)
         if fired:
             changed = True
-            trace.append(Fired(step.__name__, step.layer, before, identity_text(p), fired))  # type: ignore[attr-defined]
+            trace.append(
+                Fired(step.name, step.layer, identity_text(before), identity_text(p), fired)
+            )
     return changed
 
 
 def same(a: str, b: str, policy: Policy | None = None) -> Comparison:
     """Whether ``a`` and ``b`` are one page under ``policy``, and which rules decide it."""
-    policy = policy or DEFAULT_POLICY
+    try:
+        return _same(a, b, policy or DEFAULT_POLICY)
+    finally:
+        # what the steps made of long texts: tens of megabytes for two hostile megabyte URLs,
+        # explained a dozen times, that no later call is likely to ask for
+        if len(a) >= LONG_TEXT or len(b) >= LONG_TEXT:
+            forget()
+
+
+def _same(a: str, b: str, policy: Policy) -> Comparison:
     u = unifier_for(policy)
     ea, eb = explain_with(u, a), explain_with(u, b)
     ia, ib = ea.result.identifier, eb.result.identifier
@@ -146,26 +164,24 @@ def same(a: str, b: str, policy: Policy | None = None) -> Comparison:
     deciding: list[str] = []
     together: list[str] = []
     if is_same:
+        pair = _Pair(policy, ea, eb)
         fired = [n for n in dict.fromkeys(ea.rule_names + eb.rule_names) if n != "resolve"]
         for name in fired:
-            if _differ_without(policy, a, b, {name}):
+            if pair.differ_without({name}):
                 deciding.append(name)
         # rules none of which is needed alone but which merge the two URLs between them: skip
         # them all, add what fires instead (a key parameter rule covering for a removal), and
         # repeat until the URLs differ or nothing new fires
         rest = {n for n in fired if n not in deciding}
         while rest:
-            if _differ_without(policy, a, b, rest):
+            if pair.differ_without(rest):
                 for n in sorted(rest):  # keep only the rules that matter: a minimal set
-                    if _differ_without(policy, a, b, rest - {n}):
+                    if pair.differ_without(rest - {n}):
                         rest.discard(n)
                 together = [n for n in dict.fromkeys([*fired, *sorted(rest)]) if n in rest]
                 break
-            alt = Unifier(policy, skip=rest)
             more = {
-                n
-                for n in explain_with(alt, a).rule_names + explain_with(alt, b).rule_names
-                if n != "resolve" and n not in deciding
+                n for n in pair.names_without(rest) if n != "resolve" and n not in deciding
             } - rest
             if not more:
                 break
@@ -176,9 +192,67 @@ def same(a: str, b: str, policy: Policy | None = None) -> Comparison:
     return Comparison(is_same, ea, eb, tuple(deciding), tuple(together))
 
 
-def _differ_without(policy: Policy, a: str, b: str, skip: set[str]) -> bool:
-    alt = Unifier(policy, skip=skip)
-    try:
-        return alt.identify(a) != alt.identify(b)
-    except InvalidURL:
-        return True
+#: the rules whose absence leaves the URL to fetch as it is: the identity steps, but
+#: ``unify_host`` (the host's parameter lists, which the rewrite layer reads, follow its host)
+_IDENTITY_ONLY = frozenset(s.name for s in IDENTITY_STEPS) - {"unify_host"}
+
+
+class _Pair:
+    """Two URLs explained under a policy, and what each becomes without some of its rules,
+    worked out only as far as those rules reach: a URL on which none of them fired stays as
+    explained, and without identity rules alone its URL to fetch stays too, so only its identity
+    layer runs again, on that URL (once for both URLs when they share it). ``same`` asks for a
+    dozen such variants; on a hostile megabyte each full explanation costs tens of ms."""
+
+    def __init__(self, policy: Policy, *explained: Explanation) -> None:
+        self.policy = policy
+        self.explained = explained
+        self._unifiers: dict[frozenset[str], Unifier] = {}
+        self._variants: dict[tuple[frozenset[str], int], tuple[str | None, tuple[str, ...]]] = {}
+        self._identities: dict[tuple[frozenset[str], str], tuple[str, tuple[str, ...]]] = {}
+
+    def differ_without(self, skip: set[str]) -> bool:
+        """Whether the two URLs have different identifiers (or either none) without ``skip``."""
+        ia, ib = (self.without(frozenset(skip), i)[0] for i in (0, 1))
+        return ia is None or ib is None or ia != ib
+
+    def names_without(self, skip: set[str]) -> set[str]:
+        """The rules that fire on either URL without ``skip``."""
+        return {n for i in (0, 1) for n in self.without(frozenset(skip), i)[1]}
+
+    def without(self, skip: frozenset[str], i: int) -> tuple[str | None, tuple[str, ...]]:
+        """The identifier of URL ``i`` without the rules ``skip``, and the rules that fire."""
+        e = self.explained[i]
+        if skip.isdisjoint(e.rule_names):
+            return e.result.identifier, e.rule_names
+        known = self._variants.get((skip, i))
+        if known is None:
+            known = self._variants[skip, i] = self._worked_out(skip, e)
+        return known
+
+    def _worked_out(
+        self, skip: frozenset[str], e: Explanation
+    ) -> tuple[str | None, tuple[str, ...]]:
+        fetch = e.result.fetch_url
+        rewritten = tuple(n for f in e.fired if f.layer == "rewrite" for n in f.names)
+        # a URL whose passes did not settle is fetched as resolved, its identity layer run on
+        # the last pass: explained again
+        settled = fetch != e.resolved or rewritten in ((), ("resolve",))
+        if fetch is None or not settled or not skip <= _IDENTITY_ONLY:
+            again = explain_with(self._unifier(skip), e.url, e.base)
+            return again.result.identifier, again.rule_names
+        known = self._identities.get((skip, fetch))
+        if known is None:
+            alt = self._unifier(skip)
+            p = Parts.split(fetch)
+            trace: list[Fired] = []
+            _trace(alt, p, alt.identity_steps, trace)
+            names = tuple(n for f in trace for n in f.names)
+            known = self._identities[skip, fetch] = (alt.prefix_text + identity_text(p), names)
+        return known[0], rewritten + known[1]
+
+    def _unifier(self, skip: frozenset[str]) -> Unifier:
+        u = self._unifiers.get(skip)
+        if u is None:
+            u = self._unifiers[skip] = Unifier(self.policy, skip=skip)
+        return u

@@ -75,7 +75,9 @@ def trap_reason(path: str, repetitions: int) -> str | None:
     # have none, and leave here without counting
     if len(segments) - len(set(segments)) < repetitions - 1:
         return None
-    counts = Counter(s for s in segments if s)
-    if counts and counts.most_common(1)[0][1] >= repetitions:
+    # counted in C (a generator is a Python step per segment: 0.1 s on a megabyte of "a/b/")
+    counts = Counter(segments)
+    del counts[""]
+    if counts and max(counts.values()) >= repetitions:
         return TRAP
     return None

@@ -1,150 +1,169 @@
-"""The steps' guards, compiled: how the unifier runs only the steps that can apply.
+"""What a step declares, and the layers that run the steps where their guards hold.
 
-Each step of :mod:`scrapy_urlunify.core.rules` declares its guard, a Python expression over
-:data:`~scrapy_urlunify.core.rules.GUARD_NAMES` that is false when the step cannot apply. Compiled
-into the code that runs the steps, guards cost what the same tests written by hand would; calling
-one function per step would cost as much as the steps themselves on the common URL. What depends
-only on the policy is worked out once, when the layer is compiled, so a link pays only for the
-tests on its own text and its host's rules.
+A step of :mod:`scrapy_urlunify.core.rules` is a function tagged by :func:`rule` with its layer
+and two typed tests of when it can apply:
+
+* ``when(policy)``, what the policy alone decides (``strip_session_ids``, ``ignore_amp``, no
+  ``remove_params`` at all...): asked once, when a layer is compiled for a policy
+  (:func:`compile_layer`); a step it rules out is left out of the layer;
+* ``guard(parts, hr, ctx)``, the cheap test on one URL (``"//" in parts.path``): false when the
+  step cannot change it. The step runs only where its guard holds, so its body needs no test of
+  its own, and the common URL pays for a handful of substring tests, not for the steps.
+
+A guard is a Python call, and most links are plain: so a step says where its guard cannot hold,
+and a layer does not ask it there:
+
+* ``on_query``: the step works on the query alone; its guard is false on a URL without one;
+* ``on_plain=False``: its guard is false on a *plain* URL, one written as the WHATWG parser writes
+  it with no user info and none of ``%`` and the characters RFC 3986 allows nowhere
+  (``"<>\\^`{|}[]``), which is what the unifier's short path takes (``Layer.run_plain``).
+
+No step gives a URL a query, a ``%``, such a character or user info (they drop or rewrite what is
+there), so what holds of a URL before a layer holds between its steps.
 """
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Callable
-from functools import cache
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
 
-from . import rules
 from .hosts import HostRules
 from .policy import Policy
-from .rules import GUARD_NAMES, Context, Step
 from .url import Parts
 
-__all__ = ["SETTLED", "compile_layer", "fold_policy", "guard_of"]
+__all__ = [
+    "IDENTITY",
+    "REWRITE",
+    "SETTLED",
+    "Context",
+    "Guard",
+    "Layer",
+    "PolicyTest",
+    "Step",
+    "StepFunction",
+    "always",
+    "compile_layer",
+    "rule",
+]
 
-_READ_PARTS = "path, query, fragment, userinfo = p.path, p.query, p.fragment, p.userinfo"
-_ARGS = ", ".join(GUARD_NAMES)
+REWRITE = "rewrite"
+IDENTITY = "identity"
 
-#: What a compiled layer returns when only ``settled`` steps changed the URL (see
-#: :func:`~scrapy_urlunify.core.rules.rule`); True when another step did too, False when none.
+#: What a compiled layer returns when only ``settled`` steps changed the URL (see :func:`rule`);
+#: True when another step did too, False when none.
 SETTLED = "settled"
 
 
-def _namespace() -> dict[str, Any]:
-    """The names a guard can call: the public helpers of the rules module."""
-    return dict(vars(rules))
+class Context(Protocol):
+    """What a step reads besides the parts (the :class:`~scrapy_urlunify.core.unify.Unifier`)."""
+
+    policy: Policy
+    #: the policy's ``index_pages``, as a set
+    index_pages: frozenset[str]
+
+    def host_rules(self, host: str) -> HostRules: ...
 
 
-def compile_layer(
-    steps: tuple[Step, ...], policy: Policy
-) -> Callable[[Parts, HostRules, Context], object]:
-    """One function ``run(parts, host_rules, context)`` calling ``steps`` in order, each where its
-    guard holds under ``policy`` (guards read the parts as the steps before left them): False
-    when none changed anything, :data:`SETTLED` when only settled steps did, else True."""
-    namespace = {**_namespace(), "SETTLED": SETTLED}
-    lines = [
-        "def run(p, hr, ctx):",
-        "    policy = ctx.policy",
-        "    changed = False",
-        "    " + _READ_PARTS,
-        "    host = p.host",
-    ]
-    for i, step in enumerate(steps):
-        guard = fold_policy(step.guard, policy)  # type: ignore[attr-defined]
-        if guard == "False":
-            continue
-        namespace[f"step_{i}"] = step
-        lines += [
-            f"    if {guard}:  # {step.__name__}",
-            f"        if step_{i}(p, ctx):",
-            "            changed = changed or SETTLED"
-            if step.settled  # type: ignore[attr-defined]
-            else "            changed = True",
-            "            " + _READ_PARTS,
-            # the host's rules again only where the step changed the host
-            "            if p.host is not host:",
-            "                host = p.host",
-            "                hr = ctx.host_rules(host)",
-        ]
-    lines.append("    return changed")
-    exec(compile("\n".join(lines), "<scrapy_urlunify steps>", "exec"), namespace)
-    return namespace["run"]  # type: ignore[no-any-return]
+#: A step's body: edits the parts in place, and returns a truthy value when it changed something
+#: (a string names the sub-rules that fired).
+StepFunction = Callable[[Parts, Context], "bool | str"]
+#: ``guard(parts, hr, ctx)``: false when the step cannot change the URL of ``parts`` (as the
+#: steps before it left them), ``hr`` being the rules of its host.
+Guard = Callable[[Parts, HostRules, Context], bool]
+#: ``when(policy)``: false when ``policy`` lets the step change no URL at all.
+PolicyTest = Callable[[Policy], bool]
 
 
-@cache
-def guard_of(step: Step) -> Callable[..., object]:
-    """The guard of ``step`` as a function of the :data:`~scrapy_urlunify.core.rules.GUARD_NAMES`."""
-    return eval(f"lambda {_ARGS}: {step.guard}", _namespace())  # type: ignore[attr-defined,no-any-return]
+def always(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    """The guard of a step that applies to every URL its policy test lets through."""
+    return True
 
 
-def fold_policy(guard: str, policy: Policy) -> str:
-    """``guard`` with the parts that read nothing but ``policy`` worked out under ``policy``
-    (``policy.strip_session_ids and ';' in path`` is ``';' in path`` or ``False``)."""
-    tree = ast.parse(guard, mode="eval")
-    known: dict[int, _Literal] = {}
-    for node in _maximal(tree, _reads_policy_only):
-        value = eval(compile(ast.Expression(node), "<guard>", "eval"), {"policy": policy})  # type: ignore[arg-type]
-        if isinstance(value, _LITERALS):
-            known[id(node)] = value
-    return ast.unparse(ast.fix_missing_locations(_Fold(known).visit(tree)))
+def _any_policy(policy: Policy) -> bool:
+    return True
 
 
-def _reads_policy_only(node: ast.AST) -> bool:
-    """Whether ``node`` is an expression that reads nothing but ``policy`` and calls nothing."""
-    if not isinstance(node, (ast.Compare, ast.Attribute, ast.BoolOp, ast.UnaryOp)):
-        return False
-    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    return names == {"policy"} and not any(isinstance(n, ast.Call) for n in ast.walk(node))
+@dataclass(frozen=True)
+class Step:
+    """One named step of a layer (see :func:`rule`); ``step(parts, ctx)`` runs its body."""
+
+    name: str
+    layer: str
+    apply: StepFunction
+    guard: Guard
+    when: PolicyTest
+    settled: bool
+    on_query: bool
+    on_plain: bool
+
+    def __call__(self, p: Parts, ctx: Context) -> bool | str:
+        return self.apply(p, ctx)
 
 
-def _maximal(tree: ast.AST, pred: Callable[[ast.AST], bool]) -> list[ast.AST]:
-    """The largest subtrees of ``tree`` satisfying ``pred``, in order."""
-    found: list[ast.AST] = []
+def rule(
+    layer: str,
+    guard: Guard = always,
+    when: PolicyTest = _any_policy,
+    settled: bool = False,
+    on_query: bool = False,
+    on_plain: bool = True,
+) -> Callable[[StepFunction], Step]:
+    """Make a function a :class:`Step` of ``layer`` (``"rewrite"`` or ``"identity"``), named as
+    the function, with its ``guard`` and policy test ``when``, where its guard cannot hold
+    (``on_query``, ``on_plain``: see the module), and whether what it leaves is ``settled``.
 
-    def walk(node: ast.AST) -> None:
-        if pred(node):
-            found.append(node)
-            return
-        for child in ast.iter_child_nodes(node):
-            walk(child)
+    A rewrite step is ``settled`` when, on a URL as the WHATWG parser writes it, it leaves one
+    the parser writes the same, to which no step of its layer applies that did not already: a
+    URL only such steps changed is its own URL to fetch, with no second pass of the layer
+    (:meth:`~scrapy_urlunify.core.unify.Unifier.result`; tests check it against the passes).
+    """
 
-    walk(tree)
-    return found
+    def tag(fn: StepFunction) -> Step:
+        return Step(fn.__name__, layer, fn, guard, when, settled, on_query, on_plain)
 
-
-_LITERALS = (str, int, float, type(None))
-_Literal = str | int | float | None
+    return tag
 
 
-class _Fold(ast.NodeTransformer):
-    """Put the known values in, then simplify ``and``/``or``/``not`` around them."""
+class Layer:
+    """The steps of one layer that a policy lets apply (``steps``, in order), and ``run(parts, hr,
+    ctx)``: each of them on ``parts`` where its guard holds (guards read the parts as the steps
+    before left them, and the rules of the host they name then). ``run`` returns False when no
+    step changed anything, :data:`SETTLED` when only settled steps did, else True.
+    ``run_plain`` is ``run`` for a plain URL (see the module)."""
 
-    def __init__(self, known: dict[int, _Literal]) -> None:
-        self.known = known
+    __slots__ = ("run", "run_plain", "steps")
 
-    def visit(self, node: ast.AST) -> Any:
-        if id(node) in self.known:
-            return ast.Constant(self.known[id(node)])
-        node = self.generic_visit(node)
-        if isinstance(node, ast.BoolOp):
-            is_and = isinstance(node.op, ast.And)
-            kept = []
-            for v in node.values:
-                if isinstance(v, ast.Constant):
-                    if bool(v.value) != is_and:
-                        return ast.Constant(
-                            not is_and
-                        )  # a false operand of "and", a true one of "or"
-                    continue  # a true operand of "and", a false one of "or": the others decide
-                kept.append(v)
-            if not kept:
-                return ast.Constant(is_and)
-            return kept[0] if len(kept) == 1 else ast.BoolOp(op=node.op, values=kept)
-        if (
-            isinstance(node, ast.UnaryOp)
-            and isinstance(node.op, ast.Not)
-            and isinstance(node.operand, ast.Constant)
-        ):
-            return ast.Constant(not node.operand.value)
-        return node
+    def __init__(self, steps: Iterable[Step], policy: Policy) -> None:
+        self.steps: tuple[Step, ...] = tuple(s for s in steps if s.when(policy))
+        self.run = _runner(self.steps)
+        self.run_plain = _runner(tuple(s for s in self.steps if s.on_plain))
+
+
+def compile_layer(steps: Iterable[Step], policy: Policy) -> Layer:
+    """The :class:`Layer` of ``steps`` under ``policy``."""
+    return Layer(steps, policy)
+
+
+def _runner(steps: tuple[Step, ...]) -> Callable[[Parts, HostRules, Context], bool | str]:
+    # the fields each URL reads, unpacked once: one tuple per step, no attribute lookups; and
+    # the plan of a URL without a query (no step gives a URL a query it has not)
+    plan = tuple((s.guard, s.apply, s.settled) for s in steps)
+    no_query = tuple((s.guard, s.apply, s.settled) for s in steps if not s.on_query)
+
+    def run(p: Parts, hr: HostRules, ctx: Context) -> bool | str:
+        changed: bool | str = False
+        host = p.host
+        for guard, apply, settled in plan if p.query is not None else no_query:
+            if guard(p, hr, ctx) and apply(p, ctx):
+                if not settled:
+                    changed = True
+                elif not changed:
+                    changed = SETTLED
+                if p.host is not host:
+                    # the host's rules again only where the step changed the host
+                    host = p.host
+                    hr = ctx.host_rules(host)
+        return changed
+
+    return run

@@ -17,21 +17,30 @@ Two kinds of removal:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from fnmatch import translate
 
+from .recent import remembered
+from .text import split_items
+
 __all__ = [
+    "COLD_FUSION_ITEMS",
+    "SESSION_ITEMS",
     "SESSION_PARAMS",
     "TOKEN_SESSION_PARAMS",
+    "TRACKING_ITEMS",
     "TRACKING_PARAMS",
     "TRACKING_PREFIXES",
     "NameMatcher",
     "context_items",
+    "has_cold_fusion_pair",
     "is_session_param",
     "is_tracking_param",
     "may_name_param",
     "may_name_session_param",
     "may_name_tracking_param",
+    "searched_items",
+    "without_path_sessions",
 ]
 
 #: Session parameters removed whatever their value.
@@ -210,45 +219,123 @@ def may_name_session_param(query: str) -> bool:
     """False when no item of ``query`` can be a session id: every session name contains
     ``sid``, ``session`` or ``cfid``. Three substring searches of the lower-cased query (as the
     step lower-cases each name) tell, before any split; ``re.IGNORECASE`` costs 8x as much."""
+    if len(query) > _LONG_QUERY:
+        return _session_named_in_long(query)
     q = query.lower()
     return "sid" in q or "session" in q or "cfid" in q
 
 
-def _trie(words: set[str]) -> str:
-    """A pattern matching the ``words`` (none a prefix of another) as a trie: one branch per
-    first character, so a search tries a handful of branches where an item starts, not every
-    name (``re`` tries the branches of an alternation one by one)."""
-    if words == {""}:
-        return ""
+@remembered
+def _session_named_in_long(query: str) -> bool:
+    q = query.lower()
+    return "sid" in q or "session" in q or "cfid" in q
+
+
+def _trie(words: Iterable[str]) -> str:
+    """A pattern matching the ``words`` as a trie: one branch per first character, so a search
+    tries a handful of branches where an item starts, not every name (``re`` tries the branches
+    of an alternation one by one)."""
     groups: dict[str, set[str]] = {}
+    ends = False
     for w in words:
-        groups.setdefault(w[0], set()).add(w[1:])
+        if w:
+            groups.setdefault(w[0], set()).add(w[1:])
+        else:
+            ends = True
+    if not groups:
+        return ""
     alts = [re.escape(c) + _trie(rest) for c, rest in sorted(groups.items())]
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    trie = alts[0] if len(alts) == 1 and not ends else "(?:" + "|".join(alts) + ")"
+    return trie + "?" if ends else trie
 
 
-def _prefix_free(words: Iterable[str]) -> set[str]:
-    """``words`` less those that start with another of them (matching the shorter is enough)."""
-    kept: set[str] = set()
-    for w in sorted(words, key=len):
-        if not any(w.startswith(k) for k in kept):
-            kept.add(w)
-    return kept
+def _first_chars(words: Iterable[str]) -> str:
+    """A class of the first characters of ``words`` and of ``amp;`` (a name read past it)."""
+    return "[" + "".join(sorted({re.escape(w[0]) for w in words} | {"a"})) + "]"
 
 
-# a pattern that starts with a literal is searched for that literal first (in C): the names of
-# a lower-cased query with "&" in front are tried only where an item starts (past the "amp;"
-# that "&amp;" leaves, as the steps read names); a name starting with a listed one is enough for
-# the guard, the step checks each name
-_TRACKING_NAMES = _trie(_prefix_free({*TRACKING_PARAMS, *TRACKING_PREFIXES}))
-# (the "amp;" branch second: a repeat tried at every "&" costs more than the literal)
-_TRACKING_SEARCH = re.compile(f"&(?:{_TRACKING_NAMES}|amp;(?:amp;)*{_TRACKING_NAMES})").search
+#: an item's name ends at its "=", its "&" or the query's end
+_NAME_END = r"(?=[=&]|\Z)"
+# the tracking names, then the prefixes and what follows them in the name
+_TRACKING_NAMES = (
+    f"(?:{_trie(TRACKING_PARAMS)}{_NAME_END}|{_trie(TRACKING_PREFIXES)}[^&=]*{_NAME_END})"
+)
+# a pattern that starts with a literal is searched for that literal first (in C): the names of a
+# query with "&" in front are tried only where an item starts, past the "amp;" that "&amp;"
+# leaves (as the steps read names), and only after a character a name can start with (a class
+# tells at once, where the trie's branches are tried one by one)
+_TRACKING = (
+    f"&(?={_first_chars([*TRACKING_PARAMS, *TRACKING_PREFIXES])})(?:amp;)*+{_TRACKING_NAMES}"
+)
+_TRACKING_SEARCH = re.compile(_TRACKING)
+#: The tracking items of a query with "&" in front, each with the "&" before it: removed at
+#: once (``re.sub``), not item by item. Case-insensitive: a name is compared lower-cased (the
+#: query of a serialized URL is ASCII).
+TRACKING_ITEMS = re.compile(_TRACKING + "[^&]*", re.IGNORECASE | re.ASCII)
 
 
 def may_name_tracking_param(query: str) -> bool:
     """False when no item of ``query`` is a tracking parameter (one search tells; most queries
     have none, and splitting them item by item would cost more than the whole rest of a URL)."""
-    return _TRACKING_SEARCH("&" + query.lower()) is not None
+    if len(query) > _LONG_QUERY:
+        return _named_in_long(query, _TRACKING_SEARCH)
+    return _TRACKING_SEARCH.search("&" + query.lower()) is not None
+
+
+#: a query longer than this is searched in its distinct items (see searched_items)
+_LONG_QUERY = 1 << 12
+
+
+def searched_items(query: str) -> str:
+    """What to search for an item in ``query``: the query itself, or, for a long one, its
+    distinct items, "&"-joined in no useful order (an empty one kept when there is one). A
+    search tries a pattern at every "&": a megabyte of them costs tens of milliseconds a search,
+    and a layer asks several; a query has few distinct items, or long ones (few "&")."""
+    return query if len(query) <= _LONG_QUERY else _distinct_items(query)
+
+
+@remembered
+def _distinct_items(query: str) -> str:
+    if "&&" in query:  # runs of "&" (a million of them split into a million items)
+        while "&&" in query:
+            query = query.replace("&&", "&")
+        items = set(query.split("&"))
+        items.add("")
+    else:
+        items = set(split_items(query))
+    return "&".join(items)
+
+
+@remembered
+def _named_in_long(query: str, search: re.Pattern[str]) -> bool:
+    """Whether ``search`` finds a name in a long query (in its distinct items)."""
+    return search.search("&" + _distinct_items(query).lower()) is not None
+
+
+#: The items of a query with "&" in front that :func:`is_session_param` removes, each with the
+#: "&" before it (as TRACKING_ITEMS): a listed name with a value; a generic one with a token
+#: (16 letters or digits, one digit at least, or a UUID); Classic ASP's name and value.
+SESSION_ITEMS = re.compile(
+    "&(?:amp;)*+(?:"
+    f"{_trie(SESSION_PARAMS)}=[^&]+"
+    f"|{_trie(TOKEN_SESSION_PARAMS)}="
+    r"(?:(?=[a-z]*[0-9])[0-9a-z]{16,}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})(?=&|\Z)"
+    r"|aspsessionid[a-z]{8}=[a-z]{24}(?=&|\Z))",
+    re.IGNORECASE | re.ASCII,
+)
+#: ColdFusion's pair, in a query with "&" in front: a ``CFID`` of digits and a ``CFTOKEN``
+#: (names as written, not read past "amp;"), and every item of either name, to remove
+_CFID = re.compile(r"&cfid=[0-9]+(?=&|\Z)", re.IGNORECASE | re.ASCII)
+_CFTOKEN = re.compile(r"&cftoken=[0-9a-z-]+(?=&|\Z)", re.IGNORECASE | re.ASCII)
+COLD_FUSION_ITEMS = re.compile(
+    f"&(?:amp;)*+(?:cfid|cftoken){_NAME_END}[^&]*", re.IGNORECASE | re.ASCII
+)
+
+
+def has_cold_fusion_pair(query: str) -> bool:
+    """:func:`cold_fusion_pair` of the items of ``query``, with two searches."""
+    q = "&" + query
+    return _CFID.search(q) is not None and _CFTOKEN.search(q) is not None
 
 
 #: Path session ids. ``;jsessionid=...`` (and PHP's rarer ``;phpsessid=``) as a path parameter,
@@ -261,20 +348,49 @@ PATH_SESSION = re.compile(r";(?:jsessionid|phpsessid)=[^/;]*", re.IGNORECASE)
 ASPNET_SEGMENT = re.compile(r"/\((?:(?:[AFSXafsx]\([0-9A-Za-z_-]*\))+|[a-z0-5]{24})\)(?=/|\Z)")
 
 
+@remembered
+def without_path_sessions(path: str) -> str:
+    """``path`` less its PATH_SESSION and ASPNET_SEGMENT session ids."""
+    if ";" in path:
+        path = PATH_SESSION.sub("", path)
+    if "(" in path:
+        path = ASPNET_SEGMENT.sub("", path) or "/"
+    return path
+
+
 class NameMatcher:
     """Matches lower-cased parameter names against exact names and ``fnmatch`` globs."""
 
-    __slots__ = ("_glob", "exact", "patterns", "query_search")
+    __slots__ = (
+        "_glob",
+        "exact",
+        "items",
+        "named_items",
+        "other_items",
+        "patterns",
+        "query_search",
+    )
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(dict.fromkeys(p.lower() for p in patterns))
         self.exact = frozenset(p for p in self.patterns if not _has_glob(p))
         globs = [p for p in self.patterns if _has_glob(p)]
         self._glob = re.compile("|".join(translate(g) for g in globs)) if globs else None
-        #: ``query_search("&" + query.lower())``: None when no item of ``query`` has a name this
+        names = _names_pattern(self.patterns)
+        #: searched in "&" + query.lower(): None when no item of the query has a name this
         #: matcher matches (one search, no split); None itself for a pattern with a ``[...]``
         #: class, which is left to the matcher
-        self.query_search = _query_search(self.patterns)
+        self.query_search = None if names is None else re.compile(f"&(?:amp;)*+{names}")
+        #: in a query with "&" in front, with the "&" before each (removed at once, see
+        #: TRACKING_ITEMS): the items this matcher names, read past "amp;" (``items``) or as
+        #: written (``named_items``), and the items it does not name as written
+        #: (``other_items``); None for a pattern with a ``[...]`` class
+        self.items = self.named_items = self.other_items = None
+        if names is not None:
+            flags = re.IGNORECASE | re.ASCII
+            self.items = re.compile(f"&(?:amp;)*+{names}[^&]*", flags)
+            self.named_items = re.compile(f"&{names}[^&]*", flags)
+            self.other_items = re.compile(f"&(?!{names})[^&]*", flags)
 
     def __call__(self, name: str) -> bool:
         if name in self.exact:
@@ -292,13 +408,14 @@ def _has_glob(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
 
 
-def _query_search(patterns: tuple[str, ...]) -> Callable[[str], re.Match[str] | None] | None:
+def _names_pattern(patterns: tuple[str, ...]) -> str | None:
+    """A pattern of a whole name that one of ``patterns`` matches, None for none or for a
+    pattern with a ``[...]`` class (fnmatch's classes are left to the matcher)."""
     if not patterns or any("[" in p for p in patterns):
         return None
     # an item's name runs from its start (the query's or an "&") to its first "=" (or the
     # item's end) and holds neither: a glob's "*" and "?" stand for characters other than those
-    names = "|".join(_glob_pattern(p) for p in patterns)
-    return re.compile(rf"&(?:(?:{names})|amp;(?:amp;)*(?:{names}))(?=[=&]|\Z)").search
+    return "(?:" + "|".join(_glob_pattern(p) for p in patterns) + ")" + _NAME_END
 
 
 def _glob_pattern(glob: str) -> str:
@@ -330,4 +447,8 @@ def may_name_param(matcher: NameMatcher, query: str) -> bool:
     that filter a query by a host's parameter lists (which lower-case each name, as this
     lower-cases the query)."""
     search = matcher.query_search
-    return search is None or search("&" + query.lower()) is not None
+    if search is None:
+        return True
+    if len(query) > _LONG_QUERY:
+        return _named_in_long(query, search)
+    return search.search("&" + query.lower()) is not None

@@ -9,138 +9,65 @@ A URL is first resolved and serialized the way a browser does (:func:`resolve`),
   send as such (scheme, ``www``, index pages, key parameters, aliases...). Their result is the
   identifier (:func:`scrapy_urlunify.identify`), never fetched.
 
-Each step is a plain function ``step(parts, ctx) -> bool | str``: it edits ``parts`` in place and
+Each step is a function ``step(parts, ctx) -> bool | str``: it edits ``parts`` in place and
 returns a truthy value when it changed something (a string names the sub-rule that fired). ``ctx``
 is the :class:`~scrapy_urlunify.core.unify.Unifier`, which holds the policy and per-host rules.
-:func:`rule` tags each step with its layer, so docs, ``urlunify explain`` and tests read the same
-names, and with its *guard*: when the step can apply at all. A step runs only where its guard
+:func:`~scrapy_urlunify.core.guards.rule` makes it a named step of its layer, so docs,
+``urlunify explain`` and tests read the same names, with its policy test and its *guard*, the
+function written above it: when the step can apply at all. A step runs only where its guard
 holds (:mod:`scrapy_urlunify.core.guards`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, Protocol
 
+from .guards import IDENTITY, REWRITE, Context, Step, rule
 from .hosts import HostRules
 from .params import (
-    ASPNET_SEGMENT,
-    PATH_SESSION,
+    COLD_FUSION_ITEMS,
+    SESSION_ITEMS,
+    TRACKING_ITEMS,
     NameMatcher,
-    cold_fusion_pair,
-    context_items,
-    is_session_param,
-    is_tracking_param,
-    may_name_param,  # noqa: F401 - read by guards
-    may_name_session_param,  # noqa: F401 - read by guards
-    may_name_tracking_param,  # noqa: F401 - read by guards
+    has_cold_fusion_pair,
+    may_name_param,
+    may_name_session_param,
+    may_name_tracking_param,
+    searched_items,
+    without_path_sessions,
 )
-from .policy import Policy
+from .text import (
+    escape_unsafe,
+    fragment_is_route,
+    has_amp_item,
+    has_unsafe_chars,
+    normalize_escapes_in,
+    sorted_query,
+    spaces_as_plus,
+    strip_index_pages,
+    strip_trailing_slash,
+    unescape_amp_in,
+    without_empty_items,
+    without_items,
+    without_named,
+    without_slash_runs,
+)
 from .url import Parts
 
 __all__ = [
-    "GUARD_NAMES",
     "IDENTITY",
     "IDENTITY_STEPS",
     "REWRITE",
     "REWRITE_STEPS",
-    "Context",
     "Step",
-    "rule",
+    # the learner reads paths, and the link middleware fragments, as the steps do
+    "fragment_is_route",
+    "strip_index_pages",
+    "strip_trailing_slash",
 ]
-
-REWRITE = "rewrite"
-IDENTITY = "identity"
-
-
-class Context(Protocol):
-    """What a step reads besides the parts (the :class:`~scrapy_urlunify.core.unify.Unifier`)."""
-
-    policy: Policy
-    #: the policy's ``index_pages``, as a set
-    index_pages: frozenset[str]
-
-    def host_rules(self, host: str) -> HostRules: ...
-
-
-Step = Callable[[Parts, Context], Any]
-
-
-#: The names a guard may read: the parts of the URL as the step would find them, the rules of
-#: its host (:class:`~scrapy_urlunify.core.hosts.HostRules`) and the policy.
-GUARD_NAMES = ("path", "query", "fragment", "userinfo", "host", "hr", "policy")
-
-
-def rule(layer: str, guard: str = "True", settled: bool = False) -> Callable[[Step], Step]:
-    """Tag a step with its layer (``"rewrite"`` or ``"identity"``), its *guard*, and whether what
-    it leaves is *settled*.
-
-    The guard is a Python expression over :data:`GUARD_NAMES`, false when the step cannot apply:
-    the step runs only where its guard holds, so its body needs no test of its own. Guards are
-    what make the common URL cheap: the unifier compiles them, in step order, into one function
-    per layer (:func:`~scrapy_urlunify.core.guards.compile_layer`).
-
-    A rewrite step is ``settled`` when, on a URL as the WHATWG parser writes it, it leaves one
-    the parser writes the same, to which no step of its layer applies that did not already: a
-    URL only such steps changed is its own URL to fetch, with no second pass of the layer
-    (:meth:`~scrapy_urlunify.core.unify.Unifier.result`; tests check it against the passes).
-    """
-
-    def tag(fn: Step) -> Step:
-        fn.layer = layer  # type: ignore[attr-defined]
-        fn.guard = guard  # type: ignore[attr-defined]
-        fn.settled = settled  # type: ignore[attr-defined]
-        return fn
-
-    return tag
 
 
 # -- rewrite layer ------------------------------------------------------------------------------
-
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-# a "%" that does not start an escape
-_STRAY = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-_HEX = frozenset("0123456789ABCDEFabcdef")
-
-
-def _fix_escape(m: re.Match[str]) -> str:
-    c = chr(int(m.group()[1:], 16))
-    return c if c in _UNRESERVED else m.group().upper()
-
-
-def normalize_escapes_in(s: str) -> str:
-    """Upper-case percent-escapes and decode the ones of unreserved characters (RFC 3986 6.2.2).
-
-    Never creates an escape that was not there: after a stray ``%`` (one that starts no escape),
-    an escaped hex digit stays escaped, since decoding it would spell a new escape
-    (``%%36%31`` is not ``%61``, which is ``a``); so applying it twice changes nothing.
-    """
-    if "%" not in s:
-        return s
-    if _STRAY.search(s) is None:
-        return _ESCAPE.sub(_fix_escape, s)
-    out = []
-    last = 0
-    tail = ""  # the last two characters written
-    for m in _ESCAPE.finditer(s):
-        text = s[last : m.start()]
-        esc = m.group()
-        c = chr(int(esc[1:], 16))
-        before = (tail + text)[-2:]
-        if c in _UNRESERVED and not (
-            c in _HEX and (before[-1:] == "%" or (before[:1] == "%" and before[1:] in _HEX))
-        ):
-            piece = c
-        else:
-            piece = esc.upper()
-        out.append(text)
-        out.append(piece)
-        tail = (before + piece)[-2:]
-        last = m.end()
-    out.append(s[last:])
-    return "".join(out)
 
 
 def _set_path(p: Parts, new: str) -> bool:
@@ -151,15 +78,18 @@ def _set_path(p: Parts, new: str) -> bool:
     return True
 
 
-# (fragment[:1] first: a route starts with "!" or "/", and most fragments are anchors, which
-# this tells apart without calling the pattern). Settled: a serialized URL less its fragment is
-# serialized, and no other rewrite step's guard holds for lack of a fragment.
-@rule(
-    REWRITE,
-    guard="fragment is not None and not (policy.route_fragments and fragment[:1] in '!/' and "
-    "fragment_is_route(fragment))",
-    settled=True,
-)
+def _has_fragment(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    # (fragment[:1] first: a route starts with "!" or "/", and most fragments are anchors, which
+    # this tells apart without reading the policy or calling the pattern)
+    f = p.fragment
+    return f is not None and not (
+        f[:1] in "!/" and ctx.policy.route_fragments and fragment_is_route(f) is not None
+    )
+
+
+# Settled: a serialized URL less its fragment is serialized, and no other rewrite step's guard
+# holds for lack of a fragment.
+@rule(REWRITE, guard=_has_fragment, settled=True)
 def drop_fragment(p: Parts, ctx: Context) -> bool:
     """Drop the fragment (never sent to the server), except routes of single-page apps:
     ``#!...`` (hashbang) and ``#/...``, which name different content (policy
@@ -168,10 +98,12 @@ def drop_fragment(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(
-    REWRITE,
-    guard="'%' in path or (query is not None and '%' in query) or (fragment is not None and '%' in fragment)",
-)
+def _has_percent(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    q, f = p.query, p.fragment
+    return "%" in p.path or (q is not None and "%" in q) or (f is not None and "%" in f)
+
+
+@rule(REWRITE, guard=_has_percent, on_plain=False)
 def normalize_escapes(p: Parts, ctx: Context) -> bool:
     """``%7e`` -> ``~``, ``%2f`` -> ``%2F`` in path, query and kept fragment."""
     changed = False
@@ -190,100 +122,140 @@ def normalize_escapes(p: Parts, ctx: Context) -> bool:
     return changed
 
 
-@rule(REWRITE, guard="policy.strip_session_ids and (';' in path or '(' in path)")
+def _may_hold_path_session(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return ";" in p.path or "(" in p.path
+
+
+@rule(REWRITE, guard=_may_hold_path_session, when=lambda policy: policy.strip_session_ids)
 def remove_path_session_ids(p: Parts, ctx: Context) -> bool:
     """``/a;jsessionid=0AF3...`` -> ``/a``; ASP.NET ``/(S(id))/page.aspx`` -> ``/page.aspx`` (also
     lower-case ``/(s(id))/`` and the 1.x form ``/(4hqa0555fwsecu455xqckv45)/``)."""
-    path = p.path
-    if ";" in path:
-        path = PATH_SESSION.sub("", path)
-    if "(" in path:
-        path = ASPNET_SEGMENT.sub("", path) or "/"
-    return _set_path(p, path)
+    return _set_path(p, without_path_sessions(p.path))
 
 
-_SLASHES = re.compile(r"(?<!:)//+")
+def _has_double_slash(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return "//" in p.path
 
 
-@rule(REWRITE, guard="'//' in path")
+@rule(REWRITE, guard=_has_double_slash)
 def collapse_slashes(p: Parts, ctx: Context) -> bool:
     """``/a//b`` -> ``/a/b``; a ``//`` right after ``:`` is kept, since it is an embedded URL
     (``/web/2020/http://example.com/``, Nutch's ``(?<!:)/{2,}``)."""
-    return _set_path(p, _SLASHES.sub("/", p.path))
+    return _set_path(p, without_slash_runs(p.path))
 
 
-@rule(REWRITE, guard="query == ''")
+def _has_empty_query(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query == ""
+
+
+@rule(REWRITE, guard=_has_empty_query, on_query=True)
 def drop_empty_query(p: Parts, ctx: Context) -> bool:
     """``/a?`` -> ``/a`` (an empty query string is not sent differently by servers)."""
     p.query = None
     return True
 
 
-def _filter_query(p: Parts, drop: Callable[[str, str], bool]) -> bool:
-    """Remove ``name=value`` items for which ``drop(lower_name, value)``; keep the rest verbatim,
-    in order, so a URL the server accepted stays one it accepts (no ``?a`` -> ``?a=``).
+def _drop_items(p: Parts, items: re.Pattern[str]) -> bool:
+    """Remove the items of the query that ``items`` matches (see ``text.without_items``); keep
+    the rest verbatim, in order, so a URL the server accepted stays one it accepts (no ``?a``
+    -> ``?a=``). The patterns read a name past the ``amp;`` that ``&amp;`` leaves (a page that
+    escaped its HTML twice): ``amp;utm_source`` is a tracker the server never reads either."""
+    removed, new = without_items(p.query, items)  # type: ignore[arg-type]
+    if removed:
+        p.query = new
+    return removed
 
-    A name is read past the ``amp;`` that ``&amp;`` leaves (a page that escaped its HTML twice):
-    ``amp;utm_source`` is a tracker the server never reads either."""
+
+def _drop_named(p: Parts, matcher: NameMatcher) -> bool:
+    """Remove the items whose name (read past ``amp;``) ``matcher`` matches (as _drop_items)."""
+    if matcher.items is not None:
+        return _drop_items(p, matcher.items)
+    # a glob with a [...] class, which only fnmatch reads: item by item
     items = p.query.split("&")  # type: ignore[union-attr]
-    kept = []
-    for item in items:
-        name, _, value = item.partition("=")
-        name = name.lower()
-        if name[:4] == "amp;":
-            name = _AMP_ENTITY.sub("", name)
-        if not drop(name, value):
-            kept.append(item)
+    kept = [i for i in items if not matcher(unescape_amp_in(i.partition("=")[0].lower()))]
     if len(kept) == len(items):
         return False
-    # the URL is rewritten anyway: leave no "?&" or "?" behind
     p.query = "&".join(i for i in kept if i) or None
     return True
 
 
-@rule(REWRITE, guard="query and policy.strip_session_ids and may_name_session_param(query)")
+def _may_name_session_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and may_name_session_param(p.query)
+
+
+@rule(
+    REWRITE,
+    guard=_may_name_session_param,
+    when=lambda policy: policy.strip_session_ids,
+    on_query=True,
+)
 def remove_session_params(p: Parts, ctx: Context) -> bool:
     """``?PHPSESSID=...``, ``jsessionid``, ``ASPSESSIONIDxxxxxxxx``, token-like ``sid``/``sessionid``,
     and the ColdFusion ``CFID``+``CFTOKEN`` pair (see :mod:`scrapy_urlunify.core.params`)."""
-    changed = _filter_query(p, is_session_param)
-    if p.query and "cfid" in p.query.lower():
-        pairs = [(n.lower(), v) for n, _, v in (i.partition("=") for i in p.query.split("&"))]
-        if cold_fusion_pair(pairs):
-            changed = _filter_query(p, lambda n, v: n in ("cfid", "cftoken")) or changed
+    changed = _drop_items(p, SESSION_ITEMS)
+    if p.query and "cfid" in p.query.lower() and has_cold_fusion_pair(p.query):
+        changed = _drop_items(p, COLD_FUSION_ITEMS) or changed
     return changed
 
 
-@rule(REWRITE, guard="query and policy.strip_tracking_params and may_name_tracking_param(query)")
+def _may_name_tracking_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and may_name_tracking_param(p.query)
+
+
+@rule(
+    REWRITE,
+    guard=_may_name_tracking_param,
+    when=lambda policy: policy.strip_tracking_params,
+    on_query=True,
+)
 def remove_tracking_params(p: Parts, ctx: Context) -> bool:
     """``utm_*``, ``fbclid``, ``gclid``, ``msclkid``, ``mc_cid``... (see :mod:`scrapy_urlunify.core.params`)."""
-    return _filter_query(p, lambda n, v: is_tracking_param(n))
+    return _drop_items(p, TRACKING_ITEMS)
 
 
-@rule(REWRITE, guard="query and hr.remove is not None and may_name_param(hr.remove, query)")
+def _may_name_removed_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    if not p.query or hr.remove is None:
+        return False
+    return may_name_param(hr.remove, p.query)
+
+
+@rule(
+    REWRITE,
+    guard=_may_name_removed_param,
+    when=lambda policy: bool(policy.remove_params),
+    on_query=True,
+)
 def remove_policy_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``remove_params`` for this host (names or globs)."""
-    matcher: NameMatcher = ctx.host_rules(p.host).remove  # type: ignore[assignment]
-    return _filter_query(p, lambda n, v: matcher(n))
+    return _drop_named(p, ctx.host_rules(p.host).remove)  # type: ignore[arg-type]
 
 
 # -- identity layer -----------------------------------------------------------------------------
 
 
-@rule(IDENTITY, guard="policy.ignore_scheme")
+@rule(IDENTITY, when=lambda policy: policy.ignore_scheme)
 def ignore_scheme(p: Parts, ctx: Context) -> bool:
     """``http`` and ``https`` name one page (policy ``ignore_scheme``)."""
     p.scheme = None
     return True
 
 
-@rule(IDENTITY, guard="userinfo")
+def _has_userinfo(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.userinfo != ""
+
+
+@rule(IDENTITY, guard=_has_userinfo, on_plain=False)
 def drop_userinfo(p: Parts, ctx: Context) -> bool:
     """``http://user:pw@host/`` is the page of ``http://host/`` (credentials are not identity)."""
     p.userinfo = ""
     return True
 
 
-@rule(IDENTITY, guard="hr.identity_host != host")
+def _host_is_not_its_identity(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return hr.identity_host != p.host
+
+
+@rule(IDENTITY, guard=_host_is_not_its_identity)
 def unify_host(p: Parts, ctx: Context) -> str | bool:
     """Drop a trailing dot, strip ``www``-like prefixes, then map domain aliases and sister
     suffixes to one host.
@@ -296,41 +268,15 @@ def unify_host(p: Parts, ctx: Context) -> str | bool:
     return hr.host_rules_fired
 
 
-def strip_trailing_slash(path: str) -> str:
-    """``/docs/`` -> ``/docs``; the root ``/`` stays."""
-    return path.rstrip("/") or "/" if len(path) > 1 and path[-1] == "/" else path
+def _host_has_path_prefixes(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return hr.path_prefixes is not None
 
 
-def strip_index_pages(path: str, index: frozenset[str]) -> str:
-    """``/docs/index.html`` -> ``/docs`` for the (lower-case) file names in ``index``.
-
-    Repeats (``/a/index.html/index.html``) so that applying it twice changes nothing. Linear in
-    the path's length: it moves an end index back over the segments it drops and cuts once
-    (cutting at every segment costs the square of the length on ``index.html/`` repeated).
-    """
-    end = len(path)
-    while True:
-        k = path.rfind("/", 0, end)
-        last = path[k + 1 : end]
-        if k < 0 or last.lower() not in index:
-            return path if end == len(path) else path[:end]
-        end = k
-        while end > 0 and path[end - 1] == "/":
-            end -= 1
-        if end == 0:
-            return "/"
-
-
-#: ``fragment_is_route(fragment)``: a match when the fragment is a route of a single-page app,
-#: which names content: ``#!/inbox``, ``#!inbox``, ``#/inbox``. An empty route (``#!``, ``#!/``,
-#: ``#/``) is the app's start, the page itself. (A pattern's own match: most links have a
-#: fragment, and this is tested on each.)
-fragment_is_route: Callable[[str], re.Match[str] | None] = re.compile(
-    r"(?:!/|!(?!/)|/).", re.DOTALL
-).match
-
-
-@rule(IDENTITY, guard="hr.path_prefixes is not None")
+@rule(
+    IDENTITY,
+    guard=_host_has_path_prefixes,
+    when=lambda policy: bool(policy.ignore_path_prefixes),
+)
 def drop_path_prefix(p: Parts, ctx: Context) -> bool:
     """``/print/x`` is ``/x`` when ``print`` is one of the host's ``ignore_path_prefixes``
     (configured or learned); a path that is only the segment (``/print/``) keeps it."""
@@ -342,26 +288,33 @@ def drop_path_prefix(p: Parts, ctx: Context) -> bool:
     return True
 
 
-@rule(IDENTITY, guard="path[-1] == '/'")
+def _ends_in_slash(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.path[-1] == "/"
+
+
+@rule(IDENTITY, guard=_ends_in_slash)
 def drop_trailing_slash(p: Parts, ctx: Context) -> bool:
     """``/docs/`` and ``/docs`` name one page (the root ``/`` stays)."""
     return _set_path(p, strip_trailing_slash(p.path))
 
 
-@rule(IDENTITY, guard="'.' in path and path[path.rfind('/') + 1:].lower() in policy.index_pages")
+def _ends_in_index_page(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    path = p.path
+    return "." in path and path[path.rfind("/") + 1 :].lower() in ctx.index_pages
+
+
+@rule(IDENTITY, guard=_ends_in_index_page, when=lambda policy: bool(policy.index_pages))
 def drop_index_page(p: Parts, ctx: Context) -> bool:
     """``/docs/index.html`` is ``/docs/`` (policy ``index_pages``, case-insensitive)."""
     return _set_path(p, strip_index_pages(p.path, ctx.index_pages))
 
 
-#: ``has_amp_item(query)``: a match when an item of ``query`` is named ``amp`` (``?amp``, ``?amp=1``)
-has_amp_item = re.compile(r"(?:\A|&)amp(?=[=&]|\Z)", re.IGNORECASE).search
+def _may_hold_amp_marker(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    q = p.query
+    return p.path[-4:].lower() == "/amp" or (q is not None and has_amp_item(searched_items(q)))
 
 
-@rule(
-    IDENTITY,
-    guard="policy.ignore_amp and (path[-4:].lower() == '/amp' or (query and has_amp_item(query)))",
-)
+@rule(IDENTITY, guard=_may_hold_amp_marker, when=lambda policy: policy.ignore_amp)
 def drop_amp_marker(p: Parts, ctx: Context) -> bool:
     """``/news/story/amp`` and ``/news/story?amp=1`` are ``/news/story`` (policy ``ignore_amp``):
     the AMP version of a page is the page. The index pages and slashes that removing a last
@@ -370,30 +323,39 @@ def drop_amp_marker(p: Parts, ctx: Context) -> bool:
     nothing."""
     changed = _set_path(p, strip_index_pages(p.path, ctx.index_pages | _AMP))
     if p.query and has_amp_item(p.query):
-        changed = _filter_query(p, lambda n, v: n == "amp") or changed
+        changed = _drop_items(p, _AMP_ITEMS) or changed
     return changed
 
 
 _AMP = frozenset({"amp"})
+# the items named "amp", with the "&" before each, in a query with "&" in front
+_AMP_ITEMS = re.compile(r"&(?:amp;)*+amp(?=[=&]|\Z)[^&]*", re.IGNORECASE | re.ASCII)
 
 
-#: what ``&amp;`` in a query leaves after its ``&``, as a page that escaped its HTML twice writes
-#: it: one ``amp;`` or more (``&amp;amp;`` is three times) at the start of an item (also the
-#: first: sorted, it may follow an ``&``)
-_AMP_ENTITY = re.compile(r"(?:(?<=&)|\A)(?:amp;)+")
+def _has_amp_entity(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and "amp;" in p.query
 
 
-@rule(IDENTITY, guard="query and 'amp;' in query")
+@rule(IDENTITY, guard=_has_amp_entity, on_query=True)
 def unescape_amp(p: Parts, ctx: Context) -> bool:
     """``?a=1&amp;b=2`` is ``?a=1&b=2``: the page meant ``&``, and escaped its HTML twice.
 
     Identity only: a server reads ``amp;b`` as a parameter of that name (``b`` is missing), so
     the URL to fetch keeps what the page wrote; the identifier merges the two spellings of one
     link."""
-    return _set_query(p, _AMP_ENTITY.sub("", p.query))  # type: ignore[arg-type]
+    return _set_query(p, unescape_amp_in(p.query))  # type: ignore[arg-type]
 
 
-@rule(IDENTITY, guard="query and hr.contexts is not None")
+def _host_has_contexts(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return bool(p.query) and hr.contexts is not None
+
+
+@rule(
+    IDENTITY,
+    guard=_host_has_contexts,
+    when=lambda policy: any("/" in key for key, _ in policy.ignore_params),
+    on_query=True,
+)
 def drop_context_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` scoped by a rule context (configured, or learned): in a
     URL of the context's host with its path and every one of its items (the parameters that
@@ -402,72 +364,99 @@ def drop_context_params(p: Parts, ctx: Context) -> bool:
     ``/w/index.php?title=Special:UserLogin``); kept in the fetched URL. Runs before the other
     identity steps touch the path or the query: a context names the path and items as fetched."""
     contexts = ctx.host_rules(p.host).contexts
-    present: set[str] | None = None
+    query: str = p.query  # type: ignore[assignment]
+    # the items as a context names them (context_items), each between "&"s: an item is there
+    # when "&item&" is, one search, no split
+    written: str | None = None
     names: list[NameMatcher] = []
     required: frozenset[str] = frozenset()
     for path, needed, matcher in contexts:  # type: ignore[union-attr]
         if path != p.path:
             continue
-        if present is None:
-            present = set(context_items(p.query))  # type: ignore[arg-type]
-        if needed <= present:
+        if written is None:
+            written = "&" + spaces_as_plus(query) + "&"
+        if all(f"&{item}&" in written for item in needed):
             names.append(matcher)
             required |= needed
     if not names:
         return False
-    items = p.query.split("&")  # type: ignore[union-attr]
-    kept = [
-        i
-        for i in items
-        if not any(m(i.partition("=")[0].lower()) for m in names)
-        or i.replace("%20", "+") in required
-    ]
-    if len(kept) == len(items):
+    if any(m.named_items is None for m in names) or any(
+        "+" in name or any(m(name.lower()) for m in names)
+        for name in (r.partition("=")[0] for r in required)
+    ):
+        # a context whose own items have a name it ignores, or a glob with a [...] class
+        items = query.split("&")
+        kept = [
+            i
+            for i in items
+            if not any(m(i.partition("=")[0].lower()) for m in names)
+            or i.replace("%20", "+") in required
+        ]
+        if len(kept) == len(items):
+            return False
+        p.query = "&".join(kept) or None
+        return True
+    # no item the context requires has a name it ignores: remove every item so named
+    removed, new = without_named(query, tuple(m.named_items for m in names))  # type: ignore[misc]
+    if removed:
+        p.query = new
+    return removed
+
+
+def _may_name_ignored_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    if not p.query or hr.ignore is None:
         return False
-    p.query = "&".join(kept) or None
-    return True
+    return may_name_param(hr.ignore, p.query)
 
 
-@rule(IDENTITY, guard="query and hr.ignore is not None and may_name_param(hr.ignore, query)")
+@rule(
+    IDENTITY,
+    guard=_may_name_ignored_param,
+    when=lambda policy: bool(policy.ignore_params),
+    on_query=True,
+)
 def drop_ignored_params(p: Parts, ctx: Context) -> bool:
     """The policy's ``ignore_params`` for this host (configured or learned): kept in the fetched
     URL, left out of the identifier."""
-    matcher: NameMatcher = ctx.host_rules(p.host).ignore  # type: ignore[assignment]
-    return _filter_query(p, lambda n, v: matcher(n))
+    return _drop_named(p, ctx.host_rules(p.host).ignore)  # type: ignore[arg-type]
 
 
-@rule(IDENTITY, guard="query and hr.key is not None and may_name_param(hr.key, query)")
+def _may_name_key_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    if not p.query or hr.key is None:
+        return False
+    return may_name_param(hr.key, p.query)
+
+
+@rule(
+    IDENTITY,
+    guard=_may_name_key_param,
+    when=lambda policy: bool(policy.key_params),
+    on_query=True,
+)
 def keep_key_params(p: Parts, ctx: Context) -> bool:
     """When a URL carries one of its host's ``key_params``, only key parameters identify it."""
     key: NameMatcher = ctx.host_rules(p.host).key  # type: ignore[assignment]
-    items = p.query.split("&")  # type: ignore[union-attr]
-    kept = [i for i in items if key(i.partition("=")[0].lower())]
-    if not kept or len(kept) == len(items):
+    if key.other_items is None:
+        # a glob with a [...] class, which only fnmatch reads: item by item
+        items = p.query.split("&")  # type: ignore[union-attr]
+        kept = [i for i in items if key(i.partition("=")[0].lower())]
+        if not kept or len(kept) == len(items):
+            return False
+        p.query = "&".join(kept)
+        return True
+    removed, new = without_named(p.query, (key.other_items,))  # type: ignore[arg-type]
+    if not removed or new is None:  # every item a key parameter, or none
         return False
-    p.query = "&".join(kept)
+    p.query = new
     return True
 
 
-#: ``has_unsafe_chars(text)``: a match when ``text`` holds a raw character that RFC 3986 allows
-#: nowhere in a path or query: neither reserved nor unreserved (``"`` ``<`` ``>`` ``\\`` ``^``
-#: `````` ``{`` ``|`` ``}``), reserved for the host alone (``[`` ``]``), or a ``%`` that starts no
-#: escape. (One character class, then a look back at a ``%`` only: the class is what ``re``
-#: scans for fastest, and this is tested on every URL.)
-has_unsafe_chars = re.compile(r'[%"<>\\^`{|}\[\]](?<!%(?=[0-9A-Fa-f]{2}))').search
-
-_ESCAPE_UNSAFE = str.maketrans({c: f"%{ord(c):02X}" for c in '"<>\\^`{|}[]'})
+def _has_unsafe_chars(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    q = p.query
+    return has_unsafe_chars(p.path) or (q is not None and has_unsafe_chars(q))
 
 
-def _escape_unsafe(s: str) -> str:
-    s = s.translate(_ESCAPE_UNSAFE)
-    if "%" in s and _STRAY.search(s) is not None:
-        # "%" alone is "%25"; the escaped hex digits the rewrite layer kept after it (so as not
-        # to spell a new escape) can now be decoded like any unreserved character
-        s = normalize_escapes_in(_STRAY.sub("%25", s))
-    return s
-
-
-@rule(IDENTITY, guard="has_unsafe_chars(path) or (query and has_unsafe_chars(query))")
+@rule(IDENTITY, guard=_has_unsafe_chars, on_plain=False)
 def escape_unsafe_chars(p: Parts, ctx: Context) -> bool:
     """``?q=foobar|`` and ``?q=foobar%7C``, ``/x[y]`` and ``/x%5By%5D`` name one page: a server
     decodes a character that is neither reserved nor unreserved the same, raw or escaped. The
@@ -478,22 +467,10 @@ def escape_unsafe_chars(p: Parts, ctx: Context) -> bool:
     ``?q=5%25`` are one page to a server that accepts it. Identity only: a browser sends it as it
     is (WHATWG), and a server may refuse it (Apache and nginx answer 400 to ``/a%zz``) while
     serving ``/a%25zz``."""
-    p.path = _escape_unsafe(p.path)
+    p.path = escape_unsafe(p.path)
     if p.query:
-        p.query = _escape_unsafe(p.query)
+        p.query = escape_unsafe(p.query)
     return True
-
-
-def without_empty_items(q: str) -> str | None:
-    """``a=&b=1&&`` -> ``b=1``; None when nothing is left."""
-    if "&" not in q and q[-1:] != "=":
-        return q or None  # one item, not empty
-    return "&".join(i for i in q.split("&") if i and not i.endswith("=")) or None
-
-
-def sorted_query(q: str) -> str:
-    """``b=2&a=1`` -> ``a=1&b=2``."""
-    return "&".join(sorted(q.split("&"))) if "&" in q else q
 
 
 def _set_query(p: Parts, new: str | None) -> bool:
@@ -504,22 +481,34 @@ def _set_query(p: Parts, new: str | None) -> bool:
     return True
 
 
-@rule(IDENTITY, guard="query is not None")
+def _has_query(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None
+
+
+@rule(IDENTITY, guard=_has_query, on_query=True)
 def drop_empty_params(p: Parts, ctx: Context) -> bool:
     """``?a=&b=1&&`` -> ``?b=1``: parameters with an empty value say nothing about the page.
     (A bare ``?a`` is kept: it is a flag, and often the whole query of a page.)"""
     return _set_query(p, without_empty_items(p.query))  # type: ignore[arg-type]
 
 
-@rule(IDENTITY, guard="query and '%20' in query")
+def _has_escaped_space(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and "%20" in p.query
+
+
+@rule(IDENTITY, guard=_has_escaped_space, on_query=True)
 def plus_for_space(p: Parts, ctx: Context) -> bool:
     """``?q=a%20b`` and ``?q=a+b`` name one page: form decoding (what PHP, Java servlets, Python
     frameworks... apply to a query) reads both as a space."""
-    p.query = p.query.replace("%20", "+")  # type: ignore[union-attr]
+    p.query = spaces_as_plus(p.query)  # type: ignore[arg-type]
     return True
 
 
-@rule(IDENTITY, guard="query and '&' in query")
+def _has_two_items(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and "&" in p.query
+
+
+@rule(IDENTITY, guard=_has_two_items, on_query=True)
 def sort_params(p: Parts, ctx: Context) -> bool:
     """``?b=2&a=1`` and ``?a=1&b=2`` name one page."""
     return _set_query(p, sorted_query(p.query))  # type: ignore[arg-type]

@@ -15,10 +15,11 @@ from typing import NamedTuple
 
 from . import filters
 from .ada import ada_join, ada_normalize
-from .guards import SETTLED, compile_layer
+from .guards import SETTLED, Step, compile_layer
 from .hosts import HostRules, HostTable
 from .policy import Policy
-from .rules import IDENTITY_STEPS, REWRITE_STEPS, Step
+from .recent import forget
+from .rules import IDENTITY_STEPS, REWRITE_STEPS
 from .url import InvalidURL, Parts, canonical_splitter
 
 __all__ = [
@@ -51,7 +52,8 @@ _CACHE_MAX = 1 << 15
 MAX_PASSES = 4
 
 # The splitter of the URLs written as the WHATWG parser writes them (see Unifier._compute): "%"
-# is left out (an escaped dot may make a dot segment the parser resolves).
+# is left out (an escaped dot may make a dot segment the parser resolves). What it accepts is a
+# plain URL (see core/guards.py): no user info, no "%", none of the characters to escape.
 _CANONICAL_SPLIT = canonical_splitter(
     {part: frozenset("%") for part in ("path", "query", "fragment")}
 )
@@ -86,14 +88,15 @@ class Unifier:
     def __init__(self, policy: Policy, skip: Iterable[str] = ()) -> None:
         self.policy = policy
         skip = frozenset(skip)
-        self.rewrite_steps: tuple[Step, ...] = tuple(
-            s for s in REWRITE_STEPS if s.__name__ not in skip
-        )
-        self.identity_steps: tuple[Step, ...] = tuple(
-            s for s in IDENTITY_STEPS if s.__name__ not in skip
-        )
-        self._rewrite = compile_layer(self.rewrite_steps, policy)
-        self._identify = compile_layer(self.identity_steps, policy)
+        rewrite = compile_layer((s for s in REWRITE_STEPS if s.name not in skip), policy)
+        identity = compile_layer((s for s in IDENTITY_STEPS if s.name not in skip), policy)
+        #: the steps of each layer that the policy lets apply, in order (``explain`` runs them)
+        self.rewrite_steps: tuple[Step, ...] = rewrite.steps
+        self.identity_steps: tuple[Step, ...] = identity.steps
+        self._rewrite = rewrite.run
+        self._identify = identity.run
+        self._rewrite_plain = rewrite.run_plain
+        self._identify_plain = identity.run_plain
         self.index_pages = frozenset(policy.index_pages)
         self.hosts = HostTable(policy, skip)
         # the table's dict itself, read first on the hot path
@@ -143,7 +146,8 @@ class Unifier:
             scheme, host, path, query, fragment = m.groups()
             hr = self._hosts.get(host) or self.hosts.get(host)
             if hr.canonical and "/." not in path:
-                r = self._run_steps(url, Parts(scheme, "", host, "", path, query, fragment), hr)
+                p = Parts(scheme, "", host, "", path, query, fragment)
+                r = self._run_steps(url, p, hr, plain=True)
         if r is None:
             try:
                 resolved = ada_normalize(url)
@@ -214,20 +218,22 @@ class Unifier:
             path, self.policy.trap_repetitions
         )
 
-    def _run_steps(self, resolved: str, p: Parts, hr: HostRules) -> Result:
+    def _run_steps(self, resolved: str, p: Parts, hr: HostRules, plain: bool = False) -> Result:
         """Both layers on the parts ``p`` of the http(s) URL ``resolved`` (whose host has the
-        rules ``hr``), each step where its guard holds. (The path-based filter reasons are left
-        to :meth:`filter_reason`.)"""
+        rules ``hr``; ``plain``: the URL is plain, see core/guards.py), each step where its
+        guard holds. (The path-based filter reasons are left to :meth:`filter_reason`.)"""
         fetch = resolved
         host = p.host
-        changed = self._rewrite(p, hr, self)
+        changed = (self._rewrite_plain if plain else self._rewrite)(p, hr, self)
         if changed is SETTLED:
             fetch = p.url()
         elif changed:
+            # parsed again: what the parser writes is not known to be plain
             fetch, p = self._settle(p, resolved)
+            plain = False
             if p.host != host:
                 hr = self.host_rules(p.host)
-        self._identify(p, hr, self)
+        (self._identify_plain if plain else self._identify)(p, hr, self)
         # identity_text, inline
         return _new_result(
             Result, (fetch, self.prefix_text + (p.url() if p.scheme else p.tail()), None)
@@ -278,7 +284,9 @@ class Unifier:
         return identifier
 
     def cache_clear(self) -> None:
-        """Forget cached results and host rules (the benchmarks time a cold unifier)."""
+        """Forget cached results and host rules, and what the steps made of long texts (the
+        benchmarks time a cold unifier)."""
+        forget()
         self._cache = {}
         self._old = {}
         self._cache_limit = _CACHE_MIN

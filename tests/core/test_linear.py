@@ -134,7 +134,7 @@ def _time(fn, url: str) -> float:
 
 def test_every_step_has_a_hostile_shape():
     aimed = {step for _, steps in HOSTILE.values() for step in steps}
-    missing = {s.__name__ for s in REWRITE_STEPS + IDENTITY_STEPS} - aimed
+    missing = {s.name for s in REWRITE_STEPS + IDENTITY_STEPS} - aimed
     assert not missing, f"add a hostile URL for {sorted(missing)}"
 
 

@@ -590,6 +590,9 @@ def test_stray_percent_and_amp_entities_are_identity_only():
         ("http://h.test/news/story?amp", "http://h.test/news/story"),
         ("http://h.test/news/story?amp=1&page=2", "http://h.test/news/story?page=2"),
         ("http://h.test/news/story?AMP=true", "http://h.test/news/story"),
+        # an item named "amp" once "&amp;" is read as "&", as the other names are
+        ("http://h.test/news/story?a=1&amp;amp", "http://h.test/news/story?a=1"),
+        ("http://h.test/?&amp;amp", "http://h.test/"),
     ],
 )
 def test_amp_markers_with_ignore_amp(a, b):
