@@ -324,7 +324,7 @@ _INTEGRATION: tuple[Setting, ...] = (
         "canonical_url",
         "optional_field",
         "The item field UnicityPipeline writes the canonical URL of the item's page to, on dict "
-        'items and items declaring it (docs/rules.md, "Canonical URLs"); None: no such field.',
+        'items and items declaring it (docs/rules.md, "Canonical URLs"); None or "": none.',
     ),
     Setting(
         "URLUNIFY_UNICITY_OUTPUT_FIELD",
@@ -510,7 +510,9 @@ def get(settings: Any, name: str) -> Any:
     if setting.field is not None:
         raise ValueError(f"{name} is a policy setting: read it with policy_from_settings()")
     value = _raw(settings, setting)
-    return setting.default if value is None else _check(setting, value)
+    if value is None:  # unset, or an optional field set to None: no such field
+        return None if setting.kind == "optional_field" and name in settings else setting.default
+    return _check(setting, value)
 
 
 def _policy_value(settings: Any, setting: Setting) -> Any:

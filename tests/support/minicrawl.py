@@ -42,10 +42,13 @@ SETTINGS = {
 @pytest_twisted.inlineCallbacks
 def run(start, path, settings, spidercls=MiniSpider):  # type: ignore[no-untyped-def]
     """Crawl the site ``start()`` serves (``(site, port, base URL)``) from ``path`` with
-    ``spidercls``: (site, crawler, items scraped, (item, reason) of the items dropped)."""
+    ``spidercls``: (site, crawler, items scraped, (item, reason) of the items dropped).
+    ``settings`` may be a function of the site's port."""
     site, port, base = start()
     items, dropped = [], []
     try:
+        if callable(settings):
+            settings = settings(port)
         runner = CrawlerRunner({**SETTINGS, **settings})
         crawler = runner.create_crawler(spidercls)
 

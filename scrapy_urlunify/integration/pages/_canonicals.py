@@ -51,6 +51,9 @@ class Canonicals:
         self.granularity = granularity
         #: fingerprints at most this many bits apart are the same page (None: signatures only)
         self.near_distance = near_distance
+        #: identifier of a page -> the canonical it declares, shown to be the same page (its
+        #: target fetched before it, or the site's canonicals trusted)
+        self.true_claims: Recent[str] = Recent()
         self._recent: Recent[tuple[bytes, int | None]] = (
             Recent()
         )  # identifier -> signature, fingerprint
@@ -107,12 +110,16 @@ class Canonicals:
         near_sig = self._fingerprint(sig, near_sig)
         known = self._recent.get(target)
         if known is not None:  # the target was fetched already: the claim is checked now
-            self._verify(site, self._same(sig, near_sig, *known), url, response.url)
+            same = self._same(sig, near_sig, *known)
+            self._verify(site, same, url, response.url)
+            if same:
+                self.true_claims.remember(identifier, url)
             return None
         self._claims.remember(target, (sig, near_sig, response.url, site))
         if self._verified.get(site, 0) < CANONICAL_PROBATION:
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
+        self.true_claims.remember(identifier, url)
         return url, unifier.host_rules(host).identity_host
 
     def _fingerprint(self, sig: bytes, near_sig: int | None) -> int | None:

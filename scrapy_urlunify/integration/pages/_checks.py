@@ -246,8 +246,9 @@ class PageChecks:
             trusted = canonicals.trusted(response, identifier, site, sig, unifier, near_sig)
             if trusted is not None:
                 self._trusted_canonical(*trusted, learn_sig, evidence)
-                if self.canonical_urls is not None:
-                    self.canonical_urls.declared(identifier, trusted[0])
+            claim = canonicals.true_claims.get(identifier)
+            if claim is not None and self.canonical_urls is not None:
+                self.canonical_urls.declared(identifier, claim)
         if self.canonical_urls is not None:
             self.canonical_urls.home(response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
