@@ -87,8 +87,8 @@ def _fetched_page(url: str) -> tuple[Any, ...] | None:
 
     from lxml import html
 
-    from scrapy_urlunify.learning import near_duplicates as nd
-    from scrapy_urlunify.learning.page_signature import signature
+    import scrapy_urlunify.learning._near_duplicates as nd
+    from scrapy_urlunify.learning._page_signature import signature
 
     try:
         with urlopen(url, timeout=60) as resp:
@@ -106,7 +106,7 @@ def _alike(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     """Whether a crawl takes two pages for one (docs/near_duplicates.md): one body text, or
     near-duplicates (fingerprints within ``PAGE_DISTANCE`` bits; a short page's equal), or one
     main text up to its numbers."""
-    from scrapy_urlunify.learning import near_duplicates as nd
+    import scrapy_urlunify.learning._near_duplicates as nd
 
     if a[0] == b[0] or a[2] == b[2]:
         return True
@@ -129,9 +129,9 @@ def audit_rules(
     ``wrong`` the two URLs that differ (or None)."""
     from urllib.parse import urlsplit
 
-    from scrapy_urlunify.core.domains import within
-    from scrapy_urlunify.core.params import context_items
-    from scrapy_urlunify.learning.evidence_lead import param_value
+    from scrapy_urlunify.core._domains import within
+    from scrapy_urlunify.core._params import context_items
+    from scrapy_urlunify.learning._evidence_lead import param_value
 
     report = []
     for rule in rules:

@@ -33,11 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from scrapy import Request, Spider  # noqa: E402
-from scrapy.dupefilters import RFPDupeFilter  # noqa: E402
-from scrapy.utils.test import get_crawler  # noqa: E402
-
-from corpus import load  # noqa: E402
+from corpus import load
+from scrapy import Request, Spider
+from scrapy.dupefilters import RFPDupeFilter
+from scrapy.utils.test import get_crawler
 
 
 class BenchSpider(Spider):

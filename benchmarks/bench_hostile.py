@@ -33,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import write_json
 
 from scrapy_urlunify import InvalidURL, Policy, Unifier
-from scrapy_urlunify.core.explain import explain_with, same
-from scrapy_urlunify.core.guards import Context, Step
-from scrapy_urlunify.core.hosts import HostRules
-from scrapy_urlunify.core.recent import forget
-from scrapy_urlunify.core.url import Parts
+from scrapy_urlunify.core._explain import explain_with, same
+from scrapy_urlunify.core._guards import Context, Step
+from scrapy_urlunify.core._hosts import HostRules
+from scrapy_urlunify.core._recent import forget
+from scrapy_urlunify.core._url import Parts
 
 # the shapes, the policy and the sizes of the test that bounds these times
 _test = importlib.util.spec_from_file_location(

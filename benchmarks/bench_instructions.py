@@ -69,7 +69,7 @@ def worker(what: str, stream: bool) -> None:
             from bench_unify import FULL_POLICY
 
             from scrapy_urlunify import identify
-            from scrapy_urlunify.core.unify import unifier_for
+            from scrapy_urlunify.core._unify import unifier_for
 
             identify("https://warm.example.com/up?x=1#f", FULL_POLICY)
             unifier_for(FULL_POLICY).cache_clear()
@@ -77,7 +77,7 @@ def worker(what: str, stream: bool) -> None:
         elif what == "w3lib":
             from w3lib.url import canonicalize_url as fn
         else:
-            from scrapy_urlunify.core.ada import ada_normalize as fn
+            from scrapy_urlunify.core._ada import ada_normalize as fn
 
         def step(_: object, u: str) -> None:
             try:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import write_json
 
 from scrapy_urlunify.integration.rules._session import LEARNING_INDEX_ENTRIES
-from scrapy_urlunify.learning.learner import Learner
+from scrapy_urlunify.learning._learner import Learner
 
 
 def observations(n: int) -> list[tuple[str, str, bytes]]:

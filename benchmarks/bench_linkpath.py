@@ -78,8 +78,8 @@ def narrow(mode: str, links: list[tuple[str, str]]) -> tuple[float, int]:
         df = RFPDupeFilter.from_crawler(crawler)
         process = None
     else:
-        from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
         from scrapy_urlunify.integration.links._middleware import LinkMiddleware
+        from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 
         df = DupeFilter.from_crawler(crawler)
         process = LinkMiddleware.from_crawler(crawler).get_processed_request

@@ -52,8 +52,8 @@ def best(function: Any, rounds: int) -> float:
 def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
     from lxml import html
 
-    from scrapy_urlunify.learning.near_duplicates import fingerprint, folded_fingerprint, main_text
-    from scrapy_urlunify.learning.page_signature import page_signature
+    from scrapy_urlunify.learning._near_duplicates import fingerprint, folded_fingerprint, main_text
+    from scrapy_urlunify.learning._page_signature import page_signature
 
     pages = [path.read_bytes() for path in sorted(root.rglob("*.html"))]
     trees = [html.document_fromstring(body) for body in pages]
@@ -112,8 +112,8 @@ def fingerprint_costs(root: Path, rounds: int) -> dict[str, Any]:
 
 
 def index_child(size: int) -> dict[str, Any]:
-    from scrapy_urlunify.learning.near_duplicate_index import NearDuplicateIndex
-    from scrapy_urlunify.learning.near_duplicates import PAGE_DISTANCE
+    from scrapy_urlunify.learning._near_duplicate_index import NearDuplicateIndex
+    from scrapy_urlunify.learning._near_duplicates import PAGE_DISTANCE
 
     rng = random.Random(size)
     fingerprints = [rng.getrandbits(64) for _ in range(size)]

@@ -44,7 +44,7 @@ def main() -> int:
         return 1
     from scrapy.http import HtmlResponse
 
-    from scrapy_urlunify.learning.page_signature import page_signature
+    from scrapy_urlunify.learning._page_signature import page_signature
 
     pages = [
         (f"https://docs.python.org/3/{p.relative_to(args.root).as_posix()}", p.read_bytes())

@@ -92,8 +92,8 @@ def feed(kind: str, stream: list[tuple[str, str]]):  # type: ignore[no-untyped-d
             return df
 
         return run
-    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
     from scrapy_urlunify.integration.links._middleware import LinkMiddleware
+    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 
     crawler = get_crawler(BenchSpider, {"ADDONS": {"scrapy_urlunify.Addon": 0}})
     crawler.spider = spider = BenchSpider.from_crawler(crawler)

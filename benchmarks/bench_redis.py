@@ -54,13 +54,13 @@ from scrapy_redis.connection import get_redis_from_settings
 from scrapy_redis.dupefilter import RFPDupeFilter
 
 from scrapy_urlunify import identify
-from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for
-from scrapy_urlunify.integration.seen._keys import seen_key
+from scrapy_urlunify.core._unify import DEFAULT_POLICY, unifier_for
 from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
+from scrapy_urlunify.integration.seen._keys import seen_key
 from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
-from scrapy_urlunify.stores.redis_connection import connect
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
-from scrapy_urlunify.stores.redis_tables import RedisSignatureStore
+from scrapy_urlunify.stores._redis_connection import connect
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_tables import RedisSignatureStore
 
 #: Redis finishes an incremental rehash in its cron (activerehashing): wait before reading
 #: used_memory, so it counts one table, not the old and the new one.
@@ -184,8 +184,8 @@ def bench_pages(server: Any, admin: Any, limit: int, repeat: int) -> dict[str, A
     from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
     from scrapy.utils.test import get_crawler
 
-    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
     from scrapy_urlunify.integration.links._middleware import LinkMiddleware
+    from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 
     source, pages = link_pages(limit)
     n = sum(len(links) for _, links in pages)

@@ -21,7 +21,7 @@ no persistence, default ``set-max-intset-entries``):
 ``--cluster``: the same on a real Redis Cluster of 3 masters on loopback
 (tests/support/redis_cluster.py, no replicas: a replica would only add its copy and its CPU, and
 the memory counted is the masters' anyway), through a ``redis+cluster://`` URL and
-:func:`~scrapy_urlunify.stores.redis_connection.connect`. Part 1 runs on the cluster instead of
+:func:`~scrapy_urlunify.stores._redis_connection.connect`. Part 1 runs on the cluster instead of
 one server, and reports each master's ``used_memory`` delta and their sum; part 2 adds ours on
 the cluster to ours and scrapy-redis's on one server. Round trips are counted per node as the
 client writes them (one write of a pipeline to a node is one round trip to it), next to each
@@ -62,8 +62,8 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 
 from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
 from scrapy_urlunify.integration.seen._keys import seen_key
-from scrapy_urlunify.stores.redis_connection import connect
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_connection import connect
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
 #: Redis finishes an incremental rehash of its keyspace in its cron: wait before reading memory.
 SETTLE = 1.0

@@ -106,7 +106,7 @@ def worker(structure: str, n: int, lookups: int) -> dict[str, Any]:
     rng = random.Random(n)
     n_look = min(n, lookups)
     if structure == "ours":
-        from scrapy_urlunify.stores import FingerprintSet
+        from scrapy_urlunify.stores._fingerprints import FingerprintSet
 
         keys = [fp64(URL.format(i)) for i in range(n)]
         absent = [fp64(ABSENT_URL.format(i)) for i in range(n_look)]

@@ -31,7 +31,7 @@ from _common import write_json
 from corpus import load
 
 from scrapy_urlunify import Policy, identify, standardize
-from scrapy_urlunify.core.unify import unifier_for
+from scrapy_urlunify.core._unify import unifier_for
 
 FULL_POLICY = Policy(
     scope="bench",

@@ -15,7 +15,7 @@ sys.path.insert(0, str(DOCS / "_ext"))
 # the checkout's package, whether or not it is the one installed
 sys.path.insert(0, str(DOCS.parent))
 
-from scrapy_urlunify import __version__  # noqa: E402
+from scrapy_urlunify import __version__
 
 project = "scrapy-urlunify"
 author = "the scrapy-urlunify authors"

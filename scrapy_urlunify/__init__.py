@@ -21,10 +21,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from .core.explain import Comparison, Explanation, explain, same
-from .core.policy import Policy, PolicyError, PolicyTypeError, PolicyValueError
-from .core.unify import Unifier, filter_reason, identify, standardize
-from .core.url import InvalidURL, resolve
+from .core._explain import Comparison, Explanation, explain, same
+from .core._policy import Policy, PolicyError, PolicyTypeError, PolicyValueError
+from .core._unify import Unifier, filter_reason, identify, standardize
+from .core._url import InvalidURL, resolve
 
 __version__ = "0.1.0"
 

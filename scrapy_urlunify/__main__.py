@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli.main import main
+from scrapy_urlunify.cli import main
 
 sys.exit(main())

@@ -47,8 +47,8 @@ print(json.dumps({{"imported": names, "loaded": loaded}}))
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.splitlines()[-1])
-    assert f"{PACKAGE}.core.unify" in result["imported"]
-    assert f"{PACKAGE}.cli.main" in result["imported"]
+    assert f"{PACKAGE}.core._unify" in result["imported"]
+    assert f"{PACKAGE}.cli._main" in result["imported"]
     assert result["loaded"] == [], f"a pure layer loaded {result['loaded'][:10]}"
 
 
@@ -167,9 +167,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_import_graph_sees_the_imports() -> None:
     # Guards the cycle test against a graph that silently lost its edges.
     graph = import_graph()
-    assert f"{PACKAGE}.stores" in graph[f"{PACKAGE}.integration.seen._seen"]
-    assert f"{PACKAGE}.core.policy" in graph[PACKAGE]
-    assert f"{PACKAGE}.cli.main" in graph[f"{PACKAGE}.__main__"]
+    assert f"{PACKAGE}.stores._jobdir" in graph[f"{PACKAGE}.integration.seen._seen"]
+    assert f"{PACKAGE}.core._policy" in graph[PACKAGE]
+    assert f"{PACKAGE}.cli" in graph[f"{PACKAGE}.__main__"]
     assert sum(len(targets) for targets in graph.values()) > 50
 
 
@@ -348,3 +348,26 @@ def test_only_the_components_ask_for_the_crawls_objects() -> None:
                     askers.add(node.name)
     assert askers, "the scan sees the calls"
     assert askers <= {"from_crawler", "__init__", "follow_all", "response_received", "learn"}
+
+
+def test_the_package_has_at_most_100_public_names() -> None:
+    """A small public face: the root's names (the core's functions and the lazily loaded Scrapy
+    components) and the ``__all__`` of every public module (no ``_`` in its path); every other
+    module is private and has no ``__all__``."""
+    public = set(scrapy_urlunify.__all__) | set(scrapy_urlunify._LAZY)
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        relative = path.relative_to(PACKAGE_DIR)
+        private = any(
+            p.startswith("_") and p not in ("__init__.py", "__main__.py") for p in relative.parts
+        )
+        names = [
+            elt.value
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.Assign)
+            and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+            for elt in node.value.elts  # type: ignore[attr-defined]
+        ]
+        assert not (private and names), f"{relative} is private but has __all__"
+        if relative != Path("__init__.py"):
+            public |= {f"{relative.with_suffix('')}.{n}" for n in names}
+    assert 30 < len(public) <= 100, sorted(public)

@@ -37,14 +37,14 @@ from typing import Any
 
 from lxml import etree, html
 
-from scrapy_urlunify.learning.near_duplicates import (
+from scrapy_urlunify.learning._near_duplicates import (
     MIN_FEATURES,
     distance,
     fingerprint,
     folded_fingerprint,
     main_text,
 )
-from scrapy_urlunify.learning.page_signature import body_text
+from scrapy_urlunify.learning._page_signature import body_text
 
 ROOT = Path("/usr/share/doc/python3/html")
 THRESHOLDS = range(11)

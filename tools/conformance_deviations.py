@@ -19,7 +19,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "support")]
 
 from conformance import EQUIVALENCE_SOURCES, default_http_pairs  # noqa: E402
 
-from scrapy_urlunify import InvalidURL, identify  # noqa: E402
+from scrapy_urlunify import InvalidURL, identify
 
 OUT = ROOT / "tests" / "data" / "conformance_deviations.json"
 

@@ -46,7 +46,7 @@ PAGES = {
 
 
 class _Site(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         path = "/docs/" if path == "/docs/index.html" else path
         links = PAGES.get(path)

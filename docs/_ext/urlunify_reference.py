@@ -112,7 +112,7 @@ class SettingsDirective(SphinxDirective):
         from scrapy_urlunify.integration.settings import SETTINGS
 
         # the page is rebuilt when the table (or the policy defaults it reads) changes
-        for module in ("scrapy_urlunify.integration.settings", "scrapy_urlunify.core.policy"):
+        for module in ("scrapy_urlunify.integration.settings", "scrapy_urlunify.core._policy"):
             self.env.note_dependency(inspect.getfile(sys.modules[module]))
         group = self.arguments[0]
         if group not in GROUPS:
@@ -126,7 +126,7 @@ class SettingsDirective(SphinxDirective):
 def help_text(args: list[str]) -> str:
     """What ``urlunify ARGS --help`` prints, at a fixed width so the page does not depend on the
     terminal the docs were built in."""
-    from scrapy_urlunify.cli.main import build_parser
+    from scrapy_urlunify.cli._main import build_parser
 
     out = io.StringIO()
     width = os.environ.get("COLUMNS")
@@ -151,7 +151,7 @@ class CliHelpDirective(SphinxDirective):
     optional_arguments = 1
 
     def run(self) -> list[nodes.Node]:
-        from scrapy_urlunify.cli import main
+        import scrapy_urlunify.cli._main as main
 
         self.env.note_dependency(inspect.getfile(main))
         text = help_text(self.arguments[:1])

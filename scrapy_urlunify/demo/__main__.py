@@ -2,6 +2,6 @@
 
 import sys
 
-from .compare import main
+from scrapy_urlunify.demo.compare import main
 
 sys.exit(main())

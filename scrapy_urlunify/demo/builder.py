@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from .hrefs import CROSS_SITE_STYLES, SAME_SITE_STYLES, Hrefs
-from .model import Document, Link, Page, Redirect
+from scrapy_urlunify.demo.hrefs import CROSS_SITE_STYLES, SAME_SITE_STYLES, Hrefs
+from scrapy_urlunify.demo.model import Document, Link, Page, Redirect
 
 #: The vocabulary of the pages' text.
 WORDS = (

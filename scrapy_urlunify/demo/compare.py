@@ -17,9 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from .crawl import DEFAULT_SEED, DEFAULT_SIZE, run_comparison
-from .report_html import render_html
-from .report_text import format_text
+from scrapy_urlunify.demo.crawl import DEFAULT_SEED, DEFAULT_SIZE, run_comparison
+from scrapy_urlunify.demo.report_html import render_html
+from scrapy_urlunify.demo.report_text import format_text
 
 __all__ = ["main"]
 

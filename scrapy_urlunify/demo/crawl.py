@@ -29,10 +29,10 @@ from scrapy.http import Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import Rule
 
-from ..cli.progress import ProgressLine
-from .measure import build_report, measure
-from .site import DemoSite
-from .spider import DemoSpider
+from scrapy_urlunify.cli._progress import ProgressLine
+from scrapy_urlunify.demo.measure import build_report, measure
+from scrapy_urlunify.demo.site import DemoSite
+from scrapy_urlunify.demo.spider import DemoSpider
 
 __all__ = [
     "ADDON_SETTINGS",
@@ -138,8 +138,8 @@ def crawl_once(
     from scrapy.crawler import CrawlerRunner
     from twisted.internet import defer
 
-    from ..integration.crawl._meta import NEAR_DUPLICATE_OF_META, RESEMBLANCE_META
-    from .proxy import demo_settings
+    from scrapy_urlunify.demo.proxy import demo_settings
+    from scrapy_urlunify.integration.crawl._meta import NEAR_DUPLICATE_OF_META, RESEMBLANCE_META
 
     @defer.inlineCallbacks
     def run():  # type: ignore[no-untyped-def]
@@ -196,7 +196,7 @@ def compare(size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED, out: TextIO | No
     reactor. ``out``: where each crawl's progress goes, on one line."""
     from twisted.internet import defer
 
-    from .server import DemoServer
+    from scrapy_urlunify.demo.server import DemoServer
 
     @defer.inlineCallbacks
     def run():  # type: ignore[no-untyped-def]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .builder import SiteBuilder, page_id_for
-from .hosts import MIRROR, SITE, canonical_origin
-from .hrefs import canonical_url
-from .model import Link, Page
+from scrapy_urlunify.demo.builder import SiteBuilder, page_id_for
+from scrapy_urlunify.demo.hosts import MIRROR, SITE, canonical_origin
+from scrapy_urlunify.demo.hrefs import canonical_url
+from scrapy_urlunify.demo.model import Link, Page
 
 
 @dataclass

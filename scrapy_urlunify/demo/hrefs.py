@@ -13,7 +13,7 @@ import random
 import string
 from urllib.parse import urlencode
 
-from .hosts import SITE_HOSTS, canonical_origin, mixed_case
+from scrapy_urlunify.demo.hosts import SITE_HOSTS, canonical_origin, mixed_case
 
 #: Styles usable for a link to a page of the same site, with weights.
 SAME_SITE_STYLES: tuple[tuple[str, int], ...] = (

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 
 import ada_url
 
-from .builder import SiteBuilder
-from .duplicates import build_mirror, build_print_views, copy_mirror
-from .hosts import canonical_origin
-from .hrefs import canonical_url
-from .model import SID_PLACEHOLDER, Document, Page, Redirect
-from .partners import build_news, build_termomont
-from .plan import Plan
-from .sections import build_sections, share_nav
-from .traps import build_traps
+from scrapy_urlunify.demo.builder import SiteBuilder
+from scrapy_urlunify.demo.duplicates import build_mirror, build_print_views, copy_mirror
+from scrapy_urlunify.demo.hosts import canonical_origin
+from scrapy_urlunify.demo.hrefs import canonical_url
+from scrapy_urlunify.demo.model import SID_PLACEHOLDER, Document, Page, Redirect
+from scrapy_urlunify.demo.partners import build_news, build_termomont
+from scrapy_urlunify.demo.plan import Plan
+from scrapy_urlunify.demo.sections import build_sections, share_nav
+from scrapy_urlunify.demo.traps import build_traps
 
 
 @dataclass

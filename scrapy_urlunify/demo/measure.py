@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .hosts import MIRROR, NEWS, SITE, TERMOMONT
-from .site import DemoSite
+from scrapy_urlunify.demo.hosts import MIRROR, NEWS, SITE, TERMOMONT
+from scrapy_urlunify.demo.site import DemoSite
 
 __all__ = ["SECTIONS", "build_report", "measure", "pages_read"]
 

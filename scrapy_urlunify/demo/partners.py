@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
-from .builder import SiteBuilder
-from .hosts import NEWS, TERMOMONT
-from .hrefs import relative_path
-from .model import Link, Page
+from scrapy_urlunify.demo.builder import SiteBuilder
+from scrapy_urlunify.demo.hosts import NEWS, TERMOMONT
+from scrapy_urlunify.demo.hrefs import relative_path
+from scrapy_urlunify.demo.model import Link, Page
 
 NEWS_PATH = "/servlet/ContentServer"
 NEWS_INIFILE = "futuretense.ini"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .search import SEARCH_SORTS, SEARCH_TERMS
+from scrapy_urlunify.demo.search import SEARCH_SORTS, SEARCH_TERMS
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 
-from .hosts import DEMO_HOSTS
+from scrapy_urlunify.demo.hosts import DEMO_HOSTS
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider

@@ -7,7 +7,14 @@ import re
 from html import escape
 from html.parser import HTMLParser
 
-from .model import CLOCK_PLACEHOLDER, SID_PLACEHOLDER, TOKEN_PLACEHOLDER, Document, Link, Page
+from scrapy_urlunify.demo.model import (
+    CLOCK_PLACEHOLDER,
+    SID_PLACEHOLDER,
+    TOKEN_PLACEHOLDER,
+    Document,
+    Link,
+    Page,
+)
 
 NO_SESSION = "0" * 32  # used when rendering outside a request (ground truth)
 #: The view number used outside a request (ground truth): its clock and token.

@@ -11,8 +11,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from .measure import SECTIONS
-from .report_text import (
+from scrapy_urlunify.demo.measure import SECTIONS
+from scrapy_urlunify.demo.report_text import (
     CRAWLS,
     SHORT,
     crawl_keys,

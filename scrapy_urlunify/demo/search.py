@@ -4,9 +4,9 @@ out, so the same result page has several spellings beside the pages that really 
 
 from __future__ import annotations
 
-from .builder import SiteBuilder
-from .hosts import SITE
-from .model import Link, Page
+from scrapy_urlunify.demo.builder import SiteBuilder
+from scrapy_urlunify.demo.hosts import SITE
+from scrapy_urlunify.demo.model import Link, Page
 
 SEARCH_PATH = "/search/"
 #: The terms searched for (a site of any size gets some), the sort orders (the first is the

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .builder import SiteBuilder, page_id_for
-from .hosts import SITE
-from .hrefs import canonical_url, relative_path
-from .model import SID_PLACEHOLDER, Document, Link, Page, Redirect
-from .plan import Plan
-from .variants import variant_gallery
+from scrapy_urlunify.demo.builder import SiteBuilder, page_id_for
+from scrapy_urlunify.demo.hosts import SITE
+from scrapy_urlunify.demo.hrefs import canonical_url, relative_path
+from scrapy_urlunify.demo.model import SID_PLACEHOLDER, Document, Link, Page, Redirect
+from scrapy_urlunify.demo.plan import Plan
+from scrapy_urlunify.demo.variants import variant_gallery
 
 SESSION_AREAS = (
     # (directory, page stem, session style, item pages?)

@@ -35,12 +35,12 @@ from twisted.internet import defer
 from twisted.internet.protocol import Factory, Protocol
 from twisted.web import http, resource, server
 
-from .hosts import site_of_host
-from .render import SOFT_404, render_not_found, render_redirect
-from .sessions import SessionMinter
-from .site import DemoSite
-from .tls import tls_options, write_self_signed
-from .urls import parse_target
+from scrapy_urlunify.demo.hosts import site_of_host
+from scrapy_urlunify.demo.render import SOFT_404, render_not_found, render_redirect
+from scrapy_urlunify.demo.sessions import SessionMinter
+from scrapy_urlunify.demo.site import DemoSite
+from scrapy_urlunify.demo.tls import tls_options, write_self_signed
+from scrapy_urlunify.demo.urls import parse_target
 
 # Twisted declares its interfaces' methods without ``self``; without the zope plugin mypy
 # misreads every call through them, so the reactor, ports and transports are typed ``Any`` here.

@@ -30,13 +30,13 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from urllib.parse import parse_qsl, urlsplit
 
-from .hosts import DEMO_HOSTS, SITE
-from .hrefs import canonical_url
-from .layout import build_layout
-from .model import Document, Page, Redirect, Resolution
-from .render import NO_VIEW, body_text, fill, page_template, render_pdf
-from .traps import SOFT_404_PREFIXES
-from .urls import Target, parse_target
+from scrapy_urlunify.demo.hosts import DEMO_HOSTS, SITE
+from scrapy_urlunify.demo.hrefs import canonical_url
+from scrapy_urlunify.demo.layout import build_layout
+from scrapy_urlunify.demo.model import Document, Page, Redirect, Resolution
+from scrapy_urlunify.demo.render import NO_VIEW, body_text, fill, page_template, render_pdf
+from scrapy_urlunify.demo.traps import SOFT_404_PREFIXES
+from scrapy_urlunify.demo.urls import Target, parse_target
 
 ROBOTS_TXT = b"User-agent: *\nDisallow:\n"
 

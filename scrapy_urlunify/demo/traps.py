@@ -10,13 +10,13 @@ with one "not found" page). The site search is :mod:`.search`. A site built with
 
 from __future__ import annotations
 
-from .builder import WORDS, SiteBuilder
-from .hosts import SITE
-from .hrefs import canonical_url, relative_path
-from .model import SID_PLACEHOLDER, Link, Page
-from .plan import Plan
-from .search import build_search
-from .sections import Sections
+from scrapy_urlunify.demo.builder import WORDS, SiteBuilder
+from scrapy_urlunify.demo.hosts import SITE
+from scrapy_urlunify.demo.hrefs import canonical_url, relative_path
+from scrapy_urlunify.demo.model import SID_PLACEHOLDER, Link, Page
+from scrapy_urlunify.demo.plan import Plan
+from scrapy_urlunify.demo.search import build_search
+from scrapy_urlunify.demo.sections import Sections
 
 GERMAN = (
     "Anfrage",

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from .hosts import DEFAULT_PORTS, site_of_host
+from scrapy_urlunify.demo.hosts import DEFAULT_PORTS, site_of_host
 
 #: Query parameters carrying a session id, per session style.
 SESSION_QUERY_PARAMS = ("PHPSESSID", "sid")

@@ -7,10 +7,10 @@ unifier has to see through exists on a site of any size.
 
 from __future__ import annotations
 
-from .builder import SiteBuilder
-from .hosts import SITE
-from .hrefs import query_string
-from .model import Link, Page
+from scrapy_urlunify.demo.builder import SiteBuilder
+from scrapy_urlunify.demo.hosts import SITE
+from scrapy_urlunify.demo.hrefs import query_string
+from scrapy_urlunify.demo.model import Link, Page
 
 #: Every spelling of the main site's origin the gallery links through.
 ORIGIN_SPELLINGS = (

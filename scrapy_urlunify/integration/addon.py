@@ -20,7 +20,7 @@ import scrapy_urlunify.integration.settings as urlunify_settings
 if TYPE_CHECKING:
     from scrapy.settings import Settings
 
-__all__ = ["PIPELINE_PRIORITIES", "SPIDER_MIDDLEWARE_PRIORITY", "Addon"]
+__all__ = ["Addon"]
 
 logger = logging.getLogger(__name__)
 

@@ -21,12 +21,12 @@ from scrapy.utils.conf import arglist_to_dict
 from scrapy.utils.misc import load_object
 
 import scrapy_urlunify.integration.settings as urlunify_settings
-from scrapy_urlunify.cli.main import build_parser, main
-from scrapy_urlunify.cli.progress import ProgressLine
+from scrapy_urlunify.cli._main import build_parser, main
+from scrapy_urlunify.cli._progress import ProgressLine
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.rules._session import hints_text
 from scrapy_urlunify.integration.settings import SettingsError, policy_from_settings
-from scrapy_urlunify.stores.location import MEMORY
+from scrapy_urlunify.stores._location import MEMORY
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -17,10 +17,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scrapy_urlunify.core.policy import Policy, PolicyError
-from scrapy_urlunify.core.url import InvalidURL, host_of, resolve
-from scrapy_urlunify.learning.page_signature import DEFAULT_MAX_BYTES
-from scrapy_urlunify.stores.location import (
+from scrapy_urlunify.core._policy import Policy, PolicyError
+from scrapy_urlunify.core._url import InvalidURL, host_of, resolve
+from scrapy_urlunify.learning._page_signature import DEFAULT_MAX_BYTES
+from scrapy_urlunify.stores._location import (
     DEFAULT_KEY_TEMPLATE,
     MEMORY,
     is_redis_url,

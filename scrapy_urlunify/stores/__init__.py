@@ -1,57 +1,9 @@
 """Storage behind the dupefilter (the seen set), the page-signature index and the requests
-merged by rules on probation: pure Python, no Scrapy import.
+merged by rules on probation: pure Python, no Scrapy import. A crawl picks its stores with
+``URLUNIFY_STORE`` (docs/stores.md); the modules are private.
 
-:mod:`.base` says what a store is, and how it fails; then one module per backend:
-:mod:`.memory`, :mod:`.jobdir` (its files are :mod:`.log`'s record logs; both keep the seen set
-in :mod:`.fingerprints`), and Redis in :mod:`.redis_connection`, :mod:`.redis_seen` and
-:mod:`.redis_tables`. :mod:`.location` checks where the stores live, :mod:`.factory` builds
-them. The package re-exports the public names of the modules that need no ``redis`` client.
+``_base`` says what a store is, and how it fails; then one module per backend: ``_memory``,
+``_jobdir`` (its files are ``_log``'s record logs; both keep the seen set in ``_fingerprints``),
+and Redis in ``_redis_connection``, ``_redis_seen`` and ``_redis_tables``. ``_location`` checks
+where the stores live, ``_factory`` builds them.
 """
-
-from __future__ import annotations
-
-from .base import KeptEntry, KeptStore, SeenStore, SignatureStore, StoreError, StoreUnavailable
-from .factory import Stores
-from .fingerprints import FingerprintSet
-from .jobdir import (
-    ITEMS_FILENAME,
-    JOBDIR_FILENAMES,
-    KEPT_FILENAME,
-    LEARNED_FILENAME,
-    NEAR_DUPLICATES_FILENAME,
-    REQUESTS_FILENAME,
-    SEEN_FILENAME,
-    SIGNATURES_FILENAME,
-    JobdirKeptStore,
-    JobdirSeenStore,
-    JobdirSignatureStore,
-)
-from .log import RecordLog, VarRecordLog
-from .memory import MemoryKeptStore, MemorySeenStore, MemorySignatureStore
-
-__all__ = [
-    "ITEMS_FILENAME",
-    "JOBDIR_FILENAMES",
-    "KEPT_FILENAME",
-    "LEARNED_FILENAME",
-    "NEAR_DUPLICATES_FILENAME",
-    "REQUESTS_FILENAME",
-    "SEEN_FILENAME",
-    "SIGNATURES_FILENAME",
-    "FingerprintSet",
-    "JobdirKeptStore",
-    "JobdirSeenStore",
-    "JobdirSignatureStore",
-    "KeptEntry",
-    "KeptStore",
-    "MemoryKeptStore",
-    "MemorySeenStore",
-    "MemorySignatureStore",
-    "RecordLog",
-    "SeenStore",
-    "SignatureStore",
-    "StoreError",
-    "StoreUnavailable",
-    "Stores",
-    "VarRecordLog",
-]

@@ -10,12 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scrapy_urlunify.learning.learner import Learner
-from scrapy_urlunify.learning.persist import LearnedRulesStore
-from scrapy_urlunify.stores import LEARNED_FILENAME
-from scrapy_urlunify.stores.location import redis_keys
-from scrapy_urlunify.stores.redis_connection import connect
-from scrapy_urlunify.stores.redis_tables import RedisRulesStore
+from scrapy_urlunify.learning._learner import Learner
+from scrapy_urlunify.learning._persist import LearnedRulesStore
+from scrapy_urlunify.stores._jobdir import LEARNED_FILENAME
+from scrapy_urlunify.stores._location import redis_keys
+from scrapy_urlunify.stores._redis_connection import connect
+from scrapy_urlunify.stores._redis_tables import RedisRulesStore
 
 A = "https://shop.test/product/9?ref=home"
 B = "https://shop.test/product/9?ref=footer"
@@ -134,7 +134,7 @@ def test_same_applies_the_rules_a_scope_learned_in_redis(redis_server):
 
 
 def test_store_info_counts_learned_rules_and_clear_removes_every_key_of_the_scope(redis_server):
-    from scrapy_urlunify.stores.redis_near_duplicates import RedisNearDuplicateLog
+    from scrapy_urlunify.stores._redis_near_duplicates import RedisNearDuplicateLog
 
     client = connect(redis_server.url)
     keys = redis_keys("urlunify:%(scope)s", "shop")
@@ -154,10 +154,10 @@ def test_the_command_line_merges_rules_as_the_crawl_does():
     (``CrawlPolicies.set_learned``), settings' own aliases and parameters included."""
     from scrapy.utils.test import get_crawler
 
-    from scrapy_urlunify.cli.learned import with_rules
+    import scrapy_urlunify.learning._rule_settings as rule_settings
+    from scrapy_urlunify.cli._learned import with_rules
     from scrapy_urlunify.integration.crawl._build import UnifyCrawl
-    from scrapy_urlunify.learning import rule_settings
-    from scrapy_urlunify.learning.rule_types import LearnedRule
+    from scrapy_urlunify.learning._rule_types import LearnedRule
 
     rules = [
         LearnedRule("param", "shop.test", "ref", 3, ()),

@@ -78,10 +78,9 @@ def test_bad_policy_option_is_a_usage_error():
 def test_same_fetch_says_how_alike_the_pages_are():
     """``same --fetch`` downloads both pages and reads them as a crawl does: a revision banner
     above an article is a near-duplicate whose items a crawl drops, another article is not."""
+    import random
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    import random
 
     vocabulary = [
         f"{a}{b}"

@@ -5,16 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from scrapy_urlunify.stores import (
+from scrapy_urlunify.stores._jobdir import (
     SEEN_FILENAME,
     SIGNATURES_FILENAME,
     JobdirSeenStore,
     JobdirSignatureStore,
 )
-from scrapy_urlunify.stores.location import redis_keys
-from scrapy_urlunify.stores.redis_connection import connect
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
-from scrapy_urlunify.stores.redis_tables import RedisSignatureStore
+from scrapy_urlunify.stores._location import redis_keys
+from scrapy_urlunify.stores._redis_connection import connect
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_tables import RedisSignatureStore
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -98,7 +98,8 @@ def test_store_info_on_bad_urls_never_prints_the_password(redis_server):
 
 
 def test_store_info_on_corrupt_jobdir_files(tmp_path):
-    from scrapy_urlunify.stores import LEARNED_FILENAME, REQUESTS_FILENAME, VarRecordLog
+    from scrapy_urlunify.stores._jobdir import LEARNED_FILENAME, REQUESTS_FILENAME
+    from scrapy_urlunify.stores._log import VarRecordLog
 
     (tmp_path / LEARNED_FILENAME).write_text("{not json")
     err = one_line_error(run("info", "--jobdir", str(tmp_path)))
@@ -232,7 +233,7 @@ def test_redis_cluster_info_and_clear_find_the_hash_tagged_keys(redis_cluster):
 def test_jobdir_clear_removes_the_near_duplicate_index(tmp_path):
     """A crawl reads the index back when it starts: left behind, the next crawl in the JOBDIR
     would take its pages for near-duplicates of pages it never fetched."""
-    from scrapy_urlunify.stores import NEAR_DUPLICATES_FILENAME as FILENAME
+    from scrapy_urlunify.stores._jobdir import NEAR_DUPLICATES_FILENAME as FILENAME
 
     (tmp_path / FILENAME).write_bytes(b"index")
     with JobdirSeenStore(tmp_path / SEEN_FILENAME) as seen:

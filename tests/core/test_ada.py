@@ -1,15 +1,15 @@
-"""The WHATWG parser as the package binds it (scrapy_urlunify/core/ada.py): ada's C functions
+"""The WHATWG parser as the package binds it (scrapy_urlunify/core/_ada.py): ada's C functions
 called directly, which must give what ada-url's public functions give."""
 
 from __future__ import annotations
 
 import ada_url
-from url_corpus import corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from url_corpus import corpus
 
-from scrapy_urlunify.core import ada
-from scrapy_urlunify.core.ada import ada_join, ada_normalize
+import scrapy_urlunify.core._ada as ada
+from scrapy_urlunify.core._ada import ada_join, ada_normalize
 
 
 def test_the_direct_binding_is_the_one_in_use():

@@ -6,18 +6,18 @@ gives."""
 from __future__ import annotations
 
 import pytest
-from url_corpus import corpus_urls
-from url_corpus import urls as url_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from url_corpus import corpus_urls
+from url_corpus import urls as url_strategy
 
 from scrapy_urlunify import InvalidURL, Policy, Unifier, resolve
-from scrapy_urlunify.core.explain import explain_with
-from scrapy_urlunify.core.guards import REWRITE, SETTLED, Context, compile_layer, rule
-from scrapy_urlunify.core.hosts import HostRules
-from scrapy_urlunify.core.rules import IDENTITY_STEPS, REWRITE_STEPS
-from scrapy_urlunify.core.unify import unifier_for
-from scrapy_urlunify.core.url import Parts, canonical_splitter
+from scrapy_urlunify.core._explain import explain_with
+from scrapy_urlunify.core._guards import REWRITE, SETTLED, Context, compile_layer, rule
+from scrapy_urlunify.core._hosts import HostRules
+from scrapy_urlunify.core._rules import IDENTITY_STEPS, REWRITE_STEPS
+from scrapy_urlunify.core._unify import unifier_for
+from scrapy_urlunify.core._url import Parts, canonical_splitter
 
 urls = url_strategy(
     ["www.a.test", "a.test", "k.test", "b.test", "[::1]", "print.test"],

@@ -19,7 +19,7 @@ Not flaky on a loaded machine:
   make CPU time itself grow, ~1.5x at a load of 4 on 2 cores), so the bound is
   ``BUDGET * MARGIN``: still far below what a Python step per character or per item costs;
 * each run cold: a fresh unifier, and nothing remembered of long texts
-  (:func:`scrapy_urlunify.core.recent.forget`), so the first call on a text is the one timed.
+  (:func:`scrapy_urlunify.core._recent.forget`), so the first call on a text is the one timed.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from collections.abc import Callable
 import pytest
 
 from scrapy_urlunify import InvalidURL, Policy, Unifier
-from scrapy_urlunify.core.explain import explain_with, same
-from scrapy_urlunify.core.guards import Context, Step
-from scrapy_urlunify.core.hosts import HostRules
-from scrapy_urlunify.core.recent import forget
-from scrapy_urlunify.core.url import Parts
+from scrapy_urlunify.core._explain import explain_with, same
+from scrapy_urlunify.core._guards import Context, Step
+from scrapy_urlunify.core._hosts import HostRules
+from scrapy_urlunify.core._recent import forget
+from scrapy_urlunify.core._url import Parts
 
 SIZE = 1_000_000
 BUDGET = 0.250

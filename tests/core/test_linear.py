@@ -21,8 +21,8 @@ import time
 import pytest
 
 from scrapy_urlunify import InvalidURL, Policy, Unifier
-from scrapy_urlunify.core.explain import explain_with, same
-from scrapy_urlunify.core.rules import IDENTITY_STEPS, REWRITE_STEPS
+from scrapy_urlunify.core._explain import explain_with, same
+from scrapy_urlunify.core._rules import IDENTITY_STEPS, REWRITE_STEPS
 
 SMALL, LARGE = 250_000, 1_000_000
 RATIO = 8.0

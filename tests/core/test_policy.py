@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_urlunify import Policy, PolicyTypeError, PolicyValueError
-from scrapy_urlunify.core.policy import DEFAULT_DENY_EXTENSIONS
+from scrapy_urlunify.core._policy import DEFAULT_DENY_EXTENSIONS
 
 
 def test_defaults_match_scrapy():

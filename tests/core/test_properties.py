@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 import time
 
-from url_corpus import urls as url_strategy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from url_corpus import urls as url_strategy
 
 from scrapy_urlunify import InvalidURL, Policy, filter_reason, identify, standardize
-from scrapy_urlunify.core.explain import explain_with
+from scrapy_urlunify.core._explain import explain_with
 
 POLICY = Policy(
     key_params={"k.test": ["id"]},

@@ -9,15 +9,15 @@ import re
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from scrapy_urlunify.core import recent
-from scrapy_urlunify.core.params import (
+import scrapy_urlunify.core._recent as recent
+from scrapy_urlunify.core._params import (
     SESSION_ITEMS,
     TRACKING_ITEMS,
     NameMatcher,
     is_session_param,
     is_tracking_param,
 )
-from scrapy_urlunify.core.text import (
+from scrapy_urlunify.core._text import (
     escape_unsafe,
     has_unsafe_chars,
     normalize_escapes_in,

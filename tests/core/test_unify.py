@@ -472,8 +472,8 @@ def test_empty_routes_are_the_page_itself(fragment):
 
 
 def test_the_result_cache_is_bounded_and_grows_with_the_crawl():
+    import scrapy_urlunify.core._unify as unify
     from scrapy_urlunify import Unifier
-    from scrapy_urlunify.core import unify
 
     u = Unifier(Policy())
     held = []

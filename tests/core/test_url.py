@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_urlunify.core.ada import ada_normalize
-from scrapy_urlunify.core.domains import within
-from scrapy_urlunify.core.hosts import is_canonical_host
-from scrapy_urlunify.core.url import canonical_splitter, host_of
+from scrapy_urlunify.core._ada import ada_normalize
+from scrapy_urlunify.core._domains import within
+from scrapy_urlunify.core._hosts import is_canonical_host
+from scrapy_urlunify.core._url import canonical_splitter, host_of
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,11 @@ as a user would type them, so nothing here shares the reactor with the pytest-tw
 from __future__ import annotations
 
 import json
-from html import escape
 import os
 import re
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pytest

@@ -13,7 +13,6 @@ from scrapy.linkextractors import LinkExtractor
 
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 
-
 #: the rules a careful user configures for the site
 CONFIGURED = {
     "URLUNIFY_DOMAIN_ALIASES": [["manual.test", "mirror.manual.test"]],

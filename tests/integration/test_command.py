@@ -88,7 +88,7 @@ def test_store_is_listed_in_the_usage_line(project):
 
 
 def test_store_reads_the_projects_jobdir(project):
-    from scrapy_urlunify.stores import SEEN_FILENAME, JobdirSeenStore
+    from scrapy_urlunify.stores._jobdir import SEEN_FILENAME, JobdirSeenStore
 
     job = project / "job"
     job.mkdir()

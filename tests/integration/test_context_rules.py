@@ -9,7 +9,7 @@ import pytest_twisted
 from minicrawl import crawl_site
 from minisite import CountingSite, listen
 
-from scrapy_urlunify.learning.learner import CONTEXT_VALUES
+from scrapy_urlunify.learning._learner import CONTEXT_VALUES
 
 PAGES = 40
 
@@ -73,7 +73,7 @@ def test_the_samples_of_a_context_rule_differ_by_page_and_value():
     """A rule of two or three values (``sort`` on a shop's product route) gets its samples
     from five products as they come, not only from its values (then at the crawl's end)."""
     from scrapy_urlunify.integration.rules._samples import RuleOnProbation
-    from scrapy_urlunify.learning.rule_types import LearnedRule
+    from scrapy_urlunify.learning._rule_types import LearnedRule
 
     rule = LearnedRule("param", "shop.test", "sort", 6, (), "/index.php?route=product%2Fview")
     p = RuleOnProbation(rule)

@@ -11,7 +11,7 @@ import pytest_twisted
 from demo_crawl import ADDON, ConfiguredSpider, crawl
 
 from scrapy_urlunify import Policy, standardize
-from scrapy_urlunify.core.params import is_tracking_param
+from scrapy_urlunify.core._params import is_tracking_param
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
 

@@ -127,7 +127,7 @@ def test_a_full_disk_under_any_store_ends_the_done_records(tmp_path):
     from scrapy.utils.test import get_crawler
 
     from scrapy_urlunify.integration.crawl._build import UnifyCrawl
-    from scrapy_urlunify.stores import REQUESTS_FILENAME
+    from scrapy_urlunify.stores._jobdir import REQUESTS_FILENAME
 
     with tmpfs(tmp_path / "small", "64k") as small:
         job = small / "job"

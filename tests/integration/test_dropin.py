@@ -314,7 +314,7 @@ def redis_settings(redis_server, **more):  # type: ignore[no-untyped-def]
 
 def seen_count(client: Any, key: str) -> int:
     """The keys in the seen set at ``key`` (its buckets: docs/stores.md)."""
-    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+    from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
     return len(RedisSeenStore(client, key))
 

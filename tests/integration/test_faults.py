@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from treesite import TreeSite, resume_until_finished, run_job
 
-from scrapy_urlunify.stores import REQUESTS_FILENAME, SEEN_FILENAME, SIGNATURES_FILENAME
+from scrapy_urlunify.stores._jobdir import REQUESTS_FILENAME, SEEN_FILENAME, SIGNATURES_FILENAME
 
 # -- a page is done only once its links are scheduled and its items have left the pipelines ----
 

@@ -10,9 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from redis_server import RedisServer
 from reliable_fleet import extra_fetches, given_back, start_worker, wait_ready
 from treesite import TreeSite, finish, start_job
-from redis_server import RedisServer
 
 pytestmark = [
     pytest.mark.redis,

@@ -13,8 +13,8 @@ import pytest_twisted
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
-from scrapy_urlunify.integration.queue._frontier import Frontier
 from scrapy_urlunify.integration.crawl._stats import UnifyStats
+from scrapy_urlunify.integration.queue._frontier import Frontier
 
 #: Scrapy's default order: priority 0 everywhere, last in first out
 DFS = {"DEPTH_PRIORITY": 0, "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue"}

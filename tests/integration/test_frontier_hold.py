@@ -13,9 +13,9 @@ import optionsite
 import pytest_twisted
 from scrapy import Request
 
-from scrapy_urlunify.integration.queue._frontier import Frontier
 from scrapy_urlunify.integration.crawl._stats import UnifyStats
-from scrapy_urlunify.learning.learner import Learner
+from scrapy_urlunify.integration.queue._frontier import Frontier
+from scrapy_urlunify.learning._learner import Learner
 
 #: Scrapy's default order (priority 0, last in first out), 8 requests at a time
 DFS = {

@@ -13,10 +13,10 @@ from w3lib.url import safe_url_string
 from scrapy_urlunify import standardize
 from scrapy_urlunify.demo.server import DemoServer
 from scrapy_urlunify.demo.site import DemoSite
+from scrapy_urlunify.integration.crawl._meta import ORIGINAL_URL_META
+from scrapy_urlunify.integration.links._middleware import SAFE_URL, LinkMiddleware, rewritten
 from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 from scrapy_urlunify.integration.seen._seen import dupes_logger
-from scrapy_urlunify.integration.links._middleware import SAFE_URL, LinkMiddleware, rewritten
-from scrapy_urlunify.integration.crawl._meta import ORIGINAL_URL_META
 
 SIZE = 50
 

@@ -15,9 +15,9 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import reactor
 from twisted.internet.defer import Deferred, DeferredList, succeed
 
-from scrapy_urlunify.integration.pages._near_duplicates import distance_for
 from scrapy_urlunify.integration.pages._checks import NEAR_SYNC_SECONDS
-from scrapy_urlunify.learning.near_duplicates import ITEM_DISTANCE, PAGE_DISTANCE, resemblance
+from scrapy_urlunify.integration.pages._near_duplicates import distance_for
+from scrapy_urlunify.learning._near_duplicates import ITEM_DISTANCE, PAGE_DISTANCE, resemblance
 
 
 class WikiSpider(Spider):

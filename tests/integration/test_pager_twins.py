@@ -8,15 +8,12 @@ from __future__ import annotations
 import random
 
 import pytest_twisted
-from minicrawl import SETTINGS, run
+from minicrawl import run
 from minisite import CountingSite, listen
 from scrapy import Spider
 from scrapy.linkextractors import LinkExtractor
 
-_WORDS = (
-    "amber copper golden nordic rustic silver swift tiny bold grand green blue steel oak linen "
-    "wool glass stone kettle lamp basket helmet bottle rug desk mirror knife radio shelf"
-).split()
+_WORDS = ["amber", "copper", "golden", "nordic", "rustic", "silver", "swift", "tiny", "bold", "grand", "green", "blue", "steel", "oak", "linen", "wool", "glass", "stone", "kettle", "lamp", "basket", "helmet", "bottle", "rug", "desk", "mirror", "knife", "radio", "shelf"]
 LIMITS = (12, 24)
 SORTS = ("", "name")
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import logging
-
 import dataclasses
+import logging
 
 import pytest
 import pytest_twisted

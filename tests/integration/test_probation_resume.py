@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
-from scrapy_urlunify.learning.learner import Learner
-from scrapy_urlunify.learning.persist import LearnedRulesStore
-from scrapy_urlunify.stores import KEPT_FILENAME, LEARNED_FILENAME, VarRecordLog
-from scrapy_urlunify.stores.jobdir import JobdirKeptStore
+from scrapy_urlunify.learning._learner import Learner
+from scrapy_urlunify.learning._persist import LearnedRulesStore
+from scrapy_urlunify.stores._jobdir import KEPT_FILENAME, LEARNED_FILENAME, JobdirKeptStore
+from scrapy_urlunify.stores._log import VarRecordLog
 
 HERE = Path(__file__).parents[1] / "support"
 B_PAGES, C_PAGES = 5, 8  # as tests/support/probation_site.py: more pages than a rule needs samples
@@ -227,7 +227,7 @@ def _rule_v() -> str:
 
 def _seed_rule(client, scope: str) -> None:  # type: ignore[no-untyped-def]
     """A confirmed rule ``v`` on 127.0.0.1 in the scope's learned state."""
-    from scrapy_urlunify.stores.redis_tables import RedisRulesStore
+    from scrapy_urlunify.stores._redis_tables import RedisRulesStore
 
     LearnedRulesStore(redis=RedisRulesStore(client, f"urlunify:{scope}:rules")).save(_rule_v(), {})
 

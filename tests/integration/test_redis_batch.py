@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from treesite import TreeSite, finish, resume_until_finished, start_job, wait_for_pages
 from scrapy import Request, Spider, signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.exceptions import IgnoreRequest
+from treesite import TreeSite, finish, resume_until_finished, start_job, wait_for_pages
 
-from scrapy_urlunify.integration.seen._keys import seen_key
 from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.integration.seen._keys import seen_key
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
 pytestmark = pytest.mark.redis
 

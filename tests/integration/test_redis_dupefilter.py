@@ -180,7 +180,7 @@ class Job:
 
 def seen_count(client: Any, key: str) -> int:
     """The keys a seen set of the scope holds (its buckets' counters)."""
-    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+    from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
     return len(RedisSeenStore(client, key))
 
@@ -296,8 +296,8 @@ def test_a_frozen_server_never_turns_a_seen_page_into_a_new_one(redis_server) ->
     on SIGCONT Redis runs them all. For a page already recorded the answer must still be "seen"
     (else it is fetched twice, as a crawl does when the freeze lands on a duplicate link, most
     of its links); for a new page, "new" exactly once (else it is lost)."""
-    from scrapy_urlunify.stores.redis_connection import connect
-    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+    from scrapy_urlunify.stores._redis_connection import connect
+    from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
     store = RedisSeenStore(
         connect(redis_server.url, timeout=REPLY_TIMEOUT),
@@ -504,8 +504,8 @@ def test_a_shared_store_emptied_by_another_process_makes_its_pages_new_again(red
 
     from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
     from scrapy_urlunify.integration.seen._seen import SeenCheck
-    from scrapy_urlunify.stores.redis_connection import connect
-    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+    from scrapy_urlunify.stores._redis_connection import connect
+    from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
     store = RedisSeenStore(connect(redis_server.url), "urlunify:emptied:seen", owns_client=True)
     df = RedisDupeFilter(SeenCheck.standalone(store))

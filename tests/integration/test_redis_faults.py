@@ -127,7 +127,7 @@ def test_a_unix_socket_store(tmp_path, redis_server_factory):
 
 
 def test_learned_rules_of_the_wrong_shape_are_ignored_with_a_warning(tmp_path, redis_server):
-    from scrapy_urlunify.stores import LEARNED_FILENAME
+    from scrapy_urlunify.stores._jobdir import LEARNED_FILENAME
 
     with TreeSite() as site:
         (tmp_path / "job").mkdir()

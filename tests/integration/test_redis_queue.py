@@ -1,4 +1,4 @@
-"""The reliable shared queue (``scrapy_urlunify.stores.redis_queue``,
+"""The reliable shared queue (``scrapy_urlunify.stores._redis_queue``,
 ``scrapy_urlunify.integration.queue._redis_queue``): against a real ``redis-server``, then fleets of
 real worker processes (tests/support/tree_job.py) SIGKILLed at random moments."""
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis_server import RedisServer
 from reliable_fleet import (
     QUEUE_KEY,
     extra_fetches,
@@ -23,18 +24,15 @@ from reliable_fleet import (
     start_worker,
     wait_ready,
 )
-from treesite import TreeSite, finish
-from redis_server import RedisServer
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
+from treesite import TreeSite, finish
 
 from scrapy_urlunify.integration.crawl._meta import GIVEN_BACK_META, QUEUE_ID_META
-from scrapy_urlunify.integration.queue._redis_queue import (
-    RedisQueue,
-)
+from scrapy_urlunify.integration.queue._redis_queue import RedisQueue
 from scrapy_urlunify.integration.settings import SettingsError
-from scrapy_urlunify.stores.redis_queue import ReliableQueue
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_queue import ReliableQueue
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
 pytestmark = [
     pytest.mark.redis,

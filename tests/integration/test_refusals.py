@@ -16,7 +16,7 @@ import pytest
 from tree_project import write_project
 from treesite import TreeSite
 
-from scrapy_urlunify.stores import REQUESTS_FILENAME, SEEN_FILENAME
+from scrapy_urlunify.stores._jobdir import REQUESTS_FILENAME, SEEN_FILENAME
 
 
 @pytest.fixture(scope="module")

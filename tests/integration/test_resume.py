@@ -19,12 +19,8 @@ import pytest
 from demo_crawl import fetched
 
 from scrapy_urlunify.demo.site import DemoSite
-from scrapy_urlunify.stores import (
-    REQUESTS_FILENAME,
-    SEEN_FILENAME,
-    RecordLog,
-    VarRecordLog,
-)
+from scrapy_urlunify.stores._jobdir import REQUESTS_FILENAME, SEEN_FILENAME
+from scrapy_urlunify.stores._log import RecordLog, VarRecordLog
 
 SIZE = 50
 HERE = Path(__file__).parents[1] / "support"

@@ -53,8 +53,8 @@ from pathlib import Path  # noqa: E402
 from scrapy import Spider  # noqa: E402
 from scrapy.crawler import CrawlerRunner  # noqa: E402
 
-from scrapy_urlunify.core.policy import Policy  # noqa: E402
-from scrapy_urlunify.integration.settings import SETTINGS  # noqa: E402
+from scrapy_urlunify.core._policy import Policy
+from scrapy_urlunify.integration.settings import SETTINGS
 
 #: wrong values by kind of setting (see Setting.kind)
 WRONG: dict[str, list[object]] = {

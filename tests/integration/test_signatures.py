@@ -19,7 +19,7 @@ def test_duplicate_pages_never_reach_the_callback():
     # a listing page yields all its items
     assert sum(1 for t in titles if t.startswith("Item ")) == 5
     # distinct pages with equal text collide, by design: the second empty search result and
-    # the second soft 404 are duplicates of the first (documented in learning/page_signature.py)
+    # the second soft 404 are duplicates of the first (documented in learning/_page_signature.py)
     assert stats["urlunify/signature/duplicates"] >= 2 + 2 + 1
     # the links of a duplicate page are not followed: /a?ref=x variants on /next still are
     # (from /next), but nothing is reached through a duplicate page

@@ -3,8 +3,8 @@ mini site (tests/support/trapsite.py, tests/support/minisite.py) with the add-on
 
 from __future__ import annotations
 
-import trapsite
 import pytest_twisted
+import trapsite
 from minicrawl import crawl_site
 
 LEARN = {"URLUNIFY_LEARN": True}

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_urlunify import Policy, identify
-from scrapy_urlunify.learning.learner import Learner
-from scrapy_urlunify.learning.page_index import CATCH_ALL_PATHS
-from scrapy_urlunify.learning.rule_types import CounterExample, LearnedRule, Revocation
+from scrapy_urlunify.learning._learner import Learner
+from scrapy_urlunify.learning._page_index import CATCH_ALL_PATHS
+from scrapy_urlunify.learning._rule_types import CounterExample, LearnedRule, Revocation
 
 
 def sig(content: str) -> bytes:

@@ -16,17 +16,17 @@ import tracemalloc
 import pytest
 from lxml import html
 
-from scrapy_urlunify.learning.near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
-from scrapy_urlunify.learning.near_duplicates import (
+from scrapy_urlunify.learning._near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
+from scrapy_urlunify.learning._near_duplicates import (
     ITEM_DISTANCE,
     MIN_FEATURES,
     PAGE_DISTANCE,
     distance,
     fingerprint,
+    folded_fingerprint,
     main_text,
     page_fingerprint,
     resemblance,
-    folded_fingerprint,
     short_fingerprint,
 )
 
@@ -308,7 +308,7 @@ FIXED_TEXT = "Revision as of 12:34, 5 May 2024. The river rises in the northern 
 def test_fingerprints_are_the_same_in_another_process_and_pinned():
     here = fingerprint(FIXED_TEXT)
     script = (
-        "from scrapy_urlunify.learning.near_duplicates import fingerprint;"
+        "from scrapy_urlunify.learning._near_duplicates import fingerprint;"
         f"print(fingerprint({FIXED_TEXT!r}))"
     )
     for seed in ("0", "12345"):

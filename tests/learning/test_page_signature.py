@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from parsel import Selector
 
-from scrapy_urlunify.learning.page_signature import (
+from scrapy_urlunify.learning._page_signature import (
     _WHOLE_TEXT_MAX,
     _tree_text_md5,
     body_text,
@@ -80,7 +80,7 @@ CASES = {
     "empty_text": "<html><body><img src='a.png'></body></html>",
     "comment_only": "<!-- x -->",
     "large_text": "<html><body>"
-    + "<p>paragraph "
+     "<p>paragraph "
     + "word " * 2000
     + "</p>\n" * 1200
     + "<script>"

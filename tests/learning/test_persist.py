@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from scrapy_urlunify.learning.learner import Learner
-from scrapy_urlunify.learning.persist import LearnedRulesStore
+from scrapy_urlunify.learning._learner import Learner
+from scrapy_urlunify.learning._persist import LearnedRulesStore
 
 
 def _learned_ref() -> Learner:
@@ -54,7 +54,7 @@ def test_the_probation_of_rules_is_saved_with_the_learner(tmp_path):
 
 
 def test_the_probation_in_redis_is_one_write_with_the_learner(redis_server):
-    from scrapy_urlunify.stores.redis_tables import RedisRulesStore
+    from scrapy_urlunify.stores._redis_tables import RedisRulesStore
 
     client = redis_server.client()
     store = LearnedRulesStore(redis=RedisRulesStore(client, "urlunify:shop:rules"))

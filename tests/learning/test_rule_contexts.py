@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from scrapy_urlunify import Policy, identify
-from scrapy_urlunify.core.policy import PolicyValueError
-from scrapy_urlunify.learning.learner import CONTEXT_VALUES, Learner
+from scrapy_urlunify.core._policy import PolicyValueError
+from scrapy_urlunify.learning._learner import CONTEXT_VALUES, Learner
 
 W = "http://wiki.test/w/index.php"
 

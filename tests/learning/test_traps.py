@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-import trapsite
 import pytest_twisted
+import trapsite
 from minicrawl import crawl_site
 
 from scrapy_urlunify.integration.rules._probation import RULE_PROBATION

@@ -1,4 +1,4 @@
-"""URL patterns (scrapy_urlunify/learning/url_patterns.py): the groups of URLs one template serves,
+"""URL patterns (scrapy_urlunify/learning/_url_patterns.py): the groups of URLs one template serves,
 learned from the URLs seen, in bounded memory."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from scrapy_urlunify.learning.url_patterns import MAX_DEPTH, URLPatterns, coarser, looks_like_id
+from scrapy_urlunify.learning._url_patterns import MAX_DEPTH, URLPatterns, coarser, looks_like_id
 
 WIKI = "http://wiki.test"
 TITLES = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy_urlunify.learning.value_shown import shows_own_value
+from scrapy_urlunify.learning._value_shown import shows_own_value
 
 EDIT = "http://wiki.test/w/index.php?title={}&action=edit&redlink=1"
 

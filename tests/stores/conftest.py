@@ -8,7 +8,7 @@ import pytest
 import redis
 from redis_server import RedisServer
 
-from scrapy_urlunify.stores.redis_connection import connect
+from scrapy_urlunify.stores._redis_connection import connect
 
 
 @pytest.fixture

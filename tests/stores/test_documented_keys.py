@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from scrapy_urlunify.stores.factory import Stores
-from scrapy_urlunify.stores.redis_near_duplicates import RedisNearDuplicateLog
-from scrapy_urlunify.stores.redis_queue import ReliableQueue
+from scrapy_urlunify.stores._factory import Stores
+from scrapy_urlunify.stores._redis_near_duplicates import RedisNearDuplicateLog
+from scrapy_urlunify.stores._redis_queue import ReliableQueue
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "stores.md"
 SCOPE = "acme"

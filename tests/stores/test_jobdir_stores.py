@@ -21,19 +21,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_urlunify.stores import (
-    FingerprintSet,
-    JobdirSeenStore,
-    JobdirSignatureStore,
-    MemorySeenStore,
-    MemorySignatureStore,
-    RecordLog,
-    SeenStore,
-    SignatureStore,
-    StoreError,
-    VarRecordLog,
-)
-from scrapy_urlunify.stores import log as log_module
+import scrapy_urlunify.stores._log as log_module
+from scrapy_urlunify.stores._base import SeenStore, SignatureStore, StoreError
+from scrapy_urlunify.stores._fingerprints import FingerprintSet
+from scrapy_urlunify.stores._jobdir import JobdirSeenStore, JobdirSignatureStore
+from scrapy_urlunify.stores._log import RecordLog, VarRecordLog
+from scrapy_urlunify.stores._memory import MemorySeenStore, MemorySignatureStore
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX = 2**64 - 1
@@ -269,7 +262,7 @@ def test_failed_write_leaves_no_partial_record(
 CHILD = textwrap.dedent(
     """
     import random, sys
-    from scrapy_urlunify.stores import JobdirSeenStore, JobdirSignatureStore
+    from scrapy_urlunify.stores._jobdir import JobdirSeenStore, JobdirSignatureStore
 
     seen = JobdirSeenStore(sys.argv[1])
     sigs = JobdirSignatureStore(sys.argv[2])

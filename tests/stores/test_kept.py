@@ -1,5 +1,5 @@
 """Requests kept for rules on probation: a JOBDIR log that survives a kill, and a Redis hash
-shared by the processes of a scope (stores/jobdir.py, stores/redis_tables.py)."""
+shared by the processes of a scope (stores/_jobdir.py, stores/_redis_tables.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_urlunify.stores import StoreError, VarRecordLog
-from scrapy_urlunify.stores.factory import Stores
-from scrapy_urlunify.stores.jobdir import COMPACT_AFTER, JobdirKeptStore
-from scrapy_urlunify.stores.memory import MemoryKeptStore
+from scrapy_urlunify.stores._base import StoreError
+from scrapy_urlunify.stores._factory import Stores
+from scrapy_urlunify.stores._jobdir import COMPACT_AFTER, JobdirKeptStore
+from scrapy_urlunify.stores._log import VarRecordLog
+from scrapy_urlunify.stores._memory import MemoryKeptStore
 
 RULE = ("param|site.test|ref",)
 
@@ -94,7 +95,7 @@ def test_jobdir_sigkill_keeps_every_acknowledged_entry(tmp_path: Path) -> None:
     ack = tmp_path / "ack"
     code = textwrap.dedent(f"""
         import time
-        from scrapy_urlunify.stores.jobdir import JobdirKeptStore
+        from scrapy_urlunify.stores._jobdir import JobdirKeptStore
         store = JobdirKeptStore({str(path)!r})
         with open({str(ack)!r}, "w", buffering=1) as ack:
             for n in range(100_000):

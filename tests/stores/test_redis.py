@@ -1,4 +1,4 @@
-"""scrapy_urlunify.stores.redis_* and RedisDupeFilter against a REAL redis-server.
+"""scrapy_urlunify.stores._redis_* and RedisDupeFilter against a REAL redis-server.
 
 Each test that needs a server starts its own (``redis_server`` fixture, tests/support/redis_server.py):
 races run in two OS processes, outages kill and restart the server, and scrapy-redis's
@@ -22,12 +22,17 @@ import redis
 from redis import exceptions as rex
 from redis_server import RedisServer, free_port  # the fixtures come from conftest.py
 
-from scrapy_urlunify.stores import SeenStore, SignatureStore, StoreError, StoreUnavailable
-from scrapy_urlunify.stores.location import DEFAULT_KEY_TEMPLATE, is_redis_url, mask_url, redis_keys
-from scrapy_urlunify.stores.redis_connection import connect
-from scrapy_urlunify.stores.redis_buckets import STAMPS_REFRESH, STAMPS_TTL
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
-from scrapy_urlunify.stores.redis_tables import RedisRulesStore, RedisSignatureStore
+from scrapy_urlunify.stores._base import SeenStore, SignatureStore, StoreError, StoreUnavailable
+from scrapy_urlunify.stores._location import (
+    DEFAULT_KEY_TEMPLATE,
+    is_redis_url,
+    mask_url,
+    redis_keys,
+)
+from scrapy_urlunify.stores._redis_buckets import STAMPS_REFRESH, STAMPS_TTL
+from scrapy_urlunify.stores._redis_connection import connect
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_tables import RedisRulesStore, RedisSignatureStore
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX = 2**64 - 1
@@ -251,9 +256,9 @@ def test_rules_store(client: redis.Redis) -> None:
 RACER = textwrap.dedent(
     """
     import json, random, sys
-    from scrapy_urlunify.stores.redis_connection import connect
-    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
-    from scrapy_urlunify.stores.redis_tables import RedisSignatureStore
+    from scrapy_urlunify.stores._redis_connection import connect
+    from scrapy_urlunify.stores._redis_seen import RedisSeenStore
+    from scrapy_urlunify.stores._redis_tables import RedisSignatureStore
     url, kind, name, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     client = connect(url, timeout=5)
     rng = random.Random(0)

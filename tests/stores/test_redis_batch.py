@@ -16,9 +16,9 @@ import pytest
 import redis
 from redis_server import RedisServer  # the fixtures come from conftest.py
 
-from scrapy_urlunify.stores import StoreError
-from scrapy_urlunify.stores.redis_connection import connect
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._base import StoreError
+from scrapy_urlunify.stores._redis_connection import connect
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,8 +124,8 @@ def test_a_lost_reply_is_answered_by_the_attempt_that_ran(redis_server_factory) 
 RACER = textwrap.dedent(
     """
     import json, random, sys
-    from scrapy_urlunify.stores.redis_connection import connect
-    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+    from scrapy_urlunify.stores._redis_connection import connect
+    from scrapy_urlunify.stores._redis_seen import RedisSeenStore
     url, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     store = RedisSeenStore(connect(url, timeout=5), "race:seen")
     rng = random.Random(0)

@@ -1,4 +1,4 @@
-"""The seen set's layout in Redis (stores/redis_buckets.py): buckets of integers Redis keeps as
+"""The seen set's layout in Redis (stores/_redis_buckets.py): buckets of integers Redis keeps as
 intsets, in shards of one hash tag each, in generations a shard opens as it grows; the fixed
 layout of earlier versions still served; the old one-SET layout refused and migrated. Against a
 REAL redis-server."""
@@ -13,16 +13,16 @@ import redis
 from redis.crc import key_slot
 from redis_server import RedisServer  # the fixtures come from conftest.py
 
-from scrapy_urlunify.stores import StoreError
-from scrapy_urlunify.stores.redis_buckets import (
+from scrapy_urlunify.stores._base import StoreError
+from scrapy_urlunify.stores._redis_buckets import (
     DEFAULT_INTSET_LIMIT,
     DEFAULT_SEEN_SIZE,
     MAX_SHARDS,
     START_BITS,
     first_generation_bits,
 )
-from scrapy_urlunify.stores.redis_connection import connect
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_connection import connect
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
 pytestmark = pytest.mark.redis
 
@@ -157,7 +157,7 @@ def test_a_fixed_scope_that_outgrows_its_sizing_warns_and_counts(
     client.config_set("set-max-intset-entries", 16)
     fixed_layout(client, "s:seen", bits=4, shards=16, size=100)  # 16 buckets of ~7
     store = RedisSeenStore(client, "s:seen")
-    with caplog.at_level(logging.WARNING, logger="scrapy_urlunify.stores.redis_seen"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_urlunify.stores._redis_seen"):
         assert store.add_batch(keys(100)) == [True] * 100
         assert store.converted == 0 and not caplog.records
         assert store.add_batch(keys(400, seed=1)) == [True] * 400
@@ -181,7 +181,7 @@ def test_data_lost_is_warned_once_and_the_set_keeps_working(
     )
     assert store.add_batch(keys(300)) == [True] * 300
     redis_server.restart()
-    with caplog.at_level(logging.WARNING, logger="scrapy_urlunify.stores.redis_seen"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_urlunify.stores._redis_seen"):
         assert store.add_batch(keys(300)) == [True] * 300  # every page new again
         assert store.add_batch(keys(300, seed=2)) == [True] * 300
     assert store.data_lost == 1

@@ -12,13 +12,13 @@ import redis
 from redis.cluster import RedisCluster as ClusterClient
 from redis_cluster import RedisCluster
 
-from scrapy_urlunify.stores import StoreUnavailable
-from scrapy_urlunify.stores.location import cluster_nodes, hash_tagged, mask_url
-from scrapy_urlunify.stores.redis_connection import RedisUnavailable, connect, remap, run_scripts
-from scrapy_urlunify.stores.redis_near_duplicates import RedisNearDuplicateLog
-from scrapy_urlunify.stores.redis_queue import ReliableQueue
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
-from scrapy_urlunify.stores.redis_tables import (
+from scrapy_urlunify.stores._base import StoreUnavailable
+from scrapy_urlunify.stores._location import cluster_nodes, hash_tagged, mask_url
+from scrapy_urlunify.stores._redis_connection import RedisUnavailable, connect, remap, run_scripts
+from scrapy_urlunify.stores._redis_near_duplicates import RedisNearDuplicateLog
+from scrapy_urlunify.stores._redis_queue import ReliableQueue
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_tables import (
     RedisFetchedStore,
     RedisKeptStore,
     RedisRulesStore,

@@ -1,5 +1,5 @@
 """The scope's Redis list of near-duplicate page records, shared live by its processes
-(stores/redis_near_duplicates.py) against a real redis-server: each exchange reads what the
+(stores/_redis_near_duplicates.py) against a real redis-server: each exchange reads what the
 other processes appended since the last one, never this process's own records, and a record
 pushed twice by a retried exchange is harmless."""
 
@@ -13,8 +13,8 @@ from redis import exceptions as rex
 from redis_server import RedisServer
 
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
-from scrapy_urlunify.stores.redis_connection import PIPELINE_CHUNK
-from scrapy_urlunify.stores.redis_near_duplicates import RedisNearDuplicateLog
+from scrapy_urlunify.stores._redis_connection import PIPELINE_CHUNK
+from scrapy_urlunify.stores._redis_near_duplicates import RedisNearDuplicateLog
 
 pytestmark = pytest.mark.redis
 

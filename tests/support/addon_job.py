@@ -12,8 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from demo_crawl import ADDON, BASE_SETTINGS
 from crawl_job import recording
+from demo_crawl import ADDON, BASE_SETTINGS
 from scrapy.crawler import CrawlerProcess
 
 from scrapy_urlunify.demo.proxy import demo_settings

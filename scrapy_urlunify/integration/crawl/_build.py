@@ -36,15 +36,15 @@ from scrapy_urlunify.integration.seen._resume import open_resume_log, warn_scrap
 from scrapy_urlunify.integration.seen._seen import PreRecorded, SeenCheck, SeenKeys
 from scrapy_urlunify.integration.seen._stores import seen_store
 from scrapy_urlunify.integration.settings import crawl_sites, policy_from_settings
-from scrapy_urlunify.stores import StoreError
+from scrapy_urlunify.stores._base import StoreError
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_urlunify.integration.rules._probation import Probation
     from scrapy_urlunify.integration.seen._resume import ResumeLog
-    from scrapy_urlunify.stores import SeenStore
-    from scrapy_urlunify.stores.factory import Stores
+    from scrapy_urlunify.stores._base import SeenStore
+    from scrapy_urlunify.stores._factory import Stores
 
 #: the class attribute by which a component of the add-on is recognised in the settings
 ROLE = "urlunify_role"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from scrapy_urlunify.stores import StoreError, StoreUnavailable
+from scrapy_urlunify.stores._base import StoreError, StoreUnavailable
 
 if TYPE_CHECKING:
     from collections.abc import Callable

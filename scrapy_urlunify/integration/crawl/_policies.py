@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_urlunify.core.unify import unifier_for
-from scrapy_urlunify.learning.rule_settings import policy_with
+from scrapy_urlunify.core._unify import unifier_for
+from scrapy_urlunify.learning._rule_settings import policy_with
 
 if TYPE_CHECKING:
-    from scrapy_urlunify.core.policy import Policy
+    from scrapy_urlunify.core._policy import Policy
 
 
 class CrawlPolicies:

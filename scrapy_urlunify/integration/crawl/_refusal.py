@@ -15,7 +15,7 @@ from typing import Any
 
 from scrapy_urlunify.integration.crawl._internals import twisted_stderr_printer
 from scrapy_urlunify.integration.settings import SettingsError
-from scrapy_urlunify.stores.base import StoreError
+from scrapy_urlunify.stores._base import StoreError
 
 logger = logging.getLogger("scrapy_urlunify")
 

@@ -1,6 +1,6 @@
 """Where a crawl keeps what it has seen: ``URLUNIFY_STORE`` (memory, with ``JOBDIR`` files when
 that is set, or a Redis URL), read once into the crawl's
-:class:`~scrapy_urlunify.stores.factory.Stores` (docs/stores.md)."""
+:class:`~scrapy_urlunify.stores._factory.Stores` (docs/stores.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from scrapy.utils.job import job_dir
 
 from scrapy_urlunify.integration import settings as urlunify_settings
 from scrapy_urlunify.integration.settings import SettingsError
-from scrapy_urlunify.stores.factory import Stores
+from scrapy_urlunify.stores._factory import Stores
 
 if TYPE_CHECKING:
     import redis
@@ -53,7 +53,7 @@ def crawl_stores(settings: Any, scope: str | None, *, redis_fallback: bool = Fal
 
 
 def _connect(url: str, timeout: float) -> redis.Redis:
-    from scrapy_urlunify.stores.redis_connection import RedisUnavailable, connect
+    from scrapy_urlunify.stores._redis_connection import RedisUnavailable, connect
 
     try:
         return connect(url, timeout=timeout)
@@ -65,7 +65,7 @@ def _connect(url: str, timeout: float) -> redis.Redis:
 
 def scrapy_redis_client(settings: Any) -> redis.Redis:
     """A Redis client from scrapy-redis's connection settings, PINGed once."""
-    from scrapy_urlunify.stores.redis_connection import own_retries, ping
+    from scrapy_urlunify.stores._redis_connection import own_retries, ping
 
     try:
         from scrapy_redis.connection import get_redis_from_settings

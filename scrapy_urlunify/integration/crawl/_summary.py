@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 
 from scrapy_urlunify.integration.crawl._stats import STATS_PREFIX
-from scrapy_urlunify.stores.location import MEMORY, mask_url
+from scrapy_urlunify.stores._location import MEMORY, mask_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._distinct import DistinctCount
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
     from scrapy_urlunify.integration.rules._session import LearningSession
-    from scrapy_urlunify.stores import SeenStore
-    from scrapy_urlunify.stores.factory import Stores
+    from scrapy_urlunify.stores._base import SeenStore
+    from scrapy_urlunify.stores._factory import Stores
 
 logger = logging.getLogger("scrapy_urlunify")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_urlunify.core.domains import within
+from scrapy_urlunify.core._domains import within
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -18,8 +18,8 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
-from scrapy_urlunify.core.rules import fragment_is_route
-from scrapy_urlunify.core.url import host_of
+from scrapy_urlunify.core._rules import fragment_is_route
+from scrapy_urlunify.core._url import host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._internals import request_with_url
 from scrapy_urlunify.integration.crawl._meta import (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from lxml import etree
 from scrapy.http import HtmlResponse
 
-from scrapy_urlunify.core.url import host_of
+from scrapy_urlunify.core._url import host_of
 
 if TYPE_CHECKING:
     from scrapy.http import Response

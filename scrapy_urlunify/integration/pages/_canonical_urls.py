@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_urlunify.core.unify import Unifier
-from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.core._unify import Unifier
+from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.rules._fetched import Recent
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from scrapy_urlunify.core.policy import Policy
+    from scrapy_urlunify.core._policy import Policy
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
 
 #: identity steps a citation leaves out: they make a key nobody would type (no scheme, sorted

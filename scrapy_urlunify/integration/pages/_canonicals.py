@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 from scrapy.selector import Selector
 
-from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.rules._fetched import Recent
-from scrapy_urlunify.learning.near_duplicates import distance
-from scrapy_urlunify.learning.page_signature import site_key
+from scrapy_urlunify.learning._near_duplicates import distance
+from scrapy_urlunify.learning._page_signature import site_key
 
 if TYPE_CHECKING:
     from scrapy.http import TextResponse
 
-    from scrapy_urlunify.core.unify import Unifier
+    from scrapy_urlunify.core._unify import Unifier
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.http import HtmlResponse, TextResponse
 
-from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import (
     CANONICAL_URL_META,
     DUPLICATE_OF_META,
@@ -27,14 +27,14 @@ from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.seen._resume import fetched_before
-from scrapy_urlunify.learning.page_signature import page_signature, site_key, tree_body_text
-from scrapy_urlunify.learning.value_shown import shows_own_value
-from scrapy_urlunify.stores import (
+from scrapy_urlunify.learning._page_signature import page_signature, site_key, tree_body_text
+from scrapy_urlunify.learning._value_shown import shows_own_value
+from scrapy_urlunify.stores._jobdir import (
     NEAR_DUPLICATES_FILENAME,
     SEEN_FILENAME,
     JobdirSignatureStore,
-    RecordLog,
 )
+from scrapy_urlunify.stores._log import RecordLog
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -49,9 +49,9 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.queue._frontier import Frontier
     from scrapy_urlunify.integration.rules._session import LearningSession
     from scrapy_urlunify.integration.seen._seen import SeenKeys
-    from scrapy_urlunify.stores import SignatureStore
-    from scrapy_urlunify.stores.factory import Stores
-    from scrapy_urlunify.stores.redis_near_duplicates import RedisNearDuplicateLog
+    from scrapy_urlunify.stores._base import SignatureStore
+    from scrapy_urlunify.stores._factory import Stores
+    from scrapy_urlunify.stores._redis_near_duplicates import RedisNearDuplicateLog
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class PageChecks:
         if isinstance(store, JobdirSignatureStore) and not len(store):
             _warn_if_lost(store)
         if near is not None and stores.in_redis:
-            from scrapy_urlunify.stores.redis_near_duplicates import RedisNearDuplicateLog
+            from scrapy_urlunify.stores._redis_near_duplicates import RedisNearDuplicateLog
 
             self.near_log = log = RedisNearDuplicateLog(
                 stores.client(),
@@ -215,7 +215,7 @@ class PageChecks:
         if canonicals is not None:
             canonicals.fetched(identifier, sig, response.url, near_sig)
         # the learner sees near-duplicates under one signature (for exact ones, the page repeated),
-        # unless the page shows the value its URL differs by (learning/value_shown.py)
+        # unless the page shows the value its URL differs by (learning/_value_shown.py)
         learn_sig = (
             near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
             if near is not None and evidence

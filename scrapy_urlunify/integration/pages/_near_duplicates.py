@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lxml import etree
 
 from scrapy_urlunify.integration.rules._fetched import RECENT
-from scrapy_urlunify.learning.near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
-from scrapy_urlunify.learning.near_duplicates import (
+from scrapy_urlunify.learning._near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
+from scrapy_urlunify.learning._near_duplicates import (
     DEFAULT_MAX_BYTES,
     folded_fingerprint,
     main_text,

@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
-from scrapy_urlunify.core.url import InvalidURL
+from scrapy_urlunify.core._url import InvalidURL
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.pages._near_duplicates import distance_for
 from scrapy_urlunify.integration.seen._identifiers import fingerprint_of
-from scrapy_urlunify.learning.page_signature import text_signature
-from scrapy_urlunify.stores import (
-    MemorySignatureStore,
-    SignatureStore,
-)
+from scrapy_urlunify.learning._page_signature import text_signature
+from scrapy_urlunify.stores._base import SignatureStore
+from scrapy_urlunify.stores._memory import MemorySignatureStore
 
 if TYPE_CHECKING:
     from scrapy import Spider

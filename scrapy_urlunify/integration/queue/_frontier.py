@@ -12,7 +12,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from scrapy_urlunify.integration.crawl._meta import meta_of
-from scrapy_urlunify.learning.url_patterns import URLPatterns, coarser
+from scrapy_urlunify.learning._url_patterns import URLPatterns, coarser
 
 if TYPE_CHECKING:
     from scrapy import Request

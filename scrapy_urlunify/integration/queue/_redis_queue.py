@@ -2,7 +2,7 @@
 (``SCHEDULER_QUEUE_CLASS = "scrapy_urlunify.RedisQueue"``; docs/redis_queue.md).
 
 A taken request stays *in flight*, owned by its worker, until it is done (:mod:`._tracker`; the
-Redis side is :mod:`scrapy_urlunify.stores.redis_queue`); the requests of a worker that stopped
+Redis side is :mod:`scrapy_urlunify.stores._redis_queue`); the requests of a worker that stopped
 heart-beating go back to the queue, and a push waits for the replicas of the queue's master, so
 a failover loses nothing.
 """
@@ -29,7 +29,7 @@ from scrapy_urlunify.integration.settings import SettingsError
 if TYPE_CHECKING:
     from scrapy import Request, Spider
 
-    from scrapy_urlunify.stores.redis_queue import ReliableQueue
+    from scrapy_urlunify.stores._redis_queue import ReliableQueue
 
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class RedisQueue:
         lease = settings[LEASE_SETTING]
         # here, not at the top: the add-on's middlewares import this module, and redis is an
         # extra (without it the add-on works, and only a Redis store or this queue is refused)
-        from scrapy_urlunify.stores.redis_queue import ReliableQueue
+        from scrapy_urlunify.stores._redis_queue import ReliableQueue
 
         self.store: ReliableQueue = ReliableQueue(
             server,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import (
     HELD_META,

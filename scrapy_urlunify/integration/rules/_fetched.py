@@ -11,12 +11,12 @@ from collections import OrderedDict
 from hashlib import blake2b
 from typing import TYPE_CHECKING, TypeVar
 
-from scrapy_urlunify.core.url import InvalidURL
+from scrapy_urlunify.core._url import InvalidURL
 
 if TYPE_CHECKING:
-    from scrapy_urlunify.core.unify import Unifier
+    from scrapy_urlunify.core._unify import Unifier
     from scrapy_urlunify.integration.crawl._faults import StoreFaults
-    from scrapy_urlunify.stores.redis_tables import RedisFetchedStore
+    from scrapy_urlunify.stores._redis_tables import RedisFetchedStore
 
 
 #: pages (and declared canonicals' identifiers) remembered, the most recent ones

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.request import request_from_dict
 
-from scrapy_urlunify.core.unify import unifier_for
-from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.core._unify import unifier_for
+from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
 from scrapy_urlunify.integration.rules._samples import RuleKey, RuleOnProbation, rule_key, url_path
-from scrapy_urlunify.stores.memory import MemoryKeptStore
+from scrapy_urlunify.stores._memory import MemoryKeptStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
     from scrapy_urlunify.integration.rules._fetched import FetchedPages
-    from scrapy_urlunify.learning.rule_types import LearnedRule
-    from scrapy_urlunify.stores.base import KeptEntry, KeptStore
+    from scrapy_urlunify.learning._rule_types import LearnedRule
+    from scrapy_urlunify.stores._base import KeptEntry, KeptStore
 
 
 logger = logging.getLogger(__name__)

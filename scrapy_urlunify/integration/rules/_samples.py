@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_urlunify.core.domains import within
-from scrapy_urlunify.core.params import context_items
-from scrapy_urlunify.learning.evidence_lead import evidence_lead, param_value
-from scrapy_urlunify.learning.rule_contexts import split_context
+from scrapy_urlunify.core._domains import within
+from scrapy_urlunify.core._params import context_items
+from scrapy_urlunify.learning._evidence_lead import evidence_lead, param_value
+from scrapy_urlunify.learning._rule_contexts import split_context
 
 if TYPE_CHECKING:
-    from scrapy_urlunify.learning.rule_types import LearnedRule
+    from scrapy_urlunify.learning._rule_types import LearnedRule
 
 
 #: a learned rule's ``(kind, host, name)``

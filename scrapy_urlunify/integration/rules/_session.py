@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from scrapy_urlunify.core.url import InvalidURL, host_of
+from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
 from scrapy_urlunify.integration.rules._fetched import FetchedPages
 from scrapy_urlunify.integration.rules._probation import SAMPLE_PRIORITY, Probation, rule_key
-from scrapy_urlunify.learning.persist import LearnedRulesStore
-from scrapy_urlunify.stores import StoreError
+from scrapy_urlunify.learning._persist import LearnedRulesStore
+from scrapy_urlunify.stores._base import StoreError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
     from scrapy_urlunify.integration.seen._seen import SeenKeys
-    from scrapy_urlunify.learning.learner import Learner
-    from scrapy_urlunify.learning.persist import LearnedState
-    from scrapy_urlunify.learning.rule_types import LearnedRule, Revocation
-    from scrapy_urlunify.stores.factory import Stores
+    from scrapy_urlunify.learning._learner import Learner
+    from scrapy_urlunify.learning._persist import LearnedState
+    from scrapy_urlunify.learning._rule_types import LearnedRule, Revocation
+    from scrapy_urlunify.stores._factory import Stores
 
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class LearningSession:
         *,
         sites: Iterable[str],
     ) -> None:
-        from scrapy_urlunify.learning.learner import Learner
+        from scrapy_urlunify.learning._learner import Learner
 
         self.crawler = crawler
         self.stats = stats
@@ -235,7 +235,7 @@ class LearningSession:
         self.policy_token = blake2b(text.encode(), digest_size=8).hexdigest()
 
     def _restore(self) -> None:
-        from scrapy_urlunify.learning.learner import Learner
+        from scrapy_urlunify.learning._learner import Learner
 
         fresh = self.learner
         try:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from scrapy_urlunify.integration.seen._resume import ResumeLog
     from scrapy_urlunify.integration.seen._seen import SeenCheck
-    from scrapy_urlunify.stores import SeenStore
+    from scrapy_urlunify.stores._base import SeenStore
 
 
 class DupeFilter(BaseDupeFilter):

@@ -12,10 +12,7 @@ from weakref import WeakKeyDictionary
 
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import VERBATIM_META, meta_of
-from scrapy_urlunify.integration.seen._identifiers import (
-    Identifiers,
-    fingerprint_of,
-)
+from scrapy_urlunify.integration.seen._identifiers import Identifiers, fingerprint_of
 
 if TYPE_CHECKING:
     from scrapy import Request

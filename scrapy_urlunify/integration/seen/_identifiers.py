@@ -6,13 +6,13 @@ from __future__ import annotations
 from hashlib import blake2b
 from typing import TYPE_CHECKING
 
-from scrapy_urlunify.core.url import InvalidURL
+from scrapy_urlunify.core._url import InvalidURL
 from scrapy_urlunify.integration.crawl._meta import VERBATIM_META, meta_of
 
 if TYPE_CHECKING:
     from scrapy import Request
 
-    from scrapy_urlunify.core.unify import Unifier
+    from scrapy_urlunify.core._unify import Unifier
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
 
 FINGERPRINT_SIZE = 16
@@ -24,7 +24,7 @@ class Identifiers:
     def __init__(self, policies: CrawlPolicies | None = None) -> None:
         self.policies = policies
         if policies is None:
-            from scrapy_urlunify.core.unify import DEFAULT_POLICY, unifier_for
+            from scrapy_urlunify.core._unify import DEFAULT_POLICY, unifier_for
 
             self._unifier: Unifier = unifier_for(DEFAULT_POLICY)
         scope = policies.scope if policies is not None else None

@@ -14,7 +14,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy.utils.request import RequestFingerprinter
 
-from scrapy_urlunify.core.url import InvalidURL
+from scrapy_urlunify.core._url import InvalidURL
 from scrapy_urlunify.integration.seen._identifiers import fingerprint_of
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from scrapy import signals
 from scrapy_urlunify.integration.seen._dupefilter import DupeFilter
 from scrapy_urlunify.integration.seen._keys import foreign_key
 from scrapy_urlunify.integration.seen._seen import SeenCheck
-from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
 if TYPE_CHECKING:
     import redis

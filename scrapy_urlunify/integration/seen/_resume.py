@@ -24,16 +24,12 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 
-from scrapy_urlunify.core.url import InvalidURL
+from scrapy_urlunify.core._url import InvalidURL
 from scrapy_urlunify.integration.crawl._meta import RESUMED_META
-from scrapy_urlunify.stores import (
-    REQUESTS_FILENAME,
-    SEEN_FILENAME,
-    FingerprintSet,
-    JobdirSeenStore,
-    StoreError,
-    VarRecordLog,
-)
+from scrapy_urlunify.stores._base import StoreError
+from scrapy_urlunify.stores._fingerprints import FingerprintSet
+from scrapy_urlunify.stores._jobdir import REQUESTS_FILENAME, SEEN_FILENAME, JobdirSeenStore
+from scrapy_urlunify.stores._log import VarRecordLog
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,9 +37,10 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-    from scrapy_urlunify.core.unify import Unifier
+    from scrapy_urlunify.core._unify import Unifier
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
-    from scrapy_urlunify.stores import JobdirSignatureStore, SeenStore
+    from scrapy_urlunify.stores._base import SeenStore
+    from scrapy_urlunify.stores._jobdir import JobdirSignatureStore
 
 logger = logging.getLogger(__name__)
 

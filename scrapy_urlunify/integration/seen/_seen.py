@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.utils.request import referer_str
 
-from scrapy_urlunify.core.url import InvalidURL
+from scrapy_urlunify.core._url import InvalidURL
 from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS, StoreFaults
 from scrapy_urlunify.integration.crawl._internals import has_receivers
 from scrapy_urlunify.integration.crawl._meta import (
@@ -31,7 +31,9 @@ from scrapy_urlunify.integration.crawl._stats import UnifyStats
 from scrapy_urlunify.integration.seen._identifiers import Identifiers
 from scrapy_urlunify.integration.seen._keys import RequestKeys
 from scrapy_urlunify.integration.seen._resume import follow_crawl, queue_losses, scrapy_scheduler
-from scrapy_urlunify.stores import JobdirSeenStore, MemorySeenStore, StoreError
+from scrapy_urlunify.stores._base import StoreError
+from scrapy_urlunify.stores._jobdir import JobdirSeenStore
+from scrapy_urlunify.stores._memory import MemorySeenStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.rules._probation import Probation
     from scrapy_urlunify.integration.seen._resume import ResumeLog
-    from scrapy_urlunify.stores import SeenStore
+    from scrapy_urlunify.stores._base import SeenStore
 
 logger = logging.getLogger(__name__)
 #: the duplicate lines go where Scrapy's RFPDupeFilter logs them, so a project's logging
@@ -388,7 +390,7 @@ class SeenCheck:
 
         def seen() -> bool:
             if marker == "doubt":
-                # a link batch cut off: Redis knows what it did, if it ran (stores/redis_seen.py)
+                # a link batch cut off: Redis knows what it did, if it ran (stores/_redis_seen.py)
                 answer = getattr(self.store, "batch_answer", None)
                 added = answer(call) if call and answer is not None else True
                 if added is not None:  # (a lone request: maybe recorded by its own lost call)

@@ -13,8 +13,8 @@ from scrapy_urlunify.integration.settings import SettingsError
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from scrapy_urlunify.stores import SeenStore
-    from scrapy_urlunify.stores.factory import Stores
+    from scrapy_urlunify.stores._base import SeenStore
+    from scrapy_urlunify.stores._factory import Stores
 
 
 def seen_store(settings: Any, stores: Stores, crawler: Crawler) -> SeenStore:
@@ -38,7 +38,7 @@ def seen_store(settings: Any, stores: Stores, crawler: Crawler) -> SeenStore:
             "SCHEDULER_DUPEFILTER_KEY",
             f"{template!r} is not a key template with %(spider)s only ({exc!r})",
         ) from None
-    from scrapy_urlunify.stores.redis_seen import RedisSeenStore
+    from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 
     return RedisSeenStore(
         stores.client(),

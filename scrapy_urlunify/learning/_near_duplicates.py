@@ -1,0 +1,256 @@
+"""Near-duplicate signatures: a 64-bit SimHash of a page's main text (docs/near_duplicates.md).
+
+Pure functions, no Scrapy import. The exact signature (the MD5 of the body text) says "the same
+text"; this fingerprint says "almost the same text": a Permanent link with a "Revision as of ..."
+banner, a redirect view with "(Redirected from ...)", a print view without the navigation, a
+changed counter or "last edited" line. As in Charikar's SimHash, used by Manku, Jain and Das
+Sarma at web scale, each page gets 64 bits, and two pages whose fingerprints differ in few bits
+(their *distance*) have nearly the same features; :func:`resemblance` turns a distance
+into the cosine similarity it estimates.
+
+* Text: :func:`main_text` reads the *main content* of a parsed page -- MediaWiki's article text
+  (``#mw-content-text``: without the "Revision as of", "(Redirected from ...)" lines above it,
+  and without its section "[edit]" links and interface message boxes inside it),
+  else the first ``<main>`` or element with ``role="main"`` (Sphinx's ``div.body``, most CMS
+  themes), else the ``<body>`` -- without script/style/noscript/template, in one libxslt pass.
+  A wiki's navigation, sidebar and footer are the same on every page: on raw body text two
+  distinct stub articles would share most of their features (docs/near_duplicates.md measures
+  it), and a print view (navigation gone) would be far from its page.
+* Features: the text, white space removed, ASCII lower-cased and digits made 0, is cut into
+  chunks of about four words at content-defined points (sentence punctuation, the letters w and
+  v, two UTF-8 continuation bytes: see :data:`_TRANSLATE`), so an edit changes only the chunk it
+  falls in and the cuts around it stay where they were. A page's features are the *set* of its
+  chunks: a chunk repeated all over a page counts once. Cutting, hashing (CRC-32 of each chunk)
+  and the bit counts all run in C (``bytes.translate``/``split``/``count``, ``map``, ``set``): no
+  Python loop per word.
+* Sensitivity: SimHash measures a change *relative* to the page. Adding m features to a page of
+  n moves its fingerprint by about ``20 * sqrt(m / n)`` bits: a 25-word banner is ~2 bits on a
+  3,000-word article, ~6 on a 300-word one, give or take the noise of 64 bits
+  (docs/near_duplicates.md has the measured table).
+* Deterministic across processes and machines (no ``hash()`` of str, explicit byte order): the
+  fingerprints persist in a JOBDIR or Redis.
+* Bounded: only the first ``max_bytes`` (default 1 MiB) of UTF-8 text are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import sys
+import zlib
+from array import array
+from itertools import compress
+
+from lxml import etree
+
+BITS = 64
+DEFAULT_MAX_BYTES = 1 << 20
+#: Calibrated thresholds in bits (docs/near_duplicates.md): a page this close to a page seen
+#: before is a near-duplicate of it (its links still followed, evidence for learning, a check of a
+#: canonical link) ...
+PAGE_DISTANCE = 7
+#: ... and this close, the strict one, an item is dropped: no two distinct articles of the
+#: calibration sites came this close
+ITEM_DISTANCE = 3
+#: the fewest distinct chunks (about 60 words) a crawl fingerprints: on fewer, one or two chunks
+#: are the whole page, and pages that differ only in a number (digits are made 0: "The text of
+#: cms-1." and "... cms-2.") or a word would be near-duplicates
+MIN_FEATURES = 16
+
+# The main content of a page, else its body (else the whole document), in one libxslt pass.
+# MediaWiki's article is found by id() (libxml2's table of the HTML ids): no scan of the tree,
+# a third of the pass on a wiki page.
+# MediaWiki puts two pieces of its interface inside its article text: the "[edit]" links of the
+# sections (gone in the printable view) and message boxes ("The printable version is no longer
+# supported ..."); on a stub they alone moved the printable view 8 bits from the article. A diff
+# view ("?diff=prev&oldid=N") shows the change (table.diff, a "Latest revision as of" title) above
+# revision N: on a stub the change is longer than the article. Only
+# there (mode "mediawiki"): the class test on every element doubled the pass on other pages.
+_MAIN_TEXT = etree.XSLT(
+    etree.XML(b"""\
+<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
+  <xsl:output method="text" encoding="utf-8"/>
+  <xsl:template match="/">
+    <xsl:variable name="article" select="id('mw-content-text')[1]"/>
+    <xsl:choose>
+      <xsl:when test="$article"><xsl:apply-templates select="$article" mode="mediawiki"/></xsl:when>
+      <xsl:when test="//*[@role='main' or self::main]">
+        <xsl:apply-templates select="(//*[@role='main' or self::main])[1]"/>
+      </xsl:when>
+      <xsl:when test="//body"><xsl:apply-templates select="(//body)[1]"/></xsl:when>
+      <xsl:otherwise><xsl:apply-templates/></xsl:otherwise>
+    </xsl:choose>
+  </xsl:template>
+  <xsl:template match="script|style|noscript|template"/>
+  <xsl:template match="script|style|noscript|template" mode="mediawiki"/>
+  <xsl:template match="*[@class][contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')
+                                  or contains(concat(' ', @class, ' '), ' diff ')
+                                  or contains(@class, 'diff-currentversion-title')]" mode="mediawiki"/>
+</xsl:stylesheet>""")
+)
+
+# One translate() pass cuts the text into chunks: white space deleted (it carries no meaning for
+# resemblance, and deleting it is cheaper than collapsing its runs), ASCII lower-cased, digits
+# made 0 (a counter, a date, an oldid that changes leaves the chunk as it was, unless the number
+# grows a digit), and the cut points mapped to \x01 for split(): sentence punctuation, the Latin
+# letters w and v (about one letter in 30 in English, Serbian, German), the UTF-8 continuation
+# byte b2 (Cyrillic в, ò, ...) and 80 (the second byte of every CJK punctuation mark, and of one
+# CJK character in 64 or so). Chunks average about 25 bytes of English, four words: an edit changes
+# the chunk it falls in, and the cuts before and after it stay where they were.
+_TABLE = bytearray(range(256))
+for _upper in range(ord("A"), ord("Z") + 1):
+    _TABLE[_upper] = _upper + 32
+for _digit in range(ord("1"), ord("9") + 1):
+    _TABLE[_digit] = ord("0")
+_TABLE[1] = 0  # never a cut by itself
+for _byte in b".!?;:|wWvV\xb2\x80":
+    _TABLE[_byte] = 1
+_TRANSLATE = bytes(_TABLE)
+#: a number's digits, made 0 by _TRANSLATE (white space gone: "1 2 3" is one run)
+_DIGIT_RUNS = re.compile(b"0+")
+_WHITE_SPACE = b" \t\n\r\x0b\x0c"
+del _TABLE, _upper, _digit, _byte
+#: a chunk longer than this (text without cut points: CJK, a long URL, a table of numbers) is cut
+#: into pieces of _PIECE bytes, so one edit in it does not change all of it
+_LONG_CHUNK = 400
+_PIECE = 64
+
+# SimHash gives each feature 64 pseudo-random bits and sets a fingerprint bit when most features
+# have it. Here the CRC-32 of a chunk gives four bytes, and byte p of the CRC picks 16 of those
+# bits (bits 16p..16p+15): for each such bit, a fixed table says which 128 of the 256 byte values
+# have it. Exactly half: a table with 141 ones would set its bit on almost every page, and bring
+# distinct pages closer. The count of features with a bit set is then two C passes over the
+# p-th bytes of all CRCs: translate() each to 1 or 0, count() the ones.
+_LANES = 16
+
+
+def _bit_tables() -> tuple[tuple[bytes, ...], ...]:
+    planes = []
+    for plane in range(4):
+        lanes = []
+        for lane in range(_LANES):
+            order = sorted(
+                range(256),
+                key=lambda value: hashlib.blake2b(
+                    bytes((plane, lane, value)), digest_size=8, person=b"urlunify-near"
+                ).digest(),
+            )
+            ones = frozenset(order[:128])
+            lanes.append(bytes(value in ones for value in range(256)))
+        planes.append(tuple(lanes))
+    return tuple(planes)
+
+
+_BIT_TABLES = _bit_tables()
+_LITTLE_ENDIAN = sys.byteorder == "little"
+
+
+def main_text(root: etree._Element) -> str:
+    """The text a near-duplicate signature is made of: the main content of a parsed page
+    (MediaWiki's ``#mw-content-text``, else the first ``<main>`` or ``role="main"`` element, else
+    ``<body>``, else everything) without script,
+    style, noscript and template elements nor comments. ``root``: the document's root element
+    (in a crawl, Scrapy's ``response.selector.root``); it is read, never modified."""
+    return str(_MAIN_TEXT(root))
+
+
+def _normalized(text: str, max_bytes: int) -> bytes:
+    """The first ``max_bytes`` bytes of ``text`` as the features read them: white space gone,
+    ASCII lower-cased, digits made 0, cut points \x01."""
+    # the characters first: a 50 MB text is not encoded whole to keep its first megabyte
+    data = text[:max_bytes].encode("utf-8", "surrogatepass")[:max_bytes]
+    return data.translate(_TRANSLATE, _WHITE_SPACE)
+
+
+def _chunks(text: str, max_bytes: int) -> list[bytes]:
+    """The features of ``text``: content-defined chunks of its first ``max_bytes`` bytes."""
+    chunks = _normalized(text, max_bytes).split(b"\x01")
+    if max(map(len, chunks)) > _LONG_CHUNK:
+        pieces: list[bytes] = []
+        for chunk in chunks:
+            if len(chunk) > _LONG_CHUNK:
+                pieces.extend(chunk[at : at + _PIECE] for at in range(0, len(chunk), _PIECE))
+            else:
+                pieces.append(chunk)
+        chunks = pieces
+    return chunks
+
+
+def fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES, min_features: int = 1) -> int | None:
+    """The 64-bit near-duplicate signature of a page's text (usually :func:`main_text`), or
+    None when the text has fewer than ``min_features`` distinct chunks (none: equal empty texts
+    would make every image gallery a near-duplicate of the first; a crawl asks for
+    :data:`MIN_FEATURES`). Only the first ``max_bytes`` bytes of its UTF-8 are read."""
+    chunks = _chunks(text, max_bytes)
+    # a set: a chunk repeated all over a page ("0", "pyobject*", "edit") counts once, or the
+    # pages of one genre would look alike through their commonest chunks
+    crcs = array("I", set(map(zlib.crc32, compress(chunks, map(len, chunks)))))
+    count = len(crcs)
+    if not count or count < min_features:
+        return None
+    raw = crcs.tobytes()
+    result = 0
+    for plane, tables in enumerate(_BIT_TABLES):
+        # byte `plane` of each CRC, least significant first whatever the machine's byte order
+        plane_bytes = raw[plane if _LITTLE_ENDIAN else crcs.itemsize - 1 - plane :: crcs.itemsize]
+        for lane, table in enumerate(tables):
+            if 2 * plane_bytes.translate(table).count(1) > count:
+                result |= 1 << (_LANES * plane + lane)
+    return result
+
+
+def short_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int | None:
+    """The fingerprint of a text too short for SimHash (fewer than :data:`MIN_FEATURES` chunks):
+    a 64-bit digest of the text itself, white space collapsed, digits and case kept. Two such
+    pages are near-duplicates (0 bits apart) only when their main texts are equal: a print view
+    whose banner is outside the main content, a page shown with another pager or sidebar. None
+    for a text with no word (equal empty texts would make every image gallery one page)."""
+    words = text[:max_bytes].split()
+    if not words:
+        return None
+    return int.from_bytes(
+        hashlib.blake2b(
+            " ".join(words).encode("utf-8", "surrogatepass"),
+            digest_size=8,
+            person=b"urlunify-short",
+        ).digest(),
+        "little",
+    )
+
+
+def folded_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
+    """A 64-bit digest of ``text`` as :func:`fingerprint` reads it (white space gone, ASCII
+    lower-cased), in order, with every number one ``0``: equal for two texts that differ only in
+    their numbers, however many digits they have. SimHash cannot say that: a pager's
+    ``?limit=24&page=3`` shows what ``?page=5`` shows but "(3 pages)" and a pager of three links
+    instead of "(5 pages)" and five, 4 to 7 bits apart on a listing of 50 chunks, while the same
+    listing sorted otherwise (its chunks are a set) is 4 bits away and one with a product more,
+    2."""
+    data = _DIGIT_RUNS.sub(b"0", _normalized(text, max_bytes))
+    return int.from_bytes(
+        hashlib.blake2b(data, digest_size=8, person=b"urlunify-fold").digest(), "little"
+    )
+
+
+def page_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, bool] | None:
+    """The fingerprint a crawl gives a page of main text ``text``, and whether it is a
+    :func:`short_fingerprint` (compared for equality only, never by distance with a SimHash);
+    None for a text with no word."""
+    value = fingerprint(text, max_bytes, MIN_FEATURES)
+    if value is not None:
+        return value, False
+    value = short_fingerprint(text, max_bytes)
+    return None if value is None else (value, True)
+
+
+def distance(a: int, b: int) -> int:
+    """The number of bits two fingerprints differ in (their Hamming distance)."""
+    return (a ^ b).bit_count()
+
+
+def resemblance(bits: int) -> float:
+    """The cosine similarity of the feature sets of two pages whose fingerprints are ``bits``
+    apart, as SimHash estimates it (the angle between the feature vectors is ``pi * bits / 64``):
+    1.0 for equal fingerprints, 0.99 at 3 bits, 0.92 at 8, 0 at 32."""
+    return math.cos(math.pi * min(bits, BITS // 2) / BITS)

@@ -1,0 +1,96 @@
+"""The learner's page index: the pages observed, by the context a pair of them shares, and
+the paths each signature was seen on; bounded, least recently written evicted first.
+
+Keys are 64-bit digests of a context (:func:`slot`): ``"P"`` + host, path and query (the pages
+a parameter pair is found among), ``"R"`` + a path's tail (pages with one more leading segment),
+``"A"`` + path and query (the same page on other hosts), ``"S"`` + a signature (the paths it
+was seen on). What each record holds is the pair finders' business (``learning.pairs``); this
+module keeps the records within ``max_entries``, and tells which signatures are no evidence: a
+text seen on two paths is *shared* (a soft 404, a login wall), on :data:`CATCH_ALL_PATHS` a
+*catch-all*.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from hashlib import blake2b
+from typing import Any
+
+from scrapy_urlunify.core._policy import DEFAULT_INDEX_PAGES
+from scrapy_urlunify.core._rules import strip_index_pages, strip_trailing_slash
+
+#: A signature seen on this many distinct paths is a catch-all page: pairs with it never count.
+CATCH_ALL_PATHS = 3
+
+_INDEX_PAGES = frozenset(DEFAULT_INDEX_PAGES)
+
+
+def slot(s: str) -> int:
+    """The index key of a context: a 64-bit digest (a third of the memory of the text; two
+    contexts sharing one would need a 1 in 2**64 chance, and cost one wrong pair, not a rule)."""
+    return int.from_bytes(
+        blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"
+    )
+
+
+class PageIndex:
+    """Records under context keys, at most ``max_entries`` of them between observations, and
+    the signatures that are no evidence (``shared``, ``catch_all``: kept by the learner's
+    ``to_json``, unlike the records)."""
+
+    __slots__ = ("catch_all", "max_entries", "records", "shared", "size")
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        # key -> records, least recently written first
+        self.records: OrderedDict[int, tuple[Any, ...]] = OrderedDict()
+        self.size = 0
+        self.catch_all: set[str] = set()
+        # signatures seen on two paths of a host: a soft 404, a login page (see note_signature)
+        self.shared: set[str] = set()
+
+    def add(self, key: int, entry: tuple[Any, ...], record: Any) -> None:
+        """Store ``entry + (record,)`` under ``key``, now the most recently written key.
+        (Entries are tuples rebuilt on each write: they hold a few records, and a tuple costs
+        half the memory of a list.)"""
+        records = self.records
+        records[key] = (*entry, record)
+        records.move_to_end(key)
+        self.size += 1
+
+    def evict(self) -> int:
+        """Drop the least recently written keys until at most ``max_entries`` records are
+        left; the number of records dropped."""
+        records = self.records
+        dropped = 0
+        while self.size > self.max_entries and records:
+            _key, gone = records.popitem(last=False)
+            self.size -= len(gone)
+            dropped += len(gone)
+        return dropped
+
+    def note_signature(self, sig: str, path: str) -> None:
+        """Record that a page of this ``path`` has signature ``sig``."""
+        if sig in self.catch_all:
+            return
+        if "." in path:
+            path = strip_index_pages(path, _INDEX_PAGES)
+        path = strip_trailing_slash(path)
+        key = slot("S" + sig)
+        entry = self.records.get(key, ())
+        if path in entry:
+            return
+        if entry:
+            # one text on two paths: a soft 404 ("not found" served with 200), a login wall,
+            # an empty result, not one page; a parameter or an alias pair of it tests nothing
+            # (every missing URL gives the same text whatever its parameters or host), so it is
+            # no evidence for those rules from now on, even before it is a catch-all. (A path
+            # rule's own evidence is such a text: /print/x = /x.)
+            self.shared.add(sig)
+        if len(entry) + 1 >= CATCH_ALL_PATHS:
+            self.catch_all.add(sig)
+            if entry:
+                del self.records[key]
+                self.size -= len(entry)
+            return
+        self.add(key, entry, path)

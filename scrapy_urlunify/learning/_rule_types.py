@@ -1,0 +1,183 @@
+"""The learned rules: their three kinds, an adopted rule, a revocation, a counter-example, and
+how alias rules chain.
+
+A rule is named by its **rule key** ``(kind, host, name)`` (:func:`rule_key`): ``"param"``
+(a query parameter that does not matter on a host), ``"alias"`` (a host that mirrors another),
+``"path"`` (a leading path segment that does not matter). A parameter rule may hold in one
+**rule context** only: a path of the host and the items that identify the page there
+(``/w/index.php?title=Special:UserLogin``); its key's host is then the host and the context
+(:attr:`LearnedRule.context_key`), the way ``URLUNIFY_IGNORE_PARAMS`` names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from scrapy_urlunify.core._domains import within
+
+PARAM = "param"
+ALIAS = "alias"
+PATH = "path"
+
+
+@dataclass(frozen=True)
+class LearnedRule:
+    """One adopted rule.
+
+    * ``kind``: ``"param"`` (a query parameter that does not matter on a host), ``"alias"``
+      (two hosts serve the same pages) or ``"path"`` (a leading path segment does not matter).
+    * ``host``: for ``"param"``, the identity host the rule applies to (and its subdomains);
+      for ``"alias"``, the host that becomes an alias.
+    * ``name``: for ``"param"``, the parameter name (lower-case); for ``"alias"``, the
+      canonical host it maps to; for ``"path"``, the segment.
+    * ``pairs``: independent pieces of evidence when adopted (see ``docs/learning.md``).
+    * ``examples``: up to three URL pairs that taught it, for the log.
+    * ``context``: for a ``"param"`` rule that holds in one rule context only, its path and
+      the items that identify the page there (``"/login"``, ``"/w/index.php?title=X"``,
+      items sorted); ``""`` for a rule of the whole host. Its ``pairs`` are then the
+      distinct values of the parameter seen with one text in that context, or the distinct
+      pages of the context on which two of its values showed one text.
+    """
+
+    kind: str
+    host: str
+    name: str
+    pairs: int
+    examples: tuple[tuple[str, str], ...]
+    context: str = ""
+
+    @property
+    def context_key(self) -> str:
+        """Where the rule holds, as ``URLUNIFY_IGNORE_PARAMS`` keys it: the host, or the host
+        and the rule context (``wiki.test/w/index.php?title=Special:UserLogin``)."""
+        return self.host + self.context
+
+    def applies_to(self, path: str, items: set[str] | frozenset[str]) -> bool:
+        """Whether a URL of the rule's host with this path and these query items (as
+        ``core.params.context_items`` reads them) is in the rule's context."""
+        if not self.context:
+            return True
+        cpath, _, query = self.context.partition("?")
+        return path == cpath and (not query or set(query.split("&")) <= items)
+
+    def __str__(self) -> str:
+        if self.kind == ALIAS:
+            what = f"host {self.host} is an alias of {self.name}"
+        elif self.kind == PATH:
+            what = f"a leading /{self.name}/ does not matter on {self.host}"
+        elif self.context:
+            what = f"parameter {self.name!r} does not matter on {self.context_key}"
+            shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
+            return (
+                f"{what} ({self.pairs} values with one text, or pages whose values show one text, "
+                f"in this context, e.g. {shown})"
+            )
+        else:
+            what = f"parameter {self.name!r} does not matter on {self.host}"
+        shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
+        return f"{what} ({self.pairs} independent pairs, e.g. {shown})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule as a JSON object (:meth:`from_dict` reads it back)."""
+        d = {
+            "kind": self.kind,
+            "host": self.host,
+            "name": self.name,
+            "pairs": self.pairs,
+            "examples": [list(e) for e in self.examples],
+        }
+        if self.context:
+            d["context"] = self.context
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LearnedRule:
+        return cls(
+            str(d["kind"]),
+            str(d["host"]),
+            str(d["name"]),
+            int(d["pairs"]),
+            tuple((str(a), str(b)) for a, b in d["examples"]),
+            str(d.get("context", "")),
+        )
+
+
+class Revocation(NamedTuple):
+    """A rule withdrawn after its adoption, and the two URLs (same but for the rule's
+    difference, different signatures) that contradicted it."""
+
+    rule: LearnedRule
+    counter_example: tuple[str, str]
+
+    def __str__(self) -> str:
+        a, b = self.counter_example
+        return f"revoked: {self.rule.kind} {self.rule.context_key} {self.rule.name}: {a} != {b}"
+
+
+class CounterExample(NamedTuple):
+    """The first counter-example that blocked a candidate: for ``"param"``, ``host`` and the
+    parameter ``name``; for ``"alias"``, the two hosts (sorted) in ``host`` and ``name``."""
+
+    kind: str
+    host: str
+    name: str
+    url_a: str
+    url_b: str
+
+
+def rule_key(kind: str, a: str, b: str) -> tuple[str, str, str]:
+    """The rule key of a candidate: ``(kind, host, name)``; an alias candidate's two hosts
+    sorted, since which one becomes the alias is decided only when it is adopted."""
+    if kind == ALIAS:
+        return (ALIAS, *sorted((a, b)))  # type: ignore[return-value]
+    return (kind, a, b)
+
+
+def alias_of(rules: Sequence[LearnedRule], host: str) -> str | None:
+    """The host an alias rule maps ``host`` to, or None."""
+    for r in rules:
+        if r.kind == ALIAS and r.host == host:
+            return r.name
+    return None
+
+
+def alias_root(rules: Sequence[LearnedRule], host: str) -> str:
+    """The end of ``host``'s chain of alias rules (``c -> b -> a``: ``a``); ``host`` itself
+    when it is no alias. A cycle stops where it closes."""
+    seen = {host}
+    while True:
+        nxt = alias_of(rules, host)
+        if nxt is None or nxt in seen:
+            return host
+        seen.add(nxt)
+        host = nxt
+
+
+def covered(rules: Sequence[LearnedRule], kind: str, host: str, name: str) -> bool:
+    """A rule of the whole host for ``name`` on ``host`` or a parent domain is in force."""
+    return any(
+        r.kind == kind and r.name == name and not r.context and within(host, r.host) for r in rules
+    )
+
+
+def host_params(rules: Sequence[LearnedRule], host: str) -> frozenset[str]:
+    """The parameters a rule of the whole host says do not matter on ``host``."""
+    return frozenset(
+        r.name for r in rules if r.kind == PARAM and not r.context and within(host, r.host)
+    )
+
+
+def in_context_rule(
+    rules: Sequence[LearnedRule], host: str, name: str, path: str, items: frozenset[str]
+) -> bool:
+    """A rule of a rule context for ``name`` on ``host`` already covers this context."""
+    return any(
+        r.kind == PARAM
+        and r.name == name
+        and r.context
+        and r.host == host
+        and r.applies_to(path, items)
+        for r in rules
+    )
