@@ -13,7 +13,37 @@ from minisite import CountingSite, listen
 from scrapy import Spider
 from scrapy.linkextractors import LinkExtractor
 
-_WORDS = ["amber", "copper", "golden", "nordic", "rustic", "silver", "swift", "tiny", "bold", "grand", "green", "blue", "steel", "oak", "linen", "wool", "glass", "stone", "kettle", "lamp", "basket", "helmet", "bottle", "rug", "desk", "mirror", "knife", "radio", "shelf"]
+_WORDS = [
+    "amber",
+    "copper",
+    "golden",
+    "nordic",
+    "rustic",
+    "silver",
+    "swift",
+    "tiny",
+    "bold",
+    "grand",
+    "green",
+    "blue",
+    "steel",
+    "oak",
+    "linen",
+    "wool",
+    "glass",
+    "stone",
+    "kettle",
+    "lamp",
+    "basket",
+    "helmet",
+    "bottle",
+    "rug",
+    "desk",
+    "mirror",
+    "knife",
+    "radio",
+    "shelf",
+]
 LIMITS = (12, 24)
 SORTS = ("", "name")
 

@@ -80,7 +80,7 @@ CASES = {
     "empty_text": "<html><body><img src='a.png'></body></html>",
     "comment_only": "<!-- x -->",
     "large_text": "<html><body>"
-     "<p>paragraph "
+    "<p>paragraph "
     + "word " * 2000
     + "</p>\n" * 1200
     + "<script>"

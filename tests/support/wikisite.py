@@ -13,7 +13,38 @@ from minisite import CountingSite, listen
 
 #: the articles of the site
 ARTICLES = [f"A{i}" for i in range(10)]
-_WORDS = ["river", "mountain", "city", "language", "history", "music", "science", "painting", "village", "railway", "castle", "bridge", "poet", "battle", "island", "church", "novel", "theatre", "harbour", "festival", "garden", "winter", "empire", "market", "forest", "school", "temple", "valley", "library", "engine"]
+_WORDS = [
+    "river",
+    "mountain",
+    "city",
+    "language",
+    "history",
+    "music",
+    "science",
+    "painting",
+    "village",
+    "railway",
+    "castle",
+    "bridge",
+    "poet",
+    "battle",
+    "island",
+    "church",
+    "novel",
+    "theatre",
+    "harbour",
+    "festival",
+    "garden",
+    "winter",
+    "empire",
+    "market",
+    "forest",
+    "school",
+    "temple",
+    "valley",
+    "library",
+    "engine",
+]
 
 
 def article_text(name: str, words: int = 220) -> str:
