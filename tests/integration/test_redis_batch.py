@@ -162,6 +162,9 @@ def crawl(
         if record is not None:
             record.append(_describe(item))
 
+    # it sees what reaches the engine, and need not see the links dropped before (else the
+    # link middleware leaves every duplicate to the scheduler, and makes no batch)
+    on_scheduled.urlunify_link_safe = True  # type: ignore[attr-defined]
     # (signal handlers are weak references: these locals live as long as the crawl)
     crawler.signals.connect(on_dropped, signal=signals.request_dropped)
     crawler.signals.connect(on_scheduled, signal=signals.request_scheduled)

@@ -6,6 +6,7 @@ are pinned to the supported versions in docs/architecture.md ("The integration l
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from pydispatch import dispatcher  # type: ignore[import-untyped]
@@ -83,8 +84,11 @@ def receiver_owners(crawler: Crawler, signal: object) -> list[Any]:
     receiver is its own owner): Scrapy's ``SignalManager`` does not list receivers."""
     owners = []
     for receiver in dispatcher.getAllReceivers(crawler.signals.sender, signal):
-        if isinstance(receiver, BoundMethodWeakref):  # how PyDispatcher keeps bound methods
+        # how PyDispatcher keeps bound methods, and plain functions
+        if isinstance(receiver, (BoundMethodWeakref, weakref.ReferenceType)):
             receiver = receiver()
+            if receiver is None:  # collected: it receives nothing any more
+                continue
         owners.append(getattr(receiver, "__self__", receiver))
     return owners
 
