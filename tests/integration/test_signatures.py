@@ -116,7 +116,9 @@ def test_without_learning_every_ref_variant_is_fetched():
 
 @pytest_twisted.inlineCallbacks
 def test_learning_a_leading_path_segment():
-    site, stats = yield crawl_from("/plearn", {"URLUNIFY_LEARN": True})
+    # in link order: the frontier would fetch every /print/ view after the plain pages, so the
+    # rule would be learned at the end of this small site (docs/frontier.md)
+    site, stats = yield crawl_from("/plearn", {"URLUNIFY_LEARN": True, "URLUNIFY_FRONTIER": False})
     assert stats["urlunify/learned/path/127.0.0.1/print"] >= 3
     # after the rule: of /print/docs/x and /docs/x on /pnext, one fetch each, not two
     for x in "def":

@@ -270,7 +270,11 @@ class UnifyCrawl:
         """The frontier (``URLUNIFY_FRONTIER``): the priority of each scheduled request."""
         if not (self.enabled and self.settings["URLUNIFY_FRONTIER"]):
             return None
-        return Frontier(self.stats, self.settings["URLUNIFY_FRONTIER_PENALTY"])
+        return Frontier(
+            self.stats,
+            self.settings["URLUNIFY_FRONTIER_PENALTY"],
+            spellings=self.canonical_urls,
+        )
 
     @cached_property
     def queue_tracker(self) -> QueueTracker:

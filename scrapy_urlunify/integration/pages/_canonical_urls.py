@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy_urlunify.core._domains import is_ip, is_public_suffix
+from scrapy_urlunify.core._spellings import is_variant_host_label, looks_like_variant
 from scrapy_urlunify.core._unify import Unifier
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.rules._fetched import Recent
@@ -43,24 +45,64 @@ class CanonicalURLs:
         self._citing: tuple[Policy, Unifier] | None = None
         #: identity host -> (scheme, host) as the site spells them
         self._homes: dict[str, tuple[str, str]] = {}
+        #: identity hosts of the start URLs (else of the first page fetched): the crawl's own
+        self._starts: set[str] = set()
+        #: the start hosts and their parent domains -> the start host: a host under one is
+        #: beside that start host
+        self._families: dict[str, str] = {}
         #: identifier of a page -> its verified declared canonical (the pages fetched last)
         self._declared: Recent[str] = Recent()
         for url in start_urls:
-            self.home(url)
+            self.home(url, start=True)
 
-    def home(self, url: str) -> None:
+    def home(self, url: str, start: bool = False) -> None:
         """``url``'s site is spelled as ``url`` spells it, unless it was spelled before."""
-        host = host_of(url)
-        if not host:
+        identity_host = self._identity_host(url)
+        if identity_host is None:
             return
-        try:
-            identity_host = self.policies.unifier.host_rules(host).identity_host
-        except InvalidURL:
-            return
+        if (start or not self._starts) and identity_host not in self._starts:
+            self._starts.add(identity_host)
+            self._families.setdefault(identity_host, identity_host)
+            parent = identity_host.partition(".")[2]
+            if "." in parent and not is_ip(identity_host) and not is_public_suffix(parent):
+                self._families.setdefault(parent, identity_host)
         if identity_host not in self._homes:
             scheme = url.partition(":")[0].lower()
             if scheme in ("http", "https"):
-                self._homes[identity_host] = (scheme, host)
+                self._homes[identity_host] = (scheme, host_of(url))
+
+    def _identity_host(self, url: str) -> str | None:
+        host = host_of(url)
+        if not host:
+            return None
+        try:
+            return self.policies.unifier.host_rules(host).identity_host
+        except InvalidURL:
+            return None
+
+    def looks_like_variant(self, url: str) -> bool:
+        """Whether ``url`` looks like a spelling a careful user would not cite, before its page
+        is fetched: a referral or view parameter or path segment, or a copy of a start host
+        (``mirror.site.test`` beside ``www.site.test``) that no rule made one with it
+        (``core._spellings``). The frontier fetches such links after the others."""
+        _, _, rest = url.partition("://")
+        rest = rest.partition("#")[0]
+        _, _, tail = rest.partition("/")
+        path, _, query = tail.partition("?")
+        return looks_like_variant(path, query) or self.home_slot(url) is not None
+
+    def home_slot(self, url: str) -> str | None:
+        """For a copy of a start host (``mirror.site.test``), the start host as the site spells
+        it (``www.site.test``): its download slot, whose queue orders both hosts' requests
+        (Scrapy's default queue orders requests by priority within a slot only); else None."""
+        identity_host = self._identity_host(url)
+        if identity_host is None or identity_host in self._starts or is_ip(identity_host):
+            return None
+        label, _, parent = identity_host.partition(".")
+        start = self._families.get(parent)
+        if start is None or not is_variant_host_label(label):
+            return None
+        return self._homes.get(start, ("", start))[1]
 
     def declared(self, identifier: str, canonical: str) -> None:
         """The page of ``identifier`` declares ``canonical``, verified the same page."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from scrapy_urlunify.integration.crawl._meta import meta_of
 from scrapy_urlunify.learning._url_patterns import URLPatterns, coarser
@@ -50,6 +50,14 @@ def scheduled_url(request: Request) -> str:
     return str(redirects[0]) if redirects else request.url
 
 
+class Spellings(Protocol):
+    """What the frontier asks of a link before its page is fetched (``CanonicalURLs``)."""
+
+    def looks_like_variant(self, url: str) -> bool: ...
+
+    def home_slot(self, url: str) -> str | None: ...
+
+
 class _Yield:
     """One URL pattern's recent responses, and its penalty level."""
 
@@ -79,10 +87,15 @@ class Frontier:
     """A crawl's URL patterns and their yields; the priority penalty of each scheduled request."""
 
     def __init__(
-        self, stats: UnifyStats, penalty: int, patterns: URLPatterns | None = None
+        self,
+        stats: UnifyStats,
+        penalty: int,
+        patterns: URLPatterns | None = None,
+        spellings: Spellings | None = None,
     ) -> None:
         self.stats = stats
         self.penalty = penalty
+        self.spellings = spellings
         self.patterns = patterns if patterns is not None else URLPatterns()
         self._yields: OrderedDict[str, _Yield] = OrderedDict()
         #: open question -> {id(request): when it left the scheduler}: the requests asking it
@@ -111,9 +124,18 @@ class Frontier:
 
     def schedule(self, request: Request, response: Response | None) -> None:
         """``request`` goes to the scheduler: its priority drops by its own pattern's penalty
-        (its coarser pattern's while it has fewer than :data:`FLOOR` responses)."""
+        (its coarser pattern's while it has fewer than :data:`FLOOR` responses); a link that
+        looks like another spelling of a page goes one level down, so that the page's plain
+        spelling, if linked too, is fetched first and cited (docs/frontier.md)."""
         entry, coarse = self._entries(request.url)
         level = entry.level if entry.responses >= FLOOR or coarse is None else coarse.level
+        spellings = self.spellings
+        if not level and spellings is not None and spellings.looks_like_variant(request.url):
+            level = 1
+            self.stats.inc("frontier/variant_spellings")
+            slot = spellings.home_slot(request.url)
+            if slot is not None and "download_slot" not in request.meta:
+                request.meta["download_slot"] = slot
         if level:
             request.priority -= level * self.penalty
             self.stats.inc("frontier/deprioritised")
