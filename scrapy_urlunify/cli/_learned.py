@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import scrapy_urlunify.learning._rule_settings as rule_settings
 from scrapy_urlunify.core._explain import same
 from scrapy_urlunify.learning._persist import LearnedRulesStore
-from scrapy_urlunify.learning._rule_types import ALIAS, PATH, LearnedRule
+from scrapy_urlunify.learning._rule_types import ALIAS, PATH, SUFFIX, LearnedRule
 from scrapy_urlunify.stores._base import StoreError
 from scrapy_urlunify.stores._jobdir import LEARNED_FILENAME
 
@@ -83,6 +83,7 @@ def with_rules(base: Policy, rules: Sequence[LearnedRule]) -> Policy:
         rule_settings.ignore_params(rules),
         rule_settings.domain_aliases(rules),
         rule_settings.path_prefixes(rules),
+        rule_settings.path_suffixes(rules),
     )
 
 
@@ -92,6 +93,8 @@ def describe(rule: LearnedRule) -> str:
         return f"host {rule.host} is an alias of {rule.name}"
     if rule.kind == PATH:
         return f"a leading /{rule.name}/ does not matter on {rule.host}"
+    if rule.kind == SUFFIX:
+        return f"a last /{rule.name} does not matter on {rule.host}"
     return f"parameter {rule.name!r} does not matter on {rule.context_key}"
 
 

@@ -119,6 +119,13 @@ def add_policy_options(p: argparse.ArgumentParser) -> None:
         help="leading path segment not part of the identifier (/print/x = /x); repeatable",
     )
     g.add_argument(
+        "--ignore-path-suffix",
+        action="append",
+        metavar="[HOST:]SEGMENT",
+        help="last path segment or glob not part of the identifier (/x/print.html = /x/); "
+        "repeatable",
+    )
+    g.add_argument(
         "--key-param",
         action="append",
         metavar="[HOST:]NAME",
@@ -192,6 +199,10 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
     if args.ignore_path_prefix:
         changes["ignore_path_prefixes"] = _merge(
             base.ignore_path_prefixes if base else (), _param_spec(args.ignore_path_prefix)
+        )
+    if args.ignore_path_suffix:
+        changes["ignore_path_suffixes"] = _merge(
+            base.ignore_path_suffixes if base else (), _param_spec(args.ignore_path_suffix)
         )
     if args.key_param:
         changes["key_params"] = _merge(base.key_params if base else (), _param_spec(args.key_param))

@@ -1,14 +1,16 @@
 """Per-host rules: what the policy says about one host, worked out once per host.
 
 The identity host (trailing dot, ``www``-like prefixes, domain aliases, sister suffixes) and the
-parameter and path-prefix rules that name the host or one of its parent domains do not depend
+parameter and path rules that name the host or one of its parent domains do not depend
 on the rest of the URL, so :class:`HostTable` computes them when a host is first seen and keeps
 them (:class:`HostRules`); the steps of :mod:`scrapy_urlunify.core._rules` read them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from fnmatch import translate
 from typing import NamedTuple
 
 from scrapy_urlunify.core._ada import ada_normalize
@@ -39,6 +41,7 @@ class HostRules(NamedTuple):
     ignore: NameMatcher | None
     key: NameMatcher | None
     path_prefixes: frozenset[str] | None
+    path_suffixes: SegmentMatcher | None
     # whether "http://<host>/" is what the WHATWG parser makes of itself
     canonical: bool = False
     # ignore_params scoped by a rule context: (path, items that must all be in the query, names)
@@ -55,6 +58,7 @@ class HostTable:
         #: host -> its rules (read directly on the unifier's hot path; cleared when full)
         self.rules: dict[str, HostRules] = {}
         self._matchers: dict[tuple[str, ...], NameMatcher | None] = {}
+        self._segment_matchers: dict[tuple[str, ...], SegmentMatcher] = {}
         self._prefix = prefix_matcher(policy.strip_host_prefixes)
         self._aliases = {h: group[0] for group in policy.domain_aliases for h in group}
         self._alias_length = max(map(len, self._aliases), default=0)
@@ -121,6 +125,9 @@ class HostTable:
             ignore=self._matcher(_names_for(policy.ignore_params, host, ident)),
             key=self._matcher(_names_for(policy.key_params, host, ident)),
             path_prefixes=frozenset(_names_for(policy.ignore_path_prefixes, host, ident)) or None,
+            path_suffixes=self._segment_matcher(
+                _names_for(policy.ignore_path_suffixes, host, ident)
+            ),
             canonical=is_canonical_host(host),
             contexts=tuple(
                 (path, items, self._matcher(list(names)))  # type: ignore[misc]
@@ -129,6 +136,15 @@ class HostTable:
             )
             or None,
         )
+
+    def _segment_matcher(self, names: list[str]) -> SegmentMatcher | None:
+        if not names:
+            return None
+        key = tuple(names)
+        m = self._segment_matchers.get(key)
+        if m is None:
+            m = self._segment_matchers[key] = SegmentMatcher(names)
+        return m
 
     def _matcher(self, names: list[str]) -> NameMatcher | None:
         """One NameMatcher per list of names (hosts share them; compiling globs is not cheap)."""
@@ -168,6 +184,24 @@ class HostTable:
             return host  # a site itself, no sister, or ambiguous: never guess
         (suffix,) = matches
         return f"{d.subdomain}.{d.label}.{suffix}" if d.subdomain else f"{d.label}.{suffix}"
+
+
+class SegmentMatcher:
+    """Matches path segments, case-sensitive like the paths they are in, against exact
+    segments and ``fnmatch`` globs (``comment-page-*``)."""
+
+    __slots__ = ("exact", "glob")
+
+    def __init__(self, segments: Iterable[str]) -> None:
+        segments = tuple(dict.fromkeys(segments))
+        self.exact = frozenset(s for s in segments if not any(c in s for c in "*?["))
+        globs = [translate(s) for s in segments if s not in self.exact]
+        self.glob = re.compile("|".join(globs)) if globs else None
+
+    def __call__(self, segment: str) -> bool:
+        if segment in self.exact:
+            return True
+        return self.glob is not None and self.glob.match(segment) is not None
 
 
 def is_canonical_host(host: str) -> bool:

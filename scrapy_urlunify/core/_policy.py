@@ -193,6 +193,10 @@ class Policy:
     * ``ignore_path_prefixes``: same shapes, path segments: a URL whose path starts with one
       of its host's segments is the page without it (``/print/x`` is ``/x``), identity only.
       Learned path rules go here.
+    * ``ignore_path_suffixes``: same shapes, last path segments, ``fnmatch`` globs allowed
+      (``"comment-page-*"``): a URL whose last segment (before a trailing slash) is one of its
+      host's is the page of its directory (``/x/print.html``, ``/x/amp/`` and
+      ``/x/comment-page-2/`` are ``/x/``), identity only. Learned suffix rules go here.
     * ``domain_aliases``: groups of hosts serving one site; the first host of a group names it
       (FO-mda). A host's subdomains follow it (``shop.b.test`` -> ``shop.a.test``).
     * ``sister_suffixes``: ``True`` to unify a host with a site of the crawl (``sites``) that has
@@ -230,6 +234,7 @@ class Policy:
     ignore_params: ParamRules = ()
     key_params: ParamRules = ()
     ignore_path_prefixes: ParamRules = ()
+    ignore_path_suffixes: ParamRules = ()
     domain_aliases: tuple[tuple[str, ...], ...] = ()
     sister_suffixes: bool | tuple[str, ...] = False
     sites: tuple[str, ...] = ()
@@ -256,6 +261,11 @@ class Policy:
             self,
             "ignore_path_prefixes",
             _param_rules("ignore_path_prefixes", self.ignore_path_prefixes, segments=True),
+        )
+        set_(
+            self,
+            "ignore_path_suffixes",
+            _param_rules("ignore_path_suffixes", self.ignore_path_suffixes, segments=True),
         )
         set_(self, "domain_aliases", _alias_groups(self.domain_aliases))
         set_(self, "sister_suffixes", _sister(self.sister_suffixes))

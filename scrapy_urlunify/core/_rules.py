@@ -275,6 +275,28 @@ def drop_path_prefix(p: Parts, ctx: Context) -> bool:
     return True
 
 
+def _host_has_path_suffixes(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return hr.path_suffixes is not None
+
+
+@rule(
+    IDENTITY,
+    guard=_host_has_path_suffixes,
+    when=lambda policy: bool(policy.ignore_path_suffixes),
+)
+def drop_path_suffix(p: Parts, ctx: Context) -> bool:
+    """``/x/print.html``, ``/x/amp/`` and ``/x/comment-page-2/`` are ``/x/`` when their last
+    segment (before a trailing slash) is one of the host's ``ignore_path_suffixes``
+    (configured or learned); a path that is only the segment (``/amp/``) keeps it."""
+    matches = ctx.host_rules(p.host).path_suffixes
+    path = p.path
+    head, _, last = (path[:-1] if path.endswith("/") else path).rpartition("/")
+    if not head or not last or matches is None or not matches(last):
+        return False
+    p.path = head + "/"
+    return True
+
+
 def _ends_in_slash(p: Parts, hr: HostRules, ctx: Context) -> bool:
     return p.path[-1] == "/"
 
@@ -518,6 +540,7 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     unify_host,
     drop_context_params,
     drop_path_prefix,
+    drop_path_suffix,
     drop_trailing_slash,
     drop_index_page,
     drop_amp_marker,

@@ -42,6 +42,7 @@ POLICY_SETTINGS: dict[str, str] = {
     "ignore_params": "params",
     "key_params": "params",
     "ignore_path_prefixes": "params",
+    "ignore_path_suffixes": "params",
     "domain_aliases": "groups",
     "sister_suffixes": "bool_or_list",
     "ignore_amp": "bool",
@@ -351,6 +352,8 @@ _POLICY_DOCS = {
     "key_params": "When a URL carries a key parameter of its host, only key parameters identify "
     "it.",
     "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
+    "ignore_path_suffixes": "Last path segments that do not matter (/x/print.html = /x/amp/ = /x/; "
+    "globs: comment-page-*), per host.",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",
     "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its "
     "public suffix.",

@@ -14,7 +14,15 @@ from hashlib import blake2b
 from typing import Any
 
 from scrapy_urlunify.core._domains import within
-from scrapy_urlunify.learning._rule_types import ALIAS, PARAM, PATH, CounterExample, rule_key
+from scrapy_urlunify.learning._rule_types import (
+    ALIAS,
+    PARAM,
+    PATH,
+    PATH_KINDS,
+    SUFFIX,
+    CounterExample,
+    rule_key,
+)
 
 #: The candidate of a parameter rule learned from pages with and without it (``print=1``):
 #: its evidence is kept apart, and needs twice as much (see "Evidence" in docs/learning.md).
@@ -111,7 +119,8 @@ class Candidates:
         self._evidence: OrderedDict[RuleKey, Evidence] = OrderedDict()
         self._blocked_params: dict[str, set[str]] = {}  # name -> hosts
         self._blocked_aliases: set[tuple[str, str]] = set()
-        self._blocked_paths: dict[str, set[str]] = {}  # leading segment -> hosts
+        #: leading segment, or "/" and last segment -> hosts (:func:`_path_key`)
+        self._blocked_paths: dict[str, set[str]] = {}
         self._counter_log: list[CounterExample] = []
 
     def __len__(self) -> int:
@@ -154,8 +163,8 @@ class Candidates:
         subdomains (a rule would cover them)."""
         if kind == ALIAS:
             return tuple(sorted((host, name))) in self._blocked_aliases
-        if kind == PATH:
-            return any(within(h, host) for h in self._blocked_paths.get(name, ()))
+        if kind in PATH_KINDS:
+            return any(within(h, host) for h in self._blocked_paths.get(_path_key(kind, name), ()))
         return any(within(h, host) for h in self._blocked_params.get(name.lower(), ()))
 
     def block(self, kind: str, a: str, b: str, earlier: str, url: str) -> None:
@@ -163,9 +172,9 @@ class Candidates:
         dropping its evidence; the first counter-example of a candidate goes to the log."""
         key = rule_key(kind, a, b)
         self._evidence.pop(key, None)
-        if kind in (PARAM, PATH):
+        if kind == PARAM or kind in PATH_KINDS:
             blocked = self._blocked_params if kind == PARAM else self._blocked_paths
-            hosts = blocked.setdefault(b, set())
+            hosts = blocked.setdefault(_path_key(kind, b), set())
             new = a not in hosts
             hosts.add(a)
         else:
@@ -191,11 +200,12 @@ class Candidates:
             self._blocked_aliases.discard((c.host, c.name))
             return
         blocked = self._blocked_params if c.kind == PARAM else self._blocked_paths
-        hosts = blocked.get(c.name)
+        name = _path_key(c.kind, c.name)
+        hosts = blocked.get(name)
         if hosts is not None:
             hosts.discard(c.host)
             if not hosts:
-                del blocked[c.name]
+                del blocked[name]
 
     def counter_examples(self) -> list[CounterExample]:
         """The first counter-example of each blocked candidate (at most 1,000), in order."""
@@ -232,9 +242,15 @@ class Candidates:
             str(n): set(map(str, h)) for n, h in data.get("blocked_paths", {}).items()
         }
         for kind, a, b, ev in data["candidates"]:
-            if kind not in (PARAM, ALIAS, PATH, PRESENCE):
+            if kind not in (PARAM, ALIAS, PATH, SUFFIX, PRESENCE):
                 raise ValueError(f"unknown rule kind {kind!r}")
             self._evidence[(kind, a, b)] = Evidence.from_dict(ev)
         while len(self._evidence) > self.max_candidates:
             self._evidence.popitem(last=False)
         self._counter_log = [CounterExample(*map(str, c)) for c in data["counter_examples"]]
+
+
+def _path_key(kind: str, name: str) -> str:
+    """Where a blocked candidate's segment is kept: a last segment after a ``/`` (a segment
+    holds none), so that ``/amp/x`` and ``/x/amp`` are blocked apart."""
+    return "/" + name if kind == SUFFIX else name

@@ -1,13 +1,11 @@
 """The DUST learner: which URL differences do not change a page, learned from page signatures.
 
 :class:`Learner` watches the downloaded pages of a crawl (:meth:`Learner.observe`, once per
-page) and adopts three kinds of rule (``rule_types``): a query parameter that does not matter
-on a host (``"param"``), a host that mirrors another (``"alias"``), a leading path segment that
-does not matter (``"path"``). A rule needs several *independent* pairs of pages that differ
-only in it and share a signature, and no counter-example; a later counter-example revokes it.
-The pages are indexed by ``page_index``, their pairs found by ``pairs``, the evidence toward
-each candidate kept by ``candidates``, pages that changed between two views by ``unstable``;
-this module weighs the pairs, adopts and revokes.
+page) and adopts the kinds of rule of ``rule_types`` (a parameter, an alias host, a leading or
+last path segment that does not matter) from several *independent* pairs of pages that differ
+only in it and share a signature, with no counter-example; a later counter-example revokes it.
+``page_index`` indexes the pages, ``pairs`` finds their pairs, ``candidates`` keeps the evidence,
+``unstable`` the pages that changed between two views; this module weighs, adopts and revokes.
 Pure Python, no Scrapy, deterministic, bounded in memory. Why each safeguard is there
 (independence, the default-value trap, unstable pages, catch-all signatures, eviction) is in
 ``docs/learning.md``.
@@ -28,7 +26,7 @@ from scrapy_urlunify.learning._rule_contexts import RuleContexts, split_context
 from scrapy_urlunify.learning._rule_types import (
     ALIAS,
     PARAM,
-    PATH,
+    PATH_KINDS,
     CounterExample,
     LearnedRule,
     Revocation,
@@ -192,6 +190,9 @@ class Learner:
     def path_prefixes(self) -> dict[str, list[str]]:
         return rule_settings.path_prefixes(self._rules)
 
+    def path_suffixes(self) -> dict[str, list[str]]:
+        return rule_settings.path_suffixes(self._rules)
+
     def domain_aliases(self) -> list[list[str]]:
         return rule_settings.domain_aliases(self._rules)
 
@@ -230,6 +231,7 @@ class Learner:
         finder = self._finder
         pairs = finder.param_pairs(page, e0, host_params(self._rules, page.host))
         pairs += finder.path_pairs(page)
+        pairs += finder.suffix_pairs(page)
         pairs += finder.alias_pairs(page)
         index.note_signature(sig, page.path)
         adopted = self._weigh(pairs, url) if pairs else []
@@ -331,11 +333,11 @@ class Learner:
         index, candidates = self._index, self._candidates
         if (
             sig in index.catch_all
-            or (kind != PATH and sig in index.shared)
+            or (kind not in PATH_KINDS and sig in index.shared)
             or candidates.is_blocked(kind, a, b)
         ):
             return None
-        if kind in (PARAM, PATH) and covered(self._rules, kind, a, b):
+        if (kind == PARAM or kind in PATH_KINDS) and covered(self._rules, kind, a, b):
             return None
         if kind == ALIAS and (
             alias_of(self._rules, b) is not None or alias_of(self._rules, a) is not None
@@ -345,13 +347,13 @@ class Learner:
         ev = candidates.evidence(key, self._finder.seen_first(a, b) if kind == ALIAS else "")
         if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
             return None
-        if kind == PATH:
+        if kind in PATH_KINDS:
             n, paths = ev.count(index.catch_all)
         else:  # pairs of one page (its option variants) are one piece
             n, paths = ev.count(index.catch_all, index.shared, page_of=self._contexts.page_of)
         if n < self.min_pairs or (paths < 2 and n < 2 * self.min_pairs):
             return None
-        if kind in (PARAM, PATH):
+        if kind != ALIAS:
             rule = LearnedRule(kind, a, b, n, tuple(ev.examples))
         else:
             alias, canonical = self._direction(key[1], key[2], ev.first)
@@ -499,7 +501,7 @@ class Learner:
                 and within(a, r.host)
                 and (not r.context or (where is not None and r.applies_to(*where)))
             ]
-        elif kind == PATH:
+        elif kind in PATH_KINDS:
             doomed = [
                 r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)
             ]

@@ -19,8 +19,11 @@ from typing import Any
 from scrapy_urlunify.core._policy import DEFAULT_INDEX_PAGES
 from scrapy_urlunify.core._rules import strip_index_pages, strip_trailing_slash
 
-#: A signature seen on this many distinct paths is a catch-all page: pairs with it never count.
+#: A signature seen on this many distinct paths is a catch-all page: pairs with it never count
+#: (paths one segment apart, a page's spellings, count as one).
 CATCH_ALL_PATHS = 3
+#: ... and on this many paths, whatever they are
+_MAX_PATHS = 8
 
 _INDEX_PAGES = frozenset(DEFAULT_INDEX_PAGES)
 
@@ -87,10 +90,27 @@ class PageIndex:
             # no evidence for those rules from now on, even before it is a catch-all. (A path
             # rule's own evidence is such a text: /print/x = /x.)
             self.shared.add(sig)
-        if len(entry) + 1 >= CATCH_ALL_PATHS:
+        # paths one segment apart (/x, /print/x, /x/amp) are one page's spellings, not the
+        # unrelated paths a soft 404 answers: they count once toward a catch-all
+        paths = (*entry, path)
+        families = sum(
+            not any(_one_segment_apart(p, q) for q in paths[:i]) for i, p in enumerate(paths)
+        )
+        if families >= CATCH_ALL_PATHS or len(paths) >= _MAX_PATHS:
             self.catch_all.add(sig)
             if entry:
                 del self.records[key]
                 self.size -= len(entry)
             return
         self.add(key, entry, path)
+
+
+def _one_segment_apart(a: str, b: str) -> bool:
+    """Whether one of two normalized paths is the other with one more leading or last segment
+    (``/print/x`` or ``/x/amp`` and ``/x``)."""
+    if len(a) < len(b):
+        a, b = b, a
+    base = b.rstrip("/")
+    if a.startswith(base + "/") and "/" not in a[len(base) + 1 :]:
+        return True
+    return a.endswith(b) and a[: len(a) - len(b)].count("/") == 1 and b.startswith("/")

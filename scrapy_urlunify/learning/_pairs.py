@@ -9,13 +9,14 @@ one counter-example (different ones); weighing them is the learner's business.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from scrapy_urlunify.core._domains import is_ip, split_domain, within
 from scrapy_urlunify.core._url import Parts
 from scrapy_urlunify.learning._page_index import PageIndex, slot
-from scrapy_urlunify.learning._rule_types import ALIAS, PARAM, PATH
+from scrapy_urlunify.learning._rule_types import ALIAS, PARAM, PATH, SUFFIX
 
 #: Parameters considered per URL (the first ones in sorted order); more are part of the context.
 MAX_PARAMS = 20
@@ -24,6 +25,10 @@ MAX_ITEMS = 100
 #: Values of one parameter remembered per context, and records per index entry.
 _MAX_VALUES = 3
 _MAX_RECORDS = 32
+#: last segments remembered for suffix pairs (the least recently seen forgotten first), and the
+#: pairs kept of each while it was seen under one directory only
+_MAX_SUFFIXES = 1 << 15
+_KEPT_PAIRS = 4
 #: Hosts remembered per path+query for aliases.
 _MAX_HOSTS = 4
 #: Hosts whose first page is remembered (to tell which of two mirrors came first).
@@ -145,6 +150,9 @@ class PairFinder:
         self.index = index
         self.sites = sites
         self._related_cache: dict[tuple[str, str], bool] = {}
+        #: (host, last segment) -> (its first directory and the pairs kept from it), or
+        #: ("", []) once it was seen under a second directory (:meth:`_repeated`)
+        self._suffixes: OrderedDict[tuple[str, str], tuple[str, list[Pair]]] = OrderedDict()
         self._first_seen: dict[
             str, int
         ] = {}  # host -> order of its first page (aliases' direction)
@@ -254,6 +262,71 @@ class PairFinder:
         for prefix, s, u in records.get(slot(f"R{hostkey}{path}{tail_key}"), ()):
             pairs.append(Pair(PATH, host, prefix, s == sig, path, path, sig, u, True))
         return pairs
+
+    def suffix_pairs(self, page: Page) -> list[Pair]:
+        """Pairs for suffix rules: ``/x/print.html`` (or ``/x/amp/``) and its directory ``/x/``
+        or ``/x`` (same host, query and fragment), found as :meth:`path_pairs` finds them: as
+        the longer URL, the directory seen before; as the directory, its pages with one more
+        last segment seen before. Only of a segment seen last under two directories: every
+        page is the last segment of its directory, and a segment seen under one (an
+        article's name) could never make a rule, nor should its counter-example be kept."""
+        host, path, sig, hostkey = page.host, page.path, page.sig, page.hostkey
+        tail_key = f"?{page.query}{page.frag}"
+        records = self.index.records
+        found: list[Pair] = []
+        bare = path[:-1] if path.endswith("/") else path
+        head, _, last = bare.rpartition("/")
+        if head and last:
+            directory = head + "/"
+            for spelled in (directory, head):
+                for r in records.get(_param_slot(hostkey + spelled, page.query, page.frag), ()):
+                    if r[0] is None:
+                        found.append(
+                            Pair(
+                                SUFFIX,
+                                host,
+                                last,
+                                r[2] == sig,
+                                directory,
+                                directory,
+                                sig,
+                                r[3],
+                                True,
+                            )
+                        )
+            key = slot(f"S{hostkey}{head}{tail_key}")
+            entry = records.get(key, ())
+            if len(entry) < _MAX_RECORDS and not any(r[0] == last for r in entry):
+                self.index.add(key, entry, (last, sig, page.url))
+            found = self._repeated(host, last, directory, found)
+        if bare:
+            directory = bare + "/"
+            for suffix, s, u in records.get(slot(f"S{hostkey}{bare}{tail_key}"), ()):
+                pair = Pair(SUFFIX, host, suffix, s == sig, directory, directory, sig, u, True)
+                found += self._repeated(host, suffix, directory, [pair])
+        return found
+
+    def _repeated(self, host: str, segment: str, directory: str, pairs: list[Pair]) -> list[Pair]:
+        """``pairs`` of ``segment`` under ``directory``, once the segment was seen last under
+        two directories of ``host`` (with those kept from its first directory); until then
+        they are kept (a few) and none is given."""
+        seen = self._suffixes
+        key = (host, segment)
+        state = seen.get(key)
+        if state is None:
+            if len(seen) >= _MAX_SUFFIXES:
+                seen.popitem(last=False)
+            seen[key] = (directory, pairs[:_KEPT_PAIRS])
+            return []
+        seen.move_to_end(key)
+        first, kept = state
+        if not kept and first == "":
+            return pairs  # repeated already
+        if first == directory:
+            kept.extend(pairs[: _KEPT_PAIRS - len(kept)])
+            return []
+        seen[key] = ("", [])
+        return kept + pairs
 
     def alias_pairs(self, page: Page) -> list[Pair]:
         """Pairs for alias rules: the same path and query on two related hosts."""

@@ -1,5 +1,5 @@
-"""Learned rules as the settings that apply them: ``ignore_params``, ``domain_aliases`` and
-``ignore_path_prefixes`` values, and the settings snippet a project pastes to start a later
+"""Learned rules as the settings that apply them: ``ignore_params``, ``domain_aliases``,
+``ignore_path_prefixes`` and ``ignore_path_suffixes`` values, and the settings snippet a project pastes to start a later
 crawl with them."""
 
 from __future__ import annotations
@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scrapy_urlunify.learning._rule_types import ALIAS, PARAM, PATH, LearnedRule, alias_root
+from scrapy_urlunify.learning._rule_types import (
+    ALIAS,
+    PARAM,
+    PATH,
+    SUFFIX,
+    LearnedRule,
+    alias_root,
+)
 
 if TYPE_CHECKING:
     from scrapy_urlunify.core._policy import Policy
@@ -18,14 +25,18 @@ def policy_with(
     ignore: dict[str, list[str]],
     aliases: list[list[str]],
     prefixes: dict[str, list[str]] | None = None,
+    suffixes: dict[str, list[str]] | None = None,
 ) -> Policy:
     """``base`` with learned rules added to its own (they never replace the settings'):
     parameters to ``ignore_params`` (identity only: fetched URLs keep them), mirror hosts to
-    ``domain_aliases`` (canonical host first), leading path segments to
-    ``ignore_path_prefixes``. The crawl applies its rules so, and so does ``urlunify same``."""
+    ``domain_aliases`` (canonical host first), leading and last path segments to
+    ``ignore_path_prefixes`` and ``ignore_path_suffixes``. The crawl applies its rules so, and so does ``urlunify same``."""
     all_prefixes: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_path_prefixes}
     for host, names in (prefixes or {}).items():
         all_prefixes.setdefault(host, []).extend(names)
+    all_suffixes: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_path_suffixes}
+    for host, names in (suffixes or {}).items():
+        all_suffixes.setdefault(host, []).extend(names)
     all_ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
     for host, names in ignore.items():
         all_ignore.setdefault(host, []).extend(names)
@@ -40,7 +51,10 @@ def policy_with(
             else:
                 into.append(alias)
     return base.replace(
-        ignore_params=all_ignore, domain_aliases=groups, ignore_path_prefixes=all_prefixes
+        ignore_params=all_ignore,
+        domain_aliases=groups,
+        ignore_path_prefixes=all_prefixes,
+        ignore_path_suffixes=all_suffixes,
     )
 
 
@@ -69,6 +83,16 @@ def path_prefixes(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
     return out
 
 
+def path_suffixes(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
+    """The suffix rules as an ``ignore_path_suffixes`` dict ``{host: [last segments]}`` (escaped
+    so that ``fnmatch`` characters match literally)."""
+    out: dict[str, list[str]] = {}
+    for r in rules:
+        if r.kind == SUFFIX:
+            out.setdefault(r.host, []).append(_escape_glob(r.name))
+    return out
+
+
 def domain_aliases(rules: Sequence[LearnedRule]) -> list[list[str]]:
     """The alias rules as ``domain_aliases`` groups, canonical host first (chains
     ``c -> b -> a`` resolved into one group)."""
@@ -84,7 +108,7 @@ def settings_snippet(rules: Sequence[LearnedRule]) -> str:
     in the layer the crawl applied them: ``URLUNIFY_IGNORE_PARAMS`` (identity only, the
     fetched URLs keep the parameters; a rule of one rule context keyed by host, path and the
     items that identify the page there), ``URLUNIFY_DOMAIN_ALIASES`` and
-    ``URLUNIFY_IGNORE_PATH_PREFIXES``; a line only when there is a rule of its kind (an
+    ``URLUNIFY_IGNORE_PATH_PREFIXES``, ``URLUNIFY_IGNORE_PATH_SUFFIXES``; a line only when there is a rule of its kind (an
     empty value would replace the project's own setting). Merge with the project's own
     values, if it has some."""
     lines = ["# learned by scrapy_urlunify (merge with your own values of these settings)"]
@@ -104,6 +128,12 @@ def settings_snippet(rules: Sequence[LearnedRule]) -> str:
             f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in prefixes.items()
         )
         lines.append(f"URLUNIFY_IGNORE_PATH_PREFIXES = {{{body}}}")
+    suffixes = path_suffixes(rules)
+    if suffixes:
+        body = ", ".join(
+            f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in suffixes.items()
+        )
+        lines.append(f"URLUNIFY_IGNORE_PATH_SUFFIXES = {{{body}}}")
     if len(lines) == 1:
         lines.append("# (no rules learned)")
     return "\n".join(lines) + "\n"

@@ -3,7 +3,8 @@ how alias rules chain.
 
 A rule is named by its **rule key** ``(kind, host, name)`` (:func:`rule_key`): ``"param"``
 (a query parameter that does not matter on a host), ``"alias"`` (a host that mirrors another),
-``"path"`` (a leading path segment that does not matter). A parameter rule may hold in one
+``"path"`` (a leading path segment that does not matter), ``"suffix"`` (a last path segment
+that does not matter: ``/x/print.html`` is ``/x/``). A parameter rule may hold in one
 **rule context** only: a path of the host and the items that identify the page there
 (``/w/index.php?title=Special:UserLogin``); its key's host is then the host and the context
 (:attr:`LearnedRule.context_key`), the way ``URLUNIFY_IGNORE_PARAMS`` names it.
@@ -20,6 +21,9 @@ from scrapy_urlunify.core._domains import within
 PARAM = "param"
 ALIAS = "alias"
 PATH = "path"
+SUFFIX = "suffix"
+#: the kinds of path rules: a segment of the path that does not matter, at its start or its end
+PATH_KINDS = (PATH, SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -27,11 +31,12 @@ class LearnedRule:
     """One adopted rule.
 
     * ``kind``: ``"param"`` (a query parameter that does not matter on a host), ``"alias"``
-      (two hosts serve the same pages) or ``"path"`` (a leading path segment does not matter).
+      (two hosts serve the same pages), ``"path"`` (a leading path segment does not matter) or
+      ``"suffix"`` (a last path segment does not matter).
     * ``host``: for ``"param"``, the identity host the rule applies to (and its subdomains);
       for ``"alias"``, the host that becomes an alias.
     * ``name``: for ``"param"``, the parameter name (lower-case); for ``"alias"``, the
-      canonical host it maps to; for ``"path"``, the segment.
+      canonical host it maps to; for ``"path"`` and ``"suffix"``, the segment.
     * ``pairs``: independent pieces of evidence when adopted (see ``docs/learning.md``).
     * ``examples``: up to three URL pairs that taught it, for the log.
     * ``context``: for a ``"param"`` rule that holds in one rule context only, its path and
@@ -67,6 +72,8 @@ class LearnedRule:
             what = f"host {self.host} is an alias of {self.name}"
         elif self.kind == PATH:
             what = f"a leading /{self.name}/ does not matter on {self.host}"
+        elif self.kind == SUFFIX:
+            what = f"a last /{self.name} does not matter on {self.host}"
         elif self.context:
             what = f"parameter {self.name!r} does not matter on {self.context_key}"
             shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])

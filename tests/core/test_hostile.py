@@ -50,6 +50,7 @@ POLICY = Policy(
     ignore_params={"*": ["ign*"], "h.test/?c=1": ["z"]},
     domain_aliases=[["a.test", "b.test"]],
     ignore_path_prefixes=["print"],
+    ignore_path_suffixes=["comment-page-*", "amp"],
     sister_suffixes=["site.rs"],
     ignore_amp=True,
 )
@@ -71,6 +72,7 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     "unsafe chars": ("http://h.test/", "|[", "?|[^"),
     "%20 and sid": ("http://h.test/?", "q=%20&sid=0123456789abcdef0&", ""),
     "ampersand and equals": ("http://h.test/?", "=&", ""),
+    "one long last segment": ("http://h.test/x/", "comment-page-", "1/"),
 }
 
 

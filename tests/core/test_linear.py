@@ -36,6 +36,7 @@ POLICY = Policy(
     ignore_params={"*": ["ign*"], "h.test/?c=1": ["z"]},
     domain_aliases=[["a.test", "b.test"]],
     ignore_path_prefixes=["print"],
+    ignore_path_suffixes=["comment-page-*", "amp"],
     sister_suffixes=["site.rs"],
     ignore_amp=True,
 )
@@ -96,6 +97,7 @@ HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
     "key parameters": (("http://h.test/?", "id=1&x=2&", ""), ("keep_key_params",)),
     "context items": (("http://h.test/?c=1&", "z=1&c=2&", ""), ("drop_context_params",)),
     "path prefixes": (("http://h.test/", "print/", "x"), ("drop_path_prefix",)),
+    "path suffixes": (("http://h.test/x/", "comment-page-", "1/"), ("drop_path_suffix",)),
     "unsafe characters": (("http://h.test/", "|[", "?|[^"), ("escape_unsafe_chars",)),
     "escaped spaces": (("http://h.test/?q=", "%20", ""), ("plus_for_space",)),
     "empty values": (("http://h.test/?", "a=&", ""), ("drop_empty_params",)),

@@ -98,6 +98,7 @@ def test_field_names_match_the_settings():
         "ignore_params",
         "key_params",
         "ignore_path_prefixes",
+        "ignore_path_suffixes",
         "domain_aliases",
         "sister_suffixes",
         "sites",

@@ -76,6 +76,27 @@ def test_the_held_out_spellings_too():
     assert cited(site, items) >= 0.95
     # the spider's own field is the spider's: the spelling fetched
     assert any(i["url"] != i["canonical_url"] for i in items)
+    # the two views below the page were learned as suffix rules, and confirmed
+    stats = crawler.stats.get_stats()
+    for name in ("print.html", "amp"):
+        assert stats[f"urlunify/learned/suffix/manual.test/{name}"] >= 3
+    assert stats["urlunify/learned/confirmed"] >= 2
+
+
+@pytest_twisted.inlineCallbacks
+def test_the_held_out_spellings_configured_each_page_is_fetched_once():
+    def settings(port):  # type: ignore[no-untyped-def]
+        return spellingsite.settings(
+            port,
+            URLUNIFY_DOMAIN_ALIASES=[["manual.test", "m.manual.test"]],
+            URLUNIFY_IGNORE_PARAMS=["from"],
+            URLUNIFY_IGNORE_PATH_SUFFIXES=["print.html", "amp"],
+        )
+
+    site, crawler, items, _ = yield run(spellingsite.start_held_out, "/", settings, ManualSpider)
+    assert sorted(page_of(i) for i in items) == list(range(spellingsite.PAGES))
+    assert cited(site, items) == 1.0
+    assert sum(n for path, n in site.hits.items() if path.startswith("/doc/")) == spellingsite.PAGES
 
 
 @pytest_twisted.inlineCallbacks

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_urlunify import Policy, identify
+from scrapy_urlunify import Policy, Unifier, identify
 from scrapy_urlunify.learning._learner import Learner
 from scrapy_urlunify.learning._page_index import CATCH_ALL_PATHS
 from scrapy_urlunify.learning._rule_types import CounterExample, LearnedRule, Revocation
@@ -778,6 +778,45 @@ def test_a_leading_path_segment_is_learned_and_a_language_prefix_is_not():
         other.observe(f"https://s.test/{x}", "s.test", f"{x} in some language".encode())
         other.observe(f"https://s.test/en/{x}", "s.test", f"{x} in English".encode())
     assert other.rules == () and other.is_blocked("path", "s.test", "en")
+
+
+def test_a_last_path_segment_is_learned_and_a_child_page_is_not():
+    """``/doc/N/print.html`` and ``/doc/N/amp/`` are ``/doc/N/`` (a suffix rule), learned in
+    either order of the two spellings; the children of a listing (``/news/<story>``, each
+    under one directory) never make a candidate, nor a counter-example kept."""
+    learner = Learner(min_pairs=3)
+    for n in range(4):
+        first, then = (f"https://s.test/doc/{n}/", f"https://s.test/doc/{n}/print.html")
+        if n % 2:
+            first, then = then, first
+        learner.observe(first, "s.test", f"doc {n}".encode())
+        learner.observe(then, "s.test", f"doc {n}".encode())
+        learner.observe(f"https://s.test/doc/{n}/amp/", "s.test", f"doc {n}".encode())
+    assert sorted((r.kind, r.host, r.name) for r in learner.rules) == [
+        ("suffix", "s.test", "amp"),
+        ("suffix", "s.test", "print.html"),
+    ]
+    assert learner.path_suffixes() == {"s.test": ["print.html", "amp"]}
+    assert "URLUNIFY_IGNORE_PATH_SUFFIXES = {'s.test': ['print.html', 'amp']}" in (
+        learner.settings_snippet()
+    )
+    again = Learner.from_json(learner.to_json())
+    assert again.path_suffixes() == learner.path_suffixes()
+    policy = Policy(ignore_path_suffixes=learner.path_suffixes())
+    assert Unifier(policy).identify("https://s.test/doc/9/amp/") == "s.test/doc/9"
+    # a listing and its stories: different texts under one directory each, no candidate kept
+    other = Learner(min_pairs=3)
+    other.observe("https://s.test/news/", "s.test", b"the news")
+    for story in range(50):
+        other.observe(f"https://s.test/news/story-{story}", "s.test", f"story {story}".encode())
+    assert other.rules == ()
+    assert not any(other.is_blocked("suffix", "s.test", f"story-{n}") for n in range(50))
+    # a view segment that changes the page is a counter-example, and then never learned
+    third = Learner(min_pairs=3)
+    for n in range(6):
+        third.observe(f"https://s.test/t/{n}/", "s.test", f"topic {n}".encode())
+        third.observe(f"https://s.test/t/{n}/all", "s.test", f"topic {n} all posts".encode())
+    assert third.rules == () and third.is_blocked("suffix", "s.test", "all")
 
 
 def test_a_parameter_that_looked_irrelevant_but_was_not_learned_is_a_hint():

@@ -28,7 +28,10 @@ class CrawlPolicies:
         ignore_params: dict[str, list[str]],
         aliases: list[list[str]],
         path_prefixes: dict[str, list[str]] | None = None,
+        path_suffixes: dict[str, list[str]] | None = None,
     ) -> None:
         """Apply learned rules on top of the settings' policy (:func:`policy_with`)."""
-        self.policy = policy_with(self.base_policy, ignore_params, aliases, path_prefixes)
+        self.policy = policy_with(
+            self.base_policy, ignore_params, aliases, path_prefixes, path_suffixes
+        )
         self.unifier = unifier_for(self.policy)

@@ -85,7 +85,7 @@ class RuleOnProbation:
     def covers(self, url: str, identity_host: str) -> bool:
         """Whether the rule takes part in merging ``url`` (its identity host under the
         settings' policy): the host is the rule's, and has the parameter or leading segment
-        (in the rule's context, for a rule of one)."""
+        or last segment (in the rule's context, for a rule of one)."""
         rule = self.rule
         if not within(identity_host, rule.host):
             return False
@@ -96,6 +96,9 @@ class RuleOnProbation:
         path, _, query = rest.partition("?")
         if rule.kind == "path":
             return path.split("/", 1)[0] == rule.name
+        if rule.kind == "suffix":
+            head, _, last = path.removesuffix("/").rpartition("/")
+            return bool(head) and last == rule.name
         if rule.context and not rule.applies_to("/" + path, set(context_items(query))):
             return False
         return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LEARNING_INDEX_ENTRIES = 50_000  # ~450 B each: ~22 MB of recent evidence (learning.Learner)
-_PLURAL = {"param": "params", "alias": "aliases", "path": "paths"}
+_PLURAL = {"param": "params", "alias": "aliases", "path": "paths", "suffix": "suffixes"}
 
 
 class LearningSession:
@@ -222,16 +222,21 @@ class LearningSession:
 
     def _set_policy(self) -> None:
         learner = self.learner
-        params, aliases, prefixes = (
+        params, aliases, prefixes, suffixes = (
             learner.ignore_params(),
             learner.domain_aliases(),
             learner.path_prefixes(),
+            learner.path_suffixes(),
         )
-        self.policies.set_learned(params, aliases, prefixes)
+        self.policies.set_learned(params, aliases, prefixes, suffixes)
         if not learner.rules:
             self.policy_token = ""
             return
-        text = json.dumps([params, aliases, prefixes], sort_keys=True, separators=(",", ":"))
+        # the token of a crawl without suffix rules stays what it was before they existed
+        learned: list[object] = (
+            [params, aliases, prefixes, suffixes] if suffixes else [params, aliases, prefixes]
+        )
+        text = json.dumps(learned, sort_keys=True, separators=(",", ":"))
         self.policy_token = blake2b(text.encode(), digest_size=8).hexdigest()
 
     def _restore(self) -> None:
