@@ -80,7 +80,11 @@ def test_a_resume_after_a_full_disk_fetches_every_page_the_learner_had_not_merge
     resumed run's learner, blind to the pages the first run fetched (its index of pages is not
     saved), adopted "mirror.site.test is an alias of site.test", which the first run had seen
     contradicted (the two home pages differ), and dropped 10 of the site's pages whose mirror
-    copies it had fetched: the resume ended "finished" with 276 of 286 pages."""
+    copies it had fetched: the resume ended "finished" with 276 of 286 pages. Since mirror
+    copies go after the others (docs/frontier.md, "Plain spellings first") the first run may
+    never reach the mirror's home page; the resumed run may then learn the alias from three
+    mirror pages, and the alias's sample of its host's root page shows the two home pages
+    differ (docs/learning.md): the rule is revoked, and every page fetched."""
     site = DemoSite()
     out = tmp_path / "out.txt"
     with tmpfs(tmp_path / "small", "100k") as small:
@@ -91,7 +95,8 @@ def test_a_resume_after_a_full_disk_fetches_every_page_the_learner_had_not_merge
     assert finish_reason(resumed) == "finished", resumed[-3000:]
     never = sorted(set(site.pages) - pages_read(site, set(fetched(out, site))))
     assert never == [], f"{len(never)} of {len(site.pages)} pages never fetched: {never[:12]}"
-    assert "is an alias of site.test" not in resumed
+    if "Learned: host mirror.site.test is an alias of site.test" in resumed:
+        assert "counter-example showed it matters: host mirror.site.test" in resumed
 
 
 def test_a_full_scheduler_queue_closes_the_crawl_with_a_reason_and_the_resume_fetches_everything(

@@ -36,6 +36,9 @@ CANONICAL_URL_META = "urlunify_canonical_url"
 #: a probation sample: (rule key, identifier it was merged into, entry id, earlier URL, earlier
 #: signature) -- fetched although the current policy merges it, to check the rule
 PROBATION_META = "urlunify_probation"
+#: the root page of a new alias rule's host, asked for to be one of its samples: sampled even
+#: when an earlier request for it was recorded (it may never have been fetched)
+ROOT_PAGE_META = "urlunify_root_page"
 #: the learned policy a request was judged under by the dupefilter (a short digest)
 POLICY_META = "urlunify_policy"
 #: a request scheduled again at resume (its seen key was recorded by the killed run)

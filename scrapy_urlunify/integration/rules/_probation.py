@@ -13,20 +13,20 @@ import pickle
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
+from scrapy import Request
 from scrapy.exceptions import DontCloseSpider
 from scrapy.utils.request import request_from_dict
 
 from scrapy_urlunify.core._unify import unifier_for
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS
-from scrapy_urlunify.integration.crawl._meta import PROBATION_META
+from scrapy_urlunify.integration.crawl._meta import PROBATION_META, ROOT_PAGE_META
 from scrapy_urlunify.integration.rules._samples import RuleKey, RuleOnProbation, rule_key, url_path
 from scrapy_urlunify.stores._memory import MemoryKeptStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from scrapy import Request
     from scrapy.crawler import Crawler
 
     from scrapy_urlunify.integration.crawl._faults import StoreFaults
@@ -109,10 +109,25 @@ class Probation:
     # -- rules -----------------------------------------------------------------------------------
 
     def adopt(self, rules: list[LearnedRule]) -> None:
-        """Put newly adopted rules on probation."""
+        """Put newly adopted rules on probation; an alias rule's host's root page is asked for,
+        to be one of its samples, unless it was fetched before the rule (the learner compared
+        it then)."""
+        probes: list[Request] = []
         for rule in rules:
             p = RuleOnProbation(rule)
             self._rules[p.key] = p
+            root = p.root_url()
+            if root is None:
+                continue
+            try:
+                fetched = self.pages.has_base(unifier_for(self.policies.base_policy).identify(root))
+            except InvalidURL:
+                fetched = True
+            if fetched:
+                p.waive_root()
+            else:
+                probes.append(Request(root, meta={ROOT_PAGE_META: True}))
+        self._schedule(probes, stat="learned/probation/root_pages")
 
     def progress(self, key: RuleKey) -> str:
         """How far a rule got, for the log: its agreeing samples, or confirmed."""
@@ -168,7 +183,7 @@ class Probation:
             return False
         rules, base_identifier, identifier = merged
         if self.pages.has_base(base_identifier) or (
-            not queued and self._base_seen(base_identifier)
+            not queued and not request.meta.get(ROOT_PAGE_META) and self._base_seen(base_identifier)
         ):
             # the settings' policy merges it too (its page was fetched, sampled or scheduled
             # under another spelling): not the rule's doing; fetched, it was that page twice.

@@ -1,7 +1,8 @@
 """One rule on probation (:class:`RuleOnProbation`): the requests it merges, which of them are its
 samples (one per *sample key*: its path, or for a rule of one rule context the query items
 outside the context; one of them unlike the lead its evidence shares), and when their verdicts
-are enough (docs/learning.md, "One sample unlike the evidence"). Fetching the samples, the kept
+are enough (docs/learning.md, "One sample unlike the evidence"); an alias rule's samples include
+its host's root page (docs/learning.md, "An alias host's root page"). Fetching the samples, the kept
 requests and the verdicts' bookkeeping are :class:`~._probation.Probation`'s.
 """
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 RuleKey = tuple[str, str, str]
 
 #: a rule's sample unlike its evidence: none yet, one fetched (awaiting its verdict), one
-#: agreed, none needed (the crawl went idle with no request unlike the evidence kept)
+#: agreed, none needed (the crawl went idle with no request unlike the evidence kept); the
+#: same for an alias rule's sample of its host's root page
 _NONE, _SAMPLED, _AGREED, _WAIVED = range(4)
 
 
@@ -36,6 +38,12 @@ def url_path(url: str) -> str:
     return url.split("?", 1)[0].split("#", 1)[0]
 
 
+def is_root(url: str) -> bool:
+    """Whether ``url`` is a host's root page (``http://h.test/``, no query)."""
+    rest = url.split("#", 1)[0].partition("://")[2]
+    return rest.partition("/")[2] == ""
+
+
 class RuleOnProbation:
     """A rule adopted but not yet confirmed: its samples (fetched anyway) and their verdicts."""
 
@@ -45,6 +53,7 @@ class RuleOnProbation:
         "key",
         "lead",
         "paths",
+        "root",
         "rule",
         "sampled",
         "unlike",
@@ -63,6 +72,9 @@ class RuleOnProbation:
         #: what every value of its parameter in its evidence starts with (``Talk:``), or ""
         self.lead = evidence_lead(rule)
         self.unlike = _NONE
+        #: an alias rule's sample of its host's root page, which differs from the site's first
+        #: when anything does (a mirror's home announcing it is one): sampled whatever the count
+        self.root = _NONE if rule.kind == "alias" else _WAIVED
 
     # -- saved with the learned state ------------------------------------------------------------
 
@@ -72,6 +84,7 @@ class RuleOnProbation:
             "confirmed": self.confirmed,
             "paths": sorted(self.paths),
             "unlike": self.unlike == _AGREED,
+            "root": self.root in (_AGREED, _WAIVED),
         }
 
     def restore(self, progress: dict[str, Any]) -> None:
@@ -79,6 +92,8 @@ class RuleOnProbation:
         self.confirmed = int(progress.get("confirmed", 0))
         self.paths = {str(x) for x in progress.get("paths", ())}
         self.unlike = _AGREED if progress.get("unlike") else _NONE
+        if progress.get("root", True):  # (saved by a version without it: not asked)
+            self.root = _WAIVED
 
     # -- which requests -------------------------------------------------------------------------
 
@@ -130,6 +145,8 @@ class RuleOnProbation:
     def wants(self, url: str, key: str, needed: int) -> bool:
         """Whether a request it merged (of sample key ``key``) is to be a sample: one per key,
         ``needed`` in all, the last kept for a request unlike the evidence while none came."""
+        if self.root == _NONE and is_root(url):
+            return True
         if key in self.paths:
             return False
         waiting = bool(self.lead) and self.unlike == _NONE
@@ -140,6 +157,8 @@ class RuleOnProbation:
     def note(self, url: str, key: str) -> None:
         """``url`` (of sample key ``key``) is fetched as a sample, or was fetched anyway."""
         self.paths.add(key)
+        if self.root == _NONE and is_root(url):
+            self.root = _SAMPLED
         if self.unlike == _NONE and self.is_unlike(url):
             self.unlike = _SAMPLED
 
@@ -151,17 +170,43 @@ class RuleOnProbation:
     def agreed(self, url: str) -> None:
         """A sample (or a page fetched anyway) of ``url`` showed the page it was merged into."""
         self.confirmed += 1
+        if self.root != _WAIVED and is_root(url):
+            self.root = _AGREED
         if self.is_unlike(url):
             self.unlike = _AGREED
 
     def done(self, needed: int) -> bool:
         """Whether enough samples agreed, one of them unlike the evidence if it has a lead."""
-        return self.confirmed >= needed and (not self.lead or self.unlike in (_AGREED, _WAIVED))
+        return (
+            self.confirmed >= needed
+            and (not self.lead or self.unlike in (_AGREED, _WAIVED))
+            and self.root in (_AGREED, _WAIVED)
+        )
+
+    def root_url(self) -> str | None:
+        """The root page of an alias rule's host, as its evidence spells the host, while it is
+        to be sampled; else None."""
+        if self.root != _NONE:
+            return None
+        for pair in self.rule.examples:
+            for url in pair:
+                scheme, _, rest = url.partition("://")
+                authority = rest.partition("/")[0]
+                if authority.rpartition("@")[2].partition(":")[0] == self.rule.host:
+                    return f"{scheme}://{authority}/"
+        return None
+
+    def waive_root(self) -> None:
+        """Its host's root page needs no sample (fetched before the rule, or never to be)."""
+        if self.root != _AGREED:
+            self.root = _WAIVED
 
     def at_idle(self, kept: list[str]) -> int | None:
         """The crawl went idle, nothing in flight; ``kept``: the URLs of the requests it kept, in
         the order they would be verified. The index of the one to verify first (unlike its
         evidence), if it still needs one; when none of them is, it needs none."""
+        if self.root in (_NONE, _SAMPLED):
+            self.root = _WAIVED  # its root page was answered otherwise, or never asked
         if self.unlike == _SAMPLED:
             self.unlike = _NONE  # that sample was answered otherwise (an error, a redirect)
         if not self.lead or self.unlike != _NONE:
