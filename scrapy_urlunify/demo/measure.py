@@ -97,6 +97,12 @@ def measure(site: DemoSite, raw: dict[str, Any]) -> dict[str, Any]:
         "items": len(raw["items"]),
         "duplicate_items": sum(n - 1 for n in item_pages.values()),
         "duplicate_items_same_text": len(same_text),
+        "canonical_items": sum(_cites(site, i) for i in raw["items"]),
+        "not_canonical": [
+            {"url": i.get("url"), "cited": i.get("canonical_url"), "canonical": _canonical(site, i)}
+            for i in raw["items"]
+            if not _cites(site, i)
+        ][:50],
         "pages_missed": len(missed),
         "missed": missed,
         "false_merges": len(merged),
@@ -167,3 +173,19 @@ def build_report(
         "configuration": configuration,
         **extra,
     }
+
+
+def _canonical(site: DemoSite, item: dict[str, Any]) -> str | None:
+    """The canonical URL of ``item``'s page (of the article, for a print view or a mirror
+    copy)."""
+    pid = site.page_id(item.get("url", ""), follow_redirects=True)
+    if pid is None:
+        return None
+    return site.canonical_url(site.content_duplicates.get(pid, pid))
+
+
+def _cites(site: DemoSite, item: dict[str, Any]) -> bool:
+    """Whether ``item`` is under its page's canonical URL: its ``canonical_url`` (the
+    add-on's), else its ``url``."""
+    canonical = _canonical(site, item)
+    return canonical is not None and (item.get("canonical_url") or item.get("url")) == canonical

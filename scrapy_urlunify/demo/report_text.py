@@ -62,6 +62,10 @@ def table_rows(report: dict[str, Any]) -> list[tuple[str, ...]]:
         row("items", lambda c: number(c["items"])),
         row("duplicate items (same page)", lambda c: number(c["duplicate_items"])),
         row("duplicate items (same text)", lambda c: number(c["duplicate_items_same_text"])),
+        row(
+            "items under their canonical URL",
+            lambda c: f"{number(c.get('canonical_items', 0))} / {number(c['items'])}",
+        ),
         row("pages missed", lambda c: number(c["pages_missed"])),
         row("false merges", lambda c: number(c["false_merges"])),
         row("downloaded", lambda c: f"{c['bytes'] / 1024:,.0f} KiB"),

@@ -66,10 +66,19 @@ class CanonicalURLs:
             parent = identity_host.partition(".")[2]
             if "." in parent and not is_ip(identity_host) and not is_public_suffix(parent):
                 self._families.setdefault(parent, identity_host)
-        if identity_host not in self._homes:
+        if identity_host not in self._homes and not self._is_alias(url):
             scheme = url.partition(":")[0].lower()
             if scheme in ("http", "https"):
                 self._homes[identity_host] = (scheme, host_of(url))
+
+    def _is_alias(self, url: str) -> bool:
+        """Whether ``url``'s host is another site's alias (a mirror, a sister domain): a
+        spelling of its host, not of the site's (``www.`` and the scheme are)."""
+        try:
+            fired = self.policies.unifier.host_rules(host_of(url)).host_rules_fired
+        except InvalidURL:
+            return True
+        return "domain_alias" in fired or "sister_suffix" in fired
 
     def _identity_host(self, url: str) -> str | None:
         host = host_of(url)
