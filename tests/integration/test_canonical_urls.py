@@ -164,3 +164,18 @@ def test_a_verified_declared_canonical_is_the_items_canonical_url():
     assert len(claims) == 10
     assert claims.pop("3") == f"{base}/claims/3"
     assert claims == {n: f"{base}/wiki/A{n}" for n in claims}
+
+
+def test_an_alias_host_never_spells_its_site():
+    """A mirror's page fetched first does not make the mirror the site's spelling: the alias
+    group's first host is cited, spelled as a page of that host itself was fetched."""
+    from scrapy_urlunify import Policy
+    from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+    from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
+
+    policies = CrawlPolicies(Policy(domain_aliases=[["shop.test", "mirror.test"]]))
+    canonical = CanonicalURLs(policies, ["https://www.site.test/"])
+    canonical.home("http://www.mirror.test/p/1")
+    assert canonical.of("http://www.mirror.test/p/1") == "http://shop.test/p/1"
+    canonical.home("https://www.shop.test/p/2")
+    assert canonical.of("http://www.mirror.test/p/1") == "https://www.shop.test/p/1"
