@@ -16,7 +16,8 @@ import re
 #: Parameters that say where a link was (``ref``, ``from``, ``via``, ``source``) or which view of
 #: the page it asks for (``print``, ``amp``): courlan's word list (``ref``, ``referrer``,
 #: ``source``), ural's ``fref``/``refid``/``spref``/``fromref``, and the view switches of common
-#: CMSs (MediaWiki ``printable``, WordPress AMP ``amp``).
+#: CMSs (MediaWiki ``printable``, WordPress AMP ``amp``, WordPress's reply-form view of a post,
+#: ``replytocom``, which Yoast SEO removes for that reason).
 VARIANT_PARAMS: frozenset[str] = frozenset(
     {
         "ref",
@@ -41,6 +42,7 @@ VARIANT_PARAMS: frozenset[str] = frozenset(
         "printer",
         "amp",
         "mobile",
+        "replytocom",
     }
 )
 
