@@ -3,6 +3,7 @@ spelling site (tests/support/trapsite.py, tests/support/spellingsite.py) with th
 
 from __future__ import annotations
 
+import pytest
 import pytest_twisted
 import spellingsite
 import trapsite
@@ -27,21 +28,21 @@ class ManualSpider(Spider):
         yield from response.follow_all(css="nav a")
 
 
+@pytest.mark.parametrize("start", [spellingsite.start, spellingsite.start_held_out])
 @pytest_twisted.inlineCallbacks
-def test_the_requests_saved_are_what_plain_scrapy_would_have_sent_more():
+def test_the_requests_saved_are_what_plain_scrapy_would_have_sent_more(start):
     """The summary's estimate of plain Scrapy's requests (a HyperLogLog of the links' raw
     fingerprints) against a real plain crawl of the same site: each page linked in eight
-    spellings, as absolute links (a duplicate page links to nothing its original does not)."""
-    site, crawler, _items, _ = yield run(
-        spellingsite.start, "/", spellingsite.settings, ManualSpider
-    )
+    spellings, as absolute links (a duplicate page links to nothing its original does not); the
+    held-out spellings too."""
+    site, crawler, _items, _ = yield run(start, "/", spellingsite.settings, ManualSpider)
     fetched = sum(site.hits.values())
     estimate = crawler.stats.get_value("urlunify/plain_requests")
 
     def plain(port):  # type: ignore[no-untyped-def]
         return spellingsite.settings(port, ADDONS={}, URLUNIFY_ENABLED=False)
 
-    site, crawler, _items, _ = yield run(spellingsite.start, "/", plain, ManualSpider)
+    site, crawler, _items, _ = yield run(start, "/", plain, ManualSpider)
     assert crawler.stats.get_value("urlunify/plain_requests") is None
     saved = sum(site.hits.values()) - fetched
     assert saved > 500
