@@ -14,6 +14,8 @@ Configurations (``--configs``):
 
 * ``plain``: Scrapy's defaults;
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
+* ``careful``: the add-on with what a careful user writes for WordPress (:data:`CAREFUL`): the
+  reply views' parameter removed, comment pages one page with their post;
 
 each in Scrapy's default order (depth-first, LIFO queues) and breadth-first (``DEPTH_PRIORITY=1``
 and FIFO queues) (``--orders``), with ``CLOSESPIDER_PAGECOUNT`` = ``--budget`` (4000). That
@@ -54,7 +56,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import wordpress  # noqa: E402
 from _common import audit_rules, child_json, learned_rules, run_measured, write_json  # noqa: E402
 
-CONFIGS = ["plain", "addon"]
+CONFIGS = ["plain", "addon", "careful"]
+#: What a careful user writes for a WordPress blog: the reply-form views and the paged comments
+#: are the post.
+CAREFUL: dict[str, Any] = {
+    "URLUNIFY_REMOVE_PARAMS": ["replytocom"],
+    "URLUNIFY_IGNORE_PATH_SUFFIXES": ["comment-page-*"],
+    "URLUNIFY_DENY_PATTERNS": [r"/wp-login\.php", r"/feed/", r"[?&]s="],
+}
 ORDERS = ["dfs", "bfs"]
 #: the coverage curve: content covered within the first N responses downloaded
 CURVE = (100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 4000)
@@ -111,6 +120,8 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         )
     if config != "plain":
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
+    if config == "careful":
+        settings.update(CAREFUL)
     return settings
 
 
