@@ -14,7 +14,6 @@ from scrapy_urlunify.core._spellings import is_variant_host_label, looks_like_va
         ("doc/3/", "ref=sidebar"),
         ("doc/3/", "a=1&From=nav"),
         ("news/story", "output=amp"),
-        ("2024/05/post/", "replytocom=17"),
         ("print/doc/3/", ""),
         ("doc/3/print.html", ""),
         ("doc/3/amp/", ""),
