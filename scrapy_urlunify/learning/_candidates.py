@@ -22,7 +22,6 @@ from scrapy_urlunify.learning._rule_types import (
     SUFFIX,
     CounterExample,
     rule_key,
-    segment_shape,
 )
 
 #: The candidate of a parameter rule learned from pages with and without it (``print=1``):
@@ -252,6 +251,6 @@ class Candidates:
 
 
 def _path_key(kind: str, name: str) -> str:
-    """Where a blocked candidate's segment is kept: a last segment's shape after a ``/`` (a
-    segment holds none), so that ``/amp/x`` and ``/x/amp`` are blocked apart."""
-    return "/" + segment_shape(kind, name) if kind == SUFFIX else name
+    """Where a blocked candidate's segment is kept: a last segment after a ``/`` (a segment
+    holds none), so that ``/amp/x`` and ``/x/amp`` are blocked apart."""
+    return "/" + name if kind == SUFFIX else name

@@ -35,7 +35,6 @@ from scrapy_urlunify.learning._rule_types import (
     covered,
     host_params,
     in_context_rule,
-    path_rules_like,
     rule_key,
 )
 from scrapy_urlunify.learning._unstable import UnstablePages
@@ -503,7 +502,9 @@ class Learner:
                 and (not r.context or (where is not None and r.applies_to(*where)))
             ]
         elif kind in PATH_KINDS:
-            doomed = path_rules_like(self._rules, kind, a, b)
+            doomed = [
+                r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)
+            ]
         else:
             doomed = [r for r in self._rules if r.kind == ALIAS and {r.host, r.name} == {a, b}]
         for r in doomed:

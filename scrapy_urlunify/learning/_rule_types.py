@@ -12,7 +12,6 @@ that does not matter: ``/x/print.html`` is ``/x/``). A parameter rule may hold i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -25,15 +24,6 @@ PATH = "path"
 SUFFIX = "suffix"
 #: the kinds of path rules: a segment of the path that does not matter, at its start or its end
 PATH_KINDS = (PATH, SUFFIX)
-
-_DIGITS = re.compile(r"\d+")
-
-
-def segment_shape(kind: str, name: str) -> str:
-    """What a counter-example of a path rule speaks for: a leading segment itself; a last
-    segment with its numbers folded (``comment-page-1`` differing from its post says
-    ``comment-page-2`` may too: the post shows its last comment page, page 2 of two only)."""
-    return _DIGITS.sub("#", name) if kind == SUFFIX else name
 
 
 @dataclass(frozen=True)
@@ -198,16 +188,3 @@ def in_context_rule(
         and r.applies_to(path, items)
         for r in rules
     )
-
-
-def path_rules_like(
-    rules: Sequence[LearnedRule], kind: str, host: str, name: str
-) -> list[LearnedRule]:
-    """The path rules of ``kind`` in force on ``host`` whose segment has the shape of ``name``
-    (:func:`segment_shape`): what a counter-example on ``name`` revokes."""
-    shape = segment_shape(kind, name)
-    return [
-        r
-        for r in rules
-        if r.kind == kind and within(host, r.host) and segment_shape(kind, r.name) == shape
-    ]

@@ -819,34 +819,6 @@ def test_a_last_path_segment_is_learned_and_a_child_page_is_not():
     assert third.rules == () and third.is_blocked("suffix", "s.test", "all")
 
 
-def test_a_numbered_last_segment_is_judged_by_its_shape():
-    """A blog post shows its last comment page: ``/p/N/comment-page-2/`` is ``/p/N/`` on every
-    post of two comment pages, ``comment-page-1`` is not. Page 2 is no rule of the blog (on a
-    post of three pages it is not the post): a counter-example on ``comment-page-1`` speaks for
-    ``comment-page-#``, before or after the rule."""
-
-    def post(learner: Learner, n: int, first: bool) -> None:
-        base = f"https://b.test/2024/05/p{n}/"
-        learner.observe(base, "b.test", f"post {n} comments 11-20".encode())
-        learner.observe(base + "comment-page-2/", "b.test", f"post {n} comments 11-20".encode())
-        if first:
-            learner.observe(base + "comment-page-1/", "b.test", f"post {n} comments 1-10".encode())
-
-    before = Learner(min_pairs=3)
-    for n in range(6):
-        post(before, n, first=True)
-    assert before.rules == ()
-    assert before.is_blocked("suffix", "b.test", "comment-page-2")
-    after = Learner(min_pairs=3)
-    for n in range(4):
-        post(after, n, first=False)
-    assert [(r.kind, r.name) for r in after.rules] == [("suffix", "comment-page-2")]
-    for n in range(4, 6):
-        post(after, n, first=True)
-    assert after.rules == ()
-    assert [r.rule.name for r in after.revoked] == ["comment-page-2"]
-
-
 def test_a_parameter_that_looked_irrelevant_but_was_not_learned_is_a_hint():
     """``?ref=sidebar`` on some links only: pages with and without it have one text, but one
     value could be a default (``?page=1`` = the list), so it is not learned from so little;
