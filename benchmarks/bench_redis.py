@@ -58,6 +58,7 @@ from scrapy_urlunify.core._unify import DEFAULT_POLICY, unifier_for
 from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
 from scrapy_urlunify.integration.seen._keys import seen_key
 from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
+from scrapy_urlunify.integration.seen._seen import SeenCheck
 from scrapy_urlunify.stores._redis_connection import connect
 from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 from scrapy_urlunify.stores._redis_tables import RedisSignatureStore
@@ -281,7 +282,9 @@ def run(n: int, repeat: int = 3, pages: int = 200) -> dict[str, Any]:
         results["redis_version"] = admin.info("server")["redis_version"]
 
         ours = RedisDupeFilter(
-            Fingerprinter(), RedisSeenStore(connect(server.url), "bench:seen", owns_client=True)
+            SeenCheck.standalone(
+                RedisSeenStore(connect(server.url), "bench:seen", owns_client=True)
+            )
         )
         results["ours"] = bench_filter("ours", ours, "bench:seen", admin, url_list, repeat)
         ours.close("finished")
