@@ -341,7 +341,8 @@ def run(n: int, repeat: int = 3, pages: int = 200) -> dict[str, Any]:
         assert len(sigs) == n
         sigs.close()
 
-        results["pages"] = bench_pages(server, admin, pages, repeat)
+        if pages:
+            results["pages"] = bench_pages(server, admin, pages, repeat)
     return results
 
 
@@ -410,7 +411,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100_000, help="distinct URLs (default 100000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes, best kept (default 3)")
     parser.add_argument(
-        "--pages", type=int, default=200, help="pages of the link-path benchmark (default 200)"
+        "--pages",
+        type=int,
+        default=200,
+        help="pages of the link-path benchmark (default 200; 0: skip it)",
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
