@@ -531,6 +531,8 @@ def test_a_duplicate_one_key_call_writes_nothing(redis_server: RedisServer) -> N
         "incrby": 1,
         "hset": 1,
     }
+    admin.script_flush()  # a server that forgot the script: NOSCRIPT, loaded, sent again
+    assert store.add(9) is True and store.add(9) is False and len(store) == 3
     store.close()
 
 
