@@ -58,6 +58,7 @@ from scrapy_urlunify.core._unify import DEFAULT_POLICY, unifier_for
 from scrapy_urlunify.integration.seen._fingerprinter import Fingerprinter
 from scrapy_urlunify.integration.seen._keys import seen_key
 from scrapy_urlunify.integration.seen._redis_dupefilter import RedisDupeFilter
+from scrapy_urlunify.integration.seen._seen import SeenCheck
 from scrapy_urlunify.stores._redis_connection import connect
 from scrapy_urlunify.stores._redis_seen import RedisSeenStore
 from scrapy_urlunify.stores._redis_tables import RedisSignatureStore
@@ -281,7 +282,9 @@ def run(n: int, repeat: int = 3, pages: int = 200) -> dict[str, Any]:
         results["redis_version"] = admin.info("server")["redis_version"]
 
         ours = RedisDupeFilter(
-            Fingerprinter(), RedisSeenStore(connect(server.url), "bench:seen", owns_client=True)
+            SeenCheck.standalone(
+                RedisSeenStore(connect(server.url), "bench:seen", owns_client=True)
+            )
         )
         results["ours"] = bench_filter("ours", ours, "bench:seen", admin, url_list, repeat)
         ours.close("finished")
@@ -338,7 +341,8 @@ def run(n: int, repeat: int = 3, pages: int = 200) -> dict[str, Any]:
         assert len(sigs) == n
         sigs.close()
 
-        results["pages"] = bench_pages(server, admin, pages, repeat)
+        if pages:
+            results["pages"] = bench_pages(server, admin, pages, repeat)
     return results
 
 
@@ -407,7 +411,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100_000, help="distinct URLs (default 100000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes, best kept (default 3)")
     parser.add_argument(
-        "--pages", type=int, default=200, help="pages of the link-path benchmark (default 200)"
+        "--pages",
+        type=int,
+        default=200,
+        help="pages of the link-path benchmark (default 200; 0: skip it)",
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)

@@ -145,6 +145,18 @@ def own_retries(client: redis.Redis) -> redis.Redis:
     return client
 
 
+def resends(client: Any) -> bool:
+    """Whether redis-py may send a command again by itself after a connection error, unknown to
+    the store: a client with retries of its own (one handed in, not made by :func:`connect`), or
+    a cluster client (its pipelines send a call again, alone, when its node dropped the
+    connection: :func:`run_scripts`)."""
+    if is_cluster(client):
+        return True
+    get_retry = getattr(client, "get_retry", None)
+    retry = get_retry() if get_retry is not None else None
+    return retry is not None and getattr(retry, "_retries", 1) != 0
+
+
 def remap(client: Any, interval: float = REMAP_INTERVAL) -> bool:
     """On a cluster client, read the slot map again (``CLUSTER SLOTS`` from a node that answers),
     unless it was read less than ``interval`` seconds ago; whether it was read.

@@ -453,6 +453,89 @@ def test_a_lost_reply_of_the_call_that_opened_a_generation(redis_server: RedisSe
     assert len(store) == 14 and all(k in store for k in shard5)
 
 
+class LoseAfterRun:
+    """Stands in for a store's ``_eval_one`` (the one-key call): the call runs, then its reply
+    is lost, once per True in ``lose``."""
+
+    def __init__(self, store: RedisSeenStore) -> None:
+        self.run = store._eval_one
+        self.lose: list[bool] = []
+
+    def __call__(self, keys: list[bytes], args: list[object]) -> object:
+        reply = self.run(keys, args)
+        if self.lose and self.lose.pop():
+            raise rex.ConnectionError("Connection reset by peer")
+        return reply
+
+
+def test_a_lost_reply_of_one_key_never_makes_a_new_page_seen(redis_server: RedisServer) -> None:
+    """add() on a client of connect(): its first attempt does not look for a stamp. A reply lost
+    after the call ran: the retry answers from the stamp of the attempt that added the key
+    ("new"), and "seen" only for a key that was there before the call."""
+    store = RedisSeenStore(connect(redis_server.url), "seen", owns_client=True)
+    assert store._plain and not store._always_check  # the cheaper path
+    store._eval_one = lost = LoseAfterRun(store)  # type: ignore[method-assign]
+    lost.lose[:] = [True]
+    assert store.add(5) is True and store.retries == 1
+    assert store.add(5) is False  # no retry: a plain duplicate
+    lost.lose[:] = [True]
+    assert store.add(5) is False and store.retries == 2  # seen before the call, so no stamp
+    lost.lose[:] = [True, True]  # the call and its first retry both ran unanswered
+    assert store.add(6) is True and store.retries == 4
+    assert store.add(6) is False and len(store) == 2
+    store.close()
+
+
+def test_a_lost_reply_of_the_one_key_call_that_opened_a_generation(
+    redis_server: RedisServer,
+) -> None:
+    """The one-key call that filled its shard's first generation opened the next one, and its
+    reply was lost: the retry answers "new" and tells the store of the generation."""
+    redis_server.client().config_set("set-max-intset-entries", 16)  # generations of ~9 a bucket
+    store = RedisSeenStore(connect(redis_server.url), "seen", size=1, owns_client=True)
+    rng = random.Random(4)
+    shard5 = [5 << 58 | rng.getrandbits(58) for _ in range(10)]
+    assert [store.add(k) for k in shard5[:8]] == [True] * 8
+    store._eval_one = lost = LoseAfterRun(store)  # type: ignore[method-assign]
+    lost.lose[:] = [True]
+    assert store.add(shard5[8]) is True and store.retries == 1  # the 9th: opens generation 2
+    assert redis_server.client().get("seen:{seen:5}:generations") == b"2"
+    trips = store.round_trips
+    assert store.add(shard5[9]) is True and store.add(shard5[8]) is False
+    assert store.round_trips - trips == 2  # no stale round: the stamp said it opened one
+    store.close()
+
+
+def commands(admin: redis.Redis) -> dict[str, int]:
+    """The commands Redis ran since CONFIG RESETSTAT (that one left out), by name."""
+    stats = admin.info("commandstats")
+    return {k[8:]: v["calls"] for k, v in stats.items() if k != "cmdstat_config|resetstat"}
+
+
+def test_a_duplicate_one_key_call_writes_nothing(redis_server: RedisServer) -> None:
+    """What add() costs inside Redis: a duplicate reads the shard's generation count and asks
+    SADD; a new key adds the counter, the intset check and its stamp, and reads no stamp."""
+    store = RedisSeenStore(connect(redis_server.url), "seen", owns_client=True)
+    admin = redis_server.client()
+    assert store.add(7) is True
+    admin.config_resetstat()
+    assert store.add(7) is False
+    assert commands(admin) == {"evalsha": 1, "get": 1, "sadd": 1}
+    admin.config_resetstat()
+    assert store.add(8) is True
+    assert commands(admin) == {
+        "evalsha": 1,
+        "get": 1,
+        "sadd": 1,
+        "scard": 1,
+        "incrby": 1,
+        "hset": 1,
+    }
+    admin.script_flush()  # a server that forgot the script: NOSCRIPT, loaded, sent again
+    assert store.add(9) is True and store.add(9) is False and len(store) == 3
+    store.close()
+
+
 def test_the_stamps_expire_a_week_after_the_calls_that_keep_them(client: redis.Redis) -> None:
     """A shard's stamps outlive a store's last call by STAMPS_TTL: its first call there sets
     the expiry, and it pushes it back once per STAMPS_REFRESH, not at every call."""
