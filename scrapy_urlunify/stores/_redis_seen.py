@@ -29,7 +29,6 @@ from redis import exceptions as rex
 from scrapy_urlunify.stores._base import StoreError
 from scrapy_urlunify.stores._redis_buckets import (
     LAYOUT_SCRIPT,
-    ONE_SCRIPT,
     SHARD_SCRIPT,
     STAMPS_REFRESH,
     Layout,
@@ -40,9 +39,9 @@ from scrapy_urlunify.stores._redis_connection import (
     PIPELINE_CHUNK,
     RedisStore,
     is_cluster,
-    resends,
     run_scripts,
 )
+from scrapy_urlunify.stores._redis_one import OneKeyCalls
 
 logger = logging.getLogger(__name__)
 
@@ -52,19 +51,9 @@ T = TypeVar("T")
 #: and to add there, each with its position in what the caller asked.
 Call = tuple[int, str, list[tuple[int, int]], list[tuple[int, int]]]
 
-#: What a :data:`~.redis_buckets.ONE_SCRIPT` call on a shard of known generations needs besides
-#: its key: the generation count's, counter's and owners hash's names; how the key names its
-#: bucket in each generation (``(prefix, mask, shift)``, as :meth:`Layout.namers`, the prefix
-#: encoded); and the end of its argument (the count that opens a generation, the intset limit,
-#: the owner), encoded once.
-OnePlan = tuple[list[bytes], list[tuple[bytes, int, int]], bytes]
-
 #: Rounds of one call at most: a shard answers a caller that does not know its generations with
 #: their count, and is called again (a generation opened meanwhile by another process).
 MAX_ROUNDS = 8
-
-#: redis-py 5.3+: ``ConnectionPool.get_connection()`` takes no command name (5.0-5.2 need one).
-NO_NAME_POOL = tuple(int(p) for p in redis.__version__.split(".")[:2] if p.isdigit()) >= (5, 3)
 
 #: ``scrapy urlunify store migrate`` keeps a seen set of the one-SET layout at this suffix of
 #: its key while it copies it into buckets.
@@ -104,14 +93,8 @@ class RedisSeenStore(RedisStore):
         self._sha: str | None = None
         self._layout_script = client.register_script(LAYOUT_SCRIPT)
         self._shard_script = client.register_script(SHARD_SCRIPT)
-        self._one_script = client.register_script(ONE_SCRIPT)
-        self._one_loaded = False
-        # add() sends its command itself on a plain client of a redis-py whose pool hands out
-        # a connection for no command name (5.3+); through execute_command on any other (a
-        # subclass may wrap it)
-        self._plain = type(client) is redis.Redis and client.connection is None and NO_NAME_POOL
-        # every attempt of add() looks for its stamp when redis-py may send one again unseen
-        self._always_check = not self._plain and resends(client)
+        #: the calls of add(), one key each
+        self.ones = OneKeyCalls(client, self.owner, self._count_round_trips)
         #: times a shard's marker was found gone after this store had seen it (Redis lost its data)
         self.data_lost = 0
         self._marked: set[int] = set()  # shards whose marker this store has seen or made
@@ -120,7 +103,6 @@ class RedisSeenStore(RedisStore):
         # (shard, generations) -> its counter's, stamps' and generation count's keys, how its
         # keys name their buckets, and when it opens its next generation
         self._plans: dict[tuple[int, int], tuple[list[str], list[tuple[str, int, int]], int]] = {}
-        self._one_plans: dict[tuple[int, int], OnePlan] = {}  # the same, for add()
         #: buckets this store saw grow past the intset limit (each then costs ~10x per URL)
         self.converted = 0
         self._call_ids = itertools.count(1)
@@ -131,6 +113,9 @@ class RedisSeenStore(RedisStore):
         #: ``"<owner> <call id>"`` of the last :meth:`add_batch`, and where each key went in it
         self.last_batch = ""
         self._last_places: list[tuple[int, int]] = []
+
+    def _count_round_trips(self, n: int) -> None:
+        self.round_trips += n
 
     def _call(self, what: str, command: Callable[[], T]) -> tuple[T, bool]:
         def counted() -> T:
@@ -401,10 +386,12 @@ class RedisSeenStore(RedisStore):
         refresh = now - self._refreshed.get(shard, -STAMPS_REFRESH) >= STAMPS_REFRESH
         if refresh:
             self._refreshed[shard] = now
-        doubt = [self._always_check]  # an attempt may have run unanswered: look for its stamp
+        ones = self.ones
+        doubt = [ones.always_check]  # an attempt may have run unanswered: look for its stamp
         for _ in range(MAX_ROUNDS):
-            keys, head, tail = self._one_args(layout, shard, key, call_id, refresh)
-            reply = self._run("SADD", partial(self._one, keys, head, tail, doubt))
+            generations = self._generations.get(shard, 1)
+            keys, head, tail = ones.args(layout, shard, generations, key, call_id, refresh)
+            reply = self._run("SADD", partial(ones.attempt, keys, head, tail, doubt))
             if reply >= 0:
                 break
             self._generations[shard] = -reply  # nothing ran: a generation this store missed
@@ -416,73 +403,6 @@ class RedisSeenStore(RedisStore):
         if reply > 1 or shard not in self._marked:
             self._answered([(shard, bool(reply & 8), reply >> 1 & 3)])
         return bool(reply & 1)
-
-    def _one_args(
-        self, layout: Layout, shard: int, key: int, call_id: bytes, refresh: bool
-    ) -> tuple[list[bytes], bytes, bytes]:
-        """The KEYS of the :data:`~.redis_buckets.ONE_SCRIPT` call adding ``key``, and its one
-        argument before and after the digit that says whether to look for a stamp."""
-        generations = self._generations.get(shard, 1)
-        plan = self._one_plans.get((shard, generations))
-        if plan is None:
-            plan = self._one_plans[shard, generations] = self._one_plan(layout, shard, generations)
-        names, namers, tail = plan
-        keys = names + [prefix + b"%d" % ((key & mask) >> shift) for prefix, mask, shift in namers]
-        head = b"%d %s " % (key & layout.member_mask, call_id)
-        return keys, head, (b"1 " if refresh else b"0 ") + tail
-
-    def _one_plan(self, layout: Layout, shard: int, generations: int) -> OnePlan:
-        names = [
-            layout.generations_key(shard).encode(),
-            layout.count_key(shard).encode(),
-            layout.owners_key(shard).encode(),
-        ]
-        namers = [(p.encode(), mask, shift) for p, mask, shift in layout.namers(shard, generations)]
-        tail = b"%d %d %s" % (layout.opens_at(generations), layout.limit, self.owner.encode())
-        return names, namers, tail
-
-    def _one(self, keys: list[bytes], head: bytes, tail: bytes, doubt: list[bool]) -> int:
-        """One attempt of a :data:`~.redis_buckets.ONE_SCRIPT` call: its reply. ``doubt[0]``:
-        an earlier attempt may have run without its reply arriving, so this one answers from
-        that attempt's stamp if it left one; set when this one fails so."""
-        try:
-            return int(self._eval_one(keys, [head + (b"1" if doubt[0] else b"0") + tail]))
-        except Exception:  # (only a transient error is retried: a lost reply, a timeout)
-            doubt[0] = True
-            raise
-
-    def _eval_one(self, keys: list[bytes], args: list[Any]) -> Any:
-        if is_cluster(self.client):
-            return run_scripts(self.client, [(self._one_script, keys, args)])[0]
-        send = self._direct if self._plain else self.client.execute_command
-        if not self._one_loaded:  # once per store, as _pipelined loads SHARD_SCRIPT
-            self.round_trips += 1
-            self.client.script_load(ONE_SCRIPT)
-            self._one_loaded = True
-        sha = self._one_script.sha
-        try:
-            return send("EVALSHA", sha, len(keys), *keys, *args)
-        except rex.NoScriptError:  # a restarted or flushed server: the call did not run
-            self.round_trips += 2
-            self.client.script_load(ONE_SCRIPT)
-            return send("EVALSHA", sha, len(keys), *keys, *args)
-
-    def _direct(self, *command: Any) -> Any:
-        """``command`` on a connection of the client's pool, without redis-py's
-        ``execute_command`` around it (its retry wrapper, its metrics): a third of what a
-        one-key call costs the crawl's process. Retries are the store's (:meth:`_call`)."""
-        pool = self.client.connection_pool
-        conn = pool.get_connection()
-        try:
-            conn.send_packed_command(conn.pack_command(*command))
-            return conn.read_response()
-        except rex.ResponseError:  # an error reply: the connection is in step
-            raise
-        except BaseException:  # cut off mid-command: its next user must not read this reply
-            conn.disconnect()
-            raise
-        finally:
-            pool.release(conn)
 
     def batch_call(self, index: int) -> str:
         """What :meth:`batch_answer` needs to tell what the last :meth:`add_batch` did with its
@@ -645,4 +565,4 @@ class RedisSeenStore(RedisStore):
         self._marked.clear()
         self._generations.clear()
         self._plans.clear()
-        self._one_plans.clear()
+        self.ones.plans.clear()

@@ -454,11 +454,11 @@ def test_a_lost_reply_of_the_call_that_opened_a_generation(redis_server: RedisSe
 
 
 class LoseAfterRun:
-    """Stands in for a store's ``_eval_one`` (the one-key call): the call runs, then its reply
+    """Stands in for a store's ``ones.eval`` (the one-key call): the call runs, then its reply
     is lost, once per True in ``lose``."""
 
     def __init__(self, store: RedisSeenStore) -> None:
-        self.run = store._eval_one
+        self.run = store.ones.eval
         self.lose: list[bool] = []
 
     def __call__(self, keys: list[bytes], args: list[object]) -> object:
@@ -473,8 +473,8 @@ def test_a_lost_reply_of_one_key_never_makes_a_new_page_seen(redis_server: Redis
     after the call ran: the retry answers from the stamp of the attempt that added the key
     ("new"), and "seen" only for a key that was there before the call."""
     store = RedisSeenStore(connect(redis_server.url), "seen", owns_client=True)
-    assert store._plain and not store._always_check  # the cheaper path
-    store._eval_one = lost = LoseAfterRun(store)  # type: ignore[method-assign]
+    assert store.ones.plain and not store.ones.always_check  # the cheaper path
+    store.ones.eval = lost = LoseAfterRun(store)  # type: ignore[method-assign]
     lost.lose[:] = [True]
     assert store.add(5) is True and store.retries == 1
     assert store.add(5) is False  # no retry: a plain duplicate
@@ -496,7 +496,7 @@ def test_a_lost_reply_of_the_one_key_call_that_opened_a_generation(
     rng = random.Random(4)
     shard5 = [5 << 58 | rng.getrandbits(58) for _ in range(10)]
     assert [store.add(k) for k in shard5[:8]] == [True] * 8
-    store._eval_one = lost = LoseAfterRun(store)  # type: ignore[method-assign]
+    store.ones.eval = lost = LoseAfterRun(store)  # type: ignore[method-assign]
     lost.lose[:] = [True]
     assert store.add(shard5[8]) is True and store.retries == 1  # the 9th: opens generation 2
     assert redis_server.client().get("seen:{seen:5}:generations") == b"2"
