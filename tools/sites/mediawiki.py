@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+import debian_packages  # tools/sites: beside this script
+
 MW = Path("/usr/share/mediawiki")
 PACKAGES = ["mediawiki", "php-cli", "php-sqlite3", "php-intl", "php-mbstring", "php-apcu"]
 DEFAULT_PORT = 8089
@@ -98,35 +100,12 @@ STUB = """<includeonly>''This article about {{{1|a place}}} is a stub. You can h
 
 
 def missing_packages() -> list[str]:
-    out = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Package} ${Status}\n", *PACKAGES],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    installed = {
-        line.split()[0] for line in out.splitlines() if line.endswith("install ok installed")
-    }
-    return [p for p in PACKAGES if p not in installed]
+    return debian_packages.missing_packages(PACKAGES)
 
 
 def install() -> None:
-    """``apt-get install`` the Debian packages that are missing (``apt-get update`` once first if
-    apt does not know ``mediawiki``)."""
-    missing = missing_packages()
-    if not missing:
-        print("all installed:", " ".join(PACKAGES))
-        return
-    known = subprocess.run(
-        ["apt-cache", "policy", "mediawiki"], capture_output=True, text=True, check=False
-    ).stdout
-    if "Candidate:" not in known or "Candidate: (none)" in known:
-        subprocess.run(["apt-get", "update"], check=True)
-    subprocess.run(
-        ["apt-get", "install", "-y", "--no-install-recommends", *missing],
-        check=True,
-        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-    )
+    """``apt-get install`` the Debian packages that are missing."""
+    debian_packages.install(PACKAGES, "mediawiki")
 
 
 # --- content ----------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import debian_packages  # tools/sites: beside this script
+
 WP = Path("/usr/share/wordpress")
 THEME = "twentytwentyone"
 PACKAGES = [
@@ -160,36 +162,12 @@ PAGES = [
 
 
 def missing_packages() -> list[str]:
-    out = subprocess.run(
-        ["dpkg-query", "-W", "-f=${Package} ${Status}\n", *PACKAGES],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout
-    installed = {
-        line.split()[0] for line in out.splitlines() if line.endswith("install ok installed")
-    }
-    return [p for p in PACKAGES if p not in installed]
+    return debian_packages.missing_packages(PACKAGES)
 
 
 def install() -> None:
-    """``apt-get install`` the Debian packages that are missing (``apt-get update`` once first if
-    apt does not know ``wordpress``). The packages' services are not started here nor used: the
-    database is the blog's own ``mariadbd``."""
-    missing = missing_packages()
-    if not missing:
-        print("all installed:", " ".join(PACKAGES))
-        return
-    known = subprocess.run(
-        ["apt-cache", "policy", "wordpress"], capture_output=True, text=True, check=False
-    ).stdout
-    if "Candidate:" not in known or "Candidate: (none)" in known:
-        subprocess.run(["apt-get", "update"], check=True)
-    subprocess.run(
-        ["apt-get", "install", "-y", "--no-install-recommends", *missing],
-        check=True,
-        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-    )
+    """``apt-get install`` the Debian packages that are missing."""
+    debian_packages.install(PACKAGES, "wordpress")
 
 
 # --- content ----------------------------------------------------------------------------------
