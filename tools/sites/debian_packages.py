@@ -1,9 +1,11 @@
-"""The Debian packages a real-software test site needs: which are missing, and ``apt-get``
-them (``tools/sites/mediawiki.py``, ``tools/sites/wordpress.py``)."""
+"""What the real-software test sites share (``tools/sites/mediawiki.py``,
+``tools/sites/wordpress.py``): the Debian packages they need (which are missing, ``apt-get``
+them), and stopping the servers they start."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Sequence
 
@@ -39,3 +41,15 @@ def install(packages: Sequence[str], main: str) -> None:
         check=True,
         env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
     )
+
+
+def stop_group(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Stop a server started in its own process group (its workers too): SIGTERM, then SIGKILL
+    after ``timeout`` seconds."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -448,13 +448,7 @@ def serve(dir_: Path, port: int = DEFAULT_PORT, workers: int = 4) -> subprocess.
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """Stop a server from :func:`serve` (its process group: the workers too)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    debian_packages.stop_group(proc, 10)
 
 
 def warm(base_url: str, titles: list[str]) -> float:

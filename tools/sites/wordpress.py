@@ -780,13 +780,7 @@ def start_db(dir_: Path) -> subprocess.Popen[bytes]:
 
 def stop_db(proc: subprocess.Popen[bytes]) -> None:
     """Stop a ``mariadbd`` from :func:`start_db` (a clean shutdown: SIGTERM, up to a minute)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    debian_packages.stop_group(proc, 60)
 
 
 # --- serve ------------------------------------------------------------------------------------
@@ -892,14 +886,7 @@ def serve(dir_: Path, port: int = DEFAULT_PORT, workers: int = 4) -> Server:
 def stop(server: Server) -> None:
     """Stop a blog from :func:`serve`: the PHP server (its process group: the workers too),
     then the database."""
-    proc = server.php
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    debian_packages.stop_group(server.php, 10)
     stop_db(server.db)
 
 
