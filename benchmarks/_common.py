@@ -168,3 +168,45 @@ def audit_rules(
                 break
         report.append({"rule": str(rule), "checked": checked, "wrong": wrong})
     return report
+
+
+def add_site_runs(
+    parser: Any, configs: list[str], orders: list[str], port: int, budget: int
+) -> None:
+    """The options of a benchmark of a real-software site served on loopback (the wiki, the
+    blog): where it runs, which crawls, their budget, the JSON, and the child's arguments."""
+    import argparse
+
+    parser.add_argument("--port", type=int, default=port)
+    parser.add_argument("--workers", type=int, default=4, help="PHP_CLI_SERVER_WORKERS")
+    parser.add_argument(
+        "--configs", default=",".join(configs), help=f"comma-separated, of {configs}"
+    )
+    parser.add_argument("--orders", default=",".join(orders), help=f"comma-separated, of {orders}")
+    parser.add_argument("--budget", type=int, default=budget, help="CLOSESPIDER_PAGECOUNT")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--child", nargs=4, metavar=("CONFIG", "ORDER", "URL", "BUDGET"), help=argparse.SUPPRESS
+    )
+
+
+def site_runs(
+    parser: Any, args: Any, configs: list[str], orders: list[str]
+) -> tuple[list[str], list[str]]:
+    """The configurations and orders ``args`` asks for (a usage error for an unknown one)."""
+    chosen, ordered = args.configs.split(","), args.orders.split(",")
+    for name in chosen + ordered:
+        if name not in configs + orders:
+            parser.error(f"unknown configuration or order {name!r}")
+    return chosen, ordered
+
+
+def print_audits(config: str, order: str, run: dict[str, Any]) -> None:
+    """The verdict on each rule a crawl ended with (``audit_rules``), to stderr."""
+    for a in run.get("rules_audited", []):
+        verdict = f"WRONG: {a['wrong'][0]} and {a['wrong'][1]} differ" if a["wrong"] else "right"
+        print(
+            f"  {config}/{order}: {a['rule']}: {verdict} ({a['checked']} URLs fetched again)",
+            file=sys.stderr,
+            flush=True,
+        )

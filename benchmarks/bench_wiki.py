@@ -68,7 +68,16 @@ sys.path.insert(0, str(ROOT / "tools" / "sites"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mediawiki  # noqa: E402
-from _common import audit_rules, child_json, learned_rules, run_measured, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    add_site_runs,
+    audit_rules,
+    child_json,
+    learned_rules,
+    print_audits,
+    run_measured,
+    site_runs,
+    write_json,
+)
 
 CONFIGS = ["plain", "addon", "follow", "nofrontier", "nonear", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
@@ -327,26 +336,13 @@ def main() -> None:
         help="an already-running wiki (e.g. http://127.0.0.1:8089): not built nor "
         "served; truth from --dir if it holds a wiki, else from its API",
     )
-    parser.add_argument("--port", type=int, default=mediawiki.DEFAULT_PORT)
-    parser.add_argument("--workers", type=int, default=4, help="PHP_CLI_SERVER_WORKERS")
-    parser.add_argument(
-        "--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}"
-    )
-    parser.add_argument("--orders", default=",".join(ORDERS), help=f"comma-separated, of {ORDERS}")
-    parser.add_argument("--budget", type=int, default=6000, help="CLOSESPIDER_PAGECOUNT")
-    parser.add_argument("--json", type=Path, help="also write the rows here")
-    parser.add_argument(
-        "--child", nargs=4, metavar=("CONFIG", "ORDER", "URL", "BUDGET"), help=argparse.SUPPRESS
-    )
+    add_site_runs(parser, CONFIGS, ORDERS, mediawiki.DEFAULT_PORT, 6000)
     args = parser.parse_args()
     if args.child:
         config, order, url, budget = args.child
         print(json.dumps(crawl(config, order, url, int(budget))))
         return
-    configs, orders = args.configs.split(","), args.orders.split(",")
-    for name in configs + orders:
-        if name not in CONFIGS + ORDERS:
-            parser.error(f"unknown configuration or order {name!r}")
+    configs, orders = site_runs(parser, args, CONFIGS, ORDERS)
     server = None
     meta: dict[str, Any] = {}
     if args.url:
@@ -369,17 +365,7 @@ def main() -> None:
                 run = child_json(__file__, "--child", config, order, url, str(args.budget))
                 rows.append(score(run, truth))
                 print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
-                for a in run.get("rules_audited", []):
-                    verdict = (
-                        f"WRONG: {a['wrong'][0]} and {a['wrong'][1]} differ"
-                        if a["wrong"]
-                        else "right"
-                    )
-                    print(
-                        f"  {config}/{order}: {a['rule']}: {verdict} ({a['checked']} URLs fetched again)",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                print_audits(config, order, run)
     finally:
         if server is not None:
             mediawiki.stop(server)
