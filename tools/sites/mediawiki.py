@@ -27,6 +27,7 @@ costs ~20-60 ms of CPU, which is what nginx + php-fpm would cost too (PHP is the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -535,11 +536,17 @@ def main(argv: list[str] | None = None) -> None:
             f"serving http://127.0.0.1:{args.port}/wiki/Main_Page (pid {proc.pid}); Ctrl-C stops",
             flush=True,
         )
-        signal.signal(signal.SIGTERM, lambda *_: stop(proc))  # the workers are in their own group
-        try:
+
+        def terminate(*_: object) -> None:
+            # only a signal here: stop() waits for the server, which the main thread does
+            # (Popen.wait holds a lock a handler waiting too would deadlock on)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, terminate)  # the workers are in their own group
+        with contextlib.suppress(KeyboardInterrupt):
             proc.wait()
-        except KeyboardInterrupt:
-            stop(proc)
+        stop(proc)
     else:
         print(json.dumps(truth(args.dir.resolve()), indent=1))
 
