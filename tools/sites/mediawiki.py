@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-import debian_packages  # tools/sites: beside this script
+import site_tools  # tools/sites: beside this script
 
 MW = Path("/usr/share/mediawiki")
 PACKAGES = ["mediawiki", "php-cli", "php-sqlite3", "php-intl", "php-mbstring", "php-apcu"]
@@ -101,12 +101,12 @@ STUB = """<includeonly>''This article about {{{1|a place}}} is a stub. You can h
 
 
 def missing_packages() -> list[str]:
-    return debian_packages.missing_packages(PACKAGES)
+    return site_tools.missing_packages(PACKAGES)
 
 
 def install() -> None:
     """``apt-get install`` the Debian packages that are missing."""
-    debian_packages.install(PACKAGES, "mediawiki")
+    site_tools.install(PACKAGES, "mediawiki")
 
 
 # --- content ----------------------------------------------------------------------------------
@@ -449,7 +449,7 @@ def serve(dir_: Path, port: int = DEFAULT_PORT, workers: int = 4) -> subprocess.
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """Stop a server from :func:`serve` (its process group: the workers too)."""
-    debian_packages.stop_group(proc, 10)
+    site_tools.stop_group(proc, 10)
 
 
 def warm(base_url: str, titles: list[str]) -> float:

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import debian_packages  # tools/sites: beside this script
+import site_tools  # tools/sites: beside this script
 
 WP = Path("/usr/share/wordpress")
 THEME = "twentytwentyone"
@@ -162,12 +162,12 @@ PAGES = [
 
 
 def missing_packages() -> list[str]:
-    return debian_packages.missing_packages(PACKAGES)
+    return site_tools.missing_packages(PACKAGES)
 
 
 def install() -> None:
     """``apt-get install`` the Debian packages that are missing."""
-    debian_packages.install(PACKAGES, "wordpress")
+    site_tools.install(PACKAGES, "wordpress")
 
 
 # --- content ----------------------------------------------------------------------------------
@@ -780,7 +780,7 @@ def start_db(dir_: Path) -> subprocess.Popen[bytes]:
 
 def stop_db(proc: subprocess.Popen[bytes]) -> None:
     """Stop a ``mariadbd`` from :func:`start_db` (a clean shutdown: SIGTERM, up to a minute)."""
-    debian_packages.stop_group(proc, 60)
+    site_tools.stop_group(proc, 60)
 
 
 # --- serve ------------------------------------------------------------------------------------
@@ -886,7 +886,7 @@ def serve(dir_: Path, port: int = DEFAULT_PORT, workers: int = 4) -> Server:
 def stop(server: Server) -> None:
     """Stop a blog from :func:`serve`: the PHP server (its process group: the workers too),
     then the database."""
-    debian_packages.stop_group(server.php, 10)
+    site_tools.stop_group(server.php, 10)
     stop_db(server.db)
 
 
