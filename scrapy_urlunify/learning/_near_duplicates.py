@@ -67,8 +67,7 @@ MIN_FEATURES = 16
 # view ("?diff=prev&oldid=N") shows the change (table.diff, a "Latest revision as of" title) above
 # revision N: on a stub the change is longer than the article. Only
 # there (mode "mediawiki"): the class test on every element doubled the pass on other pages.
-_MAIN_TEXT = etree.XSLT(
-    etree.XML(b"""\
+_STYLESHEET = """\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="text" encoding="utf-8"/>
   <xsl:template match="/">
@@ -87,7 +86,29 @@ _MAIN_TEXT = etree.XSLT(
   <xsl:template match="*[@class][contains(@class, 'mw-editsection') or contains(@class, 'mw-message-box')
                                   or contains(concat(' ', @class, ' '), ' diff ')
                                   or contains(@class, 'diff-currentversion-title')]" mode="mediawiki"/>
-</xsl:stylesheet>""")
+  COMMENTS
+</xsl:stylesheet>"""
+_MAIN_TEXT = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", "").encode()))
+
+# The readers' comments: the element every "N comments" link points at (``#comments``: WordPress's
+# classic themes, Drupal's, most blog engines'). A post's other comment pages and the post itself
+# show one article under other comments, and a user yielding an item per post wants one: the
+# comments' text is marked off by _COMMENTS, and main_text() leaves it out when the rest still
+# makes a SimHash (a page that is little but comments, a guest book, keeps them). A second
+# stylesheet, for pages that have the element only: its match on every element made the pass
+# half as long again.
+_COMMENTS = "\ufdd0"  # a noncharacter: no page's text has it, XML allows it
+_HAS_COMMENTS = etree.XPath("boolean(id('comments'))")
+_MAIN_TEXT_COMMENTED = etree.XSLT(
+    etree.XML(
+        _STYLESHEET.replace(
+            "COMMENTS",
+            f"""<xsl:template match="*[@id='comments']">
+    <xsl:text>{_COMMENTS}</xsl:text><xsl:apply-templates mode="comments"/><xsl:text>{_COMMENTS}</xsl:text>
+  </xsl:template>
+  <xsl:template match="script|style|noscript|template" mode="comments"/>""",
+        ).encode()
+    )
 )
 
 # One translate() pass cuts the text into chunks: white space deleted (it carries no meaning for
@@ -150,9 +171,20 @@ def main_text(root: etree._Element) -> str:
     """The text a near-duplicate signature is made of: the main content of a parsed page
     (MediaWiki's ``#mw-content-text``, else the first ``<main>`` or ``role="main"`` element, else
     ``<body>``, else everything) without script,
-    style, noscript and template elements nor comments. ``root``: the document's root element
-    (in a crawl, Scrapy's ``response.selector.root``); it is read, never modified."""
-    return str(_MAIN_TEXT(root))
+    style, noscript and template elements nor comments, and without its readers' comments
+    (``#comments``) when the rest has text enough for a SimHash. ``root``: the document's root
+    element (in a crawl, Scrapy's ``response.selector.root``); it is read, never modified."""
+    if not _HAS_COMMENTS(root):
+        return str(_MAIN_TEXT(root))
+    parts = str(_MAIN_TEXT_COMMENTED(root)).split(_COMMENTS)
+    if len(parts) == 1:  # outside the main content
+        return parts[0]
+    # odd parts are inside #comments (a page's own U+FDD0 would make their count even: then
+    # the whole text)
+    rest = "".join(parts[::2])
+    if len(parts) % 2 and fingerprint(rest, DEFAULT_MAX_BYTES, MIN_FEATURES) is not None:
+        return rest
+    return "".join(parts)
 
 
 def _normalized(text: str, max_bytes: int) -> bytes:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
+import blogsite
 import pytest
 import pytest_twisted
 import wikisite
@@ -33,6 +35,15 @@ class WikiSpider(Spider):
             response.meta.get("urlunify_near_duplicate_of"),
             response.meta.get("urlunify_resemblance"),
         )
+        yield {"url": response.url, "title": response.css("h1::text").get()}
+        for link in LinkExtractor().extract_links(response):
+            yield response.follow(link.url, self.parse)
+
+
+class BlogSpider(Spider):
+    name = "blog"
+
+    def parse(self, response):  # type: ignore[no-untyped-def]
         yield {"url": response.url, "title": response.css("h1::text").get()}
         for link in LinkExtractor().extract_links(response):
             yield response.follow(link.url, self.parse)
@@ -401,3 +412,17 @@ def test_running_processes_of_a_scope_share_their_pages_in_redis(redis_server):
     assert b.stats.get_value("urlunify/signature/near_records_read") == 2
     # two for each of A0, A1, A2; one for the link (0 bits from A0: no digest looked up)
     assert redis_server.client().llen("urlunify:near:signatures:near") == 7
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_post_under_other_comment_pages_is_one_item_and_a_guest_book_every_page():
+    site, crawler, items, dropped = yield run(blogsite.start, "/", {}, BlogSpider)
+    titles = Counter(item["title"] for item in items)
+    # a post and its other comment pages show one article: one item per post
+    assert {f"Post {n}": 1 for n in range(blogsite.POSTS)}.items() <= titles.items()
+    stats = crawler.stats.get_stats()
+    assert stats["urlunify/signature/dropped_near_duplicate_items"] == len(dropped) > 0
+    # a guest book is nothing but its entries: every page fetched, each an item
+    assert titles["Guest book"] == blogsite.GUESTBOOK_PAGES
+    for page in range(1, blogsite.GUESTBOOK_PAGES):
+        assert site.hits[f"/guestbook/comment-page-{page}/"] == 1

@@ -15,6 +15,7 @@ import tracemalloc
 
 import pytest
 from lxml import html
+from wikisite import article_text
 
 from scrapy_urlunify.learning._near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
 from scrapy_urlunify.learning._near_duplicates import (
@@ -204,6 +205,59 @@ def test_main_text_reads_the_main_content_else_the_body():
         "<html><body><p>Just <i>text</i></p><style>p{}</style></body></html>"
     )
     assert main_text(document).split() == ["Just", "text"]
+
+
+POST = (
+    "<html><body><nav>Home | About</nav><main><h1>On rivers</h1><p>{article}</p>"
+    "<div id='comments'><h2>12 comments</h2><ol>{comments}</ol><script>x=1</script></div>"
+    "</main></body></html>"
+)
+
+
+def _comments(page: int) -> str:
+    return "".join(
+        f"<li>Reader {page}-{i} says: {article_text(f'c{page}-{i}', 22)}</li>" for i in range(10)
+    )
+
+
+def test_a_post_under_other_comments_is_the_same_main_text():
+    article = article_text("post", 220)
+    first, last = (
+        main_text(html.document_fromstring(POST.format(article=article, comments=_comments(p))))
+        for p in (1, 2)
+    )
+    # the comments are not the article: both comment pages read as the post alone
+    assert first == last
+    assert "Reader" not in first
+    assert "On rivers" in first
+    assert page_fingerprint(first) == page_fingerprint(
+        main_text(html.document_fromstring(POST.format(article=article, comments="")))
+    )
+
+
+def test_a_page_that_is_little_but_comments_keeps_them():
+    # a guest book: a line of its own, too short for a SimHash without its entries; without
+    # them its pages would all read "Guest book" and be one page
+    first, second = (
+        main_text(
+            html.document_fromstring(
+                POST.format(article="Sign our guest book.", comments=_comments(p))
+            )
+        )
+        for p in (1, 2)
+    )
+    assert "Reader 1-0 says" in first
+    assert "Reader 2-0 says" in second
+    assert "x=1" not in first
+    assert page_fingerprint(first) != page_fingerprint(second)
+
+
+def test_a_comments_element_outside_the_main_content_changes_nothing():
+    document = html.document_fromstring(
+        "<html><body><div id='comments'>Latest: a reader wrote</div><main>Hello <b>world</b>"
+        "</main></body></html>"
+    )
+    assert main_text(document).split() == ["Hello", "world"]
 
 
 def test_a_text_without_words_has_no_fingerprint():
