@@ -47,6 +47,33 @@ VARIANT_PARAMS: frozenset[str] = frozenset(
     }
 )
 
+#: The names of :data:`VARIANT_PARAMS` that only tag a link (where it was, which print view it
+#: asks for) and never choose content, so that a page with one and the page without it showing
+#: one text are evidence like two values are: none of them has a default value that is also a
+#: choice (``?page=1`` = the list, ``?lang=en`` = the page, the learner's default-value trap).
+#: Not ``from``, ``source``, ``src``, ``origin``, ``nav``, ``mobile``, ``printer``: a date
+#: filter, a file, a section, a product may be called so.
+LINK_TAG_PARAMS: frozenset[str] = frozenset(
+    {
+        "ref",
+        "refid",
+        "ref_src",
+        "ref_url",
+        "fref",
+        "spref",
+        "fromref",
+        "referrer",
+        "referer",
+        "via",
+        "share",
+        "shared",
+        "print",
+        "printable",
+        "amp",
+    }
+)
+assert LINK_TAG_PARAMS <= VARIANT_PARAMS
+
 #: Values that ask for a view of the page whatever the parameter is called (``?output=amp``,
 #: ``?view=print``, ``?mode=mobile``: ural's value-conditional ``mode|output|outputtype=amp``).
 VARIANT_VALUES: frozenset[str] = frozenset({"print", "printable", "printer", "amp", "mobile"})

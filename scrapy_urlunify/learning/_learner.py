@@ -19,6 +19,7 @@ from collections.abc import Iterable
 import scrapy_urlunify.learning._rule_settings as rule_settings
 from scrapy_urlunify.core._domains import prefix_matcher, strip_prefixes, within
 from scrapy_urlunify.core._policy import DEFAULT_STRIP_HOST_PREFIXES
+from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE, Candidates
 from scrapy_urlunify.learning._page_index import PageIndex
 from scrapy_urlunify.learning._pairs import MAX_ITEMS, Pair, PairFinder, read_page
@@ -246,7 +247,8 @@ class Learner:
         ``(question, candidate, n)``, the question and its candidate rule as text, ``n`` the
         other values of the parameter observed on that page (two values with one text are the
         page's piece of evidence; a third adds nothing). A parameter of a page not observed
-        yet is asked only of a candidate with evidence (a rule under way). A page observed on a
+        yet is asked only of a candidate with evidence (a rule under way), or when it is a link
+        tag (``core._spellings.LINK_TAG_PARAMS``). A page observed on a
         related host asks whether the two hosts are aliases. What the frontier asks before it
         lets a request go (``integration.queue._frontier``)."""
         page = read_page(url, identity_host, "")
@@ -271,7 +273,11 @@ class Learner:
                 under_way = candidates.has((PARAM, host, name)) or candidates.has(
                     (PRESENCE, host, name)
                 )
-            if n >= 0 or under_way:  # a page of its own, or one more page of a rule under way
+            # a page of its own, or one more page of a rule under way, or a link tag (``ref``,
+            # ``print``), whose page without it makes a pair: those wait at the end of the
+            # queue together, and let go together they were a dozen fetches of pages fetched
+            # before while the rule was still unlearned
+            if n >= 0 or under_way or name in LINK_TAG_PARAMS:
                 found.append((f"{name} {hint}", candidate, max(n, 0)))
         for other in self._finder.hosts_seen(page):  # a page of a host that may mirror another
             pair = sorted((host, other))
@@ -368,7 +374,9 @@ class Learner:
         ``print``, one text) toward a rule of the host: only while the parameter showed one
         value on the host, and it needs more evidence than two values do (``min_pairs`` pages
         ``PRESENCE_FACTOR`` times over, on two paths; twice that on one): the default-value trap
-        (``?page=1`` = the list) is what probation and the first ``page=2`` then catch."""
+        (``?page=1`` = the list) is what probation and the first ``page=2`` then catch. A link
+        tag (``ref``, ``print``: ``core._spellings.LINK_TAG_PARAMS``), whatever its values,
+        needs what two values need."""
         a, b, sig = p.a, p.b, p.sig
         index, candidates = self._index, self._candidates
         if (
@@ -376,14 +384,15 @@ class Learner:
             or sig in index.shared
             or candidates.is_blocked(PARAM, a, b)
             or covered(self._rules, PARAM, a, b)
-            or not self._contexts.single_valued(a, b)
+            or (b not in LINK_TAG_PARAMS and not self._contexts.single_valued(a, b))
         ):
             return None
         ev = candidates.evidence((PRESENCE, a, b), "")
         if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
             return None
         n, paths = ev.count(index.catch_all, index.shared, page_of=self._contexts.page_of)
-        need = PRESENCE_FACTOR * self.min_pairs
+        # a link tag has no default value that chooses content: as much evidence as two values
+        need = (1 if b in LINK_TAG_PARAMS else PRESENCE_FACTOR) * self.min_pairs
         if n < need or (paths < 2 and n < 2 * need):
             return None
         rule = LearnedRule(PARAM, a, b, n, tuple(ev.examples))

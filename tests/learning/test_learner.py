@@ -820,16 +820,17 @@ def test_a_last_path_segment_is_learned_and_a_child_page_is_not():
 
 
 def test_a_parameter_that_looked_irrelevant_but_was_not_learned_is_a_hint():
-    """``?ref=sidebar`` on some links only: pages with and without it have one text, but one
+    """``?source=sidebar`` on some links only: pages with and without it have one text, but one
     value could be a default (``?page=1`` = the list), so it is not learned from so little;
-    the user is told what it cost, to decide. A counter-example, or a rule, ends the hint."""
+    the user is told what it cost, to decide (a link tag, ``?ref=``, is learned from
+    as much: tests/integration/test_frontier_hold.py). A counter-example, or a rule, ends the hint."""
     learner = Learner(presence=True)
     pages = []
     for path in ["/a", "/b", "/c", "/d"]:
-        pages += [(f"http://site.com{path}", path), (f"http://site.com{path}?ref=sidebar", path)]
+        pages += [(f"http://site.com{path}", path), (f"http://site.com{path}?source=sidebar", path)]
     feed(learner, pages)
     assert param_rules(learner) == []
-    assert learner.hints(3) == [("site.com", "ref", 4)]  # four fetches of a page fetched before
+    assert learner.hints(3) == [("site.com", "source", 4)]  # four fetches of a page fetched before
     assert learner.hints(5) == []
-    feed(learner, [("http://site.com/e", "/e"), ("http://site.com/e?ref=sidebar", "/f")])
+    feed(learner, [("http://site.com/e", "/e"), ("http://site.com/e?source=sidebar", "/f")])
     assert learner.hints(3) == []  # it changed a page: no longer advice

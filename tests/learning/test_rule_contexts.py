@@ -160,25 +160,32 @@ def test_limit_learned_across_pages_is_revoked_by_a_differing_pair_elsewhere():
     assert learner.is_blocked("param", "wiki.test", "limit")
 
 
-def test_print_is_learned_from_presence_across_distinct_pages_and_revoked_by_a_value_that_matters():
+@pytest.mark.parametrize(("name", "needed"), [("mobile", 9), ("print", 3)])
+def test_one_value_is_learned_from_presence_across_distinct_pages_and_revoked_by_a_value_that_matters(
+    name, needed
+):
+    # a parameter of one value might be a default that chooses content (?page=1): three times
+    # the pages two values need; a link tag (print: core._spellings.LINK_TAG_PARAMS) only tags
+    # the view, and needs what two values need
     pages = [f"/docs/d{i}" for i in range(5)] + [f"/news/n{i}" for i in range(4)]
     learner = Learner(presence=True)
-    for path in pages[:8]:
+    for path in pages[: needed - 1]:
         see(learner, f"http://s.test{path}", f"text of {path}", "s.test")
-        see(learner, f"http://s.test{path}?print=1", f"text of {path}", "s.test")
-    assert learner.rules == ()  # eight pages: presence needs three times min_pairs
-    see(learner, f"http://s.test{pages[8]}", "text 8", "s.test")
-    assert see(learner, f"http://s.test{pages[8]}?print=1", "text 8", "s.test") == ["s.test print"]
+        see(learner, f"http://s.test{path}?{name}=1", f"text of {path}", "s.test")
+    assert learner.rules == ()
+    last = pages[needed - 1]
+    see(learner, f"http://s.test{last}", "text 8", "s.test")
+    assert see(learner, f"http://s.test{last}?{name}=1", "text 8", "s.test") == [f"s.test {name}"]
     # off by default: a print view may be an item of its own
     default = Learner()
     for path in pages:
         see(default, f"http://s.test{path}", f"text of {path}", "s.test")
-        see(default, f"http://s.test{path}?print=1", f"text of {path}", "s.test")
+        see(default, f"http://s.test{path}?{name}=1", f"text of {path}", "s.test")
     assert default.rules == ()
-    # print=2 (another value) with other text: a counter-example, the rule revoked
-    see(learner, "http://s.test/docs/d0?print=2", "text of /docs/d0, two columns", "s.test")
+    # =2 (another value) with other text: a counter-example, the rule revoked
+    see(learner, f"http://s.test/docs/d0?{name}=2", "text of /docs/d0, two columns", "s.test")
     assert learner.rules == ()
-    assert learner.is_blocked("param", "s.test", "print")
+    assert learner.is_blocked("param", "s.test", name)
 
 
 def test_a_page_seen_only_with_a_parameter_a_rule_removes_is_the_page_without_it():
