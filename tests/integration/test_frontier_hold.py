@@ -6,12 +6,15 @@ time, and the frontier's and the learner's parts on their own."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 import minicrawl
 import optionsite
 import pytest_twisted
+from minisite import CountingSite, listen
 from scrapy import Request
+from wikisite import article_text
 
 from scrapy_urlunify.integration.crawl._stats import UnifyStats
 from scrapy_urlunify.integration.queue._frontier import Frontier
@@ -129,3 +132,97 @@ def test_a_page_seen_on_a_related_host_asks_whether_the_hosts_are_aliases():
     learner.observe("http://site.test/", "site.test", b"home")
     learner.observe("http://m.site.test/", "m.site.test", b"another home")  # a counter-example
     assert learner.open_questions("http://m.site.test/a", "m.site.test") == []
+
+
+class TaggedSite(CountingSite):
+    """A catalogue of :data:`PRODUCTS` products, all listed on ``/``; each product links two
+    others with a link tag naming it (``/p/3?ref=p2``): the tagged links are variant spellings,
+    left to the end of the crawl, where they come out together."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, _ = self.count(request)
+        if base == "/":
+            links = "".join(f"<a href='/p/{n}'>{n}</a>" for n in range(PRODUCTS))
+            return f"<html><body><main>Catalogue {links}</main></body></html>".encode()
+        n = int(base.removeprefix("/p/"))
+        links = "".join(f"<a href='/p/{(n + k) % PRODUCTS}?ref=p{n}'>x</a>" for k in (1, 7))
+        return f"<html><body><main>{article_text(f'product {n}')} {links}</main></body></html>".encode()
+
+
+PRODUCTS = 30
+
+
+def start_tagged() -> tuple[TaggedSite, object, str]:
+    site = TaggedSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_tagged_links_left_to_the_end_go_one_at_a_time_until_their_rule_is_learned():
+    site, crawler, items, _ = yield minicrawl.run(
+        start_tagged, "/", {**DFS, "CONCURRENT_REQUESTS": 16}
+    )
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert all(site.hits[f"/p/{n}"] == 1 for n in range(PRODUCTS))  # nothing lost
+    # a product and its tagged link, one text: each tagged page fetched is a pair
+    assert stats["urlunify/learned/param/127.0.0.1/ref"] >= 3
+    tagged = sum(n for path, n in site.hits.items() if "ref=" in path)
+    # three pairs and three probation samples, where sixteen at once went before
+    assert tagged <= 8, site.hits
+    assert stats["urlunify/frontier/waited"] >= 1
+
+
+def test_a_link_tag_asks_even_on_a_page_not_observed_and_is_learned_from_its_page():
+    learner = Learner(min_pairs=3, presence=True)
+    for n in range(4):
+        learner.observe(f"http://s.test/p/{n}", "s.test", f"text{n}".encode())
+    # a tag of a page whose other spellings were never observed is a question of its own
+    assert learner.open_questions("http://s.test/q?ref=a", "s.test") == [
+        ("ref s.test/q?", "ref s.test", 0)
+    ]
+    assert learner.open_questions("http://s.test/q?from=a", "s.test") == []
+    # each product and its tagged link, one text, another value each time: three pairs
+    for n in range(3):
+        learner.observe(f"http://s.test/p/{n}?ref=p{n + 5}", "s.test", f"text{n}".encode())
+    assert [r.name for r in learner.rules] == ["ref"]
+    # a parameter that may choose content (a date filter) needs three times that, one value only
+    for n in range(3):
+        learner.observe(f"http://s.test/p/{n}?from=d{n}", "s.test", f"text{n}".encode())
+    assert [r.name for r in learner.rules] == ["ref"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_waiting_request_wakes_when_a_page_under_test_lands_or_at_its_deadline():
+    frontier = Frontier(UnifyStats(None), 100)
+    a = Request("http://s.test/item/1?view=a")
+    assert frontier.admit(a, [("view s.test/item/1?", "view s.test", 0)])
+    waiter = frontier.landing(30)
+    assert not waiter.called
+    started = time.monotonic()
+    frontier.landed(id(a))
+    yield waiter
+    assert time.monotonic() - started < 5  # woken by the landing, not the 30 s
+    started = time.monotonic()
+    yield frontier.landing(0.2)  # nothing lands: the deadline
+    assert time.monotonic() - started >= 0.19
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_request_whose_question_is_answered_on_its_page_comes_back_without_waiting():
+    # one request at a time: /a?ref=1 and /a?ref=2 showed two values of ref on /a; /a?ref=3..8
+    # add nothing until ref is decided. Held once, they come back and go: waiting could not
+    # help (only a decided rule changes an answered question), and with one slot a wait would
+    # stall the whole crawl
+    _, stats, _, _ = yield minicrawl.crawl({})
+    assert stats["urlunify/frontier/held"] >= 1
+    assert "urlunify/frontier/waited" not in stats
+    assert stats["finish_reason"] == "finished"
+
+
+def test_only_a_question_still_open_on_its_page_is_worth_waiting_for():
+    frontier = Frontier(UnifyStats(None), 100)
+    assert frontier.worth_waiting([("view s.test/item/1?", "view s.test", 1)])
+    assert not frontier.worth_waiting(
+        [("view s.test/item/1?", "view s.test", 0), ("ref s.test/item/1?", "ref s.test", 2)]
+    )

@@ -1,7 +1,7 @@
 """``Frontier``: requests of URL patterns whose pages bring nothing new are scheduled after the
 others (``URLUNIFY_FRONTIER``, on with the add-on: the seeds' frontier optimisation), and, with
-learning on, a request that would test a candidate rule with nothing to add is held back once.
-Nothing is dropped. What a URL pattern yields, its levels and the penalty: docs/frontier.md.
+learning on, a request that would test a candidate rule with nothing to add is held back once,
+and waits for the requests testing it when it comes back too soon. Nothing is dropped. What a URL pattern yields, its levels and the penalty: docs/frontier.md.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from scrapy_urlunify.learning._url_patterns import URLPatterns, coarser
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.http import Response
+    from twisted.internet.defer import Deferred
 
     # typing.Self requires Python 3.11
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
@@ -41,6 +42,9 @@ TESTING_SECONDS = 60.0
 #: next page of a candidate went before the page completing its evidence was observed); a
 #: response that a middleware turns into a request (a redirect) or an error lands this way
 LANDING_SECONDS = 2.0
+#: seconds a request held once already waits, at most, for the requests testing its candidates
+#: to land when it comes back while they are in flight (the queue ran dry at its priority)
+WAIT_SECONDS = 10.0
 
 
 def scheduled_url(request: Request) -> str:
@@ -104,6 +108,8 @@ class Frontier:
         self._tests: dict[int, list[str]] = {}
         #: id(request) -> when it left the downloader, its response not judged yet
         self._downloaded: dict[int, float] = {}
+        #: what requests waiting for a landing wait on
+        self._waiting: list[Deferred[None]] = []
 
     def _yield(self, pattern: str) -> _Yield:
         yields = self._yields
@@ -166,6 +172,12 @@ class Frontier:
             testing.setdefault(name, {})[rid] = now
         return True
 
+    def worth_waiting(self, questions: list[tuple[str, str, int]]) -> bool:
+        """Whether a request asking ``questions``, refused by :meth:`admit`, may be admitted
+        once requests in flight land: not when two values of a question's parameter were
+        observed on its page already (only a decided rule changes that)."""
+        return all(observed < EVIDENCE_VALUES for _, _, observed in questions)
+
     def _flying(self, name: str, now: float) -> int:
         """Requests asking ``name`` that have not landed."""
         flying = self._testing.get(name)
@@ -183,6 +195,23 @@ class Frontier:
         if rid in self._tests:
             self._downloaded[rid] = time.monotonic()
 
+    def landing(self, timeout: float) -> Deferred[None]:
+        """A Deferred that fires once a request testing a candidate has landed, or in
+        ``timeout`` seconds, whichever comes first."""
+        from twisted.internet import defer, reactor
+
+        waiter: defer.Deferred[None] = defer.Deferred()
+        waiter.addTimeout(timeout, reactor, onTimeoutCancel=lambda result, timeout: None)
+        self._waiting = [w for w in self._waiting if not w.called]
+        self._waiting.append(waiter)
+        return waiter
+
+    def _wake(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for waiter in waiting:
+            if not waiter.called:
+                waiter.callback(None)
+
     def landed(self, rid: int) -> None:
         """The response of the request ``id(request) == rid`` was judged (or it failed, or never
         reached the downloader): it no longer tests anything."""
@@ -190,6 +219,13 @@ class Frontier:
         names = self._tests.pop(rid, None)
         if names is None:
             return
+        if self._waiting:
+            from twisted.internet import reactor
+            from twisted.internet.task import deferLater
+
+            # from the reactor: a waiter resumed here would admit itself while the caller (an
+            # admission's _flying) walks the same tables
+            deferLater(reactor, 0, self._wake)
         testing = self._testing
         for name in names:
             flying = testing.get(name)

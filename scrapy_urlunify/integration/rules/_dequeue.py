@@ -9,10 +9,12 @@ would test a candidate rule may go now (docs/frontier.md, "Evidence a page at a 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
@@ -23,8 +25,11 @@ from scrapy_urlunify.integration.crawl._meta import (
     QUEUE_ID_META,
     RESUMED_META,
 )
+from scrapy_urlunify.integration.queue._frontier import WAIT_SECONDS
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -93,7 +98,9 @@ class DequeueMiddleware:
         elif POLICY_META in request.meta:
             del request.meta[POLICY_META]
 
-    def process_request(self, request: Request, spider: Spider | None = None) -> Request | None:
+    def process_request(
+        self, request: Request, spider: Spider | None = None
+    ) -> Request | Coroutine[Any, Any, None] | None:
         learning = self.learning
         meta = request.meta
         if request.method != "GET":
@@ -111,24 +118,24 @@ class DequeueMiddleware:
         if other_rules or token:  # learned rules now, or when it was queued
             self._drop_fetched(request, other_rules)
         frontier = self.frontier
-        if frontier is None or HELD_META in meta or PROBATION_META in meta or QUEUE_ID_META in meta:
-            # held once at most; a probation sample is the check; a reliable queue's entry is in
-            # flight
+        if frontier is None or PROBATION_META in meta or QUEUE_ID_META in meta:
+            # a probation sample is the check; a reliable queue's entry is in flight
             return None
         seen = self.seen
         if seen is None or seen.resume_log is not None:
             # JOBDIR: a request is in the resume log once, as scheduled, never queued twice;
             # and without the add-on's dupefilter nothing would let it through a second time
             return None
-        host = host_of(request.url)
-        if not host:
+        questions = self._questions(request)
+        if frontier.admit(request, questions):
             return None
-        try:
-            identity_host = self.policies.unifier.host_rules(host).identity_host
-        except InvalidURL:
-            return None
-        if frontier.admit(request, learning.learner.open_questions(request.url, identity_host)):
-            return None
+        if HELD_META in meta:
+            if not frontier.worth_waiting(questions):
+                return None
+            # held once at most: back while the requests testing its candidates are in flight
+            # (nothing else was left at its priority), it waits for them to land, here
+            self.stats.inc("frontier/waited")
+            return self._wait(request, frontier)  # a coroutine: Scrapy awaits it
         self.stats.inc("frontier/held")
         logger.debug(
             "Held back: %s (it would test a candidate rule other requests are testing)", request.url
@@ -140,6 +147,30 @@ class DequeueMiddleware:
             priority=request.priority - frontier.penalty,
             meta={**meta, HELD_META: request.url},
         )
+
+    def _questions(self, request: Request) -> list[tuple[str, str, int]]:
+        """What ``request`` would ask of open candidate rules (``Learner.open_questions``)."""
+        host = host_of(request.url)
+        if not host:
+            return []
+        try:
+            identity_host = self.policies.unifier.host_rules(host).identity_host
+        except InvalidURL:
+            return []
+        return self.learning.learner.open_questions(request.url, identity_host)
+
+    async def _wait(self, request: Request, frontier: Frontier) -> None:
+        """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each time a request
+        testing a candidate lands, its page may have decided a rule that drops ``request``
+        (:class:`DroppedAtDequeue`), or freed the candidate."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            await maybe_deferred_to_future(frontier.landing(left))
+            if self.learning.policy_token:
+                self._drop_fetched(request, False)
+            questions = self._questions(request)
+            if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
+                return
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:
         """Raise :class:`DroppedAtDequeue` when the page of ``request`` under the current rules
