@@ -390,8 +390,8 @@ class RedisSeenStore(RedisStore):
         doubt = [ones.always_check]  # an attempt may have run unanswered: look for its stamp
         for _ in range(MAX_ROUNDS):
             generations = self._generations.get(shard, 1)
-            keys, head, tail = ones.args(layout, shard, generations, key, call_id, refresh)
-            reply = self._run("SADD", partial(ones.attempt, keys, head, tail, doubt))
+            keys, member, rest = ones.args(layout, shard, generations, key, call_id)
+            reply = self._run("SADD", partial(ones.attempt, keys, member, rest, refresh, doubt))
             if reply >= 0:
                 break
             self._generations[shard] = -reply  # nothing ran: a generation this store missed
@@ -539,6 +539,10 @@ class RedisSeenStore(RedisStore):
         finally:
             self._migrating = False
         return copied, skipped
+
+    def close(self) -> None:
+        self.ones.close()
+        super().close()
 
     def clear(self) -> None:
         """Delete every key of the set: its layout, buckets, counters and stamps (SCAN for the

@@ -513,18 +513,20 @@ def commands(admin: redis.Redis) -> dict[str, int]:
 
 
 def test_a_duplicate_one_key_call_writes_nothing(redis_server: RedisServer) -> None:
-    """What add() costs inside Redis: a duplicate reads the shard's generation count and asks
-    SADD; a new key adds the counter, the intset check and its stamp, and reads no stamp."""
+    """What add() costs inside Redis: a duplicate asks SISMEMBER of its bucket in each generation
+    until found; a new key then reads the shard's generation count and adds itself, the
+    counter, the intset check and its stamp, and reads no stamp."""
     store = RedisSeenStore(connect(redis_server.url), "seen", owns_client=True)
     admin = redis_server.client()
     assert store.add(7) is True
     admin.config_resetstat()
     assert store.add(7) is False
-    assert commands(admin) == {"evalsha": 1, "get": 1, "sadd": 1}
+    assert commands(admin) == {"evalsha": 1, "sismember": 1}
     admin.config_resetstat()
     assert store.add(8) is True
     assert commands(admin) == {
         "evalsha": 1,
+        "sismember": 1,
         "get": 1,
         "sadd": 1,
         "scard": 1,
