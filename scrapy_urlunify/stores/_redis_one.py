@@ -1,8 +1,9 @@
 """The one-key calls of a Redis seen set: what ``RedisSeenStore.add`` sends for a request checked
 alone (a start request, a redirect, a request another middleware made), one
-:data:`~.redis_buckets.ONE_SCRIPT` call each, and how: its keys and its one argument, built
-from a plan kept per shard and generation count, and its send, on a plain client straight on a
-pooled connection. Why a lost reply stays exact: ``docs/stores.md``, "A reply lost in flight".
+:data:`~.redis_buckets.ONE_SCRIPT` call each, and how: its keys and arguments, built from a plan
+kept per shard and generation count, and its send: on a plain client, its bytes written here and
+sent on a connection of the client's pool that the store keeps for these calls. Why a lost
+reply stays exact: ``docs/stores.md``, "A reply lost in flight".
 """
 
 from __future__ import annotations

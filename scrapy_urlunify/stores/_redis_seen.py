@@ -373,7 +373,8 @@ class RedisSeenStore(RedisStore):
 
     def add(self, key: int) -> bool:
         # the scheduler's request_seen, once a request: one ONE_SCRIPT call, which costs a
-        # duplicate two commands inside Lua (SHARD_SCRIPT's five) and stamps only what it changed
+        # duplicate a SISMEMBER per generation looked in (SHARD_SCRIPT's five commands and more)
+        # and stamps only what it changed
         layout = self._layout or self.layout()
         assert layout is not None
         if not isinstance(key, int):
