@@ -148,60 +148,59 @@ return reply
 """.replace("STAMPS_TTL", str(STAMPS_TTL))
 
 #: :data:`SHARD_SCRIPT` for one member and no removal, the scheduler's ``request_seen`` one
-#: request at a time, at about half its cost in Redis for a duplicate: a member found seen writes
-#: nothing, and a first attempt reads no stamp. KEYS: the shard's generation count, its counter,
-#: its owners hash, then the member's bucket in each of its generations (G: as many as KEYS after
-#: the first three), oldest first. ARGV: one string (each argument costs the client a token to
-#: pack and Redis a Lua string), "<member> <call id> <check><refresh> <opens> <limit> <owner>":
-#: check "1" if an attempt of this call may have run without its reply arriving (its stamp is
-#: looked for first); refresh "1" to push the owners hash's expiry back; opens, the count at which
-#: the shard opens its next generation ("0": never); limit, the intset limit; owner, the caller's
-#: field in the owners hash. The reply is an integer: -G' for a caller that does not know the
-#: shard's G' generations (nothing ran), else the sum of 1 if the member was new, 2 if its bucket
-#: outgrew the intset limit, 4 if the call opened a generation, 8 if the shard's marker was gone.
+#: request at a time, at a fraction of its cost in Redis for a duplicate: a member found seen
+#: costs one ``SISMEMBER`` per generation looked in and writes nothing, and a first attempt reads
+#: no stamp. KEYS: the shard's generation count, its counter, its owners hash, then the member's
+#: bucket in each of its generations (G: as many as KEYS after the first three), oldest first.
+#: ARGV: the member, then one string for the rest (each argument costs a Lua string, and a call
+#: that finds its member seen does not split it), "<check><refresh> <call id> <opens> <limit>
+#: <owner>": check "1" if an attempt of this call may have run without its reply arriving (its
+#: stamp is looked for first); refresh "1" to push the owners hash's expiry back; opens, the
+#: count at which the shard opens its next generation ("0": never); limit, the intset limit;
+#: owner, the caller's field in the owners hash. The reply is an integer: 0 if the member was
+#: seen; -G' for a caller that does not know the shard's G' generations (nothing ran); else the
+#: sum of 1 (the member was new), 2 if its bucket outgrew the intset limit, 4 if the call opened
+#: a generation, 8 if the shard's marker was gone.
 #:
+#: A member found in a bucket of any generation the caller names is seen, whatever generations
+#: the shard has: bucket names are the layout's, the same for every process, and only a call
+#: that found the member in none of the shard's generations added it. The generation count is
+#: read only before adding, so that a member is added to the shard's newest generation alone.
 #: Only a call that changed something (a reply other than 0) stamps it, "<call id> <reply>": so a
 #: retry that finds no stamp of its call knows no attempt of it added the member (one that runs
 #: after the retry finds the member there, and its reply is never read), and answers "seen" only
 #: for a member that was there before the call; one that finds its stamp answers it.
 ONE_SCRIPT = """
-local member, id, check, refresh, opens, limit, owner =
-  string.match(ARGV[1], '^(%d+) (%d+) (%d)(%d) (%d+) (%d+) (.+)$')
-local stamp = id .. ' '
-if check == '1' then
+local member = ARGV[1]
+if string.byte(ARGV[2]) == 49 then
+  local id, owner = string.match(ARGV[2], '^%d%d (%d+) %d+ %d+ (.+)$')
   local done = redis.call('HGET', KEYS[3], owner)
-  if done and string.sub(done, 1, #stamp) == stamp then
-    return tonumber(string.sub(done, #stamp + 1))
+  if done and string.sub(done, 1, #id + 1) == id .. ' ' then
+    return tonumber(string.sub(done, #id + 2))
   end
+end
+local g = #KEYS - 3
+for k = 4, g + 3 do
+  if redis.call('SISMEMBER', KEYS[k], member) == 1 then return 0 end
 end
 local known = redis.call('GET', KEYS[1])
 local gens = tonumber(known or '1')
-local g = #KEYS - 3
 if gens ~= g then return -gens end
-local reply = 0
+local refresh, id, opens, limit, owner = string.match(ARGV[2], '^%d(%d) (%d+) (%d+) (%d+) (.+)$')
+local reply = 1
 if not known then
   redis.call('SET', KEYS[1], 1)
-  reply = 8
-end
-local new = true
-for k = 4, g + 2 do
-  if redis.call('SISMEMBER', KEYS[k], member) == 1 then
-    new = false
-    break
-  end
+  reply = 9
 end
 local newest = KEYS[g + 3]
-if new and redis.call('SADD', newest, member) == 1 then
-  reply = reply + 1
-  if redis.call('SCARD', newest) == tonumber(limit) + 1 then reply = reply + 2 end
-  opens = tonumber(opens)
-  if redis.call('INCRBY', KEYS[2], 1) >= opens and opens > 0 then
-    redis.call('SET', KEYS[1], gens + 1)
-    reply = reply + 4
-  end
+redis.call('SADD', newest, member)
+if redis.call('SCARD', newest) == tonumber(limit) + 1 then reply = reply + 2 end
+opens = tonumber(opens)
+if redis.call('INCRBY', KEYS[2], 1) >= opens and opens > 0 then
+  redis.call('SET', KEYS[1], gens + 1)
+  reply = reply + 4
 end
-local first = reply > 0 and redis.call('HSET', KEYS[3], owner, stamp .. reply) == 1
-if first or refresh == '1' then
+if redis.call('HSET', KEYS[3], owner, id .. ' ' .. reply) == 1 or refresh == '1' then
   redis.call('EXPIRE', KEYS[3], STAMPS_TTL)
 end
 return reply

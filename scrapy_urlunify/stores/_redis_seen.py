@@ -373,7 +373,8 @@ class RedisSeenStore(RedisStore):
 
     def add(self, key: int) -> bool:
         # the scheduler's request_seen, once a request: one ONE_SCRIPT call, which costs a
-        # duplicate two commands inside Lua (SHARD_SCRIPT's five) and stamps only what it changed
+        # duplicate a SISMEMBER per generation looked in (SHARD_SCRIPT's five commands and more)
+        # and stamps only what it changed
         layout = self._layout or self.layout()
         assert layout is not None
         if not isinstance(key, int):
@@ -390,8 +391,8 @@ class RedisSeenStore(RedisStore):
         doubt = [ones.always_check]  # an attempt may have run unanswered: look for its stamp
         for _ in range(MAX_ROUNDS):
             generations = self._generations.get(shard, 1)
-            keys, head, tail = ones.args(layout, shard, generations, key, call_id, refresh)
-            reply = self._run("SADD", partial(ones.attempt, keys, head, tail, doubt))
+            keys, member, rest = ones.args(layout, shard, generations, key, call_id)
+            reply = self._run("SADD", partial(ones.attempt, keys, member, rest, refresh, doubt))
             if reply >= 0:
                 break
             self._generations[shard] = -reply  # nothing ran: a generation this store missed
@@ -539,6 +540,10 @@ class RedisSeenStore(RedisStore):
         finally:
             self._migrating = False
         return copied, skipped
+
+    def close(self) -> None:
+        self.ones.close()
+        super().close()
 
     def clear(self) -> None:
         """Delete every key of the set: its layout, buckets, counters and stamps (SCAN for the
