@@ -320,6 +320,7 @@ def generate(seed: int, issues: int) -> dict[str, Any]:
                 }
             )
     return {
+        "start": _when(0),
         "users": [{"login": u, "firstname": f, "lastname": last} for u, f, last in USERS],
         "projects": projects,
         "issues": out_issues,
@@ -335,6 +336,13 @@ require 'json'
 data = JSON.parse(File.read(ARGV[0]))
 password = ARGV[1]
 stamp = lambda { |s| Time.zone.parse(s) }
+# save an issue on a generated date: its journal entry, and those Redmine adds to its parent
+# (a subtask's change recalculates the parent), are stamped with it
+save_on = lambda do |issue, date|
+  before = Journal.maximum(:id) || 0
+  issue.save!
+  Journal.where('id > ?', before).update_all(created_on: stamp.(date))
+end
 
 Setting.app_title = 'Bench Tracker'
 Setting.welcome_text = "Welcome to the *Bench Tracker*. Projects: " +
@@ -405,7 +413,7 @@ data['issues'].each_with_index do |d, n|
   # a subtask of an open issue only (Redmine refuses an open one under a closed parent)
   issue.parent_issue_id = d['parent'] if d['parent'] && !Issue.find(d['parent']).closed?
   issue.start_date = stamp.(d['date']).to_date
-  issue.save!
+  save_on.(issue, d['date'])
   raise "issue #{n + 1} got id #{issue.id}" if issue.id != n + 1
   issue.update_columns(created_on: stamp.(d['date']), updated_on: stamp.(d['date']))
   if d['relates']
@@ -415,12 +423,11 @@ data['issues'].each_with_index do |d, n|
   d['journals'].each do |j|
     issue = Issue.find(issue.id)
     User.current = users[j['author']]
-    journal = issue.init_journal(users[j['author']], j['notes'] || '')
+    issue.init_journal(users[j['author']], j['notes'] || '')
     issue.status = statuses.fetch(j['status']) if j['status']
     issue.assigned_to = users[j['assigned_to']] if j['assigned_to']
     issue.done_ratio = j['done_ratio'] if j['done_ratio']
-    issue.save!
-    journal.update_columns(created_on: stamp.(j['date'])) if journal.persisted?
+    save_on.(issue, j['date'])
     issue.update_columns(updated_on: stamp.(j['date']))
     issue.update_columns(closed_on: stamp.(j['date'])) if j['status'] && issue.closed?
   end
@@ -478,6 +485,17 @@ projects.each do |pr|
     end
   end
 end
+
+# what saving stamped with the build's clock: a parent's update (its subtasks recalculated), the
+# projects', users', memberships' and versions' own dates
+Issue.find_each do |issue|
+  issue.update_columns(updated_on: issue.journals.maximum(:created_on) || issue.created_on)
+end
+start = stamp.(data['start'])
+Project.update_all(created_on: start, updated_on: start)
+Principal.update_all(created_on: start, updated_on: start)  # users, groups, Anonymous
+Member.update_all(created_on: start)
+Version.update_all(created_on: start, updated_on: start)
 
 puts JSON.generate(users: users.size, projects: projects.size, issues: Issue.count,
                    journals: Journal.count, wiki_pages: WikiPage.count,
