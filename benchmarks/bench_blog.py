@@ -15,7 +15,8 @@ Configurations (``--configs``):
 * ``plain``: Scrapy's defaults;
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
 * ``careful``: the add-on with what a careful user writes for WordPress (:data:`CAREFUL`): the
-  reply views' parameter removed, comment pages one page with their post;
+  reply views' parameter removed, comment pages one page with their post, and its spider's
+  ``LinkExtractor(deny=...)`` (:data:`CAREFUL_DENY`: the log-in page, feeds, searches);
 
 each in Scrapy's default order (depth-first, LIFO queues) and breadth-first (``DEPTH_PRIORITY=1``
 and FIFO queues) (``--orders``), with ``CLOSESPIDER_PAGECOUNT`` = ``--budget`` (4000). That
@@ -71,8 +72,10 @@ CONFIGS = ["plain", "addon", "careful"]
 CAREFUL: dict[str, Any] = {
     "URLUNIFY_REMOVE_PARAMS": ["replytocom"],
     "URLUNIFY_IGNORE_PATH_SUFFIXES": ["comment-page-*"],
-    "URLUNIFY_DENY_PATTERNS": [r"/wp-login\.php", r"/feed/", r"[?&]s="],
 }
+#: and, in the spider, the links the careful user does not follow: ``LinkExtractor(deny=...)``
+#: (the log-in page, feeds, searches), as a Scrapy user says it
+CAREFUL_DENY = [r"/wp-login\.php", r"/feed/", r"[?&]s="]
 ORDERS = ["dfs", "bfs"]
 #: the coverage curve: content covered within the first N responses downloaded
 CURVE = (100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 4000)
@@ -151,7 +154,13 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
         name = "blog"
         allowed_domains = [host]
         start_urls = [f"{url}/"]
-        rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+        rules = (
+            Rule(
+                LinkExtractor(deny=CAREFUL_DENY if config == "careful" else ()),
+                callback="parse_page",
+                follow=True,
+            ),
+        )
 
         def parse_start_url(self, response):  # type: ignore[no-untyped-def]
             return self.parse_page(response)
