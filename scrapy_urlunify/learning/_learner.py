@@ -22,7 +22,7 @@ from scrapy_urlunify.core._policy import DEFAULT_STRIP_HOST_PREFIXES
 from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE, Candidates
 from scrapy_urlunify.learning._page_index import PageIndex
-from scrapy_urlunify.learning._pairs import MAX_ITEMS, Pair, PairFinder, read_page
+from scrapy_urlunify.learning._pairs import MAX_ITEMS, Pair, PairFinder, other_items, read_page
 from scrapy_urlunify.learning._rule_contexts import RuleContexts, split_context
 from scrapy_urlunify.learning._rule_types import (
     ALIAS,
@@ -259,7 +259,7 @@ class Learner:
         candidates, contexts = self._candidates, self._contexts
         for name, hint, n in self._finder.values_seen(page):
             if covered(self._rules, PARAM, host, name) or in_context_rule(
-                self._rules, host, name, page.path, _rest(hint)
+                self._rules, host, name, page.path, other_items(hint)
             ):
                 continue
             candidate = f"{name} {host}"
@@ -273,10 +273,8 @@ class Learner:
                 under_way = candidates.has((PARAM, host, name)) or candidates.has(
                     (PRESENCE, host, name)
                 )
-            # a page of its own, or one more page of a rule under way, or a link tag (``ref``,
-            # ``print``), whose page without it makes a pair: those wait at the end of the
-            # queue together, and let go together they were a dozen fetches of pages fetched
-            # before while the rule was still unlearned
+            # a page of its own, one more page of a rule under way, or a link tag: its page
+            # without it makes a pair (let go at once, a dozen were fetched before the rule)
             if n >= 0 or under_way or name in LINK_TAG_PARAMS:
                 found.append((f"{name} {hint}", candidate, max(n, 0)))
         for other in self._finder.hosts_seen(page):  # a page of a host that may mirror another
@@ -300,7 +298,7 @@ class Learner:
                 self._stats["counter_pairs"] += 1
                 where = None
                 if p.kind == PARAM:
-                    where = _where(p)
+                    where = p.where
                     self._contexts.note_identifying(p.hint.partition("?")[0], p.b)
                 self._contradict(p.kind, p.a, p.b, p.earlier, url, where)
         adopted: list[LearnedRule] = []
@@ -375,8 +373,8 @@ class Learner:
         value on the host, and it needs more evidence than two values do (``min_pairs`` pages
         ``PRESENCE_FACTOR`` times over, on two paths; twice that on one): the default-value trap
         (``?page=1`` = the list) is what probation and the first ``page=2`` then catch. A link
-        tag (``ref``, ``print``: ``core._spellings.LINK_TAG_PARAMS``), whatever its values,
-        needs what two values need."""
+        tag (``core._spellings.LINK_TAG_PARAMS``) has no such default: it needs what two
+        values need, whatever its values."""
         a, b, sig = p.a, p.b, p.sig
         index, candidates = self._index, self._candidates
         if (
@@ -391,7 +389,6 @@ class Learner:
         if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
             return None
         n, paths = ev.count(index.catch_all, index.shared, page_of=self._contexts.page_of)
-        # a link tag has no default value that chooses content: as much evidence as two values
         need = (1 if b in LINK_TAG_PARAMS else PRESENCE_FACTOR) * self.min_pairs
         if n < need or (paths < 2 and n < 2 * need):
             return None
@@ -410,7 +407,7 @@ class Learner:
         hostpath = p.hint.partition("?")[0]
         contexts = self._contexts
         found = contexts.add_values(
-            a, hostpath, p.path, b, sig, p.values, _rest(p.hint), (p.earlier, url)
+            a, hostpath, p.path, b, sig, p.values, other_items(p.hint), (p.earlier, url)
         )
         if found is None:
             return None
@@ -521,8 +518,6 @@ class Learner:
             self._revoked.append(Revocation(r, (earlier, url)))
             self._version += 1
 
-    # -- persistence ---------------------------------------------------------------------------
-
     def to_json(self) -> str:
         """Rules, revocations, blocked candidates, catch-all signatures and the evidence toward
         candidates, as JSON (the per-page index is not kept: a resumed crawl only misses pairs
@@ -596,14 +591,3 @@ class Learner:
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"not a saved Learner: {e!r}") from None
         return learner
-
-
-def _rest(hint: str) -> frozenset[str]:
-    """The other query items of a parameter pair, from its hint."""
-    rest = hint.partition("?")[2]
-    return frozenset(rest.split("&")) if rest else frozenset()
-
-
-def _where(p: Pair) -> tuple[str, frozenset[str]]:
-    """The path and the other query items of a parameter pair (the rule contexts it is in)."""
-    return p.path, _rest(p.hint)

@@ -69,6 +69,17 @@ class Pair(NamedTuple):
     hint: str = ""
     values: tuple[str, str] = ("", "")
 
+    @property
+    def where(self) -> tuple[str, frozenset[str]]:
+        """The path and the other query items of a parameter pair (the rule contexts it is in)."""
+        return self.path, other_items(self.hint)
+
+
+def other_items(hint: str) -> frozenset[str]:
+    """The other query items of a parameter pair, from its hint."""
+    rest = hint.partition("?")[2]
+    return frozenset(rest.split("&")) if rest else frozenset()
+
 
 def read_page(url: str, identity_host: str, sig: str) -> Page | None:
     """The page of an http(s) URL; None for anything else."""

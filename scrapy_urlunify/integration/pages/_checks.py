@@ -26,6 +26,7 @@ from scrapy_urlunify.integration.crawl._meta import (
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.rules._fetched import RECENT
+from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.seen._resume import fetched_before
 from scrapy_urlunify.learning._page_signature import page_signature, site_key, tree_body_text
 from scrapy_urlunify.learning._value_shown import shows_own_value
@@ -252,8 +253,13 @@ class PageChecks:
         if self.canonical_urls is not None:
             self.canonical_urls.home(response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
-        if self.frontier is not None:  # a new page: neither a duplicate nor a near-duplicate
-            self.frontier.fetched(request, earlier is None and RESEMBLANCE_META not in request.meta)
+        frontier = self.frontier
+        if frontier is not None:
+            # a new page (neither a duplicate nor a near-duplicate) of new text
+            new = earlier is None and RESEMBLANCE_META not in request.meta
+            if new:
+                new = frontier.new_text(page_blocks(response, self.max_bytes))
+            frontier.fetched(request, new)
         if earlier is None or earlier == base_identifier:
             return None
         self.stats.inc("signature/duplicates")

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 
 from scrapy_urlunify.integration.crawl._meta import meta_of
+from scrapy_urlunify.integration.queue._novelty import SeenText
 from scrapy_urlunify.learning._url_patterns import URLPatterns, coarser
 
 if TYPE_CHECKING:
@@ -110,6 +111,8 @@ class Frontier:
         self._downloaded: dict[int, float] = {}
         #: what requests waiting for a landing wait on
         self._waiting: list[Deferred[None]] = []
+        #: the text blocks the crawl's pages have shown
+        self.seen_text = SeenText()
 
     def _yield(self, pattern: str) -> _Yield:
         yields = self._yields
@@ -233,6 +236,16 @@ class Frontier:
                 flying.pop(rid, None)
                 if not flying:
                     del testing[name]
+
+    def new_text(self, blocks: list[str] | None) -> bool:
+        """Whether a new page of text ``blocks`` (None: not text) is new content: not old text
+        only (``SeenText.new_text``)."""
+        if blocks is None:
+            return True
+        new = self.seen_text.new_text(blocks)
+        if new is False:
+            self.stats.inc("frontier/old_text")
+        return new is not False
 
     def fetched(self, request: Request, new: bool) -> None:
         """A 2xx response of ``request`` was judged: a new page, or not (a duplicate or
