@@ -25,8 +25,8 @@ from scrapy_urlunify.integration.crawl._meta import (
 )
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
-from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.queue._novelty import page_blocks
+from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.seen._resume import fetched_before
 from scrapy_urlunify.learning._page_signature import page_signature, site_key, tree_body_text
 from scrapy_urlunify.learning._value_shown import shows_own_value
