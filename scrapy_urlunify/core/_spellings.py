@@ -93,6 +93,14 @@ VARIANT_SEGMENTS: frozenset[str] = frozenset(
     }
 )
 
+#: Extensions of a last path segment that ask for a page or a list in another format: a feed,
+#: an export, a page's source (``/issues/5.atom``, ``/issues.csv?sort=id``, ``/wiki/FAQ.txt``).
+#: Scrapy's ``LinkExtractor`` ignores ``.rss`` and ``.pdf`` for the same reason; ``.html`` and
+#: ``.pdf`` are not here: they are pages (and papers) of their own on many sites.
+FORMAT_EXTENSIONS: frozenset[str] = frozenset(
+    {"atom", "rss", "rdf", "csv", "tsv", "ics", "vcf", "txt", "json", "xml", "md", "diff", "patch"}
+)
+
 #: First labels of a host that serves a site's pages again (``mirror.site.test``, ``m.``, ``amp.``,
 #: ``www2.``, ``old.``): urlnorm's ``(old)?(www?[0-9]*|m|mobile)`` and ural's ``amp`` prefixes, and
 #: the names of mirrors and origins. Only beside a crawl's start host (see ``CanonicalURLs``).
@@ -112,13 +120,16 @@ def is_variant_host_label(label: str) -> bool:
 def looks_like_variant(path: str, query: str) -> bool:
     """Whether the path and query of a URL (``/doc/3/``, ``ref=sidebar``) look like another
     spelling of a page: a :data:`VARIANT_PARAMS` name or :data:`VARIANT_VALUES` value in the
-    query, a :data:`VARIANT_SEGMENTS` segment or a comment page in the path. Case-insensitive."""
+    query, a :data:`VARIANT_SEGMENTS` segment or a comment page in the path, or a last segment
+    with a :data:`FORMAT_EXTENSIONS` extension. Case-insensitive."""
     if query:
         for item in query.split("&"):
             name, _, value = item.partition("=")
             if name.lower() in VARIANT_PARAMS or value.lower() in VARIANT_VALUES:
                 return True
-    for segment in path.split("/"):
+    segments = path.split("/")
+    for segment in segments:
         if segment and (segment.lower() in VARIANT_SEGMENTS or _COMMENT_PAGE.match(segment)):
             return True
-    return False
+    name, dot, extension = segments[-1].rpartition(".")
+    return bool(dot and name and extension.lower() in FORMAT_EXTENSIONS)

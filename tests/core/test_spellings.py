@@ -18,6 +18,9 @@ from scrapy_urlunify.core._spellings import is_variant_host_label, looks_like_va
         ("doc/3/print.html", ""),
         ("doc/3/amp/", ""),
         ("2024/05/post/comment-page-2/", ""),
+        ("issues/5.atom", ""),
+        ("projects/p/issues.CSV", "sort=id%2Cstatus"),
+        ("projects/p/wiki/FAQ.txt", ""),
     ],
 )
 def test_views_and_referrals_look_like_variants(path, query):
@@ -33,6 +36,10 @@ def test_views_and_referrals_look_like_variants(path, query):
         ("news/printing-press", ""),
         ("wiki/Amplifier", ""),
         ("index.php", "title=Main_Page&action=edit"),
+        ("docs/guide.html", ""),
+        ("papers/2024.pdf", ""),
+        ("releases/v1.txt/", ""),
+        ("wiki/.txt", ""),
     ],
 )
 def test_pages_and_their_own_parameters_do_not(path, query):
