@@ -7,6 +7,7 @@ In link order the issue links come first and the header links last, so Scrapy's 
 
 from __future__ import annotations
 
+import random
 from itertools import permutations
 
 from minisite import CountingSite, listen
@@ -43,11 +44,23 @@ def issue(n: int) -> dict[str, str]:
     }
 
 
+#: words of the issues' texts: each issue's own sequence of them (pages that differ only in
+#: their numbers are near-duplicates: docs/near_duplicates.md)
+VOCABULARY = (
+    "cache server client timeout header cookie session token upload download mirror queue "
+    "worker thread lock index table column migration schema backup restore release branch "
+    "commit merge review patch build test fixture log trace stack memory disk network proxy "
+    "certificate domain route handler template widget button dialog menu sidebar footer"
+).split()
+
+
+def sentence(seed: int, words: int = 12) -> str:
+    rng = random.Random(seed)
+    return " ".join(rng.choice(VOCABULARY) for _ in range(words)).capitalize() + "."
+
+
 def description(n: int) -> str:
-    return " ".join(
-        f"Step {k} of report {n}: {WORDS[(n + k) % len(WORDS)]}, seen on build {n * 13 + k}."
-        for k in range(4)
-    )
+    return " ".join(sentence(n * 100 + k) for k in range(4))
 
 
 class SortSite(CountingSite):

@@ -46,6 +46,8 @@ RESUMED_META = "urlunify_resumed"
 #: a request the frontier held back once and scheduled again: its URL (recorded already, so
 #: the dupefilter lets that URL through once more; a redirect of it has another URL)
 HELD_META = "urlunify_held"
+#: the frontier's level a request was scheduled at, when above 0 (its pattern's penalty then)
+LEVEL_META = "urlunify_level"
 #: a request queued while the store was unavailable: True, or "doubt" when its own store call
 #: was cut off (Redis may have recorded it without answering)
 UNRECORDED_META = "urlunify_unrecorded"

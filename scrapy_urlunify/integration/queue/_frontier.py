@@ -11,7 +11,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 
-from scrapy_urlunify.integration.crawl._meta import meta_of
+from scrapy_urlunify.integration.crawl._meta import LEVEL_META, meta_of
 from scrapy_urlunify.integration.queue._novelty import SeenText
 from scrapy_urlunify.learning._url_patterns import URLPatterns, coarser
 
@@ -136,8 +136,7 @@ class Frontier:
         (its coarser pattern's while it has fewer than :data:`FLOOR` responses); a link that
         looks like another spelling of a page goes one level down, so that the page's plain
         spelling, if linked too, is fetched first and cited (docs/frontier.md)."""
-        entry, coarse = self._entries(request.url)
-        level = entry.level if entry.responses >= FLOOR or coarse is None else coarse.level
+        level = self.level(request.url)
         spellings = self.spellings
         if not level and spellings is not None and spellings.looks_like_variant(request.url):
             level = 1
@@ -147,7 +146,21 @@ class Frontier:
                 request.meta["download_slot"] = slot
         if level:
             request.priority -= level * self.penalty
+            request.meta[LEVEL_META] = level
             self.stats.inc("frontier/deprioritised")
+
+    def level(self, url: str) -> int:
+        """The level of the URL pattern of ``url`` now: its own, or its coarser pattern's while
+        it has fewer than :data:`FLOOR` responses."""
+        entry, coarse = self._entries(url)
+        return entry.level if entry.responses >= FLOOR or coarse is None else coarse.level
+
+    def penalised_since(self, request: Request) -> int:
+        """The level of the URL pattern of ``request``, leaving the scheduler, when it was
+        penalised since ``request`` was scheduled at a lower level (a breadth-first crawl
+        schedules a level's links before their pattern is judged); else 0."""
+        level = self.level(scheduled_url(request))
+        return level if level >= 2 and level > request.meta.get(LEVEL_META, 0) else 0
 
     def admit(self, request: Request, questions: list[tuple[str, str, int]]) -> bool:
         """``request`` leaves the scheduler and would ask ``questions`` of open candidate rules

@@ -20,6 +20,7 @@ from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import (
     HELD_META,
+    LEVEL_META,
     POLICY_META,
     PROBATION_META,
     QUEUE_ID_META,
@@ -126,6 +127,15 @@ class DequeueMiddleware:
             # JOBDIR: a request is in the resume log once, as scheduled, never queued twice;
             # and without the add-on's dupefilter nothing would let it through a second time
             return None
+        level = frontier.penalised_since(request) if HELD_META not in meta else 0
+        if level:
+            # back to the scheduler behind the others, as if scheduled now; the dupefilter
+            # lets its own URL through again (HELD_META), as for a held request
+            self.stats.inc("frontier/requeued")
+            return request.replace(
+                priority=request.priority - (level - meta.get(LEVEL_META, 0)) * frontier.penalty,
+                meta={**meta, LEVEL_META: level, HELD_META: request.url},
+            )
         questions = self._questions(request)
         if frontier.admit(request, questions):
             return None
