@@ -32,23 +32,36 @@ MIN_BLOCK = 24
 NEW_SHARE = 4
 #: log2 of the bitmap's size in bits
 BITS = 24
+#: the characters of a page read at most: its first blocks say whether it is new text, and a
+#: page of 50 MiB of text must not cost 50 MiB of strings more than the spider's own parse
+MAX_CHARS = 1 << 20
+#: the text nodes of a page read at most (the XPath result is cut in libxml2, before any
+#: Python string is made)
+MAX_NODES = 20_000
 
 # the text nodes of the body (else the document: a feed) outside elements that are code or form
 # controls: a textarea holds a page's source (a wiki's edit view), an option list the same menu
 _TEXT = etree.XPath(
-    "(//body | /*[not(//body)])[1]//text()[not(ancestor::script or ancestor::style or "
-    "ancestor::noscript or ancestor::template or ancestor::textarea or ancestor::select)]"
+    "((//body | /*[not(//body)])[1]//text()[not(ancestor::script or ancestor::style or "
+    "ancestor::noscript or ancestor::template or ancestor::textarea or ancestor::select)])"
+    f"[position() <= {MAX_NODES}]",
+    smart_strings=False,
 )
 _SPACE = re.compile(r"\s+")
 #: the cells and lines of a text that is not markup (a CSV or plain-text export)
 _PLAIN_BLOCKS = re.compile(r"[\r\n\t,;]+")
 
 
-def markup_blocks(root: etree._Element) -> list[str]:
+def markup_blocks(root: etree._Element, max_chars: int = MAX_CHARS) -> list[str]:
     """The blocks of a parsed HTML or XML document (``root``: its root element, as Scrapy's
-    ``response.selector.root``), read without modifying it."""
+    ``response.selector.root``) in its first ``max_chars`` characters of text (at most
+    :data:`MAX_NODES` text nodes), read without modifying it."""
     blocks = []
+    read = 0
     for node in _TEXT(root):
+        if read >= max_chars:
+            break
+        read += len(node)
         if len(node) >= MIN_BLOCK:
             text = _SPACE.sub(" ", node).strip()
             if len(text) >= MIN_BLOCK:
@@ -56,19 +69,20 @@ def markup_blocks(root: etree._Element) -> list[str]:
     return blocks
 
 
-def plain_blocks(text: str) -> list[str]:
-    """The blocks of a text that is not markup: its lines and cells."""
+def plain_blocks(text: str, max_chars: int = MAX_CHARS) -> list[str]:
+    """The blocks of a text that is not markup (its lines and cells) in its first
+    ``max_chars`` characters."""
     return [
         block
-        for part in _PLAIN_BLOCKS.split(text)
+        for part in _PLAIN_BLOCKS.split(text[:max_chars])
         if len(block := _SPACE.sub(" ", part).strip()) >= MIN_BLOCK
     ]
 
 
-def page_blocks(response: Response, max_chars: int) -> list[str] | None:
+def page_blocks(response: Response, max_bytes: int) -> list[str] | None:
     """The blocks of a downloaded page: of its tree (HTML, XML: Scrapy's selector, parsed once
-    for the spider too), of its first ``max_chars`` characters (other text), or None (not
-    text: an image, a PDF)."""
+    for the spider too), of its text (other text), or None (not text: an image, a PDF; a body
+    above ``max_bytes``, the signature's limit, whose text is not decoded)."""
     from scrapy.http import HtmlResponse, TextResponse, XmlResponse
 
     if isinstance(response, (HtmlResponse, XmlResponse)):
@@ -76,8 +90,8 @@ def page_blocks(response: Response, max_chars: int) -> list[str] | None:
             return markup_blocks(response.selector.root)
         except (ValueError, etree.LxmlError):  # a document lxml cannot read
             return None
-    if isinstance(response, TextResponse):
-        return plain_blocks(response.text[:max_chars])
+    if isinstance(response, TextResponse) and len(response.body) <= max_bytes:
+        return plain_blocks(response.text)
     return None
 
 
