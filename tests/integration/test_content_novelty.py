@@ -89,9 +89,10 @@ def test_a_huge_page_is_judged_by_its_first_blocks_only():
     assert len(markup_blocks(root)) == 50
     first = markup_blocks(root, max_chars=100)
     assert first == [f"Paragraph {i} of a page that never ends" for i in range(3)]
-    assert plain_blocks("A first line of a long text export\n" * 10, max_chars=70) == [
-        "A first line of a long text export"
-    ] * 2
+    assert (
+        plain_blocks("A first line of a long text export\n" * 10, max_chars=70)
+        == ["A first line of a long text export"] * 2
+    )
 
 
 @pytest_twisted.inlineCallbacks
