@@ -18,7 +18,12 @@ The spider is what a naive user writes: a ``CrawlSpider`` with one
 * ``careful``: the add-on with what a careful user writes for this shop (:data:`CAREFUL`);
 * ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
 * ``presence``: the add-on with ``URLUNIFY_LEARN_PRESENCE = True`` (``print=1`` learned from
-  pages with and without it; off by default, see docs/learning.md).
+  pages with and without it; off by default, see docs/learning.md);
+* ``learnonly``: learning alone, the add-on with its built-in identity rules off as far as the
+  settings allow (:data:`BUILTINS_OFF`: no session-id or tracking-parameter lists, no ``www``
+  prefix, no index pages, ``http`` and ``https`` apart) and learning on. Left on: the rules no
+  setting switches (fragment, escapes, slashes, sorted parameters), the follow filters
+  (extensions, URL length, traps), page signatures and declared canonicals.
 
 A crawl stops at ``--cap`` downloaded responses (counted at ``response_downloaded``, so responses
 the add-on drops count too) or ``--timeout`` seconds. The host names reach the shop's server (a
@@ -29,7 +34,7 @@ Scores: pages covered (distinct page ids seen in an item) / floor, fetches
 id), pages missed (floor - covered), requests dropped at dequeue
 (``urlunify/dropped_at_dequeue``), rules learned, CPU seconds of the crawl process.
 
-    python benchmarks/bench_dust.py                            # all five, seed 1, 600 products
+    python benchmarks/bench_dust.py                            # all seven, seed 1, 600 products
     python benchmarks/bench_dust.py --configs addon,careful --products 100 --categories 6
     python benchmarks/bench_dust.py --configs mirror --set URLUNIFY_LEARN_PROBATION_SAMPLES=5
 """
@@ -53,13 +58,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dustsite  # noqa: E402
 from _common import child_json, run_measured, write_json  # noqa: E402
 
-CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn", "presence"]
+CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn", "presence", "learnonly"]
 
 #: The mirror named: what a user who noticed it writes.
 MIRROR = dustsite.MIRROR_SETTINGS
 #: What a careful user writes for this shop (the route's key parameters, the parameters that
 #: never change a page, the mirror).
 CAREFUL = dustsite.CAREFUL_SETTINGS
+#: The add-on's built-in identity rules that a setting turns off (``learnonly``).
+BUILTINS_OFF: dict[str, Any] = {
+    "URLUNIFY_STRIP_SESSION_IDS": False,
+    "URLUNIFY_STRIP_TRACKING_PARAMS": False,
+    "URLUNIFY_STRIP_HOST_PREFIXES": [],
+    "URLUNIFY_INDEX_PAGES": [],
+    "URLUNIFY_IGNORE_SCHEME": False,
+}
 
 
 def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
@@ -82,6 +95,8 @@ def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
         settings.update(MIRROR)
     if config == "careful":
         settings.update(CAREFUL)
+    if config == "learnonly":
+        settings.update(BUILTINS_OFF)
     return settings
 
 
