@@ -19,7 +19,11 @@ What is generalised is learned, per place in the tree, from the distinct values 
   (``action=history``, ``title=Special:UserLogin``), and is ``*`` once it has seen more
   (article titles, ``returnto`` targets);
 * a value that looks like an id (digits, a long hexadecimal or dashed token, more than 64
-  characters) is ``*`` from the first URL, without counting as a value of its place.
+  characters) is ``*`` from the first URL, without counting as a value of its place;
+* a generalised segment keeps its file extension (``/wiki/*.txt``, ``/issues/*.atom``): a page
+  and its exports share a place in the tree, not a template (the frontier judged a wiki's
+  articles by its plain-text exports). A segment whose stem looks like an id (``12.atom``) is
+  generalised at once.
 
 So the pattern of a URL depends on the URLs seen before it: early URLs of a group are more
 specific than later ones, until the group's values are known. Scheme, user info and fragment
@@ -51,6 +55,8 @@ MAX_NAMES = 16
 #: values longer than this are never kept (nor stored)
 MAX_VALUE_LENGTH = 64
 
+# a file extension: a dot, a letter, up to four more letters or digits, at the end of a segment
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$").search
 # digits (with separators: 2024-05-01, 1.2.3), or a long token of hexadecimal digits and dashes
 # holding a digit (a hash, a UUID)
 _ID = re.compile(r"[0-9][0-9.,_:-]*|(?=[^/]*[0-9])[0-9a-fA-F-]{8,}").fullmatch
@@ -144,7 +150,13 @@ class URLPatterns:
                 parts.append("**")
                 node = None
                 break
-            token, node = self._step(tree, node, segment)
+            extension = _EXTENSION(segment)
+            if extension is not None and looks_like_id(segment[: extension.start()]):
+                token, node = self._step(tree, node, segment[: extension.start()])
+            else:
+                token, node = self._step(tree, node, segment)
+            if token == WILDCARD and extension is not None:
+                token += extension.group()
             parts.append(token)
         out = "/".join(parts) if len(parts) > 1 else host + "/"
         if query:

@@ -178,3 +178,20 @@ def test_the_coarser_pattern_generalises_every_kept_value():
     assert coarser("w.test/w/index.php?oldid=*&title=*") is None
     assert coarser("w.test/wiki/Main_Page") is None
     assert coarser("w.test/*?*") is None
+
+
+def test_a_generalised_segment_keeps_its_extension():
+    # a wiki's pages and their exports share a place in the tree, not a template: the frontier
+    # judged the pages by the exports' old text when both were "*"
+    patterns = URLPatterns(max_values=3)
+    for t in TITLES[:5]:
+        patterns.pattern(f"{WIKI}/wiki/{t}")
+        patterns.pattern(f"{WIKI}/wiki/{t}.txt")
+    assert patterns.pattern(f"{WIKI}/wiki/{TITLES[0]}") == "wiki.test/wiki/*"
+    assert patterns.pattern(f"{WIKI}/wiki/{TITLES[0]}.txt") == "wiki.test/wiki/*.txt"
+    assert patterns.pattern(f"{WIKI}/wiki/{TITLES[1]}.html") == "wiki.test/wiki/*.html"
+    # an id with an extension is generalised at once, and keeps it
+    assert patterns.pattern(f"{WIKI}/issues/12.atom") == "wiki.test/issues/*.atom"
+    assert patterns.pattern(f"{WIKI}/issues/12") == "wiki.test/issues/*"
+    # a dot inside a segment is no extension
+    assert patterns.pattern(f"{WIKI}/v/1.2.3") == "wiki.test/v/*"
