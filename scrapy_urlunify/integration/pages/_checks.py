@@ -23,9 +23,9 @@ from scrapy_urlunify.integration.crawl._meta import (
     RESEMBLANCE_META,
     SIGNATURE_META,
 )
+from scrapy_urlunify.integration.links._robots_meta import robots_directives
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
-from scrapy_urlunify.integration.links._robots_meta import robots_directives
 from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.seen._resume import fetched_before
