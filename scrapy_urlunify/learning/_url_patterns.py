@@ -12,18 +12,22 @@ and its query: the names of its parameters, each with its value or ``*``::
 What is generalised is learned, per place in the tree, from the distinct values seen there:
 
 * a path segment is a child of the node of the segments before it; a node that has seen more
-  than ``max_values`` distinct children generalises that position (``/wiki/*``): its children
-  are forgotten and every segment there goes to one ``*`` child from then on;
+  than ``max_segments`` (24) distinct children generalises that position (``/wiki/*``): its
+  children are forgotten and every segment there goes to one ``*`` child from then on. An
+  application's sections are more than a parameter's kinds of page (Redmine: 12 at its root,
+  10 in a project); at 8, ``/projects/P/wiki/Title`` and ``/issues/gantt`` were one
+  ``/*/*/*/*``. A position is generalised sooner when three of its children have two children
+  in common (``/projects/*``: projects with the same sections);
 * the URLs ending at a node are grouped by the set of their parameter names; in each group, a
   parameter keeps its value while the group has seen at most ``max_values`` of them
   (``action=history``, ``title=Special:UserLogin``), and is ``*`` once it has seen more
   (article titles, ``returnto`` targets);
 * a value that looks like an id (digits, a long hexadecimal or dashed token, more than 64
   characters) is ``*`` from the first URL, without counting as a value of its place;
-* a generalised segment keeps its file extension (``/wiki/*.txt``, ``/issues/*.atom``): a page
-  and its exports share a place in the tree, not a template (the frontier judged a wiki's
-  articles by its plain-text exports). A segment whose stem looks like an id (``12.atom``) is
-  generalised at once.
+* a segment's file extension is kept apart (``/wiki/*.txt``, ``/issues/*.atom``,
+  ``/issues.csv``): a page and its exports share a place in the tree (one value: its stem), not
+  a template (the frontier judged a wiki's articles by their plain-text exports). A segment
+  whose stem looks like an id (``12.atom``) is generalised at once.
 
 So the pattern of a URL depends on the URLs seen before it: early URLs of a group are more
 specific than later ones, until the group's values are known. Scheme, user info and fragment
@@ -52,6 +56,10 @@ MAX_DEPTH = 12
 MAX_GROUPS = 32
 #: parameter names in a set; a URL with more is in the ``?*`` group
 MAX_NAMES = 16
+#: children of a position alike (sharing :data:`ALIKE_KEYS` children of theirs) that generalise it
+ALIKE_SIBLINGS = 3
+#: children two path nodes share to be alike
+ALIKE_KEYS = 2
 #: values longer than this are never kept (nor stored)
 MAX_VALUE_LENGTH = 64
 
@@ -117,10 +125,17 @@ def _size(node: _Node) -> int:
 class URLPatterns:
     """The URL patterns of a crawl, learned from the URLs given to :meth:`pattern`."""
 
-    def __init__(self, max_values: int = 8, max_hosts: int = 1000, max_nodes: int = 5000) -> None:
-        if max_values < 1 or max_hosts < 1 or max_nodes < 1:
-            raise ValueError("max_values, max_hosts and max_nodes must be at least 1")
+    def __init__(
+        self,
+        max_values: int = 8,
+        max_hosts: int = 1000,
+        max_nodes: int = 5000,
+        max_segments: int = 24,
+    ) -> None:
+        if min(max_values, max_hosts, max_nodes, max_segments) < 1:
+            raise ValueError("max_values, max_hosts, max_nodes and max_segments must be at least 1")
         self.max_values = max_values
+        self.max_segments = max_segments
         self.max_hosts = max_hosts
         self.max_nodes = max_nodes
         self._hosts: OrderedDict[str, _Host] = OrderedDict()
@@ -143,6 +158,8 @@ class URLPatterns:
         path, _, query = rest.partition("?")
         tree = self._host(host)
         node: _Node | None = tree.root
+        # the node above ``node`` when ``node`` is one of its kept children
+        parent: _Node | None = None
         parts = [host]
         segments = path.split("/")[1:] if path else []
         for depth, segment in enumerate(segments):
@@ -151,13 +168,14 @@ class URLPatterns:
                 node = None
                 break
             extension = _EXTENSION(segment)
-            if extension is not None and looks_like_id(segment[: extension.start()]):
-                token, node = self._step(tree, node, segment[: extension.start()])
-            else:
-                token, node = self._step(tree, node, segment)
-            if token == WILDCARD and extension is not None:
-                token += extension.group()
-            parts.append(token)
+            stem = segment if extension is None else segment[: extension.start()]
+            held = tree.nodes
+            token, child = self._step(tree, node, stem)
+            if tree.nodes > held and parent is not None and node is not None:
+                self._alike(tree, parent, node)
+            parent = node if token != WILDCARD else None
+            node = child
+            parts.append(token if extension is None else token + extension.group())
         out = "/".join(parts) if len(parts) > 1 else host + "/"
         if query:
             out += "?" + self._query(node, query)
@@ -184,7 +202,7 @@ class URLPatterns:
             child = children.get(segment)
             if child is not None:
                 return segment, child
-            if len(children) < self.max_values:
+            if len(children) < self.max_segments:
                 if tree.nodes >= self.max_nodes:
                     return WILDCARD, None
                 child = children[segment] = _Node()
@@ -200,6 +218,28 @@ class URLPatterns:
             wild = node.wild = _Node()
             tree.nodes += 1
         return WILDCARD, wild
+
+    def _alike(self, tree: _Host, parent: _Node, node: _Node) -> None:
+        """``node``, a kept child of ``parent``, has a new child: ``parent``'s position is
+        generalised when :data:`ALIKE_SIBLINGS` of its children (``node`` among them) share
+        :data:`ALIKE_KEYS` children of theirs. Projects whose sections are the same sections
+        are one template, whatever their number; an application's own sections, whose
+        children differ, are not."""
+        children, keys = parent.children, node.children
+        if children is None or keys is None or len(keys) < ALIKE_KEYS:
+            return
+        alike = 1
+        for sibling in children.values():
+            if (
+                sibling is not node
+                and sibling.children is not None
+                and len(keys.keys() & sibling.children.keys()) >= ALIKE_KEYS
+            ):
+                alike += 1
+                if alike >= ALIKE_SIBLINGS:
+                    tree.nodes -= sum(_size(c) for c in children.values())
+                    parent.children = None
+                    return
 
     def _query(self, node: _Node | None, query: str) -> str:
         """The query part of a pattern: ``name=value`` or ``name=*`` for each parameter name."""

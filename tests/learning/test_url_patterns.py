@@ -37,9 +37,10 @@ def learned(urls: list[str], **kwargs: int) -> URLPatterns:
 
 def test_many_values_are_generalised_few_are_kept():
     patterns = learned(
-        [f"{WIKI}/wiki/{t}" for t in TITLES]
+        max_segments=8,
+        urls=[f"{WIKI}/wiki/{t}" for t in TITLES]
         + [f"{WIKI}/w/index.php?title={t}&action={a}" for t in TITLES for a in ("edit", "history")]
-        + [f"{WIKI}/w/index.php?title=Special:UserLogin&returnto={t}" for t in TITLES]
+        + [f"{WIKI}/w/index.php?title=Special:UserLogin&returnto={t}" for t in TITLES],
     )
     assert patterns.pattern(f"{WIKI}/wiki/Another_one") == "wiki.test/wiki/*"
     # the values of a parameter that take few values name the kind of page
@@ -61,8 +62,8 @@ def test_many_values_are_generalised_few_are_kept():
     assert patterns.pattern(f"{WIKI}/w/load.php") == "wiki.test/w/load.php"
 
 
-def test_a_place_is_generalised_after_max_values():
-    patterns = URLPatterns(max_values=3)
+def test_a_place_is_generalised_after_max_segments():
+    patterns = URLPatterns(max_segments=3)
     assert [patterns.pattern(f"{WIKI}/a/{t}/x") for t in TITLES[:5]] == [
         f"wiki.test/a/{t}/x" for t in TITLES[:3]
     ] + ["wiki.test/a/*/x"] * 2
@@ -99,7 +100,7 @@ def test_words_are_not_ids(value):
 
 
 def test_ids_do_not_use_up_the_values_of_their_place():
-    patterns = URLPatterns(max_values=2)
+    patterns = URLPatterns(max_segments=2)
     for n in range(100):
         patterns.pattern(f"{WIKI}/item/{n}")
     assert patterns.pattern(f"{WIKI}/about") == "wiki.test/about"
@@ -131,7 +132,7 @@ def test_parameter_order_does_not_matter():
 
 
 def test_hosts_are_apart():
-    patterns = learned([f"http://a.test/wiki/{t}" for t in TITLES])
+    patterns = learned([f"http://a.test/wiki/{t}" for t in TITLES], max_segments=8)
     assert patterns.pattern("http://a.test/wiki/New") == "a.test/wiki/*"
     assert patterns.pattern("http://b.test/wiki/New") == "b.test/wiki/New"
 
@@ -143,7 +144,7 @@ def test_deep_paths_end_in_a_double_wildcard():
 
 def test_memory_is_bounded():
     draw = random.Random(7)
-    patterns = URLPatterns(max_values=4, max_hosts=5, max_nodes=50)
+    patterns = URLPatterns(max_values=4, max_segments=4, max_hosts=5, max_nodes=50)
 
     def word() -> str:
         return "".join(draw.choice("abcdefghij") for _ in range(6))
@@ -167,6 +168,8 @@ def test_past_its_node_bound_a_host_generalises_without_learning():
 def test_bad_bounds_are_refused():
     with pytest.raises(ValueError, match="at least 1"):
         URLPatterns(max_values=0)
+    with pytest.raises(ValueError, match="at least 1"):
+        URLPatterns(max_segments=0)
 
 
 def test_the_coarser_pattern_generalises_every_kept_value():
@@ -183,7 +186,7 @@ def test_the_coarser_pattern_generalises_every_kept_value():
 def test_a_generalised_segment_keeps_its_extension():
     # a wiki's pages and their exports share a place in the tree, not a template: the frontier
     # judged the pages by the exports' old text when both were "*"
-    patterns = URLPatterns(max_values=3)
+    patterns = URLPatterns(max_segments=3)
     for t in TITLES[:5]:
         patterns.pattern(f"{WIKI}/wiki/{t}")
         patterns.pattern(f"{WIKI}/wiki/{t}.txt")
@@ -195,3 +198,48 @@ def test_a_generalised_segment_keeps_its_extension():
     assert patterns.pattern(f"{WIKI}/issues/12") == "wiki.test/issues/*"
     # a dot inside a segment is no extension
     assert patterns.pattern(f"{WIKI}/v/1.2.3") == "wiki.test/v/*"
+    # a literal segment keeps its extension too, and is one value with its stem
+    assert patterns.pattern(f"{WIKI}/issues.csv") == "wiki.test/issues.csv"
+    assert patterns.pattern(f"{WIKI}/issues") == "wiki.test/issues"
+
+
+def test_an_applications_sections_are_not_one_template():
+    # Redmine: 12 sections at its root, 10 in a project; at 8 values a position, a wiki page,
+    # a gantt chart and an issue report were all /*/*/*/*
+    patterns = URLPatterns()
+    roots = "projects issues activity boards news versions users login time_entries account"
+    for root in [*roots.split(), "search", "my"]:
+        patterns.pattern(f"{WIKI}/{root}")
+    sections = "issues activity wiki time_entries files boards documents search roadmap news"
+    for section in sections.split():
+        patterns.pattern(f"{WIKI}/projects/harbor/{section}")
+    assert (
+        patterns.pattern(f"{WIKI}/projects/harbor/wiki/FAQ") == "wiki.test/projects/harbor/wiki/FAQ"
+    )
+    assert (
+        patterns.pattern(f"{WIKI}/projects/harbor/issues/gantt")
+        == "wiki.test/projects/harbor/issues/gantt"
+    )
+
+
+def test_children_alike_are_one_template():
+    # three projects with two sections in common: the projects' position is generalised, and
+    # the sections below it are kept; the application's own sections, whose children differ,
+    # are not generalised
+    patterns = URLPatterns()
+    for root, children in [("issues", "gantt calendar"), ("news", "new"), ("users", "me")]:
+        for child in children.split():
+            patterns.pattern(f"{WIKI}/{root}/{child}")
+    for project in ("harbor", "lantern", "orchard"):
+        for section in ("issues", "wiki", "activity"):
+            patterns.pattern(f"{WIKI}/projects/{project}/{section}")
+    assert patterns.pattern(f"{WIKI}/projects/compass/wiki") == "wiki.test/projects/*/wiki"
+    assert patterns.pattern(f"{WIKI}/projects/compass/wiki/FAQ") == "wiki.test/projects/*/wiki/FAQ"
+    assert patterns.pattern(f"{WIKI}/issues/gantt") == "wiki.test/issues/gantt"
+    assert patterns.pattern(f"{WIKI}/news/new") == "wiki.test/news/new"
+    # two alike are not enough
+    two = URLPatterns()
+    for project in ("harbor", "lantern"):
+        for section in ("issues", "wiki"):
+            two.pattern(f"{WIKI}/projects/{project}/{section}")
+    assert two.pattern(f"{WIKI}/projects/harbor/wiki") == "wiki.test/projects/harbor/wiki"
