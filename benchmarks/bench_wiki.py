@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -113,7 +114,9 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
-        "LOG_LEVEL": "WARNING",
+        # BENCH_LOG_LEVEL=INFO BENCH_LOG_FILE=crawl.log: what the add-on decided, for a look
+        "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
+        "LOG_FILE": os.environ.get("BENCH_LOG_FILE"),
         "CLOSESPIDER_PAGECOUNT": budget,
         "HTTPERROR_ALLOW_ALL": False,
     }

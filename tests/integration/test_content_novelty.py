@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import minicrawl
 import pytest_twisted
-import revisionsite
 import sortsite
 import tabsite
 from lxml import etree, html
@@ -112,24 +111,5 @@ def test_a_level_scheduled_before_its_pattern_was_judged_goes_after_the_new_page
     assert stats["urlunify/frontier/requeued"] >= 10
     # nothing dropped: every issue and every tab view, once
     assert len(fetched) == 1 + 3 * len(issues)
-    assert set(site.hits.values()) == {1}
-    assert stats["finish_reason"] == "finished"
-
-
-@pytest_twisted.inlineCallbacks
-def test_a_page_its_site_does_not_index_is_no_new_content():
-    # breadth-first: the old revisions (noindex, new wordings) and the related articles are one
-    # level, the revisions first; once five revisions were fetched their pattern goes after the
-    # related articles. When this was written the last article came 42nd, 61st when an old
-    # revision counted as new content
-    site, crawler, _, _ = yield minicrawl.run(revisionsite.start, "/", {})
-    stats = crawler.stats.get_stats()
-    fetched = list(site.hits)
-    articles = {f"/articles/{n}" for n in range(1, revisionsite.LISTED + revisionsite.RELATED + 1)}
-    last = max(i for i, path in enumerate(fetched, 1) if path in articles)
-    assert last <= 50, fetched
-    assert stats["urlunify/frontier/noindex"] >= 5
-    # nothing dropped: every article and every revision, once
-    assert len(fetched) == 1 + len(articles) * (1 + revisionsite.REVISIONS)
     assert set(site.hits.values()) == {1}
     assert stats["finish_reason"] == "finished"

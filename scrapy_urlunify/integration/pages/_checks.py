@@ -23,7 +23,6 @@ from scrapy_urlunify.integration.crawl._meta import (
     RESEMBLANCE_META,
     SIGNATURE_META,
 )
-from scrapy_urlunify.integration.links._robots_meta import robots_directives
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.queue._novelty import page_blocks
@@ -259,10 +258,7 @@ class PageChecks:
             # a new page (neither a duplicate nor a near-duplicate) of new text
             new = earlier is None and RESEMBLANCE_META not in request.meta
             if new:
-                new = frontier.new_text(
-                    page_blocks(response, self.max_bytes),
-                    "noindex" not in robots_directives(response),
-                )
+                new = frontier.new_text(page_blocks(response, self.max_bytes))
             frontier.fetched(request, new)
         if earlier is None or earlier == base_identifier:
             return None

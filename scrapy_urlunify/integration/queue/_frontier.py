@@ -250,17 +250,14 @@ class Frontier:
                 if not flying:
                     del testing[name]
 
-    def new_text(self, blocks: list[str] | None, indexable: bool = True) -> bool:
+    def new_text(self, blocks: list[str] | None) -> bool:
         """Whether a new page of text ``blocks`` (None: not text) is new content: not old text
-        only (``SeenText.new_text``), nor a page its site asks search engines not to index
-        (``indexable`` False: an old version of a wiki page, a search result), whose text is
-        shown as seen all the same."""
-        new = True if blocks is None else self.seen_text.new_text(blocks)
+        only (``SeenText.new_text``)."""
+        if blocks is None:
+            return True
+        new = self.seen_text.new_text(blocks)
         if new is False:
             self.stats.inc("frontier/old_text")
-        elif not indexable:
-            self.stats.inc("frontier/noindex")
-            return False
         return new is not False
 
     def fetched(self, request: Request, new: bool) -> None:
