@@ -122,6 +122,14 @@ def _size(node: _Node) -> int:
     return count
 
 
+def _generalise(tree: _Host, node: _Node) -> None:
+    """``node``'s position is generalised: what was learned below its kept children goes, and
+    every segment there goes to its ``*`` child from now on."""
+    if node.children is not None:
+        tree.nodes -= sum(_size(c) for c in node.children.values())
+        node.children = None
+
+
 class URLPatterns:
     """The URL patterns of a crawl, learned from the URLs given to :meth:`pattern`."""
 
@@ -208,9 +216,8 @@ class URLPatterns:
                 child = children[segment] = _Node()
                 tree.nodes += 1
                 return segment, child
-            # one value too many: this position is generalised, what was learned below it goes
-            tree.nodes -= sum(_size(c) for c in children.values())
-            node.children = None
+            # one value too many: this position is generalised
+            _generalise(tree, node)
         wild = node.wild
         if wild is None:
             if tree.nodes >= self.max_nodes:
@@ -237,8 +244,7 @@ class URLPatterns:
             ):
                 alike += 1
                 if alike >= ALIKE_SIBLINGS:
-                    tree.nodes -= sum(_size(c) for c in children.values())
-                    parent.children = None
+                    _generalise(tree, parent)
                     return
 
     def _query(self, node: _Node | None, query: str) -> str:

@@ -94,11 +94,7 @@ class SortSite(CountingSite):
         else:
             request.setResponseCode(404)
             body = "<h1>Not found</h1>"
-        return (
-            "<!DOCTYPE html><html><head><title>t</title></head><body>"
-            f"{body}<footer>Powered by a tracker of issues, version 5.0 (c) its authors</footer>"
-            "</body></html>"
-        ).encode()
+        return tracker_page(body)
 
     def issues_fetched(self) -> list[int]:
         """The issues fetched, in the order of their first fetch."""
@@ -107,6 +103,15 @@ class SortSite(CountingSite):
             for path in self.hits
             if path.startswith("/issues/") and path[8:].isdigit()
         ]
+
+
+def tracker_page(body: str) -> bytes:
+    """A page of the tracker: ``body`` and the footer every page shows."""
+    return (
+        "<!DOCTYPE html><html><head><title>t</title></head><body>"
+        f"{body}<footer>Powered by a tracker of issues, version 5.0 (c) its authors</footer>"
+        "</body></html>"
+    ).encode()
 
 
 def start() -> tuple[SortSite, object, str]:

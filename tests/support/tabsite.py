@@ -8,7 +8,7 @@ before any tab view was fetched."""
 from __future__ import annotations
 
 from minisite import CountingSite, listen
-from sortsite import description, issue, sentence
+from sortsite import description, issue, sentence, tracker_page
 
 LISTED = 20
 RELATED = 10
@@ -48,11 +48,7 @@ class TabSite(CountingSite):
         else:
             request.setResponseCode(404)
             body = "<h1>Not found</h1>"
-        return (
-            "<!DOCTYPE html><html><head><title>t</title></head><body>"
-            f"{body}<footer>Powered by a tracker of issues, version 5.0 (c) its authors</footer>"
-            "</body></html>"
-        ).encode()
+        return tracker_page(body)
 
 
 def start() -> tuple[TabSite, object, str]:
