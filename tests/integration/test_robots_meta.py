@@ -15,7 +15,7 @@ from scrapy import FormRequest, Request
 from scrapy.http import HtmlResponse, TextResponse
 from wikisite import article_text
 
-from scrapy_urlunify.integration.links._robots_meta import robots_directives
+from scrapy_urlunify.integration.links._robots_meta import PassThrough, robots_directives
 
 NOINDEX_NOFOLLOW = "<meta name='robots' content='noindex,nofollow'>"
 
@@ -83,6 +83,37 @@ def test_the_x_robots_tag_directives_of_a_page(values, expected):  # type: ignor
     assert (
         robots_directives(html("<html><head></head></html>", {"X-Robots-Tag": values})) == expected
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "passes"),
+    [
+        ("noindex,follow", True),
+        ("noindex", True),
+        ("noindex,nofollow", False),
+        ("none", False),
+        ("nofollow", False),
+        ("index,follow", False),
+    ],
+)
+def test_a_page_to_pass_through_says_noindex_but_not_nofollow(content, passes):  # type: ignore[no-untyped-def]
+    page = html(f"<html><head><meta name='robots' content='{content}'></head><body>x</body></html>")
+    assert PassThrough()(page, {"depth": 2}) is passes
+
+
+def test_a_host_whose_start_page_says_noindex_has_no_page_to_pass_through(caplog):  # type: ignore[no-untyped-def]
+    # a staging site that asks robots to keep out everywhere, crawled on purpose: its pages are
+    # all the content there is
+    page = html("<html><head><meta name='robots' content='noindex'></head><body>x</body></html>")
+    pass_through = PassThrough()
+    with caplog.at_level(logging.DEBUG):
+        assert pass_through(page, {"is_start_request": True}) is False
+    assert "declares noindex" in caplog.text
+    assert pass_through(page, {"depth": 3}) is False
+    other = HtmlResponse(
+        "http://other.test/p", body=page.body, request=Request("http://other.test/p")
+    )
+    assert pass_through(other, {"depth": 3}) is True
 
 
 def test_a_response_that_is_not_html_declares_nothing():

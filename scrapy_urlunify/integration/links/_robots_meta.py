@@ -1,13 +1,15 @@
 """Pages that declare ``nofollow`` for all robots (``URLUNIFY_ROBOTS_NOFOLLOW``): their links are
 not followed, except a start page's and those of a host whose start page declares it
-(docs/rules.md, "Pages that declare nofollow": what is honoured, what is not, and why).
+(docs/rules.md, "Pages that declare nofollow": what is honoured, what is not, and why). Pages
+that declare ``noindex`` but not ``nofollow``: pages to pass through, no content of their own to
+the frontier (docs/frontier.md, "Pages to pass through").
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 from scrapy.http import HtmlResponse
@@ -125,3 +127,40 @@ class RobotsMeta:
                 SETTING,
             )
         return True
+
+
+class PassThrough:
+    """Which pages declare ``noindex`` for all robots but not ``nofollow``: pages a site asks
+    robots to pass through to others, not to keep (Redmine's old wiki versions and diffs,
+    paginated archives, filtered lists). ``noindex, nofollow`` is not one of them: MediaWiki's
+    special pages say it, and share ``/wiki/*`` with the articles, whose pattern must not be
+    judged on them; their links are not followed anyway. A start page that declares ``noindex``
+    (a staging site, an intranet, crawled on purpose) has its host's directives ignored."""
+
+    def __init__(self) -> None:
+        #: hosts whose start page declared noindex: no page of theirs passes through
+        self.ignored_hosts: set[str] = set()
+
+    def __call__(self, response: Response, meta: dict[str, Any]) -> bool:
+        """Whether ``response``, of request meta ``meta`` (a downloader middleware's response
+        has no ``meta`` yet), is a page to pass through. A request without a ``depth`` counts
+        as a start request (with Scrapy's ``DepthMiddleware`` off, every one does, and no page
+        passes through)."""
+        if not isinstance(response, HtmlResponse):
+            return False
+        directives = robots_directives(response)
+        if "noindex" not in directives:
+            return False
+        host = host_of(response.url).lower()
+        if host in self.ignored_hosts:
+            return False
+        if meta.get("is_start_request") or not meta.get("depth"):
+            self.ignored_hosts.add(host)
+            logger.debug(
+                "The start page %s declares noindex: no page of %s is judged a page to pass "
+                "through for this crawl",
+                response.url,
+                host,
+            )
+            return False
+        return NOFOLLOW not in directives

@@ -23,6 +23,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     RESEMBLANCE_META,
     SIGNATURE_META,
 )
+from scrapy_urlunify.integration.links._robots_meta import PassThrough
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.queue._novelty import page_blocks
@@ -96,6 +97,8 @@ class PageChecks:
         self.learning = learning
         self.frontier = frontier
         self.canonical_urls = canonical_urls
+        #: pages declaring noindex but not nofollow: no new content to the frontier
+        self.passes_through = PassThrough()
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
@@ -258,7 +261,10 @@ class PageChecks:
             # a new page (neither a duplicate nor a near-duplicate) of new text
             new = earlier is None and RESEMBLANCE_META not in request.meta
             if new:
-                new = frontier.new_text(page_blocks(response, self.max_bytes))
+                new = frontier.new_text(
+                    page_blocks(response, self.max_bytes),
+                    self.passes_through(response, request.meta),
+                )
             frontier.fetched(request, new)
         if earlier is None or earlier == base_identifier:
             return None

@@ -250,14 +250,17 @@ class Frontier:
                 if not flying:
                     del testing[name]
 
-    def new_text(self, blocks: list[str] | None) -> bool:
+    def new_text(self, blocks: list[str] | None, passes_through: bool = False) -> bool:
         """Whether a new page of text ``blocks`` (None: not text) is new content: not old text
-        only (``SeenText.new_text``)."""
-        if blocks is None:
-            return True
-        new = self.seen_text.new_text(blocks)
+        only (``SeenText.new_text``), nor a page its site asks robots to pass through
+        (``passes_through``: ``noindex`` but not ``nofollow``, an old version of a wiki page),
+        whose text is seen all the same."""
+        new = True if blocks is None else self.seen_text.new_text(blocks)
         if new is False:
             self.stats.inc("frontier/old_text")
+        elif passes_through:
+            self.stats.inc("frontier/pass_through")
+            return False
         return new is not False
 
     def fetched(self, request: Request, new: bool) -> None:
