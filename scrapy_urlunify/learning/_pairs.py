@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
+from urllib.parse import unquote
 
 from scrapy_urlunify.core._domains import is_ip, split_domain, within
 from scrapy_urlunify.core._url import Parts
@@ -73,6 +74,16 @@ class Pair(NamedTuple):
     def where(self) -> tuple[str, frozenset[str]]:
         """The path and the other query items of a parameter pair (the rule contexts it is in)."""
         return self.path, other_items(self.hint)
+
+
+#: parameter values that select everything a filter could (``status_id=*`` on Redmine, ``all``)
+SELECT_ALL = frozenset({"*", "all", "any"})
+
+
+def _selects_all(items: str) -> bool:
+    """Whether a value of the query items ``items`` of one parameter (``status_id=%2A``, as
+    written in the URL) selects everything."""
+    return any(unquote(item.partition("=")[2]).lower() in SELECT_ALL for item in items.split("&"))
 
 
 def other_items(hint: str) -> frozenset[str]:
@@ -216,8 +227,23 @@ class PairFinder:
                     )
                 elif other == name:  # the same parameter with another value
                     n_values += 1
+                    # a value that selects everything is the parameter's absence, as a default
+                    # value is: the two agree whenever the filter selects all there is
+                    evidence = not (_selects_all(value) or _selects_all(v))
                     pairs.append(
-                        Pair(PARAM, host, name, s == sig, ctx, path, sig, u, True, hint, (value, v))
+                        Pair(
+                            PARAM,
+                            host,
+                            name,
+                            s == sig,
+                            ctx,
+                            path,
+                            sig,
+                            u,
+                            evidence,
+                            hint,
+                            (value, v),
+                        )
                     )
             if n_values < _MAX_VALUES and len(entry) < _MAX_RECORDS:
                 index.add(key, entry, (name, value, sig, page.url))

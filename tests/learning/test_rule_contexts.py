@@ -339,3 +339,29 @@ def test_pages_with_and_without_a_parameter_count_in_a_context_once_two_values_h
     assert see(learner, f"{shop}&id=6&sort=name", "product 6", "shop.test") == [
         "shop.test/index.php?route=product%2Fview sort"
     ]
+
+
+@pytest.mark.parametrize("everything", ["*", "%2A", "all"])
+def test_a_value_that_selects_everything_is_no_evidence_for_its_filter(everything):  # type: ignore[no-untyped-def]
+    """Redmine links an issue's related issues as ``status_id=o`` (open) and ``status_id=*``
+    (all): one list while they are all open, on every issue; learned from those, the rule merged
+    ``status_id=c`` (closed) with ``*`` where they were not."""
+    tracker = "http://t.test/issues?set_filter=1&issue_id="
+    learner = Learner()
+    for i in range(1, 4 * learner.min_pairs + 1):
+        related = f"related issues of {i}, all open"
+        assert see(learner, f"{tracker}{i}&status_id=o", related, "t.test") == []
+        assert see(learner, f"{tracker}{i}&status_id={everything}", related, "t.test") == []
+    assert learner.rules == ()
+
+
+def test_two_values_that_name_a_status_are_evidence():
+    """The control of the test above: ``o`` and ``c`` with one text on every issue do make a rule."""
+    tracker = "http://t.test/issues?set_filter=1&issue_id="
+    learner = Learner()
+    learned = []
+    for i in range(1, 4 * learner.min_pairs + 1):
+        related = f"related issues of {i}"
+        learned += see(learner, f"{tracker}{i}&status_id=o", related, "t.test")
+        learned += see(learner, f"{tracker}{i}&status_id=c", related, "t.test")
+    assert [r.name for r in learner.rules] == ["status_id"], learned
