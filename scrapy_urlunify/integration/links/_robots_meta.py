@@ -131,11 +131,12 @@ class RobotsMeta:
 
 class PassThrough:
     """Which pages declare ``noindex`` for all robots but not ``nofollow``: pages a site asks
-    robots to pass through to others, not to keep (Redmine's old wiki versions and diffs,
-    paginated archives, filtered lists). ``noindex, nofollow`` is not one of them: MediaWiki's
-    special pages say it, and share ``/wiki/*`` with the articles, whose pattern must not be
-    judged on them; their links are not followed anyway. A start page that declares ``noindex``
-    (a staging site, an intranet, crawled on purpose) has its host's directives ignored."""
+    robots to pass through to others, not to keep (Redmine's old wiki versions, many blogs'
+    paginated archives, shops' filtered lists). ``noindex, nofollow`` is not one of them:
+    MediaWiki's special pages say it, and share ``/wiki/*`` with the articles, whose pattern
+    must not be judged on them; their links are not followed anyway. A start page that declares
+    ``noindex`` (a staging site, an intranet, crawled on purpose) has its host's directives
+    ignored."""
 
     def __init__(self) -> None:
         #: hosts whose start page declared noindex: no page of theirs passes through
