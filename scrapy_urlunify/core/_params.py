@@ -304,9 +304,10 @@ SESSION_ITEMS = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 #: ColdFusion's pair, in a query with "&" in front: a ``CFID`` of digits and a ``CFTOKEN``
-#: (names as written, not read past "amp;"), and every item of either name, to remove
-_CFID = re.compile(r"&cfid=[0-9]+(?=&|\Z)", re.IGNORECASE | re.ASCII)
-_CFTOKEN = re.compile(r"&cftoken=[0-9a-z-]+(?=&|\Z)", re.IGNORECASE | re.ASCII)
+#: (names read past the "amp;" a page that escaped its HTML twice leaves, as the items to
+#: remove are), and every item of either name, to remove
+_CFID = re.compile(r"&(?:amp;)*+cfid=[0-9]+(?=&|\Z)", re.IGNORECASE | re.ASCII)
+_CFTOKEN = re.compile(r"&(?:amp;)*+cftoken=[0-9a-z-]+(?=&|\Z)", re.IGNORECASE | re.ASCII)
 COLD_FUSION_ITEMS = re.compile(
     f"&(?:amp;)*+(?:cfid|cftoken){_NAME_END}[^&]*", re.IGNORECASE | re.ASCII
 )

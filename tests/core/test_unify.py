@@ -519,6 +519,9 @@ def test_a_link_seen_over_and_over_stays_cached():
         # "&amp;" left by a page that escaped its HTML twice (also three times)
         ("http://h.test/p?a=1&amp;b=2", "http://h.test/p?a=1&b=2"),
         ("http://h.test/p?a=1&amp;amp;b=2", "http://h.test/p?b=2&a=1"),
+        # ... between the halves of ColdFusion's session pair (found by test_properties)
+        ("http://h.test/?cfid=0&amp;cftoken=0", "http://h.test/"),
+        ("http://h.test/p?cfid=12&amp;amp;CFTOKEN=ab-1&x=1", "http://h.test/p?x=1"),
         # more session ids: BroadVision, a UUID under a session name
         ("http://h.test/p?BV_SessionID=@@@@1234567890.1234567890@@@@&x=1", "http://h.test/p?x=1"),
         ("http://h.test/p?Bv_SessionID=@@@@0203452745.1190132405@@@@", "http://h.test/p"),
