@@ -184,6 +184,13 @@ def test_the_addon_alone_survives_the_traps(site: DemoSite):
         "urlunify/learned/param/site.test/print",
     }
     assert "urlunify/learned/alias/termomont.rs/termomont.co.rs" in alone["stats"]
-    assert "urlunify/learned/revoked" not in alone["stats"]
+    # the mirror's copies of site.test's pages can make its host look like an alias before its
+    # own home page (another text) is fetched, when responses arrive in another order (a loaded
+    # machine: 2 crawls in 12); probation's sample of the two root pages then revokes it, and no
+    # page is missed (above). No other rule is ever revoked
+    revoked = alone["stats"].get("urlunify/learned/revoked", 0)
+    mirror = "urlunify/learned/alias/mirror.site.test/site.test" in alone["stats"]
+    assert revoked == (1 if mirror else 0)
+    assert alone["stats"].get("urlunify/learned/probation/root_pages", 0) >= revoked
     # the 3 MB index is text to the signatures, never raw bytes (a session id per view)
     assert "urlunify/learned/not_evidence" not in alone["stats"]
