@@ -220,8 +220,9 @@ def _learned(report: dict[str, Any]) -> str:
     out = []
     for key in crawl_keys(report)[1:]:
         rules = learned_rules(report[key])
+        revoked = learned_rules(report[key], revoked=True)
         out.append(f"<h3>{escape(SHORT[key])}</h3>")
-        if not rules:
+        if not rules and not revoked:
             out.append(
                 '<p class="note">Nothing learned: its settings already say what a learner would '
                 "find on this site.</p>"
@@ -233,6 +234,10 @@ def _learned(report: dict[str, Any]) -> str:
                 f"<li>{escape(says)}: <b>{pairs}</b> page pair{'' if pairs == 1 else 's'} with one "
                 "page signature</li>"
                 for says, pairs in rules
+            )
+            + "".join(
+                f"<li><s>{escape(says)}</s>: revoked, a counter-example showed it matters</li>"
+                for says, _ in revoked
             )
             + "</ul>"
         )

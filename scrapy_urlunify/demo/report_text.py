@@ -86,12 +86,16 @@ def savings(addon: dict[str, Any]) -> list[tuple[str, int]]:
     return rows
 
 
-def learned_rules(crawl: dict[str, Any]) -> list[tuple[str, int]]:
-    """(what the rule says, page pairs that taught it) of every rule a crawl learned."""
+def learned_rules(crawl: dict[str, Any], revoked: bool = False) -> list[tuple[str, int]]:
+    """(what the rule says, page pairs that taught it) of every rule a crawl learned and kept to
+    the end, or (``revoked``) of those it learned and revoked."""
     rules = []
-    for key, pairs in crawl["saved_by"]["learned"].items():
+    learned = crawl["saved_by"]["learned"]
+    for key, pairs in learned.items():
         if key.count("/") != 2:
             continue  # a counter (params, confirmed, probation/...), not a rule
+        if (f"revoked/{key}" in learned) != revoked:
+            continue
         kind, host, name = key.split("/")
         says = {
             "param": f"the parameter {name} does not matter on {host}",
@@ -175,7 +179,9 @@ def format_text(report: dict[str, Any], html_path: str | None = None) -> str:
             f"  {says} ({_plural(pairs, 'page pair')} with one page signature)"
             for says, pairs in rules
         ]
-        if rules:
+        revoked = learned_rules(report[key], revoked=True)
+        lines += [f"  revoked: {says}" for says, _ in revoked]
+        if rules or revoked:
             lines += [f"  {learning_outcome(report[key])}"]
     for key in crawl_keys(report):
         if report[key]["finish_reason"] != "finished":

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from scrapy_urlunify.demo.report_text import learned_rules
 from scrapy_urlunify.demo.site import DemoSite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -180,6 +181,33 @@ def test_the_report_shows_every_crawl_and_what_they_learned_and_reads_on_a_phone
     pairs = report["unconfigured"]["saved_by"]["learned"]["alias/termomont.rs/termomont.co.rs"]
     assert f"{learned}: <b>{pairs}</b> page pair" in page
     assert f"{learned} ({pairs} page pair" in stdout
+    # a rule revoked during the crawl is listed as revoked, not among the rules in force
+    revoked = [
+        k
+        for c in ("addon", "unconfigured")
+        for k in report[c]["saved_by"]["learned"]
+        if k.startswith("revoked/")
+    ]
+    assert stdout.count("  revoked: ") == len(revoked)
+    assert page.count(": revoked, a counter-example showed it matters") == len(revoked)
+
+
+def test_the_rules_in_force_at_the_end_leave_out_those_revoked():
+    crawl = {
+        "saved_by": {
+            "learned": {
+                "alias/mirror.site.test/site.test": 3,
+                "revoked/alias/mirror.site.test/site.test": 1,
+                "param/site.test/print": 3,
+                "revoked": 1,
+                "confirmed": 2,
+            }
+        }
+    }
+    assert learned_rules(crawl) == [("the parameter print does not matter on site.test", 3)]
+    assert learned_rules(crawl, revoked=True) == [
+        ("site.test serves the pages of mirror.site.test", 3)
+    ]
 
 
 def test_the_sample_project_configured_spider_is_the_one_the_demo_runs():

@@ -203,7 +203,10 @@ class LearningSession:
         self.probation.adopt(adopted)
         for revocation in revoked:
             a, b = revocation.counter_example
+            rule = revocation.rule
             self.stats.inc("learned/revoked")
+            # beside the rule's own stat, which stays: a report lists what is in force at the end
+            self.stats.set(f"learned/revoked/{rule.kind}/{rule.context_key}/{rule.name}", 1)
             logger.info(
                 "Unlearned, a counter-example showed it matters: %s (%s and %s have different "
                 "content; %s)",
