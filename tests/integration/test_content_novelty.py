@@ -97,23 +97,35 @@ def test_a_huge_page_is_judged_by_its_first_blocks_only():
 
 
 @pytest_twisted.inlineCallbacks
+def crawl_whole(start, pages):  # type: ignore[no-untyped-def]
+    """The site ``start()`` serves crawled breadth-first from ``/``: the paths in the order
+    fetched, and the stats, once it is checked that its ``pages`` pages were fetched once each
+    and the crawl finished."""
+    site, crawler, _, _ = yield minicrawl.run(start, "/", {})
+    stats = crawler.stats.get_stats()
+    assert len(site.hits) == pages
+    assert set(site.hits.values()) == {1}
+    assert stats["finish_reason"] == "finished"
+    return list(site.hits), stats
+
+
+def last_of(fetched: list[str], paths: set[str]) -> int:
+    """The position (from 1) in ``fetched`` of the last of ``paths``."""
+    return max(i for i, path in enumerate(fetched, 1) if path in paths)
+
+
+@pytest_twisted.inlineCallbacks
 def test_a_level_scheduled_before_its_pattern_was_judged_goes_after_the_new_pages():
     # breadth-first: the related issues and every issue's two tab views are one level, queued
     # before any tab view was fetched; once five tab views were old text, the others go back
     # to the scheduler behind the related issues. When this was written the last issue came
     # 36th (the home page, 30 issues, 5 tab views), 51st when a request kept the level it was
     # scheduled at
-    site, crawler, _, _ = yield minicrawl.run(tabsite.start, "/", {})
-    stats = crawler.stats.get_stats()
-    fetched = list(site.hits)
     issues = {f"/issues/{n}" for n in range(1, tabsite.LISTED + tabsite.RELATED + 1)}
-    last = max(i for i, path in enumerate(fetched, 1) if path in issues)
-    assert last <= 40, fetched
-    assert stats["urlunify/frontier/requeued"] >= 10
     # nothing dropped: every issue and every tab view, once
-    assert len(fetched) == 1 + 3 * len(issues)
-    assert set(site.hits.values()) == {1}
-    assert stats["finish_reason"] == "finished"
+    fetched, stats = yield crawl_whole(tabsite.start, 1 + 3 * len(issues))
+    assert last_of(fetched, issues) <= 40, fetched
+    assert stats["urlunify/frontier/requeued"] >= 10
 
 
 @pytest_twisted.inlineCallbacks
@@ -122,17 +134,12 @@ def test_a_page_its_site_asks_to_pass_through_is_no_new_content():
     # are one level, the revisions first; once five revisions were fetched their pattern goes
     # after the related articles. When this was written the last article came 42nd; 61st when
     # an old revision counted as new content
-    site, crawler, _, _ = yield minicrawl.run(revisionsite.start, "/", {})
-    stats = crawler.stats.get_stats()
-    fetched = list(site.hits)
     articles = {f"/articles/{n}" for n in range(1, revisionsite.LISTED + revisionsite.RELATED + 1)}
-    last = max(i for i, path in enumerate(fetched, 1) if path in articles)
-    assert last <= 50, fetched
-    assert stats["urlunify/frontier/pass_through"] >= 5
     # nothing dropped: every article and every revision, once
-    assert len(fetched) == 1 + len(articles) * (1 + revisionsite.REVISIONS)
-    assert set(site.hits.values()) == {1}
-    assert stats["finish_reason"] == "finished"
+    total = 1 + len(articles) * (1 + revisionsite.REVISIONS)
+    fetched, stats = yield crawl_whole(revisionsite.start, total)
+    assert last_of(fetched, articles) <= 50, fetched
+    assert stats["urlunify/frontier/pass_through"] >= 5
 
 
 @pytest_twisted.inlineCallbacks
