@@ -94,7 +94,7 @@ def learned_rules(crawl: dict[str, Any], revoked: bool = False) -> list[tuple[st
     for key, pairs in learned.items():
         if key.count("/") != 2:
             continue  # a counter (params, confirmed, probation/...), not a rule
-        if (f"revoked/{key}" in learned) != revoked:
+        if bool(learned.get(f"revoked/{key}")) != revoked:  # 0: learned again
             continue
         kind, host, name = key.split("/")
         says = {

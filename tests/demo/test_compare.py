@@ -185,8 +185,8 @@ def test_the_report_shows_every_crawl_and_what_they_learned_and_reads_on_a_phone
     revoked = [
         k
         for c in ("addon", "unconfigured")
-        for k in report[c]["saved_by"]["learned"]
-        if k.startswith("revoked/")
+        for k, flag in report[c]["saved_by"]["learned"].items()
+        if k.startswith("revoked/") and flag
     ]
     assert stdout.count("  revoked: ") == len(revoked)
     assert page.count(": revoked, a counter-example showed it matters") == len(revoked)
@@ -317,3 +317,11 @@ def test_scrapy_urlunify_learn_prints_the_rules_of_a_sample_crawl():
     assert "parameter 'arglink' does not matter on news.acme.test" in proc.stdout
     # and it needs a spider
     assert _scrapy("urlunify", "learn", timeout=60).returncode != 0
+
+
+def test_a_rule_learned_again_after_its_revocation_is_in_force():
+    crawl = {
+        "saved_by": {"learned": {"param/site.test/print": 3, "revoked/param/site.test/print": 0}}
+    }
+    assert learned_rules(crawl) == [("the parameter print does not matter on site.test", 3)]
+    assert learned_rules(crawl, revoked=True) == []

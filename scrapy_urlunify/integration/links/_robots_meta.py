@@ -77,6 +77,13 @@ def _header_directives(value: str) -> list[str]:
     return found
 
 
+def _start_page(meta: dict[str, Any], depth_tracked: bool) -> bool:
+    """Whether the response of request meta ``meta`` is a start page: a start request's, or of
+    depth 0 when Scrapy's ``DepthMiddleware`` is on (``depth_tracked``: a request given to the
+    engine directly, as scrapy-redis does, has no ``is_start_request``)."""
+    return bool(meta.get("is_start_request") or (depth_tracked and not meta.get("depth")))
+
+
 class RobotsMeta:
     """Which pages' links ``LinkMiddleware`` drops for their robots ``nofollow``, with its
     safeguards (a start page, a host whose start page declares it); the verdict is computed once
@@ -106,8 +113,7 @@ class RobotsMeta:
         host = host_of(response.url).lower()
         if host in self.ignored_hosts or NOFOLLOW not in robots_directives(response):
             return False
-        meta = response.meta
-        if meta.get("is_start_request") or (depth_tracked and not meta.get("depth")):
+        if _start_page(response.meta, depth_tracked):
             self.ignored_hosts.add(host)
             logger.info(
                 "The start page %s declares nofollow: the robots meta of the pages of %s is "
@@ -155,7 +161,7 @@ class PassThrough:
         host = host_of(response.url).lower()
         if host in self.ignored_hosts:
             return False
-        if meta.get("is_start_request") or not meta.get("depth"):
+        if _start_page(meta, True):
             self.ignored_hosts.add(host)
             logger.debug(
                 "The start page %s declares noindex: no page of %s is judged a page to pass "

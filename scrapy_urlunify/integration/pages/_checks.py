@@ -98,7 +98,7 @@ class PageChecks:
         self.frontier = frontier
         self.canonical_urls = canonical_urls
         #: pages declaring noindex but not nofollow: no new content to the frontier
-        self.passes_through = PassThrough()
+        self.passes_through = PassThrough() if frontier is not None else None
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
@@ -261,9 +261,10 @@ class PageChecks:
             # a new page (neither a duplicate nor a near-duplicate) of new text
             new = earlier is None and RESEMBLANCE_META not in request.meta
             if new:
+                passes = self.passes_through
                 new = frontier.new_text(
                     page_blocks(response, self.max_bytes),
-                    self.passes_through(response, request.meta),
+                    passes is not None and passes(response, request.meta),
                 )
             frontier.fetched(request, new)
         if earlier is None or earlier == base_identifier:

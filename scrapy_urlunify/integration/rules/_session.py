@@ -74,6 +74,8 @@ class LearningSession:
         #: the learned rules in force, as a short digest ("" for none): a request stamped with
         #: another (``POLICY_META``) was judged under another policy, and is checked at dequeue
         self.policy_token = ""
+        #: the keys (``probation.rule_key``) of the rules revoked and not learned again
+        self._revoked: set[tuple[str, ...]] = set()
         #: records a URL as seen (nothing records anything when the dupefilter is not ours)
         self._record_url = seen.record_url if seen is not None else _nothing
         where = stores.rules()
@@ -192,6 +194,9 @@ class LearningSession:
         self._set_policy()
         for rule in adopted:
             self.stats.set(f"learned/{rule.kind}/{rule.context_key}/{rule.name}", rule.pairs)
+            if rule_key(rule) in self._revoked:  # learned again (a page found unstable)
+                self._revoked.discard(rule_key(rule))
+                self.stats.set(f"learned/revoked/{rule.kind}/{rule.context_key}/{rule.name}", 0)
             self.stats.inc(f"learned/{_PLURAL[rule.kind]}")
             logger.info("Learned: %s", rule)
         # the pages fetched so far count as seen under their new identifiers too: after an
@@ -206,6 +211,7 @@ class LearningSession:
             rule = revocation.rule
             self.stats.inc("learned/revoked")
             # beside the rule's own stat, which stays: a report lists what is in force at the end
+            self._revoked.add(rule_key(rule))
             self.stats.set(f"learned/revoked/{rule.kind}/{rule.context_key}/{rule.name}", 1)
             logger.info(
                 "Unlearned, a counter-example showed it matters: %s (%s and %s have different "
