@@ -88,7 +88,42 @@ _STYLESHEET = """\
                                   or contains(@class, 'diff-currentversion-title')]" mode="mediawiki"/>
   COMMENTS
 </xsl:stylesheet>"""
-_MAIN_TEXT = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", "").encode()))
+#: The class names of a page's frame inside its content: the pager of a list, the breadcrumbs,
+#: an item's "previous / next" links (Redmine's ``next-prev-links``, WordPress's ``nav-links``,
+#: Trac's ``nav``, Bootstrap's ``pagination``/``pager``), a sidebar. Such a block names other
+#: pages and changes with them or with the session, not with this page: Redmine shows "«
+#: Previous | 3 of 55 | Next »" on an issue when the session's last list holds it, and marks
+#: that list in its sidebar with a "Clear" link; two fetches of one issue were 4-9 bits apart,
+#: and each was an item.
+FRAME_CLASSES = (
+    "nav",
+    "navigation",
+    "nav-links",
+    "next-prev-links",
+    "pagination",
+    "pager",
+    "breadcrumb",
+    "breadcrumbs",
+    "sidebar",
+)
+# HTML's own frame (<nav>, <aside>, role="navigation" or "complementary"), Redmine's and many
+# themes' id="sidebar", and those classes are left out: on the elements pagers, breadcrumbs and
+# sidebars are made of (div, ul, ol, span), the cheap substring tests first. A test on every
+# element cost five times the pass on a Redmine issue page (0.64 ms instead of 0.13); on these
+# four elements 0.37 ms, and 0.33 instead of 0.25 on an issue list (mostly table cells).
+_FRAME_TEST = (
+    "[@role='navigation' or @role='complementary' or @id='sidebar' or @class and ("
+    "contains(@class, 'nav') or contains(@class, 'pag') or contains(@class, 'crumb')"
+    " or contains(@class, 'next-prev') or contains(@class, 'sidebar')) and ("
+    + " or ".join(f"contains(concat(' ', @class, ' '), ' {name} ')" for name in FRAME_CLASSES)
+    + ")]"
+)
+_FRAME = (
+    '<xsl:template match="nav|aside|'
+    + "|".join(name + _FRAME_TEST for name in ("div", "ul", "ol", "span"))
+    + '"/>'
+)
+_MAIN_TEXT = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", _FRAME).encode()))
 
 # The readers' comments: the element every "N comments" link points at (``#comments``: WordPress's
 # classic themes, Drupal's, most blog engines'). A post's other comment pages and the post itself
@@ -103,7 +138,8 @@ _MAIN_TEXT_COMMENTED = etree.XSLT(
     etree.XML(
         _STYLESHEET.replace(
             "COMMENTS",
-            f"""<xsl:template match="*[@id='comments']">
+            _FRAME
+            + f"""<xsl:template match="*[@id='comments']">
     <xsl:text>{_COMMENTS}</xsl:text><xsl:apply-templates mode="comments"/><xsl:text>{_COMMENTS}</xsl:text>
   </xsl:template>
   <xsl:template match="script|style|noscript|template" mode="comments"/>""",

@@ -207,6 +207,48 @@ def test_main_text_reads_the_main_content_else_the_body():
     assert main_text(document).split() == ["Just", "text"]
 
 
+ISSUE = (
+    "<html><body><div id='header'><h1>Harbor</h1></div><div id='content'>{nav}<h2>Bug #12</h2>"
+    "<div class='description'><p>{text}</p></div></div></body></html>"
+)
+
+
+@pytest.mark.parametrize(
+    "nav",
+    [
+        # Redmine, when the session's last list holds the issue
+        "<div class='next-prev-links contextual'>« Previous | <span class='position'>"
+        "<a href='/projects/harbor/issues?set_filter=1'>3 of 55</a></span> | "
+        "<a href='/issues/11'>Next »</a></div>",
+        "<nav class='navigation post-navigation'><a href='/a'>Previous post: On lakes</a></nav>",
+        "<div role='navigation'><a href='/b'>Up</a></div>",
+        "<ul class='pagination'><li><a href='?page=2'>2</a></li><li>Next</li></ul>",
+        "<ol class='breadcrumb'><li>Home</li><li>Issues</li></ol>",
+        # Redmine marks the session's last list in its sidebar, with a "Clear" link
+        "<div id='sidebar'><h3>Custom queries</h3><ul class='queries'><li><a class='query "
+        "selected' href='/projects/harbor/issues?query_id=3'>Updated issues</a><a title='Clear'"
+        " href='/issues/12?project_id=harbor&amp;set_filter=1'>Clear</a></li></ul></div>",
+        "<aside class='widget-area'><h2>Recent posts</h2><a href='/p/9'>On lakes</a></aside>",
+    ],
+)
+def test_the_frame_inside_a_page_is_not_its_text(nav: str) -> None:
+    # the block names other pages and changes with them (and with the session), not with this
+    # page: an issue under "3 of 55" and under no list is one page
+    text = article_text("issue", 120)
+    plain, with_nav = (
+        main_text(html.document_fromstring(ISSUE.format(nav=n, text=text))) for n in ("", nav)
+    )
+    assert plain == with_nav
+    assert "Bug #12" in plain
+
+
+def test_a_class_that_only_contains_a_navigation_name_is_text() -> None:
+    # whole class names only: "navbar-text", "pages" and "paging-note" are not navigation
+    nav = "<div class='navbar-text pages paging-note'>Signed in as Alice</div>"
+    text = main_text(html.document_fromstring(ISSUE.format(nav=nav, text="x")))
+    assert "Signed in as Alice" in text
+
+
 POST = (
     "<html><body><nav>Home | About</nav><main><h1>On rivers</h1><p>{article}</p>"
     "<div id='comments'><h2>12 comments</h2><ol>{comments}</ol><script>x=1</script></div>"
