@@ -153,10 +153,9 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_QUEUE_REPLICAS",
         "auto",
         "choice",
-        '"auto": a RedisQueue push returns once every replica of the queue\'s master has it '
-        "(WAIT, in the push's round trip; nothing on a server without replicas), so a failover "
-        'loses no request; "off": no WAIT (a failover may lose the last pushes, '
-        "docs/redis_queue.md).",
+        '"auto": a RedisQueue push returns once every replica of its master has it (WAIT, in '
+        'its round trip; none without replicas): a failover loses no request; "off": no WAIT, '
+        "a failover may lose the last pushes (docs/redis_queue.md).",
         choices=("auto", "off"),
     ),
     Setting(
@@ -206,6 +205,13 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_NEAR_DUPLICATE_ITEM_RESEMBLANCE of an earlier page, or whose main text equals "
         "an earlier page's up to its numbers (logged with that page). Off for a crawl whose pages "
         "differ only in their numbers (scores, prices).",
+    ),
+    Setting(
+        "URLUNIFY_DROP_NOINDEX_ITEMS",
+        True,
+        "bool",
+        "SignaturePipeline drops the items naming a page that declares noindex for all robots "
+        "(old versions, revisions), unless its host's start page declares it (docs/rules.md).",
     ),
     Setting(
         "URLUNIFY_NEAR_DUPLICATE_CANONICAL_RESEMBLANCE",

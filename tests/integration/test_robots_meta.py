@@ -10,12 +10,17 @@ import logging
 import minicrawl
 import pytest
 import pytest_twisted
+import revisionsite
 from minisite import CountingSite, listen
 from scrapy import FormRequest, Request
 from scrapy.http import HtmlResponse, TextResponse
 from wikisite import article_text
 
-from scrapy_urlunify.integration.links._robots_meta import PassThrough, robots_directives
+from scrapy_urlunify.integration.links._robots_meta import (
+    Noindex,
+    passes_through,
+    robots_directives,
+)
 
 NOINDEX_NOFOLLOW = "<meta name='robots' content='noindex,nofollow'>"
 
@@ -98,22 +103,22 @@ def test_the_x_robots_tag_directives_of_a_page(values, expected):  # type: ignor
 )
 def test_a_page_to_pass_through_says_noindex_but_not_nofollow(content, passes):  # type: ignore[no-untyped-def]
     page = html(f"<html><head><meta name='robots' content='{content}'></head><body>x</body></html>")
-    assert PassThrough()(page, {"depth": 2}) is passes
+    assert passes_through(Noindex().directives(page, {"depth": 2})) is passes
 
 
-def test_a_host_whose_start_page_says_noindex_has_no_page_to_pass_through(caplog):  # type: ignore[no-untyped-def]
+def test_a_host_whose_start_page_says_noindex_has_no_noindex_page(caplog):  # type: ignore[no-untyped-def]
     # a staging site that asks robots to keep out everywhere, crawled on purpose: its pages are
-    # all the content there is
+    # all the content there is (their items kept, none a page to pass through)
     page = html("<html><head><meta name='robots' content='noindex'></head><body>x</body></html>")
-    pass_through = PassThrough()
+    noindex = Noindex()
     with caplog.at_level(logging.DEBUG):
-        assert pass_through(page, {"is_start_request": True}) is False
+        assert noindex.directives(page, {"is_start_request": True}) == frozenset()
     assert "declares noindex" in caplog.text
-    assert pass_through(page, {"depth": 3}) is False
+    assert noindex.directives(page, {"depth": 3}) == frozenset()
     other = HtmlResponse(
         "http://other.test/p", body=page.body, request=Request("http://other.test/p")
     )
-    assert pass_through(other, {"depth": 3}) is True
+    assert noindex.directives(other, {"depth": 3}) == {"noindex"}
 
 
 def test_a_response_that_is_not_html_declares_nothing():
@@ -198,8 +203,9 @@ def crawl(path, settings):  # type: ignore[no-untyped-def]
 def test_the_links_of_a_nofollow_page_are_not_followed(store, request, caplog):  # type: ignore[no-untyped-def]
     """With the add-on: the pages behind a meta or a header nofollow are not fetched, each such
     link counted; one INFO line for the host; the links of a googlebot-only nofollow and of a
-    rel=nofollow link are followed; a noindex page still makes its item. With Redis, a page's
-    links go through the link batch, which asks the same middleware."""
+    rel=nofollow link are followed; the items naming a page that declares noindex are dropped
+    (the googlebot-only one is not such a page). With Redis, a page's links go through the link
+    batch, which asks the same middleware."""
     settings = (
         {} if store == "memory" else {"URLUNIFY_STORE": request.getfixturevalue("redis_server").url}
     )
@@ -207,7 +213,8 @@ def test_the_links_of_a_nofollow_page_are_not_followed(store, request, caplog): 
     fetched, stats, titles = yield crawl("/", settings)
     assert fetched == FROM_HOME - BEHIND_NOFOLLOW
     assert stats["urlunify/filtered/nofollow"] == len(BEHIND_NOFOLLOW)
-    assert {"history", "header"} <= titles  # noindex changes nothing
+    assert titles == {"home", "googlebot", "/behind/rel", "/behind/googlebot"}
+    assert stats["urlunify/signature/dropped_noindex_items"] == 2
     logged = [r.getMessage() for r in caplog.records if "nofollow" in r.getMessage()]
     assert len(logged) == 1, logged
     assert "URLUNIFY_ROBOTS_NOFOLLOW = False" in logged[0]
@@ -224,12 +231,82 @@ def test_with_the_setting_off_every_link_is_followed():  # type: ignore[no-untyp
 
 
 @pytest_twisted.inlineCallbacks
+def test_with_noindex_items_kept_a_noindex_page_makes_its_item():  # type: ignore[no-untyped-def]
+    _fetched, stats, titles = yield crawl("/", {"URLUNIFY_DROP_NOINDEX_ITEMS": False})
+    assert {"history", "header"} <= titles
+    assert "urlunify/signature/dropped_noindex_items" not in stats
+
+
+class HeadingSpider(minicrawl.MiniSpider):
+    """An item per page: its URL and its heading."""
+
+    name = "heading"
+
+    def parse_page(self, response):  # type: ignore[no-untyped-def]
+        yield {"url": response.url, "title": response.css("h1::text").get()}
+
+
+@pytest_twisted.inlineCallbacks
+def test_the_old_revisions_of_a_wiki_make_no_item():  # type: ignore[no-untyped-def]
+    """Each article's old revisions (``noindex,follow``, a wording of their own that no
+    signature merges) are fetched and followed; the items naming them are dropped, the
+    articles' all kept."""
+    site, crawler, items, _ = yield minicrawl.run(
+        revisionsite.start, "/", {}, spidercls=HeadingSpider
+    )
+    last = revisionsite.LISTED + revisionsite.RELATED
+    revisions = {
+        f"/articles/{n}/revisions/{k}"
+        for n in range(1, last + 1)
+        for k in range(1, revisionsite.REVISIONS + 1)
+    }
+    assert revisions <= set(site.hits)
+    titles = sorted(item["title"] for item in items)
+    assert titles == sorted(["Articles", *(f"Article {n}" for n in range(1, last + 1))])
+    assert crawler.stats.get_value("urlunify/signature/dropped_noindex_items") == len(revisions)
+
+
+class ListingSpider(minicrawl.MiniSpider):
+    """Yields, besides each page's own item, one item a link naming the page it links to (a
+    listing's entries) and one item naming no page."""
+
+    name = "listing"
+
+    def parse_page(self, response):  # type: ignore[no-untyped-def]
+        yield from super().parse_page(response)
+        for href in response.css("a::attr(href)").getall():
+            yield {"url": response.urljoin(href), "title": "entry " + href}
+        yield {"title": "unnamed " + response.url.split("/", 3)[3]}
+
+
+@pytest_twisted.inlineCallbacks
+def test_only_the_items_naming_a_noindex_page_are_dropped():  # type: ignore[no-untyped-def]
+    """A noindex page (an archive, a search result) that lists other pages: the items naming
+    those pages, or no page, are kept; the one naming the page itself (any spelling) is not."""
+    _site, crawler, items, dropped = yield minicrawl.run(start, "/", {}, spidercls=ListingSpider)
+    titles = {item["title"] for item in items}
+    assert {
+        "entry /behind/meta",
+        "entry /behind/header",
+        "unnamed history",
+        "unnamed header",
+    } <= titles
+    assert {"history", "header"}.isdisjoint(titles)
+    assert sorted(item["title"] for item, _ in dropped if "noindex" in str(_)) == [
+        "header",
+        "history",
+    ]
+    assert crawler.stats.get_value("urlunify/signature/dropped_noindex_items") == 2
+
+
+@pytest_twisted.inlineCallbacks
 def test_a_site_whose_start_page_declares_nofollow_is_crawled_whole(caplog):  # type: ignore[no-untyped-def]
     """Crawled on purpose (a staging site, an intranet): the start page's links are followed,
     and so are those of the host's other pages, with one INFO line naming the host and the setting."""
     caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.links._robots_meta")
-    fetched, stats, _ = yield crawl("/closed/", {})
+    fetched, stats, titles = yield crawl("/closed/", {})
     assert fetched == {"/closed/", "/closed/1", "/closed/2"}
+    assert titles == fetched  # noindex everywhere: no page is noindex to the add-on
     assert "urlunify/filtered/nofollow" not in stats
     logged = [r for r in caplog.records if r.name.endswith("robots_meta")]
     assert [r.levelno for r in logged] == [logging.INFO], [r.getMessage() for r in logged]

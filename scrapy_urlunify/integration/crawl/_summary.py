@@ -123,6 +123,7 @@ def summarize(stats: dict[str, Any]) -> dict[str, Any]:
         "near_duplicate_pages": stat("signature/near_duplicates"),
         "dropped_items": stat("signature/dropped_items"),
         "dropped_near_duplicate_items": stat("signature/dropped_near_duplicate_items"),
+        "dropped_noindex_items": stat("signature/dropped_noindex_items"),
         "repeated_items": stat("unicity/duplicates"),
         "seen_before": stat("seen_before"),
         "fetched": fetched,
@@ -134,7 +135,12 @@ def summarize(stats: dict[str, Any]) -> dict[str, Any]:
 def format_summary(s: dict[str, Any]) -> str:
     """The closing summary's lines, from :func:`summarize`."""
     per_reason = ", ".join(f"{k} {v}" for k, v in sorted(s["filtered"].items())) or "none"
-    items = s["dropped_items"] + s["dropped_near_duplicate_items"] + s["repeated_items"]
+    items = (
+        s["dropped_items"]
+        + s["dropped_near_duplicate_items"]
+        + s["dropped_noindex_items"]
+        + s["repeated_items"]
+    )
     lines = [
         f"  links seen          {s['links']}",
         f"  filtered            {sum(s['filtered'].values())} ({per_reason})",
@@ -145,6 +151,7 @@ def format_summary(s: dict[str, Any]) -> str:
         (
             f"  items dropped       {items} ({s['dropped_items']} of duplicate pages, "
             f"{s['dropped_near_duplicate_items']} of near-duplicate pages, "
+            f"{s['dropped_noindex_items']} of noindex pages, "
             f"{s['repeated_items']} repeating an item's URL)"
         ),
         f"  requests fetched    {s['fetched']}",

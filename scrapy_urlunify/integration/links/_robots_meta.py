@@ -1,8 +1,9 @@
 """Pages that declare ``nofollow`` for all robots (``URLUNIFY_ROBOTS_NOFOLLOW``): their links are
 not followed, except a start page's and those of a host whose start page declares it
 (docs/rules.md, "Pages that declare nofollow": what is honoured, what is not, and why). Pages
-that declare ``noindex`` but not ``nofollow``: pages to pass through, no content of their own to
-the frontier (docs/frontier.md, "Pages to pass through").
+that declare ``noindex``: their items are dropped (docs/rules.md, "Pages that declare
+noindex"), and those that do not declare ``nofollow`` too are pages to pass through, no content
+of their own to the frontier (docs/frontier.md, "Pages to pass through").
 """
 
 from __future__ import annotations
@@ -135,39 +136,47 @@ class RobotsMeta:
         return True
 
 
-class PassThrough:
-    """Which pages declare ``noindex`` for all robots but not ``nofollow``: pages a site asks
-    robots to pass through to others, not to keep (Redmine's old wiki versions, many blogs'
-    paginated archives, shops' filtered lists). ``noindex, nofollow`` is not one of them:
-    MediaWiki's special pages say it, and share ``/wiki/*`` with the articles, whose pattern
-    must not be judged on them; their links are not followed anyway. A start page that declares
-    ``noindex`` (a staging site, an intranet, crawled on purpose) has its host's directives
-    ignored."""
+class Noindex:
+    """Which pages declare ``noindex`` for all robots: pages a site asks robots not to keep
+    (Redmine's and Trac's old wiki versions, MediaWiki's old revisions and special pages, many
+    blogs' paginated archives and search results, shops' filtered lists). Their items are not
+    content (``URLUNIFY_DROP_NOINDEX_ITEMS``); those that declare ``noindex`` but not
+    ``nofollow`` are pages to pass through, no content of their own to the frontier
+    (``noindex, nofollow`` is not: MediaWiki's special pages say it and share ``/wiki/*`` with
+    the articles, whose pattern must not be judged on them; their links are not followed
+    anyway). A start page that declares ``noindex`` (a staging site, an intranet, crawled on
+    purpose) has its host's directives ignored: no page of it is noindex to the add-on."""
 
     def __init__(self) -> None:
-        #: hosts whose start page declared noindex: no page of theirs passes through
+        #: hosts whose start page declared noindex: no page of theirs is noindex here
         self.ignored_hosts: set[str] = set()
 
-    def __call__(self, response: Response, meta: dict[str, Any]) -> bool:
-        """Whether ``response``, of request meta ``meta`` (a downloader middleware's response
-        has no ``meta`` yet), is a page to pass through. A request without a ``depth`` counts
-        as a start request (with Scrapy's ``DepthMiddleware`` off, every one does, and no page
-        passes through)."""
+    def directives(self, response: Response, meta: dict[str, Any]) -> frozenset[str]:
+        """The robots directives of ``response`` (of request meta ``meta``: a downloader
+        middleware's response has no ``meta`` yet) when it declares ``noindex`` and its host's
+        start page did not, else nothing. A request without a ``depth`` counts as a start
+        request (with Scrapy's ``DepthMiddleware`` off, every one does, and no page is
+        noindex)."""
         if not isinstance(response, HtmlResponse):
-            return False
+            return frozenset()
         directives = robots_directives(response)
         if "noindex" not in directives:
-            return False
+            return frozenset()
         host = host_of(response.url).lower()
         if host in self.ignored_hosts:
-            return False
+            return frozenset()
         if _start_page(meta, True):
             self.ignored_hosts.add(host)
             logger.debug(
-                "The start page %s declares noindex: no page of %s is judged a page to pass "
-                "through for this crawl",
+                "The start page %s declares noindex: the pages of %s are not taken as noindex "
+                "for this crawl (their items are kept, none is a page to pass through)",
                 response.url,
                 host,
             )
-            return False
-        return NOFOLLOW not in directives
+            return frozenset()
+        return directives
+
+
+def passes_through(directives: frozenset[str]) -> bool:
+    """Whether a page of these :meth:`Noindex.directives` is a page to pass through."""
+    return "noindex" in directives and NOFOLLOW not in directives

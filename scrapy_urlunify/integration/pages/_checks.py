@@ -20,10 +20,11 @@ from scrapy_urlunify.integration.crawl._meta import (
     CANONICAL_URL_META,
     DUPLICATE_OF_META,
     NEAR_DUPLICATE_OF_META,
+    NOINDEX_META,
     RESEMBLANCE_META,
     SIGNATURE_META,
 )
-from scrapy_urlunify.integration.links._robots_meta import PassThrough
+from scrapy_urlunify.integration.links._robots_meta import Noindex, passes_through
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.queue._novelty import page_blocks
@@ -97,8 +98,10 @@ class PageChecks:
         self.learning = learning
         self.frontier = frontier
         self.canonical_urls = canonical_urls
-        #: pages declaring noindex but not nofollow: no new content to the frontier
-        self.passes_through = PassThrough() if frontier is not None else None
+        #: pages declaring noindex: their items dropped; without nofollow, no new content to the
+        #: frontier
+        self.drop_noindex_items: bool = s["URLUNIFY_DROP_NOINDEX_ITEMS"]
+        self.noindex = Noindex() if frontier is not None or self.drop_noindex_items else None
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
@@ -256,15 +259,21 @@ class PageChecks:
         if self.canonical_urls is not None:
             self.canonical_urls.home(response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
+        # every page asks, the start page first: it decides whether its host's pages may be
+        directives = (
+            self.noindex.directives(response, request.meta)
+            if self.noindex is not None
+            else frozenset()
+        )
+        if self.drop_noindex_items and directives:
+            request.meta[NOINDEX_META] = True
         frontier = self.frontier
         if frontier is not None:
             # a new page (neither a duplicate nor a near-duplicate) of new text
             new = earlier is None and RESEMBLANCE_META not in request.meta
             if new:
-                passes = self.passes_through
                 new = frontier.new_text(
-                    page_blocks(response, self.max_bytes),
-                    passes is not None and passes(response, request.meta),
+                    page_blocks(response, self.max_bytes), passes_through(directives)
                 )
             frontier.fetched(request, new)
         if earlier is None or earlier == base_identifier:

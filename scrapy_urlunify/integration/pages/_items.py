@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scrapy_urlunify.integration.crawl._meta import CANONICAL_URL_META, DUPLICATE_OF_META
+from scrapy_urlunify.integration.crawl._meta import (
+    CANONICAL_URL_META,
+    DUPLICATE_OF_META,
+    NOINDEX_META,
+)
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -15,12 +19,14 @@ if TYPE_CHECKING:
 class ItemOrigin(NamedTuple):
     """The page an item came from: its identifier, the page it duplicates (or None), and the
     URL it was fetched at (near-duplicates are marked by it: a rule learned from the very page
-    changes its identifier between its signature and its items), and its canonical URL."""
+    changes its identifier between its signature and its items), its canonical URL, and
+    whether it declares ``noindex`` (when its items naming it are to be dropped)."""
 
     identifier: str
     duplicate_of: str | None
     url: str = ""
     canonical_url: str | None = None
+    noindex: bool = False
 
     @classmethod
     def of(cls, identifier: str, response: Response) -> ItemOrigin:
@@ -31,6 +37,7 @@ class ItemOrigin(NamedTuple):
             meta.get(DUPLICATE_OF_META),
             response.url,
             meta.get(CANONICAL_URL_META),
+            bool(meta.get(NOINDEX_META)),
         )
 
 

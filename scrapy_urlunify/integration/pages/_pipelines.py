@@ -39,7 +39,8 @@ EXPECTED = "DEBUG"
 
 
 class SignaturePipeline:
-    """Drop items of pages (or with texts) already seen on another page."""
+    """Drop items of pages (or with texts) already seen on another page, and the items of a
+    page that declares ``noindex`` which name that page."""
 
     urlunify_role = "signature_pipeline"
 
@@ -49,10 +50,14 @@ class SignaturePipeline:
         stats: UnifyStats,
         origins: ItemOrigins,
         near: NearDuplicatePages | None = None,
+        policies: CrawlPolicies | None = None,
     ) -> None:
         self.stats = stats
         self.origins = origins
+        self.policies = policies
         self.field: str | None = settings["URLUNIFY_SIGNATURE_FIELD"]
+        #: the field naming an item's page (the unicity filter's input)
+        self.url_field: str = settings["URLUNIFY_UNICITY_INPUT_FIELD"]
         self._texts: SignatureStore = MemorySignatureStore()
         #: the near-duplicate pages of the crawl, when their items are dropped
         self.near = near if settings["URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS"] else None
@@ -63,13 +68,19 @@ class SignaturePipeline:
         crawl = UnifyCrawl.of(crawler)
         if not crawl.enabled:
             raise NotConfigured
-        return cls(crawl.settings, crawl.stats, crawl.item_origins, crawl.near)
+        return cls(crawl.settings, crawl.stats, crawl.item_origins, crawl.near, crawl.policies)
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         if not ItemAdapter.is_item(item):
             return item
         origin = self.origins.get(id(item))
         adapter = ItemAdapter(item)
+        if origin is not None and origin.noindex and self._names(adapter, origin):
+            self.stats.inc("signature/dropped_noindex_items")
+            raise DropItem(
+                f"its page {origin.url} declares noindex (URLUNIFY_DROP_NOINDEX_ITEMS)",
+                log_level=EXPECTED,
+            )
         value = adapter.get(self.field) if self.field else None
         if isinstance(value, str) and value.strip():
             page = origin.identifier if origin else _item_page(adapter)
@@ -96,6 +107,22 @@ class SignaturePipeline:
                     log_level=EXPECTED,
                 )
         return item
+
+    def _names(self, adapter: ItemAdapter, origin: ItemOrigin) -> bool:
+        """Whether the item names the page it came from (its URL field is that page's URL, in
+        any spelling of the crawl's rules): an item of a listing that names another page, or
+        names none, is not the page's."""
+        url = adapter.get(self.url_field)
+        if not isinstance(url, str) or not url:
+            return False
+        if url == origin.url:
+            return True
+        if self.policies is None:
+            return False
+        try:
+            return self.policies.unifier.identify(url) == origin.identifier
+        except InvalidURL:
+            return False
 
 
 class UnicityPipeline:
