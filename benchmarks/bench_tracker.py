@@ -266,11 +266,16 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     seen = {i for i in ids if i in content}
     first: dict[str, int] = {}  # id -> responses downloaded when it first showed up
     repeats: Counter[str] = Counter()  # duplicate items by the pattern of their URL
+    first_url: dict[str, str] = {}
+    examples: list[list[str]] = []  # [first URL, repeat URL] of some duplicate items
     for item in run["items"]:
         if item["content_id"] in first:
             repeats[pattern(item["url"])] += 1
+            if len(examples) < 40:
+                examples.append([first_url[item["content_id"]], item["url"]])
         elif item["content_id"] in content:
             first[item["content_id"]] = item["downloaded"]
+            first_url[item["content_id"]] = item["url"]
     times = sorted(first.values())
     row = {k: v for k, v in run.items() if k not in ("items", "downloads")}
     row.update(
@@ -281,6 +286,7 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
             "items_count": len(ids),
             "duplicate_items": len(ids) - len(set(ids)),
             "duplicate_items_by_pattern": dict(repeats.most_common()),
+            "duplicate_item_examples": examples,
             "unknown_items": sum(1 for i in ids if i not in content),
         }
     )
