@@ -247,10 +247,11 @@ class HeadingSpider(minicrawl.MiniSpider):
 
 
 @pytest_twisted.inlineCallbacks
-def test_the_old_revisions_of_a_wiki_make_no_item():  # type: ignore[no-untyped-def]
+def test_the_old_revisions_of_a_wiki_make_no_item(caplog):  # type: ignore[no-untyped-def]
     """Each article's old revisions (``noindex,follow``, a wording of their own that no
     signature merges) are fetched and followed; the items naming them are dropped, the
     articles' all kept."""
+    caplog.set_level(logging.INFO, logger="scrapy_urlunify.integration.pages._pipelines")
     site, crawler, items, _ = yield minicrawl.run(
         revisionsite.start, "/", {}, spidercls=HeadingSpider
     )
@@ -264,6 +265,11 @@ def test_the_old_revisions_of_a_wiki_make_no_item():  # type: ignore[no-untyped-
     titles = sorted(item["title"] for item in items)
     assert titles == sorted(["Articles", *(f"Article {n}" for n in range(1, last + 1))])
     assert crawler.stats.get_value("urlunify/signature/dropped_noindex_items") == len(revisions)
+    # one INFO line for the host: the first page and the setting that keeps them
+    logged = [r.getMessage() for r in caplog.records if "declares noindex" in r.getMessage()]
+    assert len(logged) == 1, logged
+    assert "/revisions/" in logged[0]
+    assert "URLUNIFY_DROP_NOINDEX_ITEMS = False" in logged[0]
 
 
 class ListingSpider(minicrawl.MiniSpider):

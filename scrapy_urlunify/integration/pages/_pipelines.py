@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
 
-from scrapy_urlunify.core._url import InvalidURL
+from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.pages._near_duplicates import distance_for
 from scrapy_urlunify.integration.seen._identifiers import fingerprint_of
@@ -58,6 +58,8 @@ class SignaturePipeline:
         self.field: str | None = settings["URLUNIFY_SIGNATURE_FIELD"]
         #: the field naming an item's page (the unicity filter's input)
         self.url_field: str = settings["URLUNIFY_UNICITY_INPUT_FIELD"]
+        #: hosts whose first item dropped for noindex was logged
+        self._noindex_hosts: set[str] = set()
         self._texts: SignatureStore = MemorySignatureStore()
         #: the near-duplicate pages of the crawl, when their items are dropped
         self.near = near if settings["URLUNIFY_DROP_NEAR_DUPLICATE_ITEMS"] else None
@@ -77,6 +79,14 @@ class SignaturePipeline:
         adapter = ItemAdapter(item)
         if origin is not None and origin.noindex and self._names(adapter, origin):
             self.stats.inc("signature/dropped_noindex_items")
+            host = host_of(origin.url)
+            if host not in self._noindex_hosts:  # the first of a host: a choice made for the user
+                self._noindex_hosts.add(host)
+                logger.info(
+                    "Items naming a page that declares noindex are dropped (first: %s); "
+                    "URLUNIFY_DROP_NOINDEX_ITEMS = False keeps them",
+                    origin.url,
+                )
             raise DropItem(
                 f"its page {origin.url} declares noindex (URLUNIFY_DROP_NOINDEX_ITEMS)",
                 log_level=EXPECTED,
