@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger(__name__)
+#: Scrapy's HTTP cache keys its entries on the crawl's request fingerprints, which merge what the
+#: rules merge: a sample would be answered with the page its rule merged it into, and agree.
+#: Samples are asked of the site (``HttpCacheMiddleware`` neither serves nor stores them).
+DONT_CACHE = "dont_cache"
 
 #: requests a newly adopted rule merges that are fetched anyway to check it, each on its own path
 #: (the default of URLUNIFY_LEARN_PROBATION_SAMPLES)
@@ -126,7 +130,7 @@ class Probation:
             if fetched:
                 p.waive_root()
             else:
-                probes.append(Request(root, meta={ROOT_PAGE_META: True}))
+                probes.append(Request(root, meta={ROOT_PAGE_META: True, DONT_CACHE: True}))
         self._schedule(probes, stat="learned/probation/root_pages")
 
     def progress(self, key: RuleKey) -> str:
@@ -205,6 +209,7 @@ class Probation:
                         earlier[0],
                         earlier[1].hex(),
                     )
+                    request.meta[DONT_CACHE] = True
                     self._keep(request, (_SAMPLE + _key_text(p.key),))
                     self._samples[entry_id] = p.key
                     self.pages.add_base(base_identifier)
@@ -391,6 +396,7 @@ class Probation:
         request.meta[PROBATION_META] = probe + (
             (earlier[0], earlier[1].hex()) if earlier is not None else ()
         )
+        request.meta[DONT_CACHE] = True
         p.note(request.url, p.sample_key(request.url))
         self._samples[entry_id] = p.key
         return request
