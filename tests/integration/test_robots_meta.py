@@ -272,6 +272,42 @@ def test_the_old_revisions_of_a_wiki_make_no_item(caplog):  # type: ignore[no-un
     assert "URLUNIFY_DROP_NOINDEX_ITEMS = False" in logged[0]
 
 
+class StagingSite(CountingSite):
+    """``127.0.0.1``: a home page linking ``/old`` (``noindex``) and a staging copy on
+    ``localhost`` (the same server), every page of which declares ``noindex`` by its headers:
+    ``/staging/0`` to ``/staging/2`` in a chain."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, _ = self.count(request)
+        port = request.getHost().port
+        if base == "/":
+            body = f"<a href='/old'>old</a><a href='http://localhost:{port}/staging/0'>staging</a>"
+            return f"<html><body><h1>home</h1>{body}</body></html>".encode()
+        if base == "/old":
+            head = "<meta name='robots' content='noindex,follow'>"
+            return f"<html><head>{head}</head><body><h1>old</h1></body></html>".encode()
+        n = int(base.rsplit("/", 1)[1])
+        request.setHeader(b"X-Robots-Tag", b"noindex")
+        link = f"<a href='/staging/{n + 1}'>next</a>" if n < 2 else ""
+        return f"<html><body><h1>staging {n}</h1>{link}</body></html>".encode()
+
+
+def start_staging() -> tuple[StagingSite, object, str]:
+    site = StagingSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_host_that_shows_no_indexable_page_keeps_its_items():  # type: ignore[no-untyped-def]
+    """A staging site asks every robot to keep out of every page; reached by a link (or with
+    its start page fetched by another process of a fleet) its pages are all its content. The
+    start host's own noindex page still makes no item."""
+    _site, crawler, items, _ = yield minicrawl.run(start_staging, "/", {}, spidercls=HeadingSpider)
+    titles = sorted(item["title"] for item in items)
+    assert titles == ["home", "staging 0", "staging 1", "staging 2"]
+    assert crawler.stats.get_value("urlunify/signature/dropped_noindex_items") == 1
+
+
 class ListingSpider(minicrawl.MiniSpider):
     """Yields, besides each page's own item, one item a link naming the page it links to (a
     listing's entries) and one item naming no page."""

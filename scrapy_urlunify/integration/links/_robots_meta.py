@@ -145,11 +145,27 @@ class Noindex:
     (``noindex, nofollow`` is not: MediaWiki's special pages say it and share ``/wiki/*`` with
     the articles, whose pattern must not be judged on them; their links are not followed
     anyway). A start page that declares ``noindex`` (a staging site, an intranet, crawled on
-    purpose) has its host's directives ignored: no page of it is noindex to the add-on."""
+    purpose) has its host's directives ignored: no page of it is noindex to the add-on.
+
+    The items of a noindex page are dropped only on a host that has shown an indexable HTML page
+    to this process (:meth:`indexed`): a staging site reached by a link, or whose start page
+    another process of a fleet fetched, asks every robot to keep out of every page (a header or
+    a CMS's switch for the whole site), and its pages are all the content it has.
+    """
+
+    #: hosts remembered at most (a broad crawl's): a host beyond them is never indexed here,
+    #: its items all kept
+    MAX_HOSTS = 100_000
 
     def __init__(self) -> None:
         #: hosts whose start page declared noindex: no page of theirs is noindex here
         self.ignored_hosts: set[str] = set()
+        #: hosts that have shown a page without noindex
+        self._indexed: set[str] = set()
+
+    def indexed(self, url: str) -> bool:
+        """Whether ``url``'s host has shown an HTML page that does not declare noindex."""
+        return host_of(url).lower() in self._indexed
 
     def directives(self, response: Response, meta: dict[str, Any]) -> frozenset[str]:
         """The robots directives of ``response`` (of request meta ``meta``: a downloader
@@ -160,9 +176,11 @@ class Noindex:
         if not isinstance(response, HtmlResponse):
             return frozenset()
         directives = robots_directives(response)
-        if "noindex" not in directives:
-            return frozenset()
         host = host_of(response.url).lower()
+        if "noindex" not in directives:
+            if len(self._indexed) < self.MAX_HOSTS:
+                self._indexed.add(host)
+            return frozenset()
         if host in self.ignored_hosts:
             return frozenset()
         if _start_page(meta, True):

@@ -265,7 +265,12 @@ class PageChecks:
             if self.noindex is not None
             else frozenset()
         )
-        if self.drop_noindex_items and directives:
+        if (
+            self.drop_noindex_items
+            and directives
+            and self.noindex is not None
+            and self.noindex.indexed(response.url)
+        ):
             request.meta[NOINDEX_META] = True
         frontier = self.frontier
         if frontier is not None:
