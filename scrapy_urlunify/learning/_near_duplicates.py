@@ -124,6 +124,11 @@ _FRAME = (
     + '"/>'
 )
 _MAIN_TEXT = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", _FRAME).encode()))
+#: the main text with its frame, for a page whose text without it is too short for a SimHash
+_MAIN_TEXT_FRAMED = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", "").encode()))
+#: a text this long has MIN_FEATURES chunks and more (a chunk is about 25 bytes, a piece at most
+#: 64): only a shorter one is chunked to know
+_SURELY_LONG = 4096
 
 # The readers' comments: the element every "N comments" link points at (``#comments``: WordPress's
 # classic themes, Drupal's, most blog engines'). A post's other comment pages and the post itself
@@ -208,19 +213,35 @@ def main_text(root: etree._Element) -> str:
     (MediaWiki's ``#mw-content-text``, else the first ``<main>`` or ``role="main"`` element, else
     ``<body>``, else everything) without script,
     style, noscript and template elements nor comments, and without its readers' comments
-    (``#comments``) when the rest has text enough for a SimHash. ``root``: the document's root
-    element (in a crawl, Scrapy's ``response.selector.root``); it is read, never modified."""
+    (``#comments``) when the rest has text enough for a SimHash, and without its frame (navigation,
+    sidebars, pagers, breadcrumbs: :data:`FRAME_CLASSES`) unless that leaves too little text for
+    a SimHash. ``root``: the document's root element (in a crawl, Scrapy's
+    ``response.selector.root``); it is read, never modified."""
     if not _HAS_COMMENTS(root):
-        return str(_MAIN_TEXT(root))
-    parts = str(_MAIN_TEXT_COMMENTED(root)).split(_COMMENTS)
-    if len(parts) == 1:  # outside the main content
-        return parts[0]
-    # odd parts are inside #comments (a page's own U+FDD0 would make their count even: then
-    # the whole text)
-    rest = "".join(parts[::2])
-    if len(parts) % 2 and fingerprint(rest, DEFAULT_MAX_BYTES, MIN_FEATURES) is not None:
-        return rest
-    return "".join(parts)
+        text = str(_MAIN_TEXT(root))
+    else:
+        parts = str(_MAIN_TEXT_COMMENTED(root)).split(_COMMENTS)
+        # odd parts are inside #comments (a page's own U+FDD0 would make their count even:
+        # then the whole text); one part: #comments is outside the main content
+        rest = "".join(parts[::2])
+        if len(parts) % 2 and _long_enough(rest):
+            text = rest
+        else:
+            text = "".join(parts)
+    if _long_enough(text):
+        return text
+    # a short page: its frame may be all that tells it from its siblings (a photo's page whose
+    # only words are "Gallery" and "Photo 3 of 55"), and a short page is compared whole
+    return str(_MAIN_TEXT_FRAMED(root))
+
+
+def _long_enough(text: str) -> bool:
+    """Whether ``text`` has the :data:`MIN_FEATURES` chunks of a SimHash."""
+    if len(text) >= _SURELY_LONG:
+        return True
+    chunks = set(_chunks(text, DEFAULT_MAX_BYTES))
+    chunks.discard(b"")
+    return len(chunks) >= MIN_FEATURES
 
 
 def _normalized(text: str, max_bytes: int) -> bytes:

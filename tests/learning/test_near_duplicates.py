@@ -242,6 +242,18 @@ def test_the_frame_inside_a_page_is_not_its_text(nav: str) -> None:
     assert "Bug #12" in plain
 
 
+def test_a_page_too_short_without_its_frame_keeps_it() -> None:
+    # a photo's page: "Gallery" and its navigation are all its words; without the navigation
+    # every photo would be one page (equal short texts), and its items dropped
+    page = (
+        "<html><body><main><h1>Gallery</h1><img src='/p/{n}.jpg'>"
+        "<div class='next-prev-links'>« Previous | {n} of 55 | Next »</div></main></body></html>"
+    )
+    three, four = (main_text(html.document_fromstring(page.format(n=n))) for n in (3, 4))
+    assert "3 of 55" in three
+    assert page_fingerprint(three) != page_fingerprint(four)
+
+
 def test_a_class_that_only_contains_a_navigation_name_is_text() -> None:
     # whole class names only: "navbar-text", "pages" and "paging-note" are not navigation
     nav = "<div class='navbar-text pages paging-note'>Signed in as Alice</div>"
