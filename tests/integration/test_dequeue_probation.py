@@ -9,30 +9,14 @@ from __future__ import annotations
 import minisite
 import pytest_twisted
 from minicrawl import crawl_site
+from variantsite import VariantSite
 
 A_PAGES = E_PAGES = 3
 
 
-class QueuedSite(minisite.CountingSite):
-    """``/`` links ``/a/N?v=a`` and ``?v=b`` (``v`` changes nothing there: the learner adopts
-    the rule "``v`` does not matter") and, after them, ``/e/N?v=x`` and ``?v=y``, queued before the
-    rule is learned: on ``/e/`` pages ``v`` matters."""
-
-    def render_GET(self, request):  # type: ignore[no-untyped-def]
-        base, params = self.count(request)
-        if base == "/":
-            links = [f"/a/{n}?v={v}" for n in range(A_PAGES) for v in "ab"]
-            links += [f"/e/{n}?v={v}" for n in range(E_PAGES) for v in "xy"]
-            body = "".join(f"<a href='{h}'>{h}</a>" for h in links)
-            return minisite.page("home", "<p>Welcome home</p>" + body)
-        text = f"page {base}" + (f" variant {params.get('v')}" if base.startswith("/e/") else "")
-        return minisite.page(
-            text, minisite.ARTICLE.format(t=text, x=f"The text of {text}, long enough to sign.")
-        )
-
-
 def _start():  # type: ignore[no-untyped-def]
-    site = QueuedSite()
+    # the /e/N?v=x and ?v=y links are queued before the rule "v does not matter" is learned
+    site = VariantSite(A_PAGES)
     port, base = minisite.listen(site)
     return site, port, base
 

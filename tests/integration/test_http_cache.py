@@ -12,29 +12,15 @@ from __future__ import annotations
 import minisite
 import pytest_twisted
 from minicrawl import crawl_site
+from variantsite import VariantSite
 
 PAGES = 3
 
 
-class VariantSite(minisite.CountingSite):
-    """``/`` links ``/a/N?v=a`` and ``?v=b`` (``v`` changes nothing there: the learner adopts
-    "``v`` does not matter"), then ``/e/N`` and ``/e/N?v=y``, where ``v`` shows another text."""
-
-    def render_GET(self, request):  # type: ignore[no-untyped-def]
-        base, params = self.count(request)
-        if base == "/":
-            links = [f"/a/{n}?v={v}" for n in range(PAGES) for v in "ab"]
-            links += [f"/e/{n}{q}" for n in range(PAGES) for q in ("", "?v=y")]
-            body = "".join(f"<a href='{h}'>{h}</a>" for h in links)
-            return minisite.page("home", "<p>Welcome home</p>" + body)
-        text = f"page {base}" + (f" variant {params.get('v')}" if base.startswith("/e/") else "")
-        return minisite.page(
-            text, minisite.ARTICLE.format(t=text, x=f"The text of {text}, long enough to sign.")
-        )
-
-
 def _start():  # type: ignore[no-untyped-def]
-    site = VariantSite()
+    # /e/N, then /e/N?v=y: under the rule "v does not matter", the second's fingerprint is the
+    # first's
+    site = VariantSite(PAGES, e_queries=("", "?v=y"))
     port, base = minisite.listen(site)
     return site, port, base
 
