@@ -33,8 +33,9 @@ RESEMBLANCE_META = "urlunify_resemblance"
 #: the URL a careful user would cite for the page (its verified declared canonical, else the
 #: spelling the crawl's rules make): set on each 2xx page's meta before the callback
 CANONICAL_URL_META = "urlunify_canonical_url"
-#: True on a page that declares ``noindex`` for all robots (and whose host's start page does not)
-#: when ``URLUNIFY_DROP_NOINDEX_ITEMS`` is on: the items naming it are dropped
+#: True on a page that declares ``noindex`` for all robots, of a host whose start page does not
+#: and that has shown an indexable page, when ``URLUNIFY_DROP_NOINDEX_ITEMS`` is on: the items
+#: naming it are dropped
 NOINDEX_META = "urlunify_noindex"
 #: a probation sample: (rule key, identifier it was merged into, entry id, earlier URL, earlier
 #: signature) -- fetched although the current policy merges it, to check the rule

@@ -259,7 +259,8 @@ class PageChecks:
         if self.canonical_urls is not None:
             self.canonical_urls.home(response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
-        # every page asks, the start page first: it decides whether its host's pages may be
+        # every HTML page is asked: the start page decides whether its host's pages can be
+        # noindex at all, and an indexable page whether their items are dropped
         directives = (
             self.noindex.directives(response, request.meta)
             if self.noindex is not None
