@@ -126,8 +126,8 @@ _FRAME = (
 _MAIN_TEXT = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", _FRAME).encode()))
 #: the main text with its frame, for a page whose text without it is too short for a SimHash
 _MAIN_TEXT_FRAMED = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", "").encode()))
-#: a text this long has MIN_FEATURES chunks and more (a chunk is about 25 bytes, a piece at most
-#: 64): only a shorter one is chunked to know
+#: a text with this many characters other than white space has MIN_FEATURES chunks and more (a
+#: chunk is about 25 bytes, a piece at most 64): only a shorter one is chunked to know
 _SURELY_LONG = 4096
 
 # The readers' comments: the element every "N comments" link points at (``#comments``: WordPress's
@@ -237,7 +237,9 @@ def main_text(root: etree._Element) -> str:
 
 def _long_enough(text: str) -> bool:
     """Whether ``text`` has the :data:`MIN_FEATURES` chunks of a SimHash."""
-    if len(text) >= _SURELY_LONG:
+    # a page's text is often mostly indentation: its first characters are counted without it
+    head = text[: 4 * _SURELY_LONG]
+    if len(head) - sum(map(head.count, " \n\t\r")) >= _SURELY_LONG:
         return True
     chunks = set(_chunks(text, DEFAULT_MAX_BYTES))
     chunks.discard(b"")

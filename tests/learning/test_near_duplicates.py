@@ -252,6 +252,9 @@ def test_a_page_too_short_without_its_frame_keeps_it() -> None:
     three, four = (main_text(html.document_fromstring(page.format(n=n))) for n in (3, 4))
     assert "3 of 55" in three
     assert page_fingerprint(three) != page_fingerprint(four)
+    # however deep its markup is indented: white space is no text
+    indented = page.replace("<img", "\n" + " " * 6000 + "<img")
+    assert "3 of 55" in main_text(html.document_fromstring(indented.format(n=3)))
 
 
 def test_a_class_that_only_contains_a_navigation_name_is_text() -> None:
