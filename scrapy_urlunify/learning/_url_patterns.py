@@ -88,6 +88,15 @@ def coarser(pattern: str) -> str | None:
     return out if out != pattern else None
 
 
+def any_query(pattern: str) -> str | None:
+    """The pattern of every query of ``pattern``'s path (``w.test/w/index.php?action=history&
+    title=*`` -> ``w.test/w/index.php?*``): a path's parameter sets; None for a pattern without
+    a query, or that pattern itself. What is learned of it holds for a parameter set too new to
+    have a coarser pattern with URLs of its own (a chart's eleventh set of options)."""
+    path, sep, query = pattern.partition("?")
+    return path + "?" + WILDCARD if sep and query != WILDCARD else None
+
+
 class _Node:
     """A path position: its specific children (None once generalised), its ``*`` child, and the
     parameter groups of the URLs whose path ends here."""

@@ -7,7 +7,13 @@ import random
 
 import pytest
 
-from scrapy_urlunify.learning._url_patterns import MAX_DEPTH, URLPatterns, coarser, looks_like_id
+from scrapy_urlunify.learning._url_patterns import (
+    MAX_DEPTH,
+    URLPatterns,
+    any_query,
+    coarser,
+    looks_like_id,
+)
 
 WIKI = "http://wiki.test"
 TITLES = [
@@ -243,3 +249,10 @@ def test_children_alike_are_one_template():
         for section in ("issues", "wiki"):
             two.pattern(f"{WIKI}/projects/{project}/{section}")
     assert two.pattern(f"{WIKI}/projects/harbor/wiki") == "wiki.test/projects/harbor/wiki"
+
+
+def test_any_query_is_the_pattern_of_every_query_of_its_path():
+    assert any_query("w.test/w/index.php?action=history&title=*") == "w.test/w/index.php?*"
+    assert any_query("w.test/x?a=*") == "w.test/x?*"
+    assert any_query("w.test/wiki/Main_Page") is None
+    assert any_query("w.test/*?*") is None

@@ -27,6 +27,7 @@ from scrapy_urlunify.integration.crawl._meta import (
 from scrapy_urlunify.integration.links._robots_meta import Noindex, passes_through
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
+from scrapy_urlunify.integration.queue._frontier import spelling_of
 from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.seen._resume import fetched_before
@@ -281,7 +282,8 @@ class PageChecks:
                 new = frontier.new_text(
                     page_blocks(response, self.max_bytes), passes_through(directives)
                 )
-            frontier.fetched(request, new)
+            of = earlier if isinstance(earlier, str) else request.meta.get(NEAR_DUPLICATE_OF_META)
+            frontier.fetched(request, new, of is not None and spelling_of(base_identifier, of))
         if earlier is None or earlier == base_identifier:
             return None
         self.stats.inc("signature/duplicates")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from scrapy_urlunify.integration.crawl._meta import LEVEL_META, meta_of
 from scrapy_urlunify.integration.queue._novelty import SeenText
-from scrapy_urlunify.learning._url_patterns import URLPatterns, coarser
+from scrapy_urlunify.learning._url_patterns import URLPatterns, any_query, coarser
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -55,6 +55,17 @@ def scheduled_url(request: Request) -> str:
     return str(redirects[0]) if redirects else request.url
 
 
+def spelling_of(identifier: str, of: str) -> bool:
+    """Whether the page ``identifier``, a duplicate or near-duplicate of the page ``of``, is
+    another spelling of it (``shop.test/product/5?view=print`` of ``shop.test/product/5``, a
+    route form of another path): ``of`` is of another path, or its path without a query. Not
+    the page itself, nor a repeat among a path's queries (two months of an empty calendar)."""
+    if of == identifier:
+        return False
+    path, sep, _ = of.partition("?")
+    return not sep or path != identifier.partition("?")[0]
+
+
 class Spellings(Protocol):
     """What the frontier asks of a link before its page is fetched (``CanonicalURLs``)."""
 
@@ -66,7 +77,7 @@ class Spellings(Protocol):
 class _Yield:
     """One URL pattern's recent responses, and its penalty level."""
 
-    __slots__ = ("announced", "led", "level", "new", "pattern", "responses")
+    __slots__ = ("announced", "led", "level", "new", "pattern", "responses", "spellings")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -75,6 +86,8 @@ class _Yield:
         self.new = 0
         #: new pages its responses' links led to (a listing is worth its articles)
         self.led = 0
+        #: its responses that were another spelling of a page (:func:`spelling_of`)
+        self.spellings = 0
         self.level = 0
         #: penalised once already (logged and counted once)
         self.announced = False
@@ -125,15 +138,20 @@ class Frontier:
             yields.move_to_end(pattern)
         return entry
 
-    def _entries(self, url: str) -> tuple[_Yield, _Yield | None]:
-        """The counts of the URL pattern of ``url``, and of its coarser pattern (if any)."""
+    def _entries(self, url: str) -> tuple[_Yield, _Yield | None, _Yield | None]:
+        """The counts of the URL pattern of ``url``, of its coarser pattern and of its path's
+        every query (:func:`any_query`), if any."""
         pattern = self.patterns.pattern(url)
-        coarse = coarser(pattern)
-        return self._yield(pattern), self._yield(coarse) if coarse is not None else None
+        coarse, family = coarser(pattern), any_query(pattern)
+        return (
+            self._yield(pattern),
+            self._yield(coarse) if coarse is not None else None,
+            self._yield(family) if family is not None else None,
+        )
 
     def schedule(self, request: Request, response: Response | None) -> None:
-        """``request`` goes to the scheduler: its priority drops by its own pattern's penalty
-        (its coarser pattern's while it has fewer than :data:`FLOOR` responses); a link that
+        """``request`` goes to the scheduler: its priority drops by its pattern's level
+        (:meth:`level`); a link that
         looks like another spelling of a page goes one level down, so that the page's plain
         spelling, if linked too, is fetched first and cited (docs/frontier.md)."""
         level = self.level(request.url)
@@ -150,10 +168,23 @@ class Frontier:
             self.stats.inc("frontier/deprioritised")
 
     def level(self, url: str) -> int:
-        """The level of the URL pattern of ``url`` now: its own, or its coarser pattern's while
-        it has fewer than :data:`FLOOR` responses."""
-        entry, coarse = self._entries(url)
-        return entry.level if entry.responses >= FLOOR or coarse is None else coarse.level
+        """The level of the URL pattern of ``url`` now: its own once it has :data:`FLOOR`
+        responses; before, its coarser pattern's if that has them, else its path's every
+        query's if that has them (a chart's eleventh set of options is judged by the ten
+        before it), unless one of the responses of its parameter names was a new page."""
+        entry, coarse, family = self._entries(url)
+        if entry.responses >= FLOOR:
+            return entry.level
+        if coarse is not None and coarse.responses >= FLOOR:
+            return coarse.level
+        if (
+            family is not None
+            and family.responses >= FLOOR
+            and 4 * family.spellings < family.responses
+            and not (coarse or entry).new
+        ):
+            return family.level
+        return 0
 
     def penalised_since(self, request: Request) -> int:
         """The level of the URL pattern of ``request``, leaving the scheduler, when it was
@@ -263,10 +294,11 @@ class Frontier:
             return False
         return new is not False
 
-    def fetched(self, request: Request, new: bool) -> None:
+    def fetched(self, request: Request, new: bool, spelling: bool = False) -> None:
         """A 2xx response of ``request`` was judged: a new page, or not (a duplicate or
-        near-duplicate page, or its own page again). A new page also counts for the patterns
-        of the page that linked to it (its ``Referer``)."""
+        near-duplicate page, ``spelling`` when it is another spelling of a page; or its own
+        page again; or old text). A new page also counts for the patterns of the page that
+        linked to it (its ``Referer``)."""
         for entry in self._entries(scheduled_url(request)):
             if entry is None:
                 continue
@@ -274,8 +306,10 @@ class Frontier:
                 entry.responses //= 2
                 entry.new //= 2
                 entry.led //= 2
+                entry.spellings //= 2
             entry.responses += 1
             entry.new += new
+            entry.spellings += spelling
             self._judge(entry)
         referer = request.headers.get(b"Referer") if new else None
         if referer:
