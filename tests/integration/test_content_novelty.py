@@ -11,6 +11,7 @@ import revisionsite
 import sortsite
 import tabsite
 from lxml import etree, html
+from minicrawl import last_of
 
 from scrapy_urlunify.integration.queue._novelty import SeenText, markup_blocks, plain_blocks
 
@@ -37,8 +38,7 @@ def test_issues_go_before_the_lists_sorted_in_other_orders():
     site, fetched, stats = yield crawl({})
     plain, plain_fetched, _ = yield crawl({"ADDONS": {}})
     issues = {f"/issues/{n}" for n in range(1, sortsite.ISSUES + 1)}
-    last = max(i for i, path in enumerate(fetched, 1) if path in issues)
-    plain_last = max(i for i, path in enumerate(plain_fetched, 1) if path in issues)
+    last, plain_last = last_of(fetched, issues), last_of(plain_fetched, issues)
     assert last <= WITHIN < plain_last, (fetched, plain_fetched)
     assert all(site.hits[path] == 1 for path in issues)  # reordered: every issue, once
     assert stats["finish_reason"] == "finished"
@@ -107,11 +107,6 @@ def crawl_whole(start, pages):  # type: ignore[no-untyped-def]
     assert set(site.hits.values()) == {1}
     assert stats["finish_reason"] == "finished"
     return list(site.hits), stats
-
-
-def last_of(fetched: list[str], paths: set[str]) -> int:
-    """The position (from 1) in ``fetched`` of the last of ``paths``."""
-    return max(i for i, path in enumerate(fetched, 1) if path in paths)
 
 
 @pytest_twisted.inlineCallbacks

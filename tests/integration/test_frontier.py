@@ -11,6 +11,7 @@ import chartsite
 import loginsite
 import minicrawl
 import pytest_twisted
+from minicrawl import last_of
 from scrapy import Request
 from scrapy.http import HtmlResponse
 
@@ -42,8 +43,7 @@ def crawl(order, frontier):  # type: ignore[no-untyped-def]
 
 def covered_at(fetched: list[str]) -> int:
     """How many responses it took to fetch every real page."""
-    real = loginsite.real_pages()
-    return max(i for i, path in enumerate(fetched, 1) if path in real)
+    return last_of(fetched, loginsite.real_pages())
 
 
 @pytest_twisted.inlineCallbacks
@@ -185,8 +185,7 @@ def test_a_new_set_of_options_is_judged_by_its_paths_other_sets():
     site, fetched, stats = yield chart_crawl({})
     _, plain_fetched, _ = yield chart_crawl({"ADDONS": {}})
     issues = {f"/issues/{n}" for n in range(1, chartsite.ISSUES + 1)}
-    last = max(i for i, path in enumerate(fetched, 1) if path in issues)
-    plain_last = max(i for i, path in enumerate(plain_fetched, 1) if path in issues)
+    last, plain_last = last_of(fetched, issues), last_of(plain_fetched, issues)
     assert last <= CHART_WITHIN < plain_last, (fetched, plain_fetched)
     assert set(chartsite.charts()) <= set(site.hits)  # reordered, not dropped
     assert set(site.hits.values()) == {1}

@@ -86,3 +86,9 @@ def crawl_from(path, settings):  # type: ignore[no-untyped-def]
     """The mini site from ``path``: (site, stats)."""
     site, crawler, _, _ = yield run(minisite.start, path, settings)
     return site, crawler.stats.get_stats()
+
+
+def last_of(fetched: list[str], paths: set[str]) -> int:
+    """The position (from 1) in ``fetched`` of the last of ``paths``: the responses a crawl
+    took to fetch them all."""
+    return max(i for i, path in enumerate(fetched, 1) if path in paths)
