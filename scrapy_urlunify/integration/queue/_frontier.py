@@ -171,7 +171,9 @@ class Frontier:
         """The level of the URL pattern of ``url`` now: its own once it has :data:`FLOOR`
         responses; before, its coarser pattern's if that has them, else its path's every
         query's if that has them (a chart's eleventh set of options is judged by the ten
-        before it), unless one of the responses of its parameter names was a new page."""
+        before it), unless one of the responses of its parameter names was a new page, or a
+        quarter of the path's queries were other spellings of a page (:func:`spelling_of`:
+        the learner's evidence, which the hold paces)."""
         entry, coarse, family = self._entries(url)
         if entry.responses >= FLOOR:
             return entry.level
