@@ -151,9 +151,9 @@ class Frontier:
 
     def schedule(self, request: Request, response: Response | None) -> None:
         """``request`` goes to the scheduler: its priority drops by its pattern's level
-        (:meth:`level`); a link that
-        looks like another spelling of a page goes one level down, so that the page's plain
-        spelling, if linked too, is fetched first and cited (docs/frontier.md)."""
+        (:meth:`level`); a link that looks like another spelling of a page goes one level
+        down, so that the page's plain spelling, if linked too, is fetched first and cited
+        (docs/frontier.md)."""
         level = self.level(request.url)
         spellings = self.spellings
         if not level and spellings is not None and spellings.looks_like_variant(request.url):
