@@ -10,7 +10,8 @@ page reachable from the start URL (the ground truth: each page declares its id).
 The spider is what a naive user writes: a ``CrawlSpider`` with one
 ``Rule(LinkExtractor(), callback=..., follow=True)`` from ``http://www.shop.test/`` and an item
 ``{url, page_id}`` per page (read from its ``<meta name="page-id">``). Configurations
-(``--configs``), each in Scrapy's default order (depth-first) and in a fresh process:
+(``--configs``), each in a fresh process, in Scrapy's default order (``dfs``: depth-first) and,
+with ``--orders dfs,bfs``, breadth-first too (``bfs``: ``DEPTH_PRIORITY = 1``, FIFO queues):
 
 * ``plain``: Scrapy's defaults;
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
@@ -32,10 +33,13 @@ forward proxy for http, in its own process) through the demo's ``DemoProxyMiddle
 Scores: pages covered (distinct page ids seen in an item) / floor, fetches
 (``downloader/response_count``) and fetches / floor, duplicate items (items beyond one per page
 id), pages missed (floor - covered), requests dropped at dequeue
-(``urlunify/dropped_at_dequeue``), rules learned, CPU seconds of the crawl process.
+(``urlunify/dropped_at_dequeue``), rules learned, CPU seconds of the crawl process; and the
+*coverage curve*: pages covered within the first N responses downloaded (:data:`CURVE`), and the
+responses until 90% of the floor was covered.
 
     python benchmarks/bench_dust.py                            # all seven, seed 1, 600 products
     python benchmarks/bench_dust.py --configs addon,careful --products 100 --categories 6
+    python benchmarks/bench_dust.py --configs plain,addon --orders dfs,bfs     # the curves
     python benchmarks/bench_dust.py --configs mirror --set URLUNIFY_LEARN_PROBATION_SAMPLES=5
 """
 
@@ -59,6 +63,9 @@ import dustsite  # noqa: E402
 from _common import child_json, run_measured, write_json  # noqa: E402
 
 CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn", "presence", "learnonly"]
+ORDERS = ["dfs", "bfs"]
+#: the coverage curve: pages covered within the first N responses downloaded
+CURVE = (100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 6000)
 
 #: The mirror named: what a user who noticed it writes.
 MIRROR = dustsite.MIRROR_SETTINGS
@@ -75,7 +82,7 @@ BUILTINS_OFF: dict[str, Any] = {
 }
 
 
-def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
+def settings_for(config: str, proxy: str, cap_s: int, order: str = "dfs") -> dict[str, Any]:
     from scrapy_urlunify.demo.proxy import demo_settings
 
     settings: dict[str, Any] = {
@@ -85,6 +92,14 @@ def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
         "CLOSESPIDER_TIMEOUT": cap_s,
         **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)),
     }
+    if order == "bfs":
+        settings.update(
+            {
+                "DEPTH_PRIORITY": 1,
+                "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+                "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+            }
+        )
     if config != "plain":
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
@@ -101,7 +116,12 @@ def settings_for(config: str, proxy: str, cap_s: int) -> dict[str, Any]:
 
 
 def crawl(
-    config: str, proxy: str, cap: int, timeout: int, extra: dict[str, Any] | None = None
+    config: str,
+    proxy: str,
+    cap: int,
+    timeout: int,
+    extra: dict[str, Any] | None = None,
+    order: str = "dfs",
 ) -> dict[str, Any]:
     """One crawl in this process (called in a child): its stats and items. ``extra``: settings
     added to an add-on configuration (``--set``)."""
@@ -111,14 +131,14 @@ def crawl(
     items: list[dict[str, Any]] = []
     downloads: list[str] = []
 
-    settings = settings_for(config, proxy, timeout)
+    settings = settings_for(config, proxy, timeout, order)
     if config != "plain":
         settings.update(extra or {})
     process = CrawlerProcess(settings, install_root_handler=True)
     crawler = process.create_crawler(dustsite.shop_spider())
 
     def scraped(item: dict[str, str]) -> None:
-        items.append(dict(item))
+        items.append({**item, "downloaded": len(downloads)})
 
     def downloaded(response: Any, request: Any, spider: Any) -> None:
         downloads.append(response.url)
@@ -131,6 +151,7 @@ def crawl(
     stats, cpu_s, wall_s = run_measured(process, crawler)
     return {
         "config": config,
+        "order": order,
         "cpu_s": cpu_s,
         "wall_s": wall_s,
         "fetches": stats.get("downloader/response_count", 0),
@@ -190,10 +211,18 @@ def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -
     ids = [item["page_id"] for item in run["items"]]
     covered = set(ids) & set(truth)
     reached = {site.page_id(url) for url in run["downloads"]} - {None}
+    first: dict[str, int] = {}  # page id -> responses downloaded when its item first came
+    for item in run["items"]:
+        if item["page_id"] in truth:
+            first.setdefault(item["page_id"], item["downloaded"])
+    times = sorted(first.values())
+    need = -(-floor * 9 // 10)  # ceil: 90% of the floor
     row = {k: v for k, v in run.items() if k not in ("items", "downloads")}
     row.update(
         {
             "floor": floor,
+            "to_90": times[need - 1] if len(times) >= need else None,
+            "curve": {str(n): sum(1 for t in times if t <= n) for n in CURVE},
             "covered": len(covered),
             "items_count": len(ids),
             "duplicate_items": len(ids) - len(set(ids)),
@@ -210,12 +239,15 @@ def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -
 def table(rows: list[dict[str, Any]]) -> str:
     cols = [
         ("config", "config"),
+        ("order", "order"),
         ("covered", "covered"),
         ("fetches", "fetches"),
         ("fetches/floor", "per_floor"),
         ("dup items", "duplicate_items"),
         ("missed", "missed"),
         ("dropped at dequeue", "dropped_at_dequeue"),
+        ("to 90%", "to_90"),
+        *((f"@{n:,}", f"curve:{n}") for n in CURVE),
         ("rules learned", "learned"),
         ("finish", "finish_reason"),
         ("CPU s", "cpu_s"),
@@ -223,7 +255,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     lines = [
         "| " + " | ".join(c for c, _ in cols) + " |",
-        "|---|" + "|".join(["---:"] * (len(cols) - 1)) + "|",
+        "|---|---|" + "|".join(["---:"] * (len(cols) - 2)) + "|",
     ]
     for r in rows:
         cells = []
@@ -232,8 +264,11 @@ def table(rows: list[dict[str, Any]]) -> str:
                 cells.append(f"{r['covered']}/{r['floor']}")
             elif key == "learned":
                 cells.append(", ".join(r["learned"]) or "—")
+            elif key.startswith("curve:"):
+                cells.append(str(r["curve"][key[6:]]))
             else:
-                cells.append(str(r[key]))
+                value = r.get(key)
+                cells.append("-" if value is None else str(value))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -274,6 +309,9 @@ def main() -> None:
         "--configs", default=",".join(CONFIGS), help=f"comma-separated, of {CONFIGS}"
     )
     parser.add_argument(
+        "--orders", default="dfs", help=f"comma-separated, of {ORDERS} (default: dfs)"
+    )
+    parser.add_argument(
         "--cap", type=int, default=6000, help="downloaded responses after which a crawl stops"
     )
     parser.add_argument(
@@ -295,14 +333,14 @@ def main() -> None:
     )
     parser.add_argument(
         "--child",
-        nargs=5,
-        metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT", "EXTRA"),
+        nargs=6,
+        metavar=("CONFIG", "PROXY", "CAP", "TIMEOUT", "EXTRA", "ORDER"),
         help=argparse.SUPPRESS,
     )
     args = parser.parse_args()
     if args.child:
-        config, proxy, cap, timeout, extra = args.child
-        print(json.dumps(crawl(config, proxy, int(cap), int(timeout), json.loads(extra))))
+        config, proxy, cap, timeout, extra, order = args.child
+        print(json.dumps(crawl(config, proxy, int(cap), int(timeout), json.loads(extra), order)))
         return
     extra: dict[str, Any] = {}
     for item in args.set:
@@ -317,6 +355,10 @@ def main() -> None:
     for name in configs:
         if name not in CONFIGS:
             parser.error(f"unknown configuration {name!r}")
+    orders = args.orders.split(",")
+    for name in orders:
+        if name not in ORDERS:
+            parser.error(f"unknown order {name!r}")
     site = dustsite.DustSite(args.seed, args.categories, args.products)
     truth = site.reachable()
     print(
@@ -327,28 +369,31 @@ def main() -> None:
     server, proxy = start_server(args)
     rows = []
     try:
-        for config in configs:
-            run = child_json(
-                __file__,
-                "--child",
-                config,
-                proxy,
-                str(args.cap),
-                str(args.timeout),
-                json.dumps(extra),
-            )
-            rows.append(score(run, site, truth))
-            print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+        for order in orders:
+            for config in configs:
+                run = child_json(
+                    __file__,
+                    "--child",
+                    config,
+                    proxy,
+                    str(args.cap),
+                    str(args.timeout),
+                    json.dumps(extra),
+                    order,
+                )
+                rows.append(score(run, site, truth))
+                print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     finally:
         server.terminate()
         server.wait()
     print(table(rows))
     if args.explain:
         for row in rows:
-            print(f"\n{row['config']}: fetched again (page fetched before), by URL shape:")
+            name = f"{row['config']}/{row['order']}"
+            print(f"\n{name}: fetched again (page fetched before), by URL shape:")
             for what, n in row["excess"]["refetched"].items():
                 print(f"  {n:6d}  {what}")
-            print(f"{row['config']}: duplicate items, by URL shape:")
+            print(f"{name}: duplicate items, by URL shape:")
             for what, n in row["excess"]["duplicate_items"].items():
                 print(f"  {n:6d}  {what}")
     write_json(

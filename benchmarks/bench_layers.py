@@ -12,6 +12,11 @@ server; the site's ground truth counts what each crawl fetched:
   line alone, as its defaults are;
 * **configured + signatures + learning**.
 
+With ``--orders dfs,bfs`` each configuration runs in Scrapy's default order (``dfs``) and
+breadth-first (``bfs``: ``DEPTH_PRIORITY = 1``, FIFO queues), and a second table gives each
+crawl's *coverage curve*: the site's content (a page, or a content duplicate of it) obtained
+within the first N requests the server answered, tunnels left out (:data:`CURVE`).
+
 The demo site has the traps a learner must survive (defaults spelled out, a 3 MB index with
 session ids, clocks, tokens, soft 404s: ``scrapy_urlunify.demo.traps``); ``--no-traps`` crawls
 the site without them.
@@ -74,7 +79,37 @@ CONFIGS: list[tuple[str, type, dict[str, Any]]] = [
 ]
 
 
-def run_all(size: int, traps: bool = True) -> list[dict[str, Any]]:
+#: Scrapy's default order (depth-first), and breadth-first
+ORDERS: dict[str, dict[str, Any]] = {
+    "dfs": {},
+    "bfs": {
+        "DEPTH_PRIORITY": 1,
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    },
+}
+#: the coverage curve: content obtained within the first N requests answered
+CURVE = (50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000)
+
+
+def curve(records: list[Any], group: dict[str, str]) -> dict[str, int]:
+    """Content obtained (groups of a page and its content duplicates) within the first N
+    requests the server answered (its tunnels for https left out), for each N of
+    :data:`CURVE`."""
+    obtained: set[str] = set()
+    within: list[int] = []
+    for r in records:
+        if r.method == "CONNECT":  # the proxy's tunnel for https: no response of the crawl's
+            continue
+        if r.method == "GET" and r.status == 200 and r.page_id in group:
+            obtained.add(group[r.page_id])
+        within.append(len(obtained))
+    return {str(n): within[min(n, len(within)) - 1] if within else 0 for n in CURVE}
+
+
+def run_all(
+    size: int, traps: bool = True, orders: tuple[str, ...] = ("dfs",)
+) -> list[dict[str, Any]]:
     from scrapy.utils.reactor import install_reactor
 
     install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
@@ -90,8 +125,10 @@ def run_all(size: int, traps: bool = True) -> list[dict[str, Any]]:
     def go():  # type: ignore[no-untyped-def]
         server = DemoServer(site).start()
         try:
-            for name, spidercls, settings in CONFIGS:
-                raw = yield c.crawl_once(server, site, spidercls, settings)
+            for order, (name, spidercls, settings) in (
+                (o, config) for o in orders for config in CONFIGS
+            ):
+                raw = yield c.crawl_once(server, site, spidercls, {**settings, **ORDERS[order]})
                 m = measure(site, raw)
                 # a page and its content duplicates (print view, mirror copies) form a group:
                 # its content was obtained when any member was fetched
@@ -120,6 +157,9 @@ def run_all(size: int, traps: bool = True) -> list[dict[str, Any]]:
                 rows.append(
                     {
                         "name": name,
+                        "order": order,
+                        "curve": curve(raw["records"], group),
+                        "content": len(set(group.values())),
                         "requests": m["requests"],
                         "redundant": m["redundant_fetches"],
                         "copies": copies,
@@ -155,9 +195,14 @@ def main() -> int:
     ap.add_argument(
         "--no-traps", action="store_true", help="the demo site without the learner's traps"
     )
+    ap.add_argument("--orders", default="dfs", help=f"comma-separated, of {list(ORDERS)}")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    rows = run_all(args.size, traps=not args.no_traps)
+    orders = tuple(args.orders.split(","))
+    for order in orders:
+        if order not in ORDERS:
+            ap.error(f"unknown order {order!r}")
+    rows = run_all(args.size, traps=not args.no_traps, orders=orders)
     cols = (
         "requests",
         "redundant",
@@ -177,7 +222,16 @@ def main() -> int:
         + "".join(f"{c:>16s}" for c in cols)
     )
     for r in rows:
-        print(f"{r['name']:36s}" + "".join(f"{r[c]:>16}" for c in cols))
+        print(f"{r['name'] + ' ' + r['order']:36s}" + "".join(f"{r[c]:>16}" for c in cols))
+    print(
+        f"\ncontent obtained within the first N requests ({rows[0]['content']} pages)\n{'':36s}"
+        + "".join(f"{n:>8,}" for n in CURVE)
+    )
+    for r in rows:
+        print(
+            f"{r['name'] + ' ' + r['order']:36s}"
+            + "".join(f"{r['curve'][str(n)]:>8}" for n in CURVE)
+        )
     for r in rows:
         if r["rules"]:
             print(f"learned by {r['name']!r}: {', '.join(r['rules'])}")
