@@ -37,8 +37,9 @@ revisions* (another revision of an article yielded: another text) and *not artic
 page shown with ``redirect=no``, a title the database has no article for), login/account pages
 downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``:
 received or not, whatever the add-on does with them), requests, responses, responses received
-until the last article first showed up, articles covered within the first 1,500 and 6,000
-responses downloaded (``in 1,500 dl``: duplicate pages dropped included, whatever
+until the last article first showed up, the responses downloaded until 90% of the articles were
+covered (``to 90% dl``) and the *coverage curve*: articles covered within the first 100, 200,
+..., 6,000 responses downloaded (``in 1,500 dl``: duplicate pages dropped included, whatever
 ``CLOSESPIDER_PAGECOUNT`` counts), items, CPU seconds of the crawl process, wall seconds, and
 *wrong rules*: the parameter rules the crawl ended with, each checked against the wiki itself
 after the crawl (``_common.audit_rules``: among the URLs the spider made, merged ones included,
@@ -82,8 +83,9 @@ from _common import (  # noqa: E402
 
 CONFIGS = ["plain", "addon", "follow", "nofrontier", "nonear", "nolearn", "careful"]
 ORDERS = ["dfs", "bfs"]
-#: the "in N dl" columns: articles covered within the first N responses downloaded
-WITHIN = (1500, 6000)
+#: the coverage curve, the "in N dl" columns: articles covered within the first N responses
+#: downloaded
+WITHIN = (100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 6000)
 
 #: What a careful user sets for a MediaWiki (the "careful user's settings" of the first
 #: reported figures, docs/test_sites.md).
@@ -289,6 +291,9 @@ def score(
     # included), whatever CLOSESPIDER_PAGECOUNT counts
     for n in within:
         row[f"covered_within_{n}"] = sum(1 for at in first_downloaded.values() if at <= n)
+    times = sorted(first_downloaded.values())
+    need = -(-len(by_title) * 9 // 10)  # ceil: 90% of the articles
+    row["to_90_downloaded"] = times[need - 1] if len(times) >= need else None
     return row
 
 
@@ -307,6 +312,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         ("responses", "responses"),
         ("to cover", "responses_to_cover"),
         ("wrong rules", "wrong_rules"),
+        ("to 90% dl", "to_90_downloaded"),
         *((f"in {n:,} dl", f"covered_within_{n}") for n in WITHIN),
         ("CPU s", "cpu_s"),
         ("wall s", "wall_s"),
@@ -317,7 +323,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     ]
     for r in rows:
         cells = [
-            str(r.get(k, "")) if k != "covered" else f"{r['covered']}/{r['articles']}"
+            f"{r['covered']}/{r['articles']}"
+            if k == "covered"
+            else "-"
+            if r.get(k, "") is None
+            else str(r.get(k, ""))
             for _, k in cols
         ]
         lines.append("| " + " | ".join(cells) + " |")
