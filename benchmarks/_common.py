@@ -1,5 +1,6 @@
 """What several benchmarks share: running a measurement in a process of its own (so each
-contender starts from a fresh interpreter and its memory is its own) and reading its result."""
+contender starts from a fresh interpreter and its memory is its own) and reading its result;
+the breadth-first order; a crawl's coverage curve."""
 
 from __future__ import annotations
 
@@ -8,6 +9,27 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+#: breadth-first: priority ``-depth`` and first-in-first-out queues (Scrapy's FAQ); Scrapy's
+#: default order is depth-first
+BFS_SETTINGS: dict[str, Any] = {
+    "DEPTH_PRIORITY": 1,
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+}
+
+
+def coverage_curve(times: list[int], points: tuple[int, ...]) -> dict[str, int]:
+    """The coverage curve: of the responses after which each piece of content was first
+    covered (``times``), how many within the first N, for each N of ``points``."""
+    return {str(n): sum(1 for t in times if t <= n) for n in points}
+
+
+def responses_to(times: list[int], total: int, share: int) -> int | None:
+    """The responses until ``share`` percent of ``total`` pieces of content were covered
+    (``times`` sorted: :func:`coverage_curve`'s), None when they never were."""
+    need = -(-total * share // 100)  # ceil
+    return times[need - 1] if len(times) >= need else None
 
 
 def child_json(script: str, *args: str, env: dict[str, str] | None = None) -> Any:

@@ -57,11 +57,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import wordpress  # noqa: E402
 from _common import (  # noqa: E402
+    BFS_SETTINGS,
     add_site_runs,
     audit_rules,
     child_json,
+    coverage_curve,
     learned_rules,
     print_audits,
+    responses_to,
     run_measured,
     site_runs,
     write_json,
@@ -126,13 +129,7 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         "HTTPERROR_ALLOW_ALL": False,
     }
     if order == "bfs":
-        settings.update(
-            {
-                "DEPTH_PRIORITY": 1,
-                "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
-                "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
-            }
-        )
+        settings.update(BFS_SETTINGS)
     if config != "plain":
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "careful":
@@ -250,9 +247,8 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
         }
     )
     for share in SHARES:
-        need = -(-len(content) * share // 100)  # ceil
-        row[f"to_{share}"] = times[need - 1] if len(times) >= need else None
-    row["curve"] = {str(n): sum(1 for t in times if t <= n) for n in CURVE}
+        row[f"to_{share}"] = responses_to(times, len(content), share)
+    row["curve"] = coverage_curve(times, CURVE)
     kinds = [pattern(u) for u, _ in run["downloads"]]
     row["patterns"] = dict(Counter(kinds).most_common())
     row["patterns_within"] = {

@@ -60,7 +60,14 @@ sys.path.insert(0, str(ROOT / "tools" / "sites"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dustsite  # noqa: E402
-from _common import child_json, run_measured, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    BFS_SETTINGS,
+    child_json,
+    coverage_curve,
+    responses_to,
+    run_measured,
+    write_json,
+)
 
 CONFIGS = ["plain", "addon", "mirror", "careful", "nolearn", "presence", "learnonly"]
 ORDERS = ["dfs", "bfs"]
@@ -93,13 +100,7 @@ def settings_for(config: str, proxy: str, cap_s: int, order: str = "dfs") -> dic
         **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)),
     }
     if order == "bfs":
-        settings.update(
-            {
-                "DEPTH_PRIORITY": 1,
-                "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
-                "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
-            }
-        )
+        settings.update(BFS_SETTINGS)
     if config != "plain":
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
@@ -216,13 +217,12 @@ def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -
         if item["page_id"] in truth:
             first.setdefault(item["page_id"], item["downloaded"])
     times = sorted(first.values())
-    need = -(-floor * 9 // 10)  # ceil: 90% of the floor
     row = {k: v for k, v in run.items() if k not in ("items", "downloads")}
     row.update(
         {
             "floor": floor,
-            "to_90": times[need - 1] if len(times) >= need else None,
-            "curve": {str(n): sum(1 for t in times if t <= n) for n in CURVE},
+            "to_90": responses_to(times, floor, 90),
+            "curve": coverage_curve(times, CURVE),
             "covered": len(covered),
             "items_count": len(ids),
             "duplicate_items": len(ids) - len(set(ids)),

@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _common import write_json
+from _common import BFS_SETTINGS, write_json
 
 from scrapy_urlunify.demo import crawl as c
 from scrapy_urlunify.demo.measure import measure
@@ -82,11 +82,7 @@ CONFIGS: list[tuple[str, type, dict[str, Any]]] = [
 #: Scrapy's default order (depth-first), and breadth-first
 ORDERS: dict[str, dict[str, Any]] = {
     "dfs": {},
-    "bfs": {
-        "DEPTH_PRIORITY": 1,
-        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
-        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
-    },
+    "bfs": BFS_SETTINGS,
 }
 #: the coverage curve: content obtained within the first N requests answered
 CURVE = (50, 100, 200, 300, 500, 750, 1000, 1500, 2000, 3000)

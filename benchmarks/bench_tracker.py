@@ -59,8 +59,10 @@ from _common import (  # noqa: E402
     add_site_runs,
     audit_rules,
     child_json,
+    coverage_curve,
     learned_rules,
     print_audits,
+    responses_to,
     run_measured,
     site_runs,
     write_json,
@@ -291,9 +293,8 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
         }
     )
     for share in SHARES:
-        need = -(-len(content) * share // 100)  # ceil
-        row[f"to_{share}"] = times[need - 1] if len(times) >= need else None
-    row["curve"] = {str(n): sum(1 for t in times if t <= n) for n in CURVE}
+        row[f"to_{share}"] = responses_to(times, len(content), share)
+    row["curve"] = coverage_curve(times, CURVE)
     kinds = [pattern(u) for u, _ in run["downloads"]]
     row["patterns"] = dict(Counter(kinds).most_common())
     row["patterns_within"] = {

@@ -71,11 +71,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mediawiki  # noqa: E402
 from _common import (  # noqa: E402
+    BFS_SETTINGS,
     add_site_runs,
     audit_rules,
     child_json,
+    coverage_curve,
     learned_rules,
     print_audits,
+    responses_to,
     run_measured,
     site_runs,
     write_json,
@@ -123,13 +126,7 @@ def settings_for(config: str, order: str, budget: int) -> dict[str, Any]:
         "HTTPERROR_ALLOW_ALL": False,
     }
     if order == "bfs":
-        settings.update(
-            {
-                "DEPTH_PRIORITY": 1,
-                "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
-                "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
-            }
-        )
+        settings.update(BFS_SETTINGS)
     if config != "plain":
         settings["ADDONS"] = {"scrapy_urlunify.Addon": 0}
     if config == "nolearn":
@@ -289,11 +286,10 @@ def score(
     )
     # articles covered within the first n responses downloaded (duplicate pages the add-on drops
     # included), whatever CLOSESPIDER_PAGECOUNT counts
-    for n in within:
-        row[f"covered_within_{n}"] = sum(1 for at in first_downloaded.values() if at <= n)
     times = sorted(first_downloaded.values())
-    need = -(-len(by_title) * 9 // 10)  # ceil: 90% of the articles
-    row["to_90_downloaded"] = times[need - 1] if len(times) >= need else None
+    for n, covered in coverage_curve(times, within).items():
+        row[f"covered_within_{n}"] = covered
+    row["to_90_downloaded"] = responses_to(times, len(by_title), 90)
     return row
 
 
