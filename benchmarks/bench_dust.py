@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -95,7 +96,9 @@ def settings_for(config: str, proxy: str, cap_s: int, order: str = "dfs") -> dic
     settings: dict[str, Any] = {
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
-        "LOG_LEVEL": "WARNING",
+        # BENCH_LOG_LEVEL=DEBUG BENCH_LOG_FILE=crawl.log: what the add-on decided, for a look
+        "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
+        "LOG_FILE": os.environ.get("BENCH_LOG_FILE"),
         "CLOSESPIDER_TIMEOUT": cap_s,
         **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)),
     }

@@ -319,10 +319,18 @@ def folded_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
     instead of "(5 pages)" and five, 4 to 7 bits apart on a listing of 50 chunks, while the same
     listing sorted otherwise (its chunks are a set) is 4 bits away and one with a product more,
     2."""
-    data = _DIGIT_RUNS.sub(b"0", _normalized(text, max_bytes))
     return int.from_bytes(
-        hashlib.blake2b(data, digest_size=8, person=b"urlunify-fold").digest(), "little"
+        hashlib.blake2b(
+            folded_text(text, max_bytes), digest_size=8, person=b"urlunify-fold"
+        ).digest(),
+        "little",
     )
+
+
+def folded_text(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """``text`` as :func:`folded_fingerprint` digests it: white space gone, ASCII lower-cased,
+    every number one ``0``."""
+    return _DIGIT_RUNS.sub(b"0", _normalized(text, max_bytes))
 
 
 def page_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, bool] | None:

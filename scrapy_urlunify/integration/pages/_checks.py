@@ -212,7 +212,9 @@ class PageChecks:
             ):
                 # before the check: the page is compared with the others' pages too
                 self._sync_near()
-            near_sig, found = near.check(site_index, response.selector.root, base_identifier, sig)
+            near_sig, found = near.check(
+                site_index, response.selector.root, base_identifier, sig, response.url
+            )
             if near.pending is not None and len(near.pending) >= NEAR_BATCH:
                 self._sync_near()
             if found is not None:

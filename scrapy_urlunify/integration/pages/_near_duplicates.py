@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lxml import etree
 
 from scrapy_urlunify.integration.rules._fetched import RECENT
+from scrapy_urlunify.learning._listing_pages import listing_fingerprint
 from scrapy_urlunify.learning._near_duplicate_index import MAX_DISTANCE, Match, NearDuplicateIndex
 from scrapy_urlunify.learning._near_duplicates import (
     DEFAULT_MAX_BYTES,
@@ -37,6 +38,9 @@ SHORT_SITE = "\0short"
 #: appended to a site's name for the index of its pages' digests up to numbers
 #: (``learning.near_duplicates.folded_fingerprint``), compared for equality only
 FOLDED_SITE = "\0folded"
+#: appended to a site's name for the index of its short list pages' digests up to their pager
+#: (``learning.listing_pages.listing_fingerprint``), compared for equality only
+LISTING_SITE = "\0listing"
 #: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
 MAX_BODY = 4 << 20
 _MAGIC = b"URLUNIFY-NEAR 1\n"
@@ -112,11 +116,18 @@ class NearDuplicatePages:
     def __len__(self) -> int:
         """How many pages the indexes hold (a page's digest up to numbers is not one more)."""
         return sum(
-            len(index) for site, index in self._indexes.items() if not site.endswith(FOLDED_SITE)
+            len(index)
+            for site, index in self._indexes.items()
+            if not site.endswith((FOLDED_SITE, LISTING_SITE))
         )
 
     def check(
-        self, site: str, root: etree._Element, base_identifier: str, sig: bytes
+        self,
+        site: str,
+        root: etree._Element,
+        base_identifier: str,
+        sig: bytes,
+        url: str | None = None,
     ) -> tuple[int | None, NearDuplicate | None]:
         """A page of ``site`` was fetched (``root``: its parsed tree): its fingerprint (None
         for a page with no text), and the earlier page of another identifier nearest to it
@@ -124,7 +135,9 @@ class NearDuplicatePages:
         fewer than ``MIN_FEATURES`` chunks of text gets the digest of its main text, looked up
         in the site's index of such digests: a near-duplicate (0 bits) only of an equal main text.
         A longer page whose main text equals an earlier one's up to its numbers
-        (``folded_fingerprint``, in an index of its own) is 0 bits from it."""
+        (``folded_fingerprint``, in an index of its own) is 0 bits from it, and so is a short
+        list page fetched at ``url`` that shows what an earlier one shows under another pager
+        (``listing_fingerprint``)."""
         try:
             text = main_text(root)
             found_fp = page_fingerprint(text, DEFAULT_MAX_BYTES)
@@ -141,6 +154,12 @@ class NearDuplicatePages:
             # equal up to its numbers: 0 bits, whatever the SimHash of the pager around them says
             looked_up.append((site + FOLDED_SITE, folded_fingerprint(text, DEFAULT_MAX_BYTES)))
             match = self._seen(*looked_up[1], key, 0) or match
+        elif short and url is not None:
+            listing = listing_fingerprint(root, text, url, DEFAULT_MAX_BYTES)
+            if listing is not None:
+                looked_up.append((site + LISTING_SITE, listing))
+                listed = self._seen(*looked_up[1], key, 0)  # remembered whatever the match
+                match = match or listed
         found = None
         group = sig
         if match is not None:

@@ -1,0 +1,46 @@
+"""A list under another pager is one item; short pages that differ in a number stay apart: real
+crawls of a small shop (tests/support/listsite.py) with the add-on alone."""
+
+from __future__ import annotations
+
+from collections import Counter
+from urllib.parse import parse_qsl, urlsplit
+
+import listsite
+import pytest_twisted
+from minicrawl import run
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spiders import CrawlSpider, Rule
+
+
+class ListSpider(CrawlSpider):
+    name = "list"
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+    def parse_page(self, response):  # type: ignore[no-untyped-def]
+        yield {"url": response.url}
+
+    def parse_start_url(self, response, **kwargs):  # type: ignore[no-untyped-def]
+        return self.parse_page(response)
+
+
+def _page(url: str) -> str | None:
+    parts = urlsplit(url)
+    return listsite.page_of(parts.path, dict(parse_qsl(parts.query)))
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_list_under_two_pagers_is_one_item_and_pages_a_number_apart_are_two():
+    site, crawler, items, dropped = yield run(listsite.start, "/", {}, ListSpider)
+    fetched = {_page(url) for url in site.hits if _page(url) is not None}
+    shown = Counter(_page(item["url"]) for item in items)
+    # the 25th product's list was fetched as ?page=3 and as ?limit=24&page=2: one item
+    assert {"/category/1?page=3", "/category/1?limit=24&page=2"} <= set(site.hits)
+    assert shown["list [125]"] == 1
+    assert [reason for _, reason in dropped if "near-duplicate" in reason] != []
+    # every page is an item once: the gallery's photos (a pager, each its own image), and the
+    # two products whose one line differs only in a number
+    assert set(shown) == fetched
+    assert max(shown.values()) == 1
+    assert {f"photo {n}" for n in range(1, listsite.PHOTOS + 1)} <= set(shown)
+    assert {"/product/101", "/product/102"} <= set(shown)
