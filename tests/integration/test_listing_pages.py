@@ -3,6 +3,7 @@ crawls of a small shop (tests/support/listsite.py) with the add-on alone."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from urllib.parse import parse_qsl, urlsplit
 
@@ -44,3 +45,16 @@ def test_a_list_under_two_pagers_is_one_item_and_pages_a_number_apart_are_two():
     assert max(shown.values()) == 1
     assert {f"photo {n}" for n in range(1, listsite.PHOTOS + 1)} <= set(shown)
     assert {"/product/101", "/product/102"} <= set(shown)
+
+
+@pytest_twisted.inlineCallbacks
+def test_lists_of_other_rows_are_two_items_however_alike_their_texts(caplog):
+    """Two archives of one introduction, whose lists differ in one row: their SimHashes are 2
+    bits apart (within the item threshold, 3), but they link to other notes."""
+    caplog.set_level(logging.DEBUG, "scrapy_urlunify")
+    site, crawler, items, dropped = yield run(listsite.start, "/", {}, ListSpider)
+    shown = Counter(_page(item["url"]) for item in items)
+    assert shown["/archive/a"] == shown["/archive/b"] == 1
+    # they are near-duplicates to the crawl (the second's links followed, evidence for learning)
+    assert "it links to other pages: its items are kept" in caplog.text
+    assert crawler.stats.get_value("signature/dropped_near_duplicate_items", 0) == 0

@@ -480,3 +480,30 @@ def test_a_digest_up_to_numbers_is_equal_only_for_texts_that_differ_in_their_num
     assert folded_fingerprint(listing) != folded_fingerprint(listing.replace("kettle", "kettles"))
     # white space and ASCII case are no change, as for the fingerprint
     assert folded_fingerprint(listing) == folded_fingerprint(listing.upper().replace(" ", "\n  "))
+
+
+def test_main_content_reads_what_the_main_content_links_to_and_shows() -> None:
+    from scrapy_urlunify.learning._near_duplicates import main_content
+
+    def main_links(root: html.HtmlElement) -> int | None:
+        return main_content(root)[1]
+
+    intro = article_text("Lamps", 120)
+
+    def page(rows: str, around: str = "") -> html.HtmlElement:
+        return html.fromstring(
+            f"<html><body><nav><a href='/cart?sessionid={around}'>Cart</a></nav>{around}<main>"
+            f"<h1>Lamps</h1><p>{intro}</p><ul>{rows}</ul><img src='/i/lamps.jpg'>"
+            f"<div class='pagination'><a href='?page=2&v={around}'>2</a></div>"
+            f"<div id='comments'><a href='/reply?to={around}'>Reply</a></div></main></body></html>"
+        )
+
+    rows = "<li><a href='/p/1'>Desk lamp</a></li><li><a href='/p/2'>Floor lamp</a></li>"
+    # the frame, the readers' comments and what is outside the main content do not count
+    assert main_links(page(rows)) == main_links(page(rows, "<p>Printer-friendly</p>"))
+    assert main_links(page(rows)) != main_links(page(rows + "<li><a href='/p/3'>x</a></li>"))
+    assert main_links(page(rows)) != main_links(page(rows.replace("/p/2", "/p/4")))
+    assert main_links(html.fromstring("<html><body><p>No links.</p></body></html>")) is None
+    # the text is the main text, without the targets read in the same pass
+    text, links = main_content(page(rows))
+    assert "/p/1" not in text and "Desk lamp" in text and links == main_links(page(rows))

@@ -8,6 +8,9 @@ short pages that differ only in a number and are distinct pages.
   "1.8 litres"). Two pages.
 * ``/photo?n=K``: a gallery's photos, "Photo K of 6" and a pager to the others on the same path,
   each with its own image. Six pages.
+* ``/archive/a`` and ``/archive/b``: one long introduction above two lists of notes that differ
+  in one row (notes 1-12, and 1-11 and 14): 2 bits apart, as close as a view of one page, but
+  two lists. ``/note/N``: a note.
 
 :func:`page_of` says which page a URL shows (a list's products in order, a product, a photo).
 """
@@ -19,6 +22,12 @@ from minisite import CountingSite, listen
 #: products per category: 25 makes the last product a list of its own under both page sizes
 CATEGORIES = {1: 25, 2: 7}
 PHOTOS = 6
+WORDS = (
+    "the archive keeps every note we wrote about the garden the orchard and the bees through "
+    "the seasons of the year"
+).split()
+INTRO = " ".join(WORDS[(i * 7) % len(WORDS)] + ("." if i % 9 == 8 else "") for i in range(260))
+ARCHIVES = {"a": list(range(1, 13)), "b": [*range(1, 12), 14]}
 
 
 def _products(category: int) -> list[int]:
@@ -60,6 +69,8 @@ def page_of(path: str, params: dict[str, str]) -> str | None:
         return path
     if path == "/photo":
         return f"photo {params.get('n')}"
+    if path.startswith(("/archive/", "/note/")):
+        return path
     return "home" if path == "/" else None
 
 
@@ -71,7 +82,16 @@ class ListSite(CountingSite):
             return _html("Not found", "<p>No such page.</p>")
         if path == "/":
             links = "".join(f"<a href='/category/{c}'>Category {c}</a> " for c in CATEGORIES)
+            links += "".join(f"<a href='/archive/{a}'>Archive {a}</a> " for a in ARCHIVES)
             return _html("Shop", links + "<a href='/photo?n=1'>Gallery</a>")
+        if path.startswith("/archive/"):
+            rows = "".join(
+                f"<li><a href='/note/{r}'>Note {r}: the {WORDS[r % len(WORDS)]} in spring</a></li>"
+                for r in ARCHIVES[path.rsplit("/", 1)[1]]
+            )
+            return _html("Archive", f"<p>{INTRO}</p><ul>{rows}</ul>")
+        if path.startswith("/note/"):
+            return _html("Note", f"<p>Note {path.rsplit('/', 1)[1]}, a line of its own.</p>")
         if path.startswith("/product/"):
             product = int(path.rsplit("/", 1)[1])
             return _html(_name(product), f"<p>{_line(product)}</p>")

@@ -310,11 +310,12 @@ class PageChecks:
             request.meta[NEAR_DUPLICATE_OF_META] = found.of
         request.meta[RESEMBLANCE_META] = round(found.resemblance, 4)
         logger.debug(
-            "Near-duplicate page %s: %.1f%% like %s (%d bits)",
+            "Near-duplicate page %s: %.1f%% like %s (%d bits)%s",
             url,
             100 * found.resemblance,
             found.of or "a page fetched long before",
             found.distance,
+            "; it links to other pages: its items are kept" if found.other_links else "",
         )
 
     def _trusted_canonical(self, url: str, identity_host: str, sig: bytes, evidence: bool) -> None:

@@ -21,7 +21,7 @@ from scrapy_urlunify.learning._near_duplicate_index import MAX_DISTANCE, Match, 
 from scrapy_urlunify.learning._near_duplicates import (
     DEFAULT_MAX_BYTES,
     folded_fingerprint,
-    main_text,
+    main_content,
     page_fingerprint,
     resemblance,
 )
@@ -53,12 +53,15 @@ _RECORD = struct.Struct(
 class NearDuplicate(NamedTuple):
     """The earlier page a page is nearly the same as: its base identifier (None when it was
     forgotten), its exact signature (of the first page of its near-duplicates, None when
-    forgotten), the ``distance`` in bits between the fingerprints and the ``resemblance``."""
+    forgotten), the ``distance`` in bits between the fingerprints and the ``resemblance``, and
+    whether the two link to or show other pages (``other_links``: a list of other rows, which
+    no SimHash distance tells from a view of the same one; known for pages of this process)."""
 
     of: str | None
     signature: bytes | None
     distance: int
     resemblance: float
+    other_links: bool = False
 
 
 def distance_for(minimum: float) -> int:
@@ -90,6 +93,10 @@ class NearDuplicatePages:
         self._pages: OrderedDict[int, tuple[str, bytes]] = (
             OrderedDict()
         )  # key -> (base identifier, signature)
+        #: key -> what the page's main content links and shows (``main_content``), for the pages
+        #: this process fetched: not in the JOBDIR file nor in Redis (an earlier page whose
+        #: links are unknown is judged by its text alone, as before)
+        self._links: OrderedDict[int, int | None] = OrderedDict()
         #: fetched URL -> the page it is a near-duplicate of, for the item pipeline
         self.marked: OrderedDict[str, NearDuplicate] = OrderedDict()
         #: with a shared (Redis) log: the records of the pages added since it was last written
@@ -139,7 +146,7 @@ class NearDuplicatePages:
         list page fetched at ``url`` that shows what an earlier one shows under another pager
         (``listing_fingerprint``)."""
         try:
-            text = main_text(root)
+            text, links = main_content(root)
             found_fp = page_fingerprint(text, DEFAULT_MAX_BYTES)
         except (ValueError, etree.LxmlError):
             return None, None
@@ -147,6 +154,10 @@ class NearDuplicatePages:
             return None, None
         value, short = found_fp
         key = page_key(base_identifier)
+        if key not in self._links:
+            self._links[key] = links
+            if len(self._links) > RECENT:
+                self._links.popitem(last=False)
         # a short page's digest: equal or not, in an index of its own
         looked_up = [(site + SHORT_SITE if short else site, value)]
         match = self._seen(*looked_up[0], key, 0 if short else self.reach)
@@ -164,7 +175,13 @@ class NearDuplicatePages:
         group = sig
         if match is not None:
             of, earlier_sig = self._pages.get(match.key, (None, None))
-            found = NearDuplicate(of, earlier_sig, match.distance, match.resemblance)
+            found = NearDuplicate(
+                of,
+                earlier_sig,
+                match.distance,
+                match.resemblance,
+                match.distance > 0 and self._links.get(match.key, links) != links,
+            )
             if earlier_sig is not None and match.distance <= self.group_distance:
                 group = earlier_sig
         if key not in self._pages:

@@ -109,7 +109,9 @@ class SignaturePipeline:
         near = self.near
         if origin is not None and near is not None:
             found = near.marked.get(origin.url)
-            if found is not None and found.distance <= self.near_distance:
+            # a near-duplicate that links to other pages is another list of rows (at 0 bits:
+            # equal texts, equal up to numbers or a pager, which are trusted)
+            if found is not None and found.distance <= self.near_distance and not found.other_links:
                 self.stats.inc("signature/dropped_near_duplicate_items")
                 raise DropItem(
                     f"its page is a near-duplicate ({found.resemblance:.1%} alike) of "
