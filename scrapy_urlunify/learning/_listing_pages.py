@@ -57,9 +57,15 @@ def listing_fingerprint(
         if found:
             region = found[0]
             break
+    elements = _SHOWN(region)
+    if (
+        sum(1 for e in elements if e.tag == "a" and _PAGE_NUMBER.match(e.text_content()))
+        < PAGER_LINKS
+    ):
+        return None  # no pager whatever the links' targets: none resolved
     numbers = 0
     shown: set[str] = set()
-    for element in _SHOWN(region):
+    for element in elements:
         image = element.tag == "img"
         try:
             target = Parts.split(resolve(element.get("src" if image else "href"), url))
