@@ -58,3 +58,38 @@ def test_lists_of_other_rows_are_two_items_however_alike_their_texts(caplog):
     # they are near-duplicates to the crawl (the second's links followed, evidence for learning)
     assert "it links to other pages: its items are kept" in caplog.text
     assert crawler.stats.get_value("signature/dropped_near_duplicate_items", 0) == 0
+
+
+def _archive_checked(pages, name: str):  # type: ignore[no-untyped-def]
+    from lxml import html
+
+    return pages.check("s|a", html.fromstring(listsite.archive(name)), f"s|a/{name}", b"1" * 16)
+
+
+def test_what_a_page_links_to_is_kept_in_the_jobdir_file_and_the_shared_log(tmp_path):
+    """The archives' links survive a resume (the JOBDIR file) and reach another process (the
+    shared log's records): the second archive is still a list of other rows there. A file
+    without them (an older version's) is read, and its pages are judged by their text."""
+    from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
+
+    first = NearDuplicatePages(1 << 20, 7, 7)
+    first.pending = []
+    assert _archive_checked(first, "a")[1] is None
+    first.save(tmp_path / "f")
+    resumed = NearDuplicatePages(1 << 20, 7, 7)
+    assert resumed.load(tmp_path / "f")
+    found = _archive_checked(resumed, "b")[1]
+    assert (found.of, found.distance, found.other_links) == ("s|a/a", 2, True)
+
+    other = NearDuplicatePages(1 << 20, 7, 7)
+    # its fingerprint, its digest up to numbers and its links
+    assert other.replay(first.pending) == len(first.pending) == 3
+    assert _archive_checked(other, "b")[1].other_links
+
+    # the file without its last section, as an older version wrote it
+    data = (tmp_path / "f").read_bytes()
+    (tmp_path / "old").write_bytes(data[: len(data) - 4 - 16])
+    older = NearDuplicatePages(1 << 20, 7, 7)
+    assert older.load(tmp_path / "old")
+    found = _archive_checked(older, "b")[1]
+    assert (found.distance, found.other_links) == (2, False)

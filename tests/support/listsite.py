@@ -74,6 +74,15 @@ def page_of(path: str, params: dict[str, str]) -> str | None:
     return "home" if path == "/" else None
 
 
+def archive(name: str) -> bytes:
+    """The archive ``name`` (``a`` or ``b``): one introduction, a list of notes."""
+    rows = "".join(
+        f"<li><a href='/note/{r}'>Note {r}: the {WORDS[r % len(WORDS)]} in spring</a></li>"
+        for r in ARCHIVES[name]
+    )
+    return _html("Archive", f"<p>{INTRO}</p><ul>{rows}</ul>")
+
+
 class ListSite(CountingSite):
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         path, params = self.count(request)
@@ -85,11 +94,7 @@ class ListSite(CountingSite):
             links += "".join(f"<a href='/archive/{a}'>Archive {a}</a> " for a in ARCHIVES)
             return _html("Shop", links + "<a href='/photo?n=1'>Gallery</a>")
         if path.startswith("/archive/"):
-            rows = "".join(
-                f"<li><a href='/note/{r}'>Note {r}: the {WORDS[r % len(WORDS)]} in spring</a></li>"
-                for r in ARCHIVES[path.rsplit("/", 1)[1]]
-            )
-            return _html("Archive", f"<p>{INTRO}</p><ul>{rows}</ul>")
+            return archive(path.rsplit("/", 1)[1])
         if path.startswith("/note/"):
             return _html("Note", f"<p>Note {path.rsplit('/', 1)[1]}, a line of its own.</p>")
         if path.startswith("/product/"):

@@ -41,6 +41,10 @@ FOLDED_SITE = "\0folded"
 #: appended to a site's name for the index of its short list pages' digests up to their pager
 #: (``learning.listing_pages.listing_fingerprint``), compared for equality only
 LISTING_SITE = "\0listing"
+#: appended to a site's name in a shared log's record of what a page links to and shows
+#: (``main_content``'s digest, in place of a fingerprint): not an index, read into the pages'
+#: links
+LINKS_SITE = "\0links"
 #: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
 MAX_BODY = 4 << 20
 _MAGIC = b"URLUNIFY-NEAR 1\n"
@@ -93,9 +97,9 @@ class NearDuplicatePages:
         self._pages: OrderedDict[int, tuple[str, bytes]] = (
             OrderedDict()
         )  # key -> (base identifier, signature)
-        #: key -> what the page's main content links and shows (``main_content``), for the pages
-        #: this process fetched: not in the JOBDIR file nor in Redis (an earlier page whose
-        #: links are unknown is judged by its text alone, as before)
+        #: key -> what the page's main content links and shows (``main_content``), for the last
+        #: RECENT pages, in the JOBDIR file and the shared log too (a page whose links are
+        #: unknown, forgotten or fetched by an older version, is judged by its text alone)
         self._links: OrderedDict[int, int | None] = OrderedDict()
         #: fetched URL -> the page it is a near-duplicate of, for the item pipeline
         self.marked: OrderedDict[str, NearDuplicate] = OrderedDict()
@@ -154,10 +158,9 @@ class NearDuplicatePages:
             return None, None
         value, short = found_fp
         key = page_key(base_identifier)
-        if key not in self._links:
-            self._links[key] = links
-            if len(self._links) > RECENT:
-                self._links.popitem(last=False)
+        new_links = key not in self._links
+        if new_links:
+            self._note_links(key, links)
         # a short page's digest: equal or not, in an index of its own
         looked_up = [(site + SHORT_SITE if short else site, value)]
         match = self._seen(*looked_up[0], key, 0 if short else self.reach)
@@ -187,6 +190,8 @@ class NearDuplicatePages:
         if key not in self._pages:
             self._remember(key, base_identifier, group)
             if self.pending is not None:
+                if new_links and links is not None:
+                    looked_up.append((site + LINKS_SITE, links))
                 for index_name, indexed in looked_up:
                     name = index_name.encode()
                     self.pending.append(
@@ -195,6 +200,11 @@ class NearDuplicatePages:
                         + base_identifier.encode()
                     )
         return value, found
+
+    def _note_links(self, key: int, links: int | None) -> None:
+        self._links[key] = links
+        if len(self._links) > RECENT:
+            self._links.popitem(last=False)
 
     def _seen(self, site: str, value: int, key: int, reach: int) -> Match | None:
         """Look ``value`` up in the index ``site``, and add it there: the nearest page of
@@ -219,6 +229,10 @@ class NearDuplicatePages:
                 site = record[_RECORD.size : _RECORD.size + size].decode()
                 identifier = record[_RECORD.size + size :].decode()
             except (struct.error, UnicodeDecodeError):
+                continue
+            if site.endswith(LINKS_SITE):
+                self._note_links(key, value)
+                read += 1
                 continue
             self._index(site).seen(value, key, 0)
             if key not in self._pages:
@@ -266,6 +280,11 @@ class NearDuplicatePages:
                 _SIZE.pack(len(name)),
                 name,
             ]
+        # what the pages link to, after what older versions read (they stop before it)
+        known = [(key, links) for key, links in self._links.items() if links is not None]
+        parts.append(_SIZE.pack(len(known)))
+        for key, links in known:
+            parts += [key.to_bytes(8, "little"), links.to_bytes(8, "little")]
         temporary = path.with_name(path.name + ".tmp")
         temporary.write_bytes(b"".join(parts))
         temporary.replace(path)
@@ -303,6 +322,11 @@ class NearDuplicatePages:
                 key = int.from_bytes(chunk(8), "little")
                 sig = chunk(16)
                 pages[key] = (chunk(size()).decode(), sig)
+            links: OrderedDict[int, int | None] = OrderedDict()
+            if at < len(data):  # a file of an older version has no links
+                for _ in range(size()):
+                    key = int.from_bytes(chunk(8), "little")
+                    links[key] = int.from_bytes(chunk(8), "little")
         except (ValueError, struct.error, UnicodeDecodeError) as e:
             logger.warning(
                 "Ignoring unreadable near-duplicate index %s (%s): the near-duplicates of "
@@ -311,5 +335,5 @@ class NearDuplicatePages:
                 e,
             )
             return False
-        self._indexes, self._pages = indexes, pages
+        self._indexes, self._pages, self._links = indexes, pages, links
         return True
