@@ -16,23 +16,20 @@ same list.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from lxml import etree
 
 from scrapy_urlunify.core._url import InvalidURL, Parts, resolve
-from scrapy_urlunify.learning._near_duplicates import DEFAULT_MAX_BYTES, folded_text
+from scrapy_urlunify.learning._near_duplicates import (
+    DEFAULT_MAX_BYTES,
+    digest64,
+    folded_text,
+    main_element,
+)
 
 #: the text of a pager's link: a page number (white space around it)
 _PAGE_NUMBER = re.compile(r"\s*[0-9]{1,6}\s*\Z")
-#: links or images the main text is read from, in main_text's order: MediaWiki's article, the
-#: first ``<main>`` or ``role="main"``, the body, the document
-_REGIONS = (
-    etree.XPath("id('mw-content-text')[1]"),
-    etree.XPath("(//*[@role='main' or self::main])[1]"),
-    etree.XPath("(//body)[1]"),
-)
 _SHOWN = etree.XPath(".//a[@href] | .//img[@src]")
 #: the fewest page-number links on a page's own path that make a pager
 PAGER_LINKS = 2
@@ -51,13 +48,7 @@ def listing_fingerprint(
         own = Parts.split(resolve(url))
     except (InvalidURL, ValueError):
         return None
-    region = root
-    for find in _REGIONS:
-        found = find(root)
-        if found:
-            region = found[0]
-            break
-    elements = _SHOWN(region)
+    elements = _SHOWN(main_element(root))
     if (
         sum(1 for e in elements if e.tag == "a" and _PAGE_NUMBER.match(e.text_content()))
         < PAGER_LINKS
@@ -87,6 +78,4 @@ def listing_fingerprint(
         + b"\0"
         + "\n".join(sorted(shown)).encode("utf-8", "surrogatepass")
     )
-    return int.from_bytes(
-        hashlib.blake2b(data, digest_size=8, person=b"urlunify-list").digest(), "little"
-    )
+    return digest64(data, b"urlunify-list")

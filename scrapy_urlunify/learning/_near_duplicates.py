@@ -67,17 +67,22 @@ MIN_FEATURES = 16
 # view ("?diff=prev&oldid=N") shows the change (table.diff, a "Latest revision as of" title) above
 # revision N: on a stub the change is longer than the article. Only
 # there (mode "mediawiki"): the class test on every element doubled the pass on other pages.
+#: where the main text is read from, the first found: MediaWiki's article, the first ``<main>``
+#: or ``role="main"`` element, the body (else the whole document)
+_REGIONS = {
+    "@ARTICLE@": "id('mw-content-text')[1]",
+    "@MAIN@": "(//*[@role='main' or self::main])[1]",
+    "@BODY@": "(//body)[1]",
+}
 _STYLESHEET = """\
 <xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">
   <xsl:output method="text" encoding="utf-8"/>
   <xsl:template match="/">
-    <xsl:variable name="article" select="id('mw-content-text')[1]"/>
+    <xsl:variable name="article" select="@ARTICLE@"/>
     <xsl:choose>
       <xsl:when test="$article"><xsl:apply-templates select="$article" mode="mediawiki"/></xsl:when>
-      <xsl:when test="//*[@role='main' or self::main]">
-        <xsl:apply-templates select="(//*[@role='main' or self::main])[1]"/>
-      </xsl:when>
-      <xsl:when test="//body"><xsl:apply-templates select="(//body)[1]"/></xsl:when>
+      <xsl:when test="@MAIN@"><xsl:apply-templates select="@MAIN@"/></xsl:when>
+      <xsl:when test="@BODY@"><xsl:apply-templates select="@BODY@"/></xsl:when>
       <xsl:otherwise><xsl:apply-templates/></xsl:otherwise>
     </xsl:choose>
   </xsl:template>
@@ -88,6 +93,11 @@ _STYLESHEET = """\
                                   or contains(@class, 'diff-currentversion-title')]" mode="mediawiki"/>
   COMMENTS
 </xsl:stylesheet>"""
+for _token, _path in _REGIONS.items():
+    _STYLESHEET = _STYLESHEET.replace(_token, _path)
+del _token, _path
+_FIND_REGIONS = tuple(etree.XPath(path) for path in _REGIONS.values())
+
 #: The class names of a page's frame inside its content: the pager of a list, the breadcrumbs,
 #: an item's "previous / next" links (Redmine's ``next-prev-links``, WordPress's ``nav-links``,
 #: Trac's ``nav``, Bootstrap's ``pagination``/``pager``), a sidebar. Such a block names other
@@ -224,6 +234,21 @@ _BIT_TABLES = _bit_tables()
 _LITTLE_ENDIAN = sys.byteorder == "little"
 
 
+def main_element(root: etree._Element) -> etree._Element:
+    """The element of a parsed page whose text :func:`main_text` reads (before it leaves out
+    the frame, the readers' comments and MediaWiki's interface)."""
+    for find in _FIND_REGIONS:
+        found = find(root)
+        if found:
+            return found[0]  # type: ignore[no-any-return]
+    return root
+
+
+def digest64(data: bytes, person: bytes) -> int:
+    """A 64-bit blake2b digest of ``data`` (``person``: what it is a digest of)."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8, person=person).digest(), "little")
+
+
 def main_text(root: etree._Element) -> str:
     """The text a near-duplicate signature is made of: the main content of a parsed page
     (MediaWiki's ``#mw-content-text``, else the first ``<main>`` or ``role="main"`` element, else
@@ -268,14 +293,7 @@ def _unmarked(marked: str) -> tuple[str, int | None]:
     targets = set(_MARKED_LINK.findall(marked))
     targets.discard("")
     digest = (
-        int.from_bytes(
-            hashlib.blake2b(
-                "\n".join(sorted(targets)).encode("utf-8", "surrogatepass"),
-                digest_size=8,
-                person=b"urlunify-links",
-            ).digest(),
-            "little",
-        )
+        digest64("\n".join(sorted(targets)).encode("utf-8", "surrogatepass"), b"urlunify-links")
         if targets
         else None
     )
@@ -347,14 +365,7 @@ def short_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int | No
     words = text[:max_bytes].split()
     if not words:
         return None
-    return int.from_bytes(
-        hashlib.blake2b(
-            " ".join(words).encode("utf-8", "surrogatepass"),
-            digest_size=8,
-            person=b"urlunify-short",
-        ).digest(),
-        "little",
-    )
+    return digest64(" ".join(words).encode("utf-8", "surrogatepass"), b"urlunify-short")
 
 
 def folded_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
@@ -365,12 +376,7 @@ def folded_fingerprint(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> int:
     instead of "(5 pages)" and five, 4 to 7 bits apart on a listing of 50 chunks, while the same
     listing sorted otherwise (its chunks are a set) is 4 bits away and one with a product more,
     2."""
-    return int.from_bytes(
-        hashlib.blake2b(
-            folded_text(text, max_bytes), digest_size=8, person=b"urlunify-fold"
-        ).digest(),
-        "little",
-    )
+    return digest64(folded_text(text, max_bytes), b"urlunify-fold")
 
 
 def folded_text(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:

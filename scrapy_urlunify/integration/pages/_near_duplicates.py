@@ -59,7 +59,8 @@ class NearDuplicate(NamedTuple):
     forgotten), its exact signature (of the first page of its near-duplicates, None when
     forgotten), the ``distance`` in bits between the fingerprints and the ``resemblance``, and
     whether the two link to or show other pages (``other_links``: a list of other rows, which
-    no SimHash distance tells from a view of the same one; known for pages of this process)."""
+    no SimHash distance tells from a view of the same one; False when the earlier page's links
+    are not known)."""
 
     of: str | None
     signature: bytes | None
@@ -202,6 +203,7 @@ class NearDuplicatePages:
         return value, found
 
     def _note_links(self, key: int, links: int | None) -> None:
+        """Remember what the page ``key`` links to (``main_content``'s digest)."""
         self._links[key] = links
         if len(self._links) > RECENT:
             self._links.popitem(last=False)
