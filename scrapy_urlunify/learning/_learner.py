@@ -202,13 +202,18 @@ class Learner:
 
     # -- observing ---------------------------------------------------------------------------
 
-    def observe(self, url: str, identity_host: str, signature: bytes) -> list[LearnedRule]:
+    def observe(
+        self, url: str, identity_host: str, signature: bytes, spellings: tuple[str, ...] = ()
+    ) -> list[LearnedRule]:
         """Record one downloaded page: ``url`` is the fetched URL (WHATWG-serialized and
         standardized), ``identity_host`` its host after ``www``-stripping and aliases, and
         ``signature`` its page signature. Returns the rules adopted because of this
         observation (usually none); revocations show in :attr:`revoked` and :attr:`version`.
         A URL that is not an http(s) URL is ignored. Give only signatures that may be evidence
-        (the body text of an HTML page, not its raw bytes: see ``learning.page_signature``)."""
+        (the body text of an HTML page, not its raw bytes: see ``learning.page_signature``).
+        ``spellings``: other URLs of this very page as the site declares them (the page's
+        declared canonical, the pages that declared ``url`` their canonical, proved true): its
+        text on their paths is then no soft 404."""
         sig = _signature_text(signature)
         stats = self._stats
         stats["pages"] += 1
@@ -234,7 +239,8 @@ class Learner:
         pairs += finder.path_pairs(page)
         pairs += finder.suffix_pairs(page)
         pairs += finder.alias_pairs(page)
-        index.note_signature(sig, page.path)
+        others = (read_page(u, identity_host, "") for u in spellings)
+        index.note_signature(sig, page.path, tuple(o.path for o in others if o is not None))
         adopted = self._weigh(pairs, url) if pairs else []
         evicted = index.evict()
         if evicted:

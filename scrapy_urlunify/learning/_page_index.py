@@ -72,27 +72,30 @@ class PageIndex:
             dropped += len(gone)
         return dropped
 
-    def note_signature(self, sig: str, path: str) -> None:
-        """Record that a page of this ``path`` has signature ``sig``."""
+    def note_signature(self, sig: str, path: str, spellings: tuple[str, ...] = ()) -> None:
+        """Record that a page of this ``path`` has signature ``sig``; ``spellings``: the paths of
+        other URLs of this very page, as the site declares them (its declared canonical): the
+        text is on those paths too, which makes it no soft 404."""
         if sig in self.catch_all:
             return
-        if "." in path:
-            path = strip_index_pages(path, _INDEX_PAGES)
-        path = strip_trailing_slash(path)
         key = slot("S" + sig)
         entry = self.records.get(key, ())
-        if path in entry:
+        own = list(dict.fromkeys(_normal(p) for p in (path, *spellings)))
+        new = [p for p in own if p not in entry]
+        if not new:
             return
-        if entry:
+        if entry and not (spellings and set(own).issuperset(entry)):
             # one text on two paths: a soft 404 ("not found" served with 200), a login wall,
             # an empty result, not one page; a parameter or an alias pair of it tests nothing
             # (every missing URL gives the same text whatever its parameters or host), so it is
             # no evidence for those rules from now on, even before it is a catch-all. (A path
-            # rule's own evidence is such a text: /print/x = /x.)
+            # rule's own evidence is such a text: /print/x = /x.) Not when the page's own
+            # declared canonical names the other path (a product's CMS route naming its pretty
+            # URL): a third path is shared again.
             self.shared.add(sig)
         # paths one segment apart (/x, /print/x, /x/amp) are one page's spellings, not the
         # unrelated paths a soft 404 answers: they count once toward a catch-all
-        paths = (*entry, path)
+        paths = (*entry, *new)
         families = sum(
             not any(_one_segment_apart(p, q) for q in paths[:i]) for i, p in enumerate(paths)
         )
@@ -102,7 +105,16 @@ class PageIndex:
                 del self.records[key]
                 self.size -= len(entry)
             return
-        self.add(key, entry, path)
+        for p in new:
+            self.add(key, entry, p)
+            entry = self.records[key]
+
+
+def _normal(path: str) -> str:
+    """A path as the index compares it: index page and trailing slash stripped."""
+    if "." in path:
+        path = strip_index_pages(path, _INDEX_PAGES)
+    return strip_trailing_slash(path)
 
 
 def _one_segment_apart(a: str, b: str) -> bool:

@@ -203,6 +203,42 @@ def test_a_soft_404_is_no_evidence_for_a_parameter():
     assert again.stats["shared"] == 1
 
 
+def test_a_page_the_site_declares_under_two_paths_is_evidence():
+    # A shop's CMS route (/index.php?route=product/view&id=N) declares the product's pretty URL
+    # canonical. Its text is on two paths, as a soft 404's is, but the site says why: the
+    # view=gallery / view=details pairs of the pretty URLs are evidence, in either order.
+    def products(spelled: bool, order: str):
+        for n in (1, 2, 3):
+            route = f"https://shop.test/index.php?route=product/view&id={n}"
+            pretty = f"https://shop.test/product/{n}-name"
+            text = f"product {n}"
+            views = [(f"{pretty}?view={v}", text, (pretty,) if spelled else ()) for v in VIEWS]
+            first = [(route, text, (pretty,) if spelled else ())]
+            yield from (first + views if order == "route first" else views + first)
+
+    VIEWS = ("gallery", "details")
+    for order in ("route first", "pretty first"):
+        learner = Learner(min_pairs=3)
+        for url, text, spelling in products(spelled=False, order=order):
+            learner.observe(url, "shop.test", sig(text), spelling)
+        assert learner.rules == ()  # one text on two paths, no reason known: no evidence
+        learner = Learner(min_pairs=3)
+        for url, text, spelling in products(spelled=True, order=order):
+            learner.observe(url, "shop.test", sig(text), spelling)
+        assert param_rules(learner) == [("shop.test", "view")], order
+    # a third path with the text is no spelling the site declared: shared again
+    learner = Learner(min_pairs=3)
+    not_found = "Page not found"
+    learner.observe(
+        "https://shop.test/gone-1", "shop.test", sig(not_found), ("https://shop.test/404",)
+    )
+    assert learner.stats["shared"] == 0
+    learner.observe(
+        "https://shop.test/gone-2", "shop.test", sig(not_found), ("https://shop.test/404",)
+    )
+    assert learner.stats["shared"] == 1
+
+
 def test_a_soft_404_is_no_evidence_for_an_alias():
     # the mirror and the site answer every missing URL with the same "not found" page
     not_found = "Page not found"

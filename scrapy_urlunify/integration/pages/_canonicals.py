@@ -76,19 +76,11 @@ class Canonicals:
             claimed, claimed_fp, claimer, site = claim
             self._verify(site, self._same(claimed, claimed_fp, sig, near_sig), url, claimer)
 
-    def trusted(
-        self,
-        response: TextResponse,
-        identifier: str,
-        site: str,
-        sig: bytes,
-        unifier: Unifier,
-        near_sig: int | None = None,
-    ) -> tuple[str, str] | None:
-        """The canonical ``response`` declares, as ``(URL, identity host)``, once the site's
-        canonicals have proven true (it is then the same page as ``response``); None before, or
-        without one. The first ``CANONICAL_PROBATION`` are checked by fetching their target, and
-        too many targets with other content make the crawl ignore that site's canonicals."""
+    def declared(
+        self, response: TextResponse, identifier: str, site: str, unifier: Unifier
+    ) -> tuple[str, str, str] | None:
+        """The canonical ``response`` declares, as ``(URL, identifier, identity host)``: another
+        page of its site (proved or not); None without one."""
         href = canonical_href(response)
         if not href:
             return None
@@ -101,9 +93,26 @@ class Canonicals:
         if target == identifier:
             return None
         host = host_of(url)
-        if not host or site_key(unifier.host_rules(host).identity_host, self.granularity) != site:
+        identity_host = unifier.host_rules(host).identity_host if host else ""
+        if not host or site_key(identity_host, self.granularity) != site:
             self.stats.inc("canonical/other_site")  # never across sites
             return None
+        return url, target, identity_host
+
+    def trusted(
+        self,
+        response: TextResponse,
+        declared: tuple[str, str, str],
+        identifier: str,
+        site: str,
+        sig: bytes,
+        near_sig: int | None = None,
+    ) -> tuple[str, str] | None:
+        """The canonical ``response`` declares (:meth:`declared`), as ``(URL, identity host)``,
+        once the site's canonicals have proven true (it is then the same page as ``response``);
+        None before. The first ``CANONICAL_PROBATION`` are checked by fetching their target,
+        and too many targets with other content make the crawl ignore that site's canonicals."""
+        url, target, identity_host = declared
         if site in self._ignored:
             self.stats.inc("canonical/ignored")
             return None
@@ -120,7 +129,7 @@ class Canonicals:
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
         self.true_claims.remember(identifier, url)
-        return url, unifier.host_rules(host).identity_host
+        return url, identity_host
 
     def _fingerprint(self, sig: bytes, near_sig: int | None) -> int | None:
         """``near_sig``, remembered for ``sig``; for a page without one (an exact duplicate), the

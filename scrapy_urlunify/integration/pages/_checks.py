@@ -242,6 +242,12 @@ class PageChecks:
         ):
             learn_sig = sig
             self.stats.inc("learned/value_shown")
+        trusted = claim = declared = None
+        if canonicals is not None and isinstance(response, TextResponse):
+            declared = canonicals.declared(response, identifier, site, unifier)
+            if declared is not None:
+                trusted = canonicals.trusted(response, declared, identifier, site, sig, near_sig)
+            claim = canonicals.true_claims.get(identifier)
         if self.learning is not None:
             self.learning.page_fetched(
                 request,
@@ -251,14 +257,14 @@ class PageChecks:
                 identity_host,
                 learn_sig,
                 evidence,
+                # the site says its text is on its canonical's path too: a claim that is false
+                # puts no text there, and the learner compares texts
+                (declared[0],) if declared is not None else (),
             )
-        if canonicals is not None and isinstance(response, TextResponse):
-            trusted = canonicals.trusted(response, identifier, site, sig, unifier, near_sig)
-            if trusted is not None:
-                self._trusted_canonical(*trusted, learn_sig, evidence)
-            claim = canonicals.true_claims.get(identifier)
-            if claim is not None and self.canonical_urls is not None:
-                self.canonical_urls.declared(identifier, claim)
+        if trusted is not None:
+            self._trusted_canonical(*trusted, learn_sig, evidence, response.url)
+        if claim is not None and self.canonical_urls is not None:
+            self.canonical_urls.declared(identifier, claim)
         if self.canonical_urls is not None:
             self.canonical_urls.home(response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
@@ -318,12 +324,15 @@ class PageChecks:
             "; it links to other pages: its items are kept" if found.other_links else "",
         )
 
-    def _trusted_canonical(self, url: str, identity_host: str, sig: bytes, evidence: bool) -> None:
-        """A declared canonical of a site whose canonicals proved true: its page was obtained."""
+    def _trusted_canonical(
+        self, url: str, identity_host: str, sig: bytes, evidence: bool, claimer: str
+    ) -> None:
+        """A declared canonical of a site whose canonicals proved true: its page was obtained
+        (the page of ``claimer``, which declared it)."""
         if self.seen is not None and self.seen.record_url(url):
             self.stats.inc("canonical/recorded")
         if self.learning is not None and evidence:
-            self.learning.learn(url, identity_host, sig)
+            self.learning.learn(url, identity_host, sig, (claimer,))
 
     def _resume_fetched(self, spider: Any = None) -> None:
         """``spider_opened`` of a resumed JOBDIR job: the pages the earlier runs fetched (the

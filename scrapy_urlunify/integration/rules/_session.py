@@ -116,9 +116,11 @@ class LearningSession:
         identity_host: str,
         sig: bytes,
         evidence: bool,
+        spellings: tuple[str, ...] = (),
     ) -> None:
         """A 2xx page was fetched: ``evidence`` when its signature is of its text (see
-        ``learning.page_signature``), which alone may teach or check a rule."""
+        ``learning.page_signature``), which alone may teach or check a rule; ``spellings``:
+        other URLs of this page as the site declares them (``Learner.observe``)."""
         probe = request.meta.get(PROBATION_META)
         if probe is not None and evidence:
             counter = self.probation.check_sample(probe, url, sig)
@@ -135,19 +137,22 @@ class LearningSession:
             self._record_url(url)
         self.pages.add_base(base_identifier)
         if evidence:  # the raw bytes of an HTML page change with any session id in a link
-            self.learn(url, identity_host, sig)
+            self.learn(url, identity_host, sig, spellings)
         else:
             self.stats.inc("learned/not_evidence")
 
-    def learn(self, url: str, identity_host: str, sig: bytes) -> None:
-        """Show the learner a page (or a trusted declared canonical) and its signature."""
+    def learn(
+        self, url: str, identity_host: str, sig: bytes, spellings: tuple[str, ...] = ()
+    ) -> None:
+        """Show the learner a page (or a trusted declared canonical) and its signature;
+        ``spellings``: other URLs of this page as the site declares them (``Learner.observe``)."""
         learner = self.learner
         version, known_revoked, known_unstable = (
             learner.version,
             len(learner.revoked),
             len(learner.unstable),
         )
-        adopted = learner.observe(url, identity_host, sig)
+        adopted = learner.observe(url, identity_host, sig, spellings)
         for unstable in learner.unstable[known_unstable:]:
             self.stats.inc("learned/unstable")
             logger.info(
