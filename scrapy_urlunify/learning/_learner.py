@@ -211,8 +211,8 @@ class Learner:
         observation (usually none); revocations show in :attr:`revoked` and :attr:`version`.
         A URL that is not an http(s) URL is ignored. Give only signatures that may be evidence
         (the body text of an HTML page, not its raw bytes: see ``learning.page_signature``).
-        ``spellings``: other URLs of this very page as the site declares them (the page's
-        declared canonical, the pages that declared ``url`` their canonical, proved true): its
+        ``spellings``: other URLs of this very page as the site declares them (the canonical
+        it declares; for a trusted canonical shown as a page, the page that declared it): its
         text on their paths is then no soft 404."""
         sig = _signature_text(signature)
         stats = self._stats

@@ -10,6 +10,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest_twisted
 import routesite
 from minicrawl import run
+from minisite import CountingSite, listen
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
 
@@ -44,3 +45,48 @@ def test_views_of_a_page_on_two_declared_paths_teach_their_parameter():
     products = {f"/product/{n}" for n in range(1, routesite.PRODUCTS + 1)}
     assert set(shown) == {"/", "/category", *products}
     assert max(shown.values()) == 1
+
+
+class _SortedFirstSite(CountingSite):
+    """Five pages whose variants declare them canonical (the site's canonicals verified, then
+    trusted), and a product linked sorted before plain: ``/b?sort=price`` declares ``/b``."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, params = self.count(request)
+        if path == "/":
+            links = [f"/a/{n}" for n in range(1, 6)]
+            # one parameter name each: nothing to learn, no rule in force
+            links += [f"/a/{n}?v{n}=1" for n in range(1, 6)]
+            links += ["/b?sort=price", "/b"]
+            return _html("Home", "".join(f"<a href='{u}'>{u}</a> " for u in links))
+        if path.startswith("/a/"):
+            return _html(f"Article {path}", f"<p>The article {path}.</p>", canonical=path)
+        if path == "/b":
+            return _html("Product b", "<p>A kettle of ten cups.</p>", canonical="/b")
+        request.setResponseCode(404)
+        return _html("Not found", "<p>No such page.</p>")
+
+
+def _html(title: str, main: str, canonical: str = "") -> bytes:
+    link = f"<link rel='canonical' href='{canonical}'>" if canonical else ""
+    return (
+        f"<!DOCTYPE html><html><head><title>{title}</title>{link}</head>"
+        f"<body><main><h1>{title}</h1>{main}</main></body></html>"
+    ).encode()
+
+
+def _sorted_first() -> tuple[_SortedFirstSite, object, str]:
+    site = _SortedFirstSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_obtained_under_its_trusted_canonical_is_not_fetched_again_from_the_queue():
+    site, crawler, items, dropped = yield run(_sorted_first, "/", {}, ShopSpider)
+    stats = crawler.stats.get_stats()
+    assert stats.get("urlunify/canonical/verified") == 5
+    # /b was queued before /b?sort=price, which declares it, was fetched: its page was obtained
+    assert site.hits["/b?sort=price"] == 1
+    assert site.hits["/b"] == 0
+    assert stats.get("urlunify/dropped_at_dequeue") == 1
+    assert [urlsplit(i["url"]).path for i in items].count("/b") == 1

@@ -107,12 +107,13 @@ class Canonicals:
         site: str,
         sig: bytes,
         near_sig: int | None = None,
-    ) -> tuple[str, str] | None:
-        """The canonical ``response`` declares (:meth:`declared`), as ``(URL, identity host)``,
-        once the site's canonicals have proven true (it is then the same page as ``response``);
-        None before. The first ``CANONICAL_PROBATION`` are checked by fetching their target,
-        and too many targets with other content make the crawl ignore that site's canonicals."""
-        url, target, identity_host = declared
+    ) -> tuple[str, str, str] | None:
+        """The canonical ``response`` declares (:meth:`declared`), as ``(URL, identifier,
+        identity host)``, once the site's canonicals have proven true (it is then the same page
+        as ``response``); None before. The first ``CANONICAL_PROBATION`` are checked by
+        fetching their target, and too many targets with other content make the crawl ignore
+        that site's canonicals."""
+        url, target, _ = declared
         if site in self._ignored:
             self.stats.inc("canonical/ignored")
             return None
@@ -129,7 +130,7 @@ class Canonicals:
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
         self.true_claims.remember(identifier, url)
-        return url, identity_host
+        return declared
 
     def _fingerprint(self, sig: bytes, near_sig: int | None) -> int | None:
         """``near_sig``, remembered for ``sig``; for a page without one (an exact duplicate), the

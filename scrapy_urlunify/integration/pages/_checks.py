@@ -325,14 +325,23 @@ class PageChecks:
         )
 
     def _trusted_canonical(
-        self, url: str, identity_host: str, sig: bytes, evidence: bool, claimer: str
+        self,
+        url: str,
+        identifier: str,
+        identity_host: str,
+        sig: bytes,
+        evidence: bool,
+        claimer: str,
     ) -> None:
         """A declared canonical of a site whose canonicals proved true: its page was obtained
         (the page of ``claimer``, which declared it)."""
         if self.seen is not None and self.seen.record_url(url):
             self.stats.inc("canonical/recorded")
-        if self.learning is not None and evidence:
-            self.learning.learn(url, identity_host, sig, (claimer,))
+        learning = self.learning
+        if learning is not None:
+            learning.obtained(url, identifier, sig)  # a product linked sorted, then plain
+            if evidence:
+                learning.learn(url, identity_host, sig, (claimer,))
 
     def _resume_fetched(self, spider: Any = None) -> None:
         """``spider_opened`` of a resumed JOBDIR job: the pages the earlier runs fetched (the

@@ -116,7 +116,8 @@ class DequeueMiddleware:
             return None
         token = learning.policy_token
         other_rules = meta.get(POLICY_META, "") != token
-        if other_rules or token:  # learned rules now, or when it was queued
+        if other_rules or token or learning.obtained_elsewhere:
+            # learned rules now, or when it was queued; or pages obtained under other URLs
             self._drop_fetched(request, other_rules)
         frontier = self.frontier
         if frontier is None or PROBATION_META in meta or QUEUE_ID_META in meta:

@@ -74,6 +74,9 @@ class LearningSession:
         #: the learned rules in force, as a short digest ("" for none): a request stamped with
         #: another (``POLICY_META``) was judged under another policy, and is checked at dequeue
         self.policy_token = ""
+        #: a page was obtained under another URL (a trusted declared canonical): a request queued
+        #: before for its own URL is checked at dequeue, learned rules or not
+        self.obtained_elsewhere = False
         #: the keys (``probation.rule_key``) of the rules revoked and not learned again
         self._revoked: set[tuple[str, ...]] = set()
         #: records a URL as seen (nothing records anything when the dupefilter is not ours)
@@ -185,6 +188,13 @@ class LearningSession:
                 continue
             self.learn(url, identity_host, sig)
         return known
+
+    def obtained(self, url: str, identifier: str, sig: bytes) -> None:
+        """The page of ``url`` (``identifier`` under the current policy) was obtained under
+        another URL, its trusted declared canonical: counted as fetched, so that a request for
+        it queued before is dropped as it leaves the scheduler."""
+        self.pages.add(url, identifier, sig)
+        self.obtained_elsewhere = True
 
     def fetched(self, identifier: str, shared: bool = True) -> bool:
         """Whether a page with this identifier (under the current policy) was fetched (see
