@@ -53,7 +53,8 @@ class DroppedAtDequeue(IgnoreRequest):
 
 
 class DequeueMiddleware:
-    """Downloader middleware: drop a queued request whose page a learned rule says was fetched."""
+    """Downloader middleware: drop a queued request whose page a learned rule says was fetched
+    (or a trusted declared canonical obtained)."""
 
     urlunify_role = "dequeue"
     #: it stamps a request for the queue: one the offsite filter drops never gets there
