@@ -9,21 +9,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest_twisted
 import routesite
-from minicrawl import run
+from minicrawl import PageSpider, run
 from minisite import CountingSite, listen
-from scrapy.linkextractors import LinkExtractor
-from scrapy.spiders import CrawlSpider, Rule
-
-
-class ShopSpider(CrawlSpider):
-    name = "shop"
-    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
-
-    def parse_page(self, response):  # type: ignore[no-untyped-def]
-        yield {"url": response.url}
-
-    def parse_start_url(self, response, **kwargs):  # type: ignore[no-untyped-def]
-        return self.parse_page(response)
 
 
 def _page(url: str) -> str | None:
@@ -33,7 +20,7 @@ def _page(url: str) -> str | None:
 
 @pytest_twisted.inlineCallbacks
 def test_views_of_a_page_on_two_declared_paths_teach_their_parameter():
-    site, crawler, items, dropped = yield run(routesite.start, "/", {}, ShopSpider)
+    site, crawler, items, dropped = yield run(routesite.start, "/", {}, PageSpider)
     stats = crawler.stats.get_stats()
     # each product's text is on its route and its pretty path; the route declares the pretty URL
     # canonical, so the text is no soft 404 and its views' pairs are evidence
@@ -82,7 +69,7 @@ def _sorted_first() -> tuple[_SortedFirstSite, object, str]:
 
 @pytest_twisted.inlineCallbacks
 def test_a_page_obtained_under_its_trusted_canonical_is_not_fetched_again_from_the_queue():
-    site, crawler, items, dropped = yield run(_sorted_first, "/", {}, ShopSpider)
+    site, crawler, items, dropped = yield run(_sorted_first, "/", {}, PageSpider)
     stats = crawler.stats.get_stats()
     assert stats.get("urlunify/canonical/verified") == 5
     # /b was queued before /b?sort=price, which declares it, was fetched: its page was obtained

@@ -9,20 +9,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import listsite
 import pytest_twisted
-from minicrawl import run
-from scrapy.linkextractors import LinkExtractor
-from scrapy.spiders import CrawlSpider, Rule
-
-
-class ListSpider(CrawlSpider):
-    name = "list"
-    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
-
-    def parse_page(self, response):  # type: ignore[no-untyped-def]
-        yield {"url": response.url}
-
-    def parse_start_url(self, response, **kwargs):  # type: ignore[no-untyped-def]
-        return self.parse_page(response)
+from minicrawl import PageSpider, run
 
 
 def _page(url: str) -> str | None:
@@ -32,7 +19,7 @@ def _page(url: str) -> str | None:
 
 @pytest_twisted.inlineCallbacks
 def test_a_list_under_two_pagers_is_one_item_and_pages_a_number_apart_are_two():
-    site, crawler, items, dropped = yield run(listsite.start, "/", {}, ListSpider)
+    site, crawler, items, dropped = yield run(listsite.start, "/", {}, PageSpider)
     fetched = {_page(url) for url in site.hits if _page(url) is not None}
     shown = Counter(_page(item["url"]) for item in items)
     # the 25th product's list was fetched as ?page=3 and as ?limit=24&page=2: one item
@@ -52,7 +39,7 @@ def test_lists_of_other_rows_are_two_items_however_alike_their_texts(caplog):
     """Two archives of one introduction, whose lists differ in one row: their SimHashes are 2
     bits apart (within the item threshold, 3), but they link to other notes."""
     caplog.set_level(logging.DEBUG, "scrapy_urlunify")
-    site, crawler, items, dropped = yield run(listsite.start, "/", {}, ListSpider)
+    site, crawler, items, dropped = yield run(listsite.start, "/", {}, PageSpider)
     shown = Counter(_page(item["url"]) for item in items)
     assert shown["/archive/a"] == shown["/archive/b"] == 1
     # they are near-duplicates to the crawl (the second's links followed, evidence for learning)

@@ -28,6 +28,19 @@ class MiniSpider(CrawlSpider):
         return self.parse_page(response)
 
 
+class PageSpider(CrawlSpider):
+    """Every link followed, one item per page: its URL (what a site's ``page_of`` scores)."""
+
+    name = "pages"
+    rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+
+    def parse_page(self, response):  # type: ignore[no-untyped-def]
+        yield {"url": response.url}
+
+    def parse_start_url(self, response, **kwargs):  # type: ignore[no-untyped-def]
+        return self.parse_page(response)
+
+
 SETTINGS = {
     "ADDONS": {"scrapy_urlunify.Addon": 0},
     "ROBOTSTXT_OBEY": False,
