@@ -189,8 +189,9 @@ def test_tagged_links_left_to_the_end_go_one_at_a_time_until_their_rule_is_learn
     # a product and its tagged link, one text: each tagged page fetched is a pair
     assert stats["urlunify/learned/param/127.0.0.1/ref"] >= 3
     tagged = sum(n for path, n in site.hits.items() if "ref=" in path)
-    # three pairs and three probation samples, where sixteen at once went before
-    assert tagged <= 8, site.hits
+    # three pairs and three probation samples, and a request or two in flight when the rule
+    # came (8 as a rule, 9 once in ~70 runs), where without the frontier 18 go
+    assert tagged <= 10, site.hits
     assert stats["urlunify/frontier/waited"] >= 1
 
 
