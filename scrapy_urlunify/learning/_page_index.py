@@ -6,8 +6,8 @@ a parameter pair is found among), ``"R"`` + a path's tail (pages with one more l
 ``"A"`` + path and query (the same page on other hosts), ``"S"`` + a signature (the paths it
 was seen on). What each record holds is the pair finders' business (``learning.pairs``); this
 module keeps the records within ``max_entries``, and tells which signatures are no evidence: a
-text seen on two paths is *shared* (a soft 404, a login wall), on :data:`CATCH_ALL_PATHS` a
-*catch-all*.
+text seen on two paths is *shared* (a soft 404, a login wall) unless a page of it declared the
+other path its canonical, on :data:`CATCH_ALL_PATHS` a *catch-all*.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The pages a crawl with learning fetched lately: by URL, by identifier under the current
-policy, by base identifier, and (Redis) the scope's set of pages every process fetched. The
+"""The pages a crawl with learning fetched lately (or obtained under a trusted declared
+canonical): by URL, by identifier under the current policy, by base identifier, and (Redis) the
+scope's set of pages every process fetched. The
 dequeue check asks whether a queued request's page was fetched while it waited, and rule
 probation compares a sample with the page it was merged into; identifiers change with every
 learned rule, so the URLs are kept and identified again (docs/learning.md, "In the crawl").
