@@ -186,7 +186,8 @@ class DequeueMiddleware:
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:
         """Raise :class:`DroppedAtDequeue` when the page of ``request`` under the current rules
-        was fetched while it waited (``other_rules``: it was queued under other rules)."""
+        was fetched (or obtained: ``LearningSession.obtained``) while it waited
+        (``other_rules``: it was queued under other rules)."""
         if other_rules:
             self._window = SHARED_WINDOW
         elif self._window:
@@ -201,13 +202,16 @@ class DequeueMiddleware:
             return  # new, or a sample of a rule on probation
         self.stats.inc("dropped_at_dequeue")
         logger.debug(
-            "Dropped at dequeue: %s (its page %s was fetched while it waited)",
+            "Dropped at dequeue: %s (its page %s was fetched, or obtained under a URL that "
+            "declared it canonical, while it waited)",
             request.url,
             identifier,
         )
         if self.seen is not None and self.seen.resume_log is not None:
             self.seen.mark_done(request)  # handled: a resume must not fetch it again
-        raise DroppedAtDequeue(f"{request.url}: its page {identifier} was fetched while it waited")
+        raise DroppedAtDequeue(
+            f"{request.url}: its page {identifier} was fetched or obtained while it waited"
+        )
 
     def left_downloader(self, request: Request, spider: Spider | None = None) -> None:
         """``request_left_downloader``: its response is not judged yet (the signature middleware's
