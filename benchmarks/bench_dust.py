@@ -1,4 +1,5 @@
-"""A crawl of the generated DUST shop (``tools/sites/dustsite.py``), scored against its URL floor.
+"""A crawl of the generated DUST shop (``tools/sites/dustsite.py``), scored against its URL floor;
+``--site store``: of the generated WooCommerce-like store (``tools/sites/storesite.py``) instead.
 
 The shop serves a CMS route beside pretty URLs, three host names (``www.shop.test``,
 ``shop.test`` and the mirror ``mirror.shop.test``), noise parameters (``utm_*``, ``ref``,
@@ -7,16 +8,26 @@ listings whose ``page``, ``limit`` and ``sort`` matter, and endless spaces made 
 (listing filters the shop ignores, a calendar's days). Its *URL floor* is one fetch per distinct
 page reachable from the start URL (the ground truth: each page declares its id).
 
+The store (``--site store``) is built otherwise, so that results tuned to the shop show: a
+WordPress query form (``/?post_type=product&p=N``, ``/?p=N``) and a category path form beside
+pretty URLs, AMP and ``comment-page-1`` segments (later comment pages are pages), a mobile host
+``m.store.test``, ``add-to-cart``/``add_to_wishlist``/``replytocom``/a per-view ``_wpnonce``/a
+one-value ``v`` hash, ``/page/N/`` and ``?paged=N``, and filters (``filter_color``,
+``min_price``/``max_price``) that matter unless they keep a whole category; see its docstring.
+
 The spider is what a naive user writes: a ``CrawlSpider`` with one
 ``Rule(LinkExtractor(), callback=..., follow=True)`` from ``http://www.shop.test/`` and an item
-``{url, page_id}`` per page (read from its ``<meta name="page-id">``). Configurations
+``{url, page_id}`` per page (read from its ``<meta name="page-id">``); the store's spider is
+the same from ``http://www.store.test/``. Configurations
 (``--configs``), each in a fresh process, in Scrapy's default order (``dfs``: depth-first) and,
 with ``--orders dfs,bfs``, breadth-first too (``bfs``: ``DEPTH_PRIORITY = 1``, FIFO queues):
 
 * ``plain``: Scrapy's defaults;
 * ``addon``: ``ADDONS = {"scrapy_urlunify.Addon": 0}`` only (which turns learning on);
-* ``mirror``: the add-on, with the mirror named in ``URLUNIFY_DOMAIN_ALIASES``;
-* ``careful``: the add-on with what a careful user writes for this shop (:data:`CAREFUL`);
+* ``mirror``: the add-on, with the mirror (the store: its mobile host) named in
+  ``URLUNIFY_DOMAIN_ALIASES`` (the site module's ``MIRROR_SETTINGS``);
+* ``careful``: the add-on with what a careful user writes for the site (its module's
+  ``CAREFUL_SETTINGS``);
 * ``nolearn``: the add-on with ``URLUNIFY_LEARN = False``;
 * ``presence``: the add-on with ``URLUNIFY_LEARN_PRESENCE = True`` (``print=1`` learned from
   pages with and without it; off by default, see docs/learning.md);
@@ -41,11 +52,13 @@ responses until 90% of the floor was covered.
     python benchmarks/bench_dust.py --configs addon,careful --products 100 --categories 6
     python benchmarks/bench_dust.py --configs plain,addon --orders dfs,bfs     # the curves
     python benchmarks/bench_dust.py --configs mirror --set URLUNIFY_LEARN_PROBATION_SAMPLES=5
+    python benchmarks/bench_dust.py --site store --configs plain,addon --explain
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -53,14 +66,14 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "sites"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import dustsite  # noqa: E402
 from _common import (  # noqa: E402
     BFS_SETTINGS,
     child_json,
@@ -75,11 +88,46 @@ ORDERS = ["dfs", "bfs"]
 #: the coverage curve: pages covered within the first N responses downloaded
 CURVE = (100, 200, 300, 500, 750, 1000, 1500, 2000, 3000, 6000)
 
-#: The mirror named: what a user who noticed it writes.
-MIRROR = dustsite.MIRROR_SETTINGS
-#: What a careful user writes for this shop (the route's key parameters, the parameters that
-#: never change a page, the mirror).
-CAREFUL = dustsite.CAREFUL_SETTINGS
+#: ``--site``: the module of each generated site in ``tools/sites`` and its site class. Both
+#: modules have one interface: ``HOSTS``, ``MIRROR_SETTINGS`` (the mirror named: what a user who
+#: noticed it writes), ``CAREFUL_SETTINGS`` (what a careful user writes for the site),
+#: ``shop_spider()``, ``main()`` (``serve``, ``truth``) and the site class.
+SITES = {"shop": ("dustsite", "DustSite"), "store": ("storesite", "StoreSite")}
+#: What a URL is, without its values (``--explain``): the site's names and numbers in a path
+SHAPES: dict[str, tuple[tuple[str, str], ...]] = {
+    "shop": ((r"/\d+-[a-z0-9-]+", "/N"),),
+    "store": (
+        (r"^/shop/[^/]+/[^/]+/", "/shop/C/S/"),
+        (r"^/product/[^/]+/", "/product/S/"),
+        (r"^/product-(category|tag)/[^/]+/", r"/product-\1/C/"),
+        (r"^/blog/(?!page/)[^/]+/", "/blog/S/"),
+        (r"^/\d{4}/\d{2}/", "/YYYY/MM/"),
+        (r"/page/\d+/", "/page/N/"),
+        (r"/comment-page-(?!1/)\d+/", "/comment-page-N/"),
+    ),
+}
+
+
+class Site(Protocol):
+    """What the scoring reads of a generated site."""
+
+    def page_id(self, url: str) -> str | None: ...
+
+    def reachable(self, start: str = ...) -> dict[str, str]: ...
+
+
+def site_module(site: str) -> ModuleType:
+    """The module of ``--site`` (``tools/sites`` is on the path)."""
+    return importlib.import_module(SITES[site][0])
+
+
+def make_site(name: str, seed: int, categories: int, products: int) -> Site:
+    """The generated site of ``--site`` ``name`` for a seed and size."""
+    site_class: Any = getattr(site_module(name), SITES[name][1])
+    site: Site = site_class(seed, categories, products)
+    return site
+
+
 #: The add-on's built-in identity rules that a setting turns off (``learnonly``).
 BUILTINS_OFF: dict[str, Any] = {
     "URLUNIFY_STRIP_SESSION_IDS": False,
@@ -90,9 +138,12 @@ BUILTINS_OFF: dict[str, Any] = {
 }
 
 
-def settings_for(config: str, proxy: str, cap_s: int, order: str = "dfs") -> dict[str, Any]:
+def settings_for(
+    config: str, proxy: str, cap_s: int, order: str = "dfs", site: str = "shop"
+) -> dict[str, Any]:
     from scrapy_urlunify.demo.proxy import demo_settings
 
+    module = site_module(site)
     settings: dict[str, Any] = {
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
@@ -100,7 +151,7 @@ def settings_for(config: str, proxy: str, cap_s: int, order: str = "dfs") -> dic
         "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
         "LOG_FILE": os.environ.get("BENCH_LOG_FILE"),
         "CLOSESPIDER_TIMEOUT": cap_s,
-        **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)),
+        **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(module.HOSTS)),
     }
     if order == "bfs":
         settings.update(BFS_SETTINGS)
@@ -111,9 +162,9 @@ def settings_for(config: str, proxy: str, cap_s: int, order: str = "dfs") -> dic
     if config == "presence":
         settings["URLUNIFY_LEARN_PRESENCE"] = True
     if config == "mirror":
-        settings.update(MIRROR)
+        settings.update(module.MIRROR_SETTINGS)
     if config == "careful":
-        settings.update(CAREFUL)
+        settings.update(module.CAREFUL_SETTINGS)
     if config == "learnonly":
         settings.update(BUILTINS_OFF)
     return settings
@@ -126,6 +177,7 @@ def crawl(
     timeout: int,
     extra: dict[str, Any] | None = None,
     order: str = "dfs",
+    site: str = "shop",
 ) -> dict[str, Any]:
     """One crawl in this process (called in a child): its stats and items. ``extra``: settings
     added to an add-on configuration (``--set``)."""
@@ -135,11 +187,11 @@ def crawl(
     items: list[dict[str, Any]] = []
     downloads: list[str] = []
 
-    settings = settings_for(config, proxy, timeout, order)
+    settings = settings_for(config, proxy, timeout, order, site)
     if config != "plain":
         settings.update(extra or {})
     process = CrawlerProcess(settings, install_root_handler=True)
-    crawler = process.create_crawler(dustsite.shop_spider())
+    crawler = process.create_crawler(site_module(site).shop_spider())
 
     def scraped(item: dict[str, str]) -> None:
         items.append({**item, "downloaded": len(downloads)})
@@ -177,18 +229,19 @@ def crawl(
     }
 
 
-def shape(url: str) -> str:
-    """What a URL is, without its values: ``www.shop.test /product/N ?print,ref``."""
+def shape(url: str, site: str = "shop") -> str:
+    """What a URL is, without its values: ``www.shop.test /product/N ?print,ref``,
+    ``m.store.test /product/S/amp/ ?v``."""
     parts = urlsplit(url)
-    path = re.sub(
-        r"/\d+-[a-z0-9-]+", "/N", re.sub(r";jsessionid=[^/?]*", ";jsessionid", parts.path)
-    )
+    path = re.sub(r";jsessionid=[^/?]*", ";jsessionid", parts.path)
+    for pattern, replacement in SHAPES[site]:
+        path = re.sub(pattern, replacement, path)
     names = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return f"{parts.hostname} {path}" + (" ?" + ",".join(names) if names else "")
 
 
 def excess(
-    downloads: list[str], site: dustsite.DustSite, items: list[dict[str, Any]]
+    downloads: list[str], site: Site, items: list[dict[str, Any]], name: str = "shop"
 ) -> dict[str, Any]:
     """Where the fetches beyond one per page went, and the URLs of duplicate items, by shape."""
     seen: set[str | None] = set()
@@ -196,13 +249,13 @@ def excess(
     for url in downloads:
         page = site.page_id(url)
         if page in seen:
-            refetched[shape(url)] += 1
+            refetched[shape(url, name)] += 1
         seen.add(page)
     first: set[str] = set()
     duplicated: Counter[str] = Counter()
     for item in items:
         if item["page_id"] in first:
-            duplicated[shape(item["url"])] += 1
+            duplicated[shape(item["url"], name)] += 1
         first.add(item["page_id"])
     return {
         "refetched": dict(refetched.most_common()),
@@ -210,7 +263,9 @@ def excess(
     }
 
 
-def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -> dict[str, Any]:
+def score(
+    run: dict[str, Any], site: Site, truth: dict[str, str], name: str = "shop"
+) -> dict[str, Any]:
     floor = len(truth)
     ids = [item["page_id"] for item in run["items"]]
     covered = set(ids) & set(truth)
@@ -233,7 +288,7 @@ def score(run: dict[str, Any], site: dustsite.DustSite, truth: dict[str, str]) -
             "missed_pages": sorted(set(truth) - covered)[:20],
             "fetched_not_itemised": len(reached - covered),
             "per_floor": round(run["fetches"] / floor, 2),
-            "excess": excess(run["downloads"], site, run["items"]),
+            "excess": excess(run["downloads"], site, run["items"], name),
         }
     )
     return row
@@ -277,11 +332,11 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
-    """The shop's server in its own process on a free port: (process, proxy URL)."""
+    """The site's server in its own process on a free port: (process, proxy URL)."""
     proc = subprocess.Popen(
         [
             sys.executable,
-            str(ROOT / "tools" / "sites" / "dustsite.py"),
+            str(ROOT / "tools" / "sites" / f"{SITES[args.site][0]}.py"),
             "serve",
             "--port",
             "0",
@@ -299,12 +354,19 @@ def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[str], str]:
     line = proc.stdout.readline()  # "serving on http://127.0.0.1:PORT (...)"
     if not line.startswith("serving on "):
         proc.kill()
-        raise SystemExit(f"the shop's server did not start: {line!r}")
+        raise SystemExit(f"the {args.site}'s server did not start: {line!r}")
     return proc, line.split()[2]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--site",
+        choices=sorted(SITES),
+        default="shop",
+        help="the generated site: the OpenCart-like shop (dustsite.py, the default) or the "
+        "WooCommerce-like store (storesite.py)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--products", type=int, default=600)
     parser.add_argument("--categories", type=int, default=20)
@@ -342,8 +404,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.child:
-        config, proxy, cap, timeout, extra, order = args.child
-        print(json.dumps(crawl(config, proxy, int(cap), int(timeout), json.loads(extra), order)))
+        config, proxy, cap, timeout, added, order = args.child
+        run = crawl(config, proxy, int(cap), int(timeout), json.loads(added), order, args.site)
+        print(json.dumps(run))
         return
     extra: dict[str, Any] = {}
     for item in args.set:
@@ -362,10 +425,10 @@ def main() -> None:
     for name in orders:
         if name not in ORDERS:
             parser.error(f"unknown order {name!r}")
-    site = dustsite.DustSite(args.seed, args.categories, args.products)
+    site = make_site(args.site, args.seed, args.categories, args.products)
     truth = site.reachable()
     print(
-        f"shop: seed {args.seed}, {args.products} products, {args.categories} categories, "
+        f"{args.site}: seed {args.seed}, {args.products} products, {args.categories} categories, "
         f"URL floor {len(truth)}",
         file=sys.stderr,
     )
@@ -383,8 +446,10 @@ def main() -> None:
                     str(args.timeout),
                     json.dumps(extra),
                     order,
+                    "--site",
+                    args.site,
                 )
-                rows.append(score(run, site, truth))
+                rows.append(score(run, site, truth, args.site))
                 print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     finally:
         server.terminate()
@@ -402,6 +467,7 @@ def main() -> None:
     write_json(
         args.json,
         {
+            "site": args.site,
             "seed": args.seed,
             "products": args.products,
             "categories": args.categories,
