@@ -49,6 +49,10 @@ CONTEXT_VALUES = 12
 #: needs this many times ``min_pairs`` distinct pages: a default value (``?page=1`` = the
 #: list) looks the same, and is only caught by probation or a later ``page=2``.
 PRESENCE_FACTOR = 3
+#: ... and a parameter with one value on each path, another on each (``add_to_wishlist=<the
+#: page's own id>``), this many times that again: a page's own default (``color=red`` on a red
+#: product, ``color=blue`` on a blue one) looks the same until a page links two of its values
+PER_PATH_FACTOR = 2
 #: Distinct pages of one rule context (``route=product/view``), two values of a parameter with
 #: one text on each, that make a rule of that context: this many times ``min_pairs`` (a host
 #: rule on one path needs twice ``min_pairs`` too).
@@ -378,24 +382,29 @@ class Learner:
         ``print``, one text) toward a rule of the host: only while the parameter showed one
         value on the host, and it needs more evidence than two values do (``min_pairs`` pages
         ``PRESENCE_FACTOR`` times over, on two paths; twice that on one): the default-value trap
-        (``?page=1`` = the list) is what probation and the first ``page=2`` then catch. A link
-        tag (``core._spellings.LINK_TAG_PARAMS``) has no such default: it needs what two
-        values need, whatever its values."""
+        (``?page=1`` = the list) is what probation and the first ``page=2`` then catch. Or
+        while it showed one value on each path (an action on the page itself), with
+        ``PER_PATH_FACTOR`` times that evidence. A link tag (``core._spellings.LINK_TAG_PARAMS``)
+        has no such default: it needs what two values need, whatever its values."""
         a, b, sig = p.a, p.b, p.sig
-        index, candidates = self._index, self._candidates
+        index, candidates, contexts = self._index, self._candidates, self._contexts
+        tag = b in LINK_TAG_PARAMS
+        per_path = not tag and not contexts.single_valued(a, b)
         if (
             sig in index.catch_all
             or sig in index.shared
             or candidates.is_blocked(PARAM, a, b)
             or covered(self._rules, PARAM, a, b)
-            or (b not in LINK_TAG_PARAMS and not self._contexts.single_valued(a, b))
+            or (per_path and not contexts.one_value_per_path(a, b))
         ):
             return None
         ev = candidates.evidence((PRESENCE, a, b), "")
         if not ev.add(p.ctx, sig, p.path, (p.earlier, url), self._item_cap, p.hint):
             return None
-        n, paths = ev.count(index.catch_all, index.shared, page_of=self._contexts.page_of)
-        need = (1 if b in LINK_TAG_PARAMS else PRESENCE_FACTOR) * self.min_pairs
+        n, paths = ev.count(index.catch_all, index.shared, page_of=contexts.page_of)
+        need = (
+            1 if tag else PRESENCE_FACTOR * (PER_PATH_FACTOR if per_path else 1)
+        ) * self.min_pairs
         if n < need or (paths < 2 and n < 2 * need):
             return None
         rule = LearnedRule(PARAM, a, b, n, tuple(ev.examples))

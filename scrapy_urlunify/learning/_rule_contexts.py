@@ -13,7 +13,8 @@ contexts from the URLs it sees, never from site-specific code (see "Rules with a
   :meth:`RuleContexts.page_of` says which page a pair tested, and six option variants of one
   page are one page;
 * whether a parameter ever showed more than one value on a host (``print=1`` never does;
-  :meth:`RuleContexts.single_valued`);
+  :meth:`RuleContexts.single_valued`), or on one of its paths (an action on the page itself,
+  ``add_to_wishlist=<the page's own id>``, never does: :meth:`RuleContexts.one_value_per_path`);
 * the values of a parameter seen with one text in one path (:class:`_Group`): many of them
   (:attr:`RuleContexts.values_needed`) make a rule of the context their URLs share;
 * the distinct pages of a context where two values of a parameter gave one text each
@@ -115,6 +116,8 @@ class RuleContexts:
         self._host_values: OrderedDict[tuple[str, str], str] = (
             OrderedDict()
         )  # (host, name) -> value | _MULTI
+        #: (host, name) -> whether a path of the host showed two values of it
+        self._path_multi: OrderedDict[tuple[str, str], bool] = OrderedDict()
         self._groups: OrderedDict[tuple[str, str, str, str], _Group] = OrderedDict()
         #: (host, name, context) -> the pages where two values of name gave one text
         self._page_groups: OrderedDict[tuple[str, str, str], _PageGroup] = OrderedDict()
@@ -139,6 +142,8 @@ class RuleContexts:
             if len(seen) < _MAX_VALUES:
                 seen.add(_h(value))
             hkey = (host, name)
+            self._path_multi[hkey] = self._path_multi.get(hkey, False) or len(seen) > 1
+            self._path_multi.move_to_end(hkey)
             known = self._host_values.get(hkey)
             if known is None:
                 self._host_values[hkey] = value
@@ -148,6 +153,8 @@ class RuleContexts:
             self._path_values.popitem(last=False)
         while len(self._host_values) > self.max_keys:
             self._host_values.popitem(last=False)
+        while len(self._path_multi) > self.max_keys:
+            self._path_multi.popitem(last=False)
 
     def note_identifying(self, hostpath: str, name: str) -> None:
         """Two values of ``name`` gave two texts on ``hostpath`` (a counter-example)."""
@@ -161,6 +168,11 @@ class RuleContexts:
         """Whether ``name`` showed one value only on ``host`` (as far as remembered)."""
         known = self._host_values.get((host, name))
         return known is not None and known != _MULTI
+
+    def one_value_per_path(self, host: str, name: str) -> bool:
+        """Whether ``name`` showed one value only on each path of ``host`` where it was seen
+        (as far as remembered), whatever the values: ``add_to_wishlist=<the page's own id>``."""
+        return self._path_multi.get((host, name)) is False
 
     def page_of(self, hint: str) -> str:
         """The page a pair tested, from its hint (``host:port/path?rest``): the path and the

@@ -362,6 +362,8 @@ def test_the_addon_alone_fetches_every_page(site: storesite.StoreSite, proxy: tu
     }
     assert {
         "store.test/add-to-cart",
+        # each product links its own id only: one value on each path (docs/learning.md)
+        "store.test/add_to_wishlist",
         "store.test/v",
         "store.test/amp",
         "store.test/comment-page-1",

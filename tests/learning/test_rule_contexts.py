@@ -8,7 +8,12 @@ import pytest
 
 from scrapy_urlunify import Policy, identify
 from scrapy_urlunify.core._policy import PolicyValueError
-from scrapy_urlunify.learning._learner import CONTEXT_VALUES, Learner
+from scrapy_urlunify.learning._learner import (
+    CONTEXT_VALUES,
+    PER_PATH_FACTOR,
+    PRESENCE_FACTOR,
+    Learner,
+)
 
 W = "http://wiki.test/w/index.php"
 
@@ -215,6 +220,43 @@ def test_a_parameter_of_several_values_is_never_learned_from_presence():
         see(learner, f"http://s.test/list{i}", f"list {i}", "s.test")
         see(learner, f"http://s.test/list{i}?page=1", f"list {i}", "s.test")
     assert learner.rules == ()
+
+
+def wishlist(learner: Learner, n: int) -> list[list[str]]:
+    """A shop whose product pages each link their own ``?add_to_wishlist=<id>`` (the same page):
+    the rules adopted at each pair."""
+    adopted = []
+    for i in range(n):
+        see(learner, f"http://s.test/product/p{i}/", f"product {i}", "s.test")
+        adopted.append(
+            see(
+                learner,
+                f"http://s.test/product/p{i}/?add_to_wishlist={i}",
+                f"product {i}",
+                "s.test",
+            )
+        )
+    return adopted
+
+
+def test_a_parameter_of_one_value_on_each_path_is_learned_from_presence_with_more_pages():
+    # an action on the page itself: no page ever shows two of its values, so no pair of two
+    # values teaches it; a page's own default (color=red on a red product) looks the same, so
+    # it needs twice the pages a parameter of one value on the whole host needs
+    needed = PER_PATH_FACTOR * PRESENCE_FACTOR * 3  # min_pairs 3
+    adopted = wishlist(Learner(presence=True), needed)
+    assert adopted[:-1] == [[]] * (needed - 1)
+    assert adopted[-1] == ["s.test add_to_wishlist"]
+    # a path that showed two of its values (here in two views that make no pair): not an
+    # action on its page, never learned from presence
+    learner = Learner(presence=True)
+    see(
+        learner, "http://s.test/product/px/?add_to_wishlist=7&size=m", "product x, size m", "s.test"
+    )
+    see(learner, "http://s.test/product/px/?add_to_wishlist=8", "product x", "s.test")
+    assert wishlist(learner, 2 * needed) == [[]] * (2 * needed)
+    # and without presence learning, never
+    assert wishlist(Learner(), 2 * needed) == [[]] * (2 * needed)
 
 
 def test_a_rule_generalises_to_the_host_only_across_many_contexts():
