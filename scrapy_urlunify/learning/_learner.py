@@ -31,6 +31,7 @@ from scrapy_urlunify.learning._rule_types import (
     CounterExample,
     LearnedRule,
     Revocation,
+    alias_direction,
     alias_of,
     alias_root,
     covered,
@@ -370,7 +371,7 @@ class Learner:
         if kind != ALIAS:
             rule = LearnedRule(kind, a, b, n, tuple(ev.examples))
         else:
-            alias, canonical = self._direction(key[1], key[2], ev.first)
+            alias, canonical = alias_direction(key[1], key[2], ev.first, self.sites, self._rules)
             if alias_root(self._rules, canonical) == alias:
                 return None
             rule = LearnedRule(ALIAS, alias, canonical, n, tuple(ev.examples))
@@ -471,23 +472,6 @@ class Learner:
         self._rules.append(rule)
         self._version += 1
         return rule
-
-    def _direction(self, a: str, b: str, first: str) -> tuple[str, str]:
-        """(alias, canonical): a parent domain is canonical for its subdomain; else the host
-        within ``sites`` if only one is; else the one that names an alias group already; else
-        the host seen first."""
-        if within(b, a):
-            return b, a
-        if within(a, b):
-            return a, b
-        in_a = any(within(a, s) for s in self.sites)
-        in_b = any(within(b, s) for s in self.sites)
-        if in_a != in_b:
-            return (b, a) if in_a else (a, b)
-        names = {r.name for r in self._rules if r.kind == ALIAS}
-        if (a in names) != (b in names):
-            return (b, a) if a in names else (a, b)
-        return (b, a) if first == a else (a, b)
 
     def contradict(self, rule: LearnedRule, url_a: str, url_b: str) -> None:
         """A counter-example found by the caller (a request the rule merged, fetched anyway, with

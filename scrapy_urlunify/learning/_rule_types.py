@@ -1,5 +1,5 @@
-"""The learned rules: their three kinds, an adopted rule, a revocation, a counter-example, and
-how alias rules chain.
+"""The learned rules: their four kinds, an adopted rule, a revocation, a counter-example, and
+how alias rules chain and which host of a pair becomes the alias.
 
 A rule is named by its **rule key** ``(kind, host, name)`` (:func:`rule_key`): ``"param"``
 (a query parameter that does not matter on a host), ``"alias"`` (a host that mirrors another),
@@ -148,6 +148,26 @@ def alias_of(rules: Sequence[LearnedRule], host: str) -> str | None:
         if r.kind == ALIAS and r.host == host:
             return r.name
     return None
+
+
+def alias_direction(
+    a: str, b: str, first: str, sites: Sequence[str], rules: Sequence[LearnedRule]
+) -> tuple[str, str]:
+    """(alias, canonical) of two hosts found to serve the same pages: a parent domain is
+    canonical for its subdomain; else the host within the crawl's ``sites`` if only one is;
+    else the one that names an alias group already; else the host seen ``first``."""
+    if within(b, a):
+        return b, a
+    if within(a, b):
+        return a, b
+    in_a = any(within(a, s) for s in sites)
+    in_b = any(within(b, s) for s in sites)
+    if in_a != in_b:
+        return (b, a) if in_a else (a, b)
+    names = {r.name for r in rules if r.kind == ALIAS}
+    if (a in names) != (b in names):
+        return (b, a) if a in names else (a, b)
+    return (b, a) if first == a else (a, b)
 
 
 def alias_root(rules: Sequence[LearnedRule], host: str) -> str:
