@@ -244,6 +244,10 @@ def main_element(root: etree._Element) -> etree._Element:
     return root
 
 
+_HIGH = 0xFFFFFFFF00000000
+_LOW = 0xFFFFFFFF
+
+
 def digest64(data: bytes, person: bytes) -> int:
     """A 64-bit blake2b digest of ``data`` (``person``: what it is a digest of)."""
     return int.from_bytes(hashlib.blake2b(data, digest_size=8, person=person).digest(), "little")
@@ -263,10 +267,12 @@ def main_text(root: etree._Element) -> str:
 
 def main_content(root: etree._Element) -> tuple[str, int | None]:
     """The :func:`main_text` of a parsed page, and in the same pass a 64-bit digest of what that
-    content links to and shows: the set of its links' ``href`` and its images' ``src`` as
-    written (not in its readers' comments, nor in its frame unless the text keeps it), None when
-    it has none. Two views of one page link the same pages; two lists of one template that show
-    other rows (products 25 to 36 of 38, and 25 to 38) do not, however alike their texts."""
+    content links to and shows: its links' ``href`` and its images' ``src`` as written (not in
+    its readers' comments, nor in its frame unless the text keeps it), as a set in its high 32
+    bits, and their paths in the order written in its low 32 (:func:`other_rows` reads them),
+    None when it has none. Two views of one page link the same pages in one order; two lists of one template
+    that show other rows (products 25 to 36 of 38, and 25 to 38), or the same rows in another
+    order (sorted by price), do not, however alike their texts."""
     if not _HAS_COMMENTS(root):
         text, links = _unmarked(str(_MAIN_TEXT(root)))
     else:
@@ -290,14 +296,30 @@ def _unmarked(marked: str) -> tuple[str, int | None]:
     """A stylesheet's output without its marked link targets, and their digest."""
     if _LINK not in marked:
         return marked, None
-    targets = set(_MARKED_LINK.findall(marked))
-    targets.discard("")
-    digest = (
-        digest64("\n".join(sorted(targets)).encode("utf-8", "surrogatepass"), b"urlunify-links")
-        if targets
-        else None
+    written = [t for t in dict.fromkeys(_MARKED_LINK.findall(marked)) if t]
+    if not written:
+        return _MARKED_LINK.sub("", marked), None
+    # the high half: the targets (a set); the low half: their paths in the order first written,
+    # each once (a list's rows in order: its pager's and its buttons' queries left out)
+    paths = dict.fromkeys(t.partition("#")[0].partition("?")[0] for t in written)
+    targets = digest64(
+        "\n".join(sorted(written)).encode("utf-8", "surrogatepass"), b"urlunify-links"
     )
-    return _MARKED_LINK.sub("", marked), digest
+    order = digest64("\n".join(paths).encode("utf-8", "surrogatepass"), b"urlunify-order")
+    return _MARKED_LINK.sub("", marked), (targets & _HIGH) | (order & _LOW)
+
+
+def other_rows(links: int | None, earlier: int | None, distance: int) -> bool:
+    """Whether a page ``distance`` bits from an earlier one shows other rows than it, by the
+    :func:`main_content` link digests of the two (None: none). Other paths, or the same in
+    another order: at any distance (a list sorted otherwise is the same set of text features,
+    0 bits). The same paths in one order under other queries: at 1 bit or more (at 0 bits, one
+    list under another pager, whose pager and buttons link other queries of its own path)."""
+    if links == earlier:
+        return False
+    if links is None or earlier is None or links & _LOW == earlier & _LOW:
+        return distance > 0
+    return True
 
 
 def _long_enough(text: str) -> bool:

@@ -507,3 +507,35 @@ def test_main_content_reads_what_the_main_content_links_to_and_shows() -> None:
     # the text is the main text, without the targets read in the same pass
     text, links = main_content(page(rows))
     assert "/p/1" not in text and "Desk lamp" in text and links == main_links(page(rows))
+
+
+def test_a_list_sorted_otherwise_shows_other_rows_one_under_another_pager_does_not() -> None:
+    from scrapy_urlunify.learning._near_duplicates import main_content, other_rows
+
+    intro = article_text("Lamps", 120)
+    products = ["/p/1", "/p/2", "/p/3"]
+
+    def links(order: list[str], query: str) -> int | None:
+        # each row's "add to cart" button and the pager link the list's own path with its query
+        rows = "".join(
+            f"<li><a href='{p}'>{p}</a> <a href='?{query}&add={p[3:]}'>Add</a></li>" for p in order
+        )
+        page = html.fromstring(
+            f"<html><body><main><h1>Lamps</h1><p>{intro}</p><ul>{rows}</ul>"
+            f"<a href='?{query}&page=2'>2</a></main></body></html>"
+        )
+        return main_content(page)[1]
+
+    listed = links(products, "sort=price")
+    # the same products in another order: another list, even at 0 bits (the same features)
+    reordered = links(products[::-1], "sort=name")
+    assert other_rows(reordered, listed, 0) and other_rows(reordered, listed, 2)
+    # the same products in the same order under another pager's query: one list at 0 bits
+    repaged = links(products, "limit=24")
+    assert not other_rows(repaged, listed, 0) and other_rows(repaged, listed, 2)
+    # other products: other rows at 1 bit or more, as before
+    other = links(["/p/1", "/p/2", "/p/4"], "sort=price")
+    assert other_rows(other, listed, 1)
+    # the same page again, or an earlier page whose links are unknown: its text decides
+    assert not other_rows(listed, listed, 0) and not other_rows(listed, listed, 3)
+    assert not other_rows(listed, None, 0) and other_rows(listed, None, 2)

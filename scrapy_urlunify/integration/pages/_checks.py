@@ -321,7 +321,9 @@ class PageChecks:
             100 * found.resemblance,
             found.of or "a page fetched long before",
             found.distance,
-            "; it links to other pages: its items are kept" if found.other_links else "",
+            "; it links to other pages, or in another order: its items are kept"
+            if found.other_links
+            else "",
         )
 
     def _trusted_canonical(

@@ -22,6 +22,7 @@ from scrapy_urlunify.learning._near_duplicates import (
     DEFAULT_MAX_BYTES,
     folded_fingerprint,
     main_content,
+    other_rows,
     page_fingerprint,
     resemblance,
 )
@@ -58,9 +59,10 @@ class NearDuplicate(NamedTuple):
     """The earlier page a page is nearly the same as: its base identifier (None when it was
     forgotten), its exact signature (of the first page of its near-duplicates, None when
     forgotten), the ``distance`` in bits between the fingerprints and the ``resemblance``, and
-    whether the two link to or show other pages (``other_links``: a list of other rows, which
-    no SimHash distance tells from a view of the same one; False when the earlier page's links
-    are not known)."""
+    whether the two link to or show other pages, or the same in another order (``other_links``:
+    a list of other rows or sorted otherwise, which no SimHash distance tells from a view of the
+    same one: ``learning.near_duplicates.other_rows``; False when the earlier page's links are
+    not known)."""
 
     of: str | None
     signature: bytes | None
@@ -184,7 +186,7 @@ class NearDuplicatePages:
                 earlier_sig,
                 match.distance,
                 match.resemblance,
-                match.distance > 0 and self._links.get(match.key, links) != links,
+                other_rows(links, self._links.get(match.key, links), match.distance),
             )
             if earlier_sig is not None and match.distance <= self.group_distance:
                 group = earlier_sig
