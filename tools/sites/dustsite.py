@@ -42,20 +42,19 @@ answered by its ``Host`` header.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import datetime as dt
 import hashlib
 import html
 import itertools
-import json
 import random
 import re
-import sys
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import generated_site
+from generated_site import page_spider
+from generated_site import serve as serve  # the tests' and the benchmark's server
 
 
 def _words(text: str) -> list[str]:
@@ -494,20 +493,7 @@ class DustSite:
 
     def reachable(self, start: str = START) -> dict[str, str]:
         """Every page id reachable from ``start``, with the first URL found showing it."""
-        first = self.page_id(start)
-        assert first is not None
-        found = {first: start}
-        todo = [start]
-        while todo:
-            url = todo.pop()
-            _, body = self.render(url)
-            for href in re.findall(r'<a href="([^"]*)"', body.decode()):
-                target = urljoin(url, html.unescape(href))
-                pid = self.page_id(target)
-                if pid is not None and pid not in found:
-                    found[pid] = target
-                    todo.append(target)
-        return found
+        return generated_site.reachable(self, start)
 
     def floor(self, start: str = START) -> int:
         """The URL floor: one fetch per distinct page reachable from ``start``."""
@@ -518,94 +504,13 @@ class DustSite:
 
 
 def shop_spider() -> type:
-    """The spider a naive user writes for the shop (Scrapy imported here: the site itself needs
-    none): a ``CrawlSpider`` following every link from :data:`START`, one item ``{url, page_id}``
-    per page that names its page id."""
-    from scrapy.linkextractors import LinkExtractor
-    from scrapy.spiders import CrawlSpider, Rule
-
-    class ShopSpider(CrawlSpider):
-        name = "shop"
-        allowed_domains = ["shop.test"]
-        start_urls = [START]
-        rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
-
-        def parse_start_url(self, response):  # type: ignore[no-untyped-def]
-            return self.parse_page(response)
-
-        def parse_page(self, response):  # type: ignore[no-untyped-def]
-            page_id = response.css('meta[name="page-id"]::attr(content)').get()
-            if page_id:
-                yield {"url": response.url, "page_id": page_id}
-
-    return ShopSpider
-
-
-def request_url(target: str, host_header: str | None) -> str:
-    """The URL a request asks for: its target in absolute form (a proxy request), else the
-    ``Host`` header (without its port) and the target."""
-    if target.startswith(("http://", "https://")):
-        return target
-    return f"http://{(host_header or '').split(':')[0].lower()}{target}"
-
-
-def handler_for(site: DustSite) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            status, body = site.render(request_url(self.path, self.headers.get("Host")))
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
-
-
-def serve(site: DustSite, port: int) -> ThreadingHTTPServer:
-    """A threading HTTP server (and forward proxy for http) of ``site`` on 127.0.0.1:``port``
-    (0: a free port); call ``serve_forever()`` on it."""
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(site))
-    server.daemon_threads = True
-    return server
+    """The spider a naive user writes for the shop: every link followed from :data:`START`,
+    an item ``{url, page_id}`` per page (``generated_site.page_spider``)."""
+    return page_spider("shop", "shop.test", START)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["serve", "truth"])
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--products", type=int, default=600)
-    parser.add_argument("--categories", type=int, default=20)
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    args = parser.parse_args()
-    site = DustSite(args.seed, args.categories, args.products)
-    if args.command == "truth":
-        pages = site.reachable()
-        json.dump(
-            {
-                "seed": args.seed,
-                "products": args.products,
-                "categories": args.categories,
-                "floor": len(pages),
-                "pages": pages,
-            },
-            sys.stdout,
-            indent=1,
-        )
-        print()
-        return
-    server = serve(site, args.port)
-    print(
-        f"serving on http://127.0.0.1:{server.server_address[1]} (proxy for {', '.join(HOSTS)})",
-        flush=True,
-    )
-    with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
+    generated_site.main(DustSite, __doc__, HOSTS, DEFAULT_PORT)
 
 
 if __name__ == "__main__":
