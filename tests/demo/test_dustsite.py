@@ -14,13 +14,10 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from scrapy import signals
-from scrapy.crawler import CrawlerRunner
-
-from scrapy_urlunify.demo.proxy import demo_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "sites"))
 import dustsite
+from generated_crawl import crawl_shop
 
 #: a small instance: every failure mode, ~80 pages
 SIZE = {"seed": 3, "categories": 4, "products": 40}
@@ -98,32 +95,10 @@ def proxy(site: dustsite.DustSite):  # type: ignore[no-untyped-def]
 @pytest_twisted.inlineCallbacks
 def _crawl(proxy: str, **settings: Any):  # type: ignore[no-untyped-def]
     """One crawl in Scrapy's default order: (stats, page ids of the items, downloaded URLs)."""
-    runner = CrawlerRunner(
-        {
-            "ADDONS": {"scrapy_urlunify.Addon": 0},
-            "ROBOTSTXT_OBEY": False,
-            "TELNETCONSOLE_ENABLED": False,
-            "LOG_LEVEL": "WARNING",
-            "CLOSESPIDER_TIMEOUT": 60,
-            **demo_settings(proxy, URLUNIFY_DEMO_HOSTS=list(dustsite.HOSTS)),
-            **settings,
-        }
+    stats, items, downloads = yield crawl_shop(
+        proxy, list(dustsite.HOSTS), dustsite.shop_spider(), **settings
     )
-    crawler = runner.create_crawler(dustsite.shop_spider())
-    items: list[str] = []
-    downloads: list[str] = []
-
-    def scraped(item, **kw):  # type: ignore[no-untyped-def]
-        items.append(item["page_id"])
-
-    def downloaded(response, **kw):  # type: ignore[no-untyped-def]
-        downloads.append(response.url)
-
-    # named functions: the signals hold weak references
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
-    crawler.signals.connect(downloaded, signal=signals.response_downloaded)
-    yield runner.crawl(crawler)
-    return crawler.stats.get_stats(), items, downloads
+    return stats, [item["page_id"] for item in items], downloads
 
 
 @pytest_twisted.inlineCallbacks

@@ -19,13 +19,10 @@ from typing import Any
 
 import pytest
 import pytest_twisted
-from scrapy import signals
-from scrapy.crawler import CrawlerRunner
-
-from scrapy_urlunify.demo.proxy import demo_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "sites"))
 import storesite
+from generated_crawl import crawl_shop
 
 #: a small instance: every kind of DUST and trap, 200 pages
 SIZE = {"seed": 3, "categories": 5, "products": 60}
@@ -296,37 +293,10 @@ def test_the_server_answers_as_a_proxy(site: storesite.StoreSite, proxy: tuple[s
     assert _get(proxy, "http://www.store.test/no-such-page/")[0] == 404
 
 
-@pytest_twisted.inlineCallbacks
 def _crawl(address: tuple[str, int], **settings: Any):  # type: ignore[no-untyped-def]
     """One crawl with the add-on in Scrapy's default order: (stats, items, downloaded URLs)."""
-    runner = CrawlerRunner(
-        {
-            "ADDONS": {"scrapy_urlunify.Addon": 0},
-            "ROBOTSTXT_OBEY": False,
-            "TELNETCONSOLE_ENABLED": False,
-            "LOG_LEVEL": "WARNING",
-            "CLOSESPIDER_TIMEOUT": 60,
-            **demo_settings(
-                "http://{}:{}".format(*address), URLUNIFY_DEMO_HOSTS=list(storesite.HOSTS)
-            ),
-            **settings,
-        }
-    )
-    crawler = runner.create_crawler(storesite.shop_spider())
-    items: list[dict[str, str]] = []
-    downloads: list[str] = []
-
-    def scraped(item, **kw):  # type: ignore[no-untyped-def]
-        items.append(item)
-
-    def downloaded(response, **kw):  # type: ignore[no-untyped-def]
-        downloads.append(response.url)
-
-    # named functions: the signals hold weak references
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
-    crawler.signals.connect(downloaded, signal=signals.response_downloaded)
-    yield runner.crawl(crawler)
-    return crawler.stats.get_stats(), items, downloads
+    proxy = "http://{}:{}".format(*address)
+    return crawl_shop(proxy, list(storesite.HOSTS), storesite.shop_spider(), **settings)
 
 
 def _check_items(site: storesite.StoreSite, items: list[dict[str, str]]) -> None:
