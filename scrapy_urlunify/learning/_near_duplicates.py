@@ -270,9 +270,9 @@ def main_content(root: etree._Element) -> tuple[str, int | None]:
     content links to and shows: its links' ``href`` and its images' ``src`` as written (not in
     its readers' comments, nor in its frame unless the text keeps it), as a set in its high 32
     bits, and their paths in the order written in its low 32 (:func:`other_rows` reads them),
-    None when it has none. Two views of one page link the same pages in one order; two lists of one template
-    that show other rows (products 25 to 36 of 38, and 25 to 38), or the same rows in another
-    order (sorted by price), do not, however alike their texts."""
+    None when it has none. Two views of one page link the same pages in one order; two lists
+    of one template that show other rows (products 25 to 36 of 38, and 25 to 38), or the same
+    rows in another order (sorted by price), do not, however alike their texts."""
     if not _HAS_COMMENTS(root):
         text, links = _unmarked(str(_MAIN_TEXT(root)))
     else:

@@ -53,7 +53,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import generated_site
-from generated_site import page_spider
+from generated_site import page_spider, slug
 from generated_site import serve as serve  # the tests' and the benchmark's server
 
 
@@ -121,10 +121,6 @@ class Category:
 Rendered = tuple[str, "str | None", str, "list[tuple[str, str]]"]
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 class DustSite:
     """The shop of one seed and size: its pages, what each URL shows, and how it is rendered."""
 
@@ -156,7 +152,7 @@ class DustSite:
             self.products[pid] = Product(
                 pid,
                 name,
-                None if rng.random() < 0.2 else _slug(name),
+                None if rng.random() < 0.2 else slug(name),
                 rng.randint(199, 49999),
                 cats_of[pid - 1],
                 text.capitalize() + ".",
@@ -166,7 +162,7 @@ class DustSite:
         for c, name in enumerate(names, start=1):
             members = [p for p in self.products.values() if p.category == c]
             rng.shuffle(members)
-            self.categories[c] = Category(c, name, _slug(name), tuple(p.pid for p in members))
+            self.categories[c] = Category(c, name, slug(name), tuple(p.pid for p in members))
         self.featured = tuple(rng.sample(sorted(self.products), min(6, products)))
         slugged = [p for p in sorted(self.products, reverse=True) if self.products[p].slug]
         self.newest = tuple(slugged[:new_on_home])
@@ -246,7 +242,7 @@ class DustSite:
         if path in simple:
             return simple[path], (), printed
         m = re.fullmatch(r"/events/(\d+)-([a-z0-9-]+)", path)
-        if m and int(m[1]) in self.events and _slug(self.events[int(m[1])][0]) == m[2]:
+        if m and int(m[1]) in self.events and slug(self.events[int(m[1])][0]) == m[2]:
             return "event", (int(m[1]),), printed
         m = re.fullmatch(r"/product/(\d+)-([a-z0-9-]+)", path)
         if m and int(m[1]) in self.products and self.products[int(m[1])].slug == m[2]:
@@ -393,7 +389,7 @@ class DustSite:
         items = "".join(
             f"<li>{html.escape(name)}, {day:%d %B %Y}</li>" for name, day in self.events.values()
         )
-        links = [(f"/events/{k}-{_slug(name)}", name) for k, (name, _) in self.events.items()]
+        links = [(f"/events/{k}-{slug(name)}", name) for k, (name, _) in self.events.items()]
         links.append((f"/events/calendar?date={TODAY.isoformat()}", "Calendar"))
         return "Events", "/events/", f"<ul>{items}</ul>", links
 
@@ -402,7 +398,7 @@ class DustSite:
         text = f"<p>{html.escape(name)} on {day:%d %B %Y} in the shop. Free entry, all welcome.</p>"
         return (
             name,
-            f"/events/{k}-{_slug(name)}",
+            f"/events/{k}-{slug(name)}",
             text,
             [(f"/events/calendar?date={day.isoformat()}", "In the calendar")],
         )
@@ -422,7 +418,7 @@ class DustSite:
                 (day + dt.timedelta(days=1), "Next day"),
             )
         ]
-        links += [(f"/events/{k}-{_slug(name)}", name) for k, (name, _) in self.events.items()]
+        links += [(f"/events/{k}-{slug(name)}", name) for k, (name, _) in self.events.items()]
         return "Event calendar", None, f"<p>Upcoming events:</p><ul>{items}</ul>", links
 
     def _product(self, pid: int, query: dict[str, str]) -> Rendered:

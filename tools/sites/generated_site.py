@@ -16,6 +16,11 @@ from typing import Any, Protocol
 from urllib.parse import urljoin
 
 
+def slug(text: str) -> str:
+    """A name as the sites write it in a URL (``Nordic copper lamp`` -> ``nordic-copper-lamp``)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
 class GeneratedSite(Protocol):
     """What a generated site answers: the page a URL shows (None: a 404) and its response."""
 

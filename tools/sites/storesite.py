@@ -73,7 +73,7 @@ from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import generated_site
-from generated_site import page_spider
+from generated_site import page_spider, slug
 from generated_site import serve as serve  # the tests' and the benchmark's server
 
 
@@ -225,10 +225,6 @@ class Listing(NamedTuple):
 Rendered = tuple[str, "str | None", "str | None", str]
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 def _price(cents: int) -> str:
     return f"{cents / 100:.2f} &euro;"
 
@@ -318,7 +314,7 @@ class StoreSite:
             self.products[pid] = Product(
                 pid,
                 name,
-                _slug(name),
+                slug(name),
                 rng.randint(lo, hi) * 100 - 1,
                 cat,
                 self.mono.get(cat) or rng.choice(COLORS),
@@ -334,7 +330,7 @@ class StoreSite:
         for c, name in enumerate(names, start=1):
             members = [p for p in self.products.values() if p.category == c]
             rng.shuffle(members)
-            self.terms["cat", c] = Term("cat", c, name, _slug(name), tuple(p.pid for p in members))
+            self.terms["cat", c] = Term("cat", c, name, slug(name), tuple(p.pid for p in members))
         for t, name in enumerate(TAG_NAMES, start=1):
             members = [p for p in self.products.values() if t in p.tags]
             rng.shuffle(members)
@@ -393,7 +389,7 @@ class StoreSite:
             self.posts[pid] = Post(
                 pid,
                 title,
-                _slug(title),
+                slug(title),
                 day,
                 rng.choice(AUTHORS),
                 " ".join(rng.choice(WORDS) for _ in range(rng.randint(120, 220))).capitalize()
