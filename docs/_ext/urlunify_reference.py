@@ -39,6 +39,7 @@ VALUES = {
     "optional_field": "an item field name, or None",
     "policy:str": "a string",
     "policy:params": "a list of names or globs, or a dict {host: [names]} (the host and its subdomains)",
+    "policy:forms": 'a dict {host: {source form: target form}}, e.g. {"shop.test": {"/shop/*/{slug}": "/product/{slug}"}}',
     "policy:groups": 'a list of groups of hosts, e.g. [["site.com", "site.net"]]',
     "policy:bool_or_list": "a boolean, or a list of the crawl's sites",
     "policy:list": "a list of strings",

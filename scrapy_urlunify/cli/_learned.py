@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import scrapy_urlunify.learning._rule_settings as rule_settings
 from scrapy_urlunify.core._explain import same
 from scrapy_urlunify.learning._persist import LearnedRulesStore
-from scrapy_urlunify.learning._rule_types import ALIAS, PATH, SUFFIX, LearnedRule
+from scrapy_urlunify.learning._rule_types import ALIAS, FORM, PATH, SUFFIX, LearnedRule
 from scrapy_urlunify.stores._base import StoreError
 from scrapy_urlunify.stores._jobdir import LEARNED_FILENAME
 
@@ -84,6 +84,7 @@ def with_rules(base: Policy, rules: Sequence[LearnedRule]) -> Policy:
         rule_settings.domain_aliases(rules),
         rule_settings.path_prefixes(rules),
         rule_settings.path_suffixes(rules),
+        rule_settings.url_forms(rules),
     )
 
 
@@ -95,6 +96,8 @@ def describe(rule: LearnedRule) -> str:
         return f"a leading /{rule.name}/ does not matter on {rule.host}"
     if rule.kind == SUFFIX:
         return f"a last /{rule.name} does not matter on {rule.host}"
+    if rule.kind == FORM:
+        return f"URLs of the form {rule.name} on {rule.host} are the pages of {rule.target}"
     return f"parameter {rule.name!r} does not matter on {rule.context_key}"
 
 

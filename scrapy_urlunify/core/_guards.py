@@ -18,8 +18,10 @@ and a layer does not ask it there:
   it with no user info and none of ``%`` and the characters RFC 3986 allows nowhere
   (``"<>\\^`{|}[]``), which is what the unifier's short path takes (``Layer.run_plain``).
 
-No step gives a URL a query, a ``%``, such a character or user info (they drop or rewrite what is
-there), so what holds of a URL before a layer holds between its steps.
+No step gives a URL a ``%``, such a character or user info (they drop or rewrite what is there),
+nor a query, but ``apply_url_form`` (a URL form's target may have one), which writes it sorted
+and comes after every other step on queries: what holds of a URL before a layer holds between
+its steps.
 """
 
 from __future__ import annotations

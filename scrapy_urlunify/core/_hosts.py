@@ -22,6 +22,7 @@ from scrapy_urlunify.core._domains import (
     strip_prefixes,
     within,
 )
+from scrapy_urlunify.core._forms import FormTable, UrlForm
 from scrapy_urlunify.core._params import NameMatcher
 from scrapy_urlunify.core._policy import ParamRules, Policy
 
@@ -46,6 +47,8 @@ class HostRules(NamedTuple):
     canonical: bool = False
     # ignore_params scoped by a rule context: (path, items that must all be in the query, names)
     contexts: tuple[tuple[str, frozenset[str], NameMatcher], ...] | None = None
+    # url_forms of the host (and its parent domains)
+    forms: FormTable | None = None
 
 
 class HostTable:
@@ -59,6 +62,7 @@ class HostTable:
         self.rules: dict[str, HostRules] = {}
         self._matchers: dict[tuple[str, ...], NameMatcher | None] = {}
         self._segment_matchers: dict[tuple[str, ...], SegmentMatcher] = {}
+        self._form_tables: dict[tuple[tuple[str, str], ...], FormTable] = {}
         self._prefix = prefix_matcher(policy.strip_host_prefixes)
         self._aliases = {h: group[0] for group in policy.domain_aliases for h in group}
         self._alias_length = max(map(len, self._aliases), default=0)
@@ -135,7 +139,22 @@ class HostTable:
                 if within(host, h) or within(ident, h)
             )
             or None,
+            forms=self._forms(host, ident),
         )
+
+    def _forms(self, host: str, ident: str) -> FormTable | None:
+        pairs = tuple(
+            pair
+            for domain, forms in self.policy.url_forms
+            if not domain or within(host, domain) or within(ident, domain)
+            for pair in forms
+        )
+        if not pairs:
+            return None
+        table = self._form_tables.get(pairs)
+        if table is None:
+            table = self._form_tables[pairs] = FormTable(UrlForm(*p) for p in pairs)
+        return table
 
     def _segment_matcher(self, names: list[str]) -> SegmentMatcher | None:
         if not names:

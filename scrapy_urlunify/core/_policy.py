@@ -14,6 +14,7 @@ from typing import Any
 
 import ada_url
 
+from scrapy_urlunify.core._forms import FormRules, form_rules
 from scrapy_urlunify.core._params import context_items
 
 #: Directory index files of the common servers: Apache ``DirectoryIndex``, nginx ``index``,
@@ -197,6 +198,9 @@ class Policy:
       (``"comment-page-*"``): a URL whose last segment (before a trailing slash) is one of its
       host's is the page of its directory (``/x/print.html``, ``/x/amp/`` and
       ``/x/comment-page-2/`` are ``/x/``), identity only. Learned suffix rules go here.
+    * ``url_forms``: ``{host: {source: target}}``: a URL of the source form names the page of
+      the target form (``{"shop.test": {"/shop/*/{slug}": "/product/{slug}"}}``), identity
+      only (:mod:`scrapy_urlunify.core._forms`). Learned form rules go here.
     * ``domain_aliases``: groups of hosts serving one site; the first host of a group names it
       (FO-mda). A host's subdomains follow it (``shop.b.test`` -> ``shop.a.test``).
     * ``sister_suffixes``: ``True`` to unify a host with a site of the crawl (``sites``) that has
@@ -235,6 +239,7 @@ class Policy:
     key_params: ParamRules = ()
     ignore_path_prefixes: ParamRules = ()
     ignore_path_suffixes: ParamRules = ()
+    url_forms: FormRules = ()
     domain_aliases: tuple[tuple[str, ...], ...] = ()
     sister_suffixes: bool | tuple[str, ...] = False
     sites: tuple[str, ...] = ()
@@ -267,6 +272,7 @@ class Policy:
             "ignore_path_suffixes",
             _param_rules("ignore_path_suffixes", self.ignore_path_suffixes, segments=True),
         )
+        set_(self, "url_forms", _url_forms(self.url_forms))
         set_(self, "domain_aliases", _alias_groups(self.domain_aliases))
         set_(self, "sister_suffixes", _sister(self.sister_suffixes))
         set_(self, "sites", _hosts("sites", self.sites))
@@ -440,6 +446,18 @@ def _param_rules(
         return tuple((h, tuple(dict.fromkeys(n))) for h, n in rules.items())
     names = _param_names(name, value, segments)
     return (("", tuple(dict.fromkeys(names))),) if names else ()
+
+
+def _url_forms(value: object) -> FormRules:
+    name = "url_forms"
+    try:
+        return form_rules(value, lambda host: normalize_host(name, host))
+    except PolicyError:
+        raise
+    except TypeError as e:
+        raise PolicyTypeError(name, str(e)) from None
+    except ValueError as e:
+        raise PolicyValueError(name, str(e)) from None
 
 
 def _param_names(name: str, value: object, segments: bool = False) -> list[str]:

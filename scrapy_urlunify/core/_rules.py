@@ -517,6 +517,23 @@ def _has_two_items(p: Parts, hr: HostRules, ctx: Context) -> bool:
     return p.query is not None and "&" in p.query
 
 
+def _host_has_forms(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return hr.forms is not None
+
+
+@rule(IDENTITY, guard=_host_has_forms, when=lambda policy: bool(policy.url_forms))
+def apply_url_form(p: Parts, ctx: Context) -> bool:
+    """``/shop/shoes/red-boot`` is ``/product/red-boot`` when ``/shop/*/{slug}`` ->
+    ``/product/{slug}`` is one of the host's ``url_forms`` (configured or learned): the URL is
+    matched as the steps before left it (no trailing slash, ignored parameters gone), and its
+    identifier is the target form filled (its query sorted)."""
+    out = ctx.host_rules(p.host).forms.apply(p.path, p.query)  # type: ignore[union-attr]
+    if out is None:
+        return False
+    p.path, p.query = out
+    return True
+
+
 @rule(IDENTITY, guard=_has_two_items, on_query=True)
 def sort_params(p: Parts, ctx: Context) -> bool:
     """``?b=2&a=1`` and ``?a=1&b=2`` name one page."""
@@ -550,5 +567,6 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     escape_unsafe_chars,
     drop_empty_params,
     plus_for_space,
+    apply_url_form,
     sort_params,
 )

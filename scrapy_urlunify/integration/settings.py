@@ -43,6 +43,7 @@ POLICY_SETTINGS: dict[str, str] = {
     "key_params": "params",
     "ignore_path_prefixes": "params",
     "ignore_path_suffixes": "params",
+    "url_forms": "forms",
     "domain_aliases": "groups",
     "sister_suffixes": "bool_or_list",
     "ignore_amp": "bool",
@@ -360,6 +361,8 @@ _POLICY_DOCS = {
     "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
     "ignore_path_suffixes": "Last path segments that do not matter (/x/print.html = /x/amp/ = /x/; "
     "globs: comment-page-*), per host.",
+    "url_forms": "A URL of one form names the page of another ({host: {source: target}}: "
+    "/shop/*/{slug} -> /product/{slug}), identity only; declared canonicals teach them too.",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",
     "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its "
     "public suffix.",
@@ -403,7 +406,7 @@ _FALSE = ("0", "false", "no", "off", "")
 def _from_text(kind: str, text: str) -> Any:
     """A policy setting's value given as a string (command line)."""
     s = text.strip()
-    if kind in ("params", "groups", "list", "bool_or_list") and s[:1] in "[{":
+    if (kind in ("params", "groups", "list", "bool_or_list") and s[:1] in "[{") or kind == "forms":
         return json.loads(s)
     if kind == "bool" or (kind == "bool_or_list" and s.lower() in _TRUE + _FALSE):
         low = s.lower()

@@ -21,11 +21,13 @@ from scrapy_urlunify.core._domains import prefix_matcher, strip_prefixes, within
 from scrapy_urlunify.core._policy import DEFAULT_STRIP_HOST_PREFIXES
 from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE, Candidates
+from scrapy_urlunify.learning._open_questions import open_questions
 from scrapy_urlunify.learning._page_index import PageIndex
 from scrapy_urlunify.learning._pairs import MAX_ITEMS, Pair, PairFinder, other_items, read_page
 from scrapy_urlunify.learning._rule_contexts import RuleContexts, split_context
 from scrapy_urlunify.learning._rule_types import (
     ALIAS,
+    FORM,
     PARAM,
     PATH_KINDS,
     CounterExample,
@@ -40,6 +42,7 @@ from scrapy_urlunify.learning._rule_types import (
     rule_key,
 )
 from scrapy_urlunify.learning._unstable import UnstablePages
+from scrapy_urlunify.learning._url_forms import FormEvidence, Parts, forms_taking
 
 _FORMAT = "scrapy_urlunify.learning/1"
 #: Distinct values of a parameter, one text, one rule context: a rule of that context (at
@@ -58,6 +61,9 @@ PER_PATH_FACTOR = 2
 #: one text on each, that make a rule of that context: this many times ``min_pairs`` (a host
 #: rule on one path needs twice ``min_pairs`` too).
 CONTEXT_PAGE_FACTOR = 2
+#: Declared canonicals of one shape found true, this many times ``min_pairs`` distinct ones,
+#: that make a form rule (``_url_forms``): the site said each; the shape is our guess
+FORM_FACTOR = 2
 _PREFIXES = prefix_matcher(DEFAULT_STRIP_HOST_PREFIXES)
 #: what :attr:`Learner.stats` counts of the pages observed and the pairs they made
 _COUNTERS = [
@@ -128,6 +134,7 @@ class Learner:
         self._version = 0
         self._stats = dict.fromkeys(_COUNTERS, 0)
         self._unstable = UnstablePages()
+        self._forms = FormEvidence(FORM_FACTOR * min_pairs)
 
     # -- public state ------------------------------------------------------------------------
 
@@ -202,6 +209,9 @@ class Learner:
     def domain_aliases(self) -> list[list[str]]:
         return rule_settings.domain_aliases(self._rules)
 
+    def url_forms(self) -> dict[str, dict[str, str]]:
+        return rule_settings.url_forms(self._rules)
+
     def settings_snippet(self) -> str:
         return rule_settings.settings_snippet(self._rules)
 
@@ -253,51 +263,34 @@ class Learner:
         return adopted
 
     def open_questions(self, url: str, identity_host: str) -> list[tuple[str, str, int]]:
-        """What fetching ``url`` would ask of a parameter rule not yet adopted nor ruled out (on
-        the host, or in the rule context of ``url``) on the page the rest of its URL names:
-        ``(question, candidate, n)``, the question and its candidate rule as text, ``n`` the
-        other values of the parameter observed on that page (two values with one text are the
-        page's piece of evidence; a third adds nothing). A parameter of a page not observed
-        yet is asked only of a candidate with evidence (a rule under way), or when it is a link
-        tag (``core._spellings.LINK_TAG_PARAMS``). A page observed on a
-        related host asks whether the two hosts are aliases. What the frontier asks before it
-        lets a request go (``integration.queue._frontier``)."""
-        page = read_page(url, identity_host, "")
-        if page is None or url in self._unstable.urls:
+        """What fetching ``url`` would ask of a rule not yet adopted nor ruled out
+        (:func:`._open_questions.open_questions`): what the frontier asks before it lets a
+        request go."""
+        return open_questions(self, url, identity_host)
+
+    def observe_canonical(
+        self, url: Parts, canonical: Parts, same: bool, urls: tuple[str, str]
+    ) -> list[LearnedRule]:
+        """A page whose identifier has the parts ``url`` declared the canonical ``canonical``,
+        checked against it: ``same`` when it was that page (``urls``: the two, for the log). The
+        form rule adopted because of it (usually none): see ``_url_forms``."""
+        if not same:
+            self._forms.refuted(url, canonical)
             return []
-        found: list[tuple[str, str, int]] = []
-        host = page.host
-        candidates, contexts = self._candidates, self._contexts
-        for name, hint, n in self._finder.values_seen(page):
-            if covered(self._rules, PARAM, host, name) or in_context_rule(
-                self._rules, host, name, page.path, other_items(hint)
-            ):
-                continue
-            candidate = f"{name} {host}"
-            if candidates.is_blocked(PARAM, host, name):
-                context = contexts.context_of(page.path, hint)
-                if context is None or contexts.is_blocked(host, name, context[1]):
-                    continue
-                candidate = f"{name} {host}{context[1]}"
-                under_way = contexts.has_pages(host, name, context[1])
-            else:
-                under_way = candidates.has((PARAM, host, name)) or candidates.has(
-                    (PRESENCE, host, name)
-                )
-            # a page of its own, one more page of a rule under way, or a link tag: its page
-            # without it makes a pair (let go at once, a dozen were fetched before the rule)
-            if n >= 0 or under_way or name in LINK_TAG_PARAMS:
-                found.append((f"{name} {hint}", candidate, max(n, 0)))
-        for other in self._finder.hosts_seen(page):  # a page of a host that may mirror another
-            pair = sorted((host, other))
-            if (
-                candidates.is_blocked(ALIAS, host, other)
-                or alias_of(self._rules, host)
-                or alias_of(self._rules, other)
-            ):
-                continue
-            found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
-        return found
+        found = self._forms.verified(url, canonical, urls)
+        if found is None:
+            return []
+        host, source, target, n, examples = found
+        return [self._adopt(LearnedRule(FORM, host, source, n, examples, target=target))]
+
+    def observe_standalone(self, url: Parts, fetched: str) -> list[LearnedRule]:
+        """A page whose identifier has the parts ``url`` (fetched as ``fetched``) named no other
+        page canonical: the form rules that take it, a counter-example each (revoked)."""
+        self._forms.standalone(url)
+        wrong = forms_taking(self._rules, url[0], fetched)
+        for r in wrong:
+            self._contradict(FORM, r.host, r.name, fetched, fetched)
+        return wrong
 
     def _weigh(self, pairs: list[Pair], url: str) -> list[LearnedRule]:
         """Counter-examples first (one observation can both support and contradict), then
@@ -493,7 +486,11 @@ class Learner:
         """A counter-example: blocks the candidate on the host, and with ``where`` (the path
         and the other items of a parameter pair) every rule context it falls in; revokes what
         it blocks."""
-        self._candidates.block(kind, a, b, earlier, url)
+        if kind == FORM:  # (the forms' own evidence keeps what is refused)
+            self._forms.refuse(a, b)
+            doomed = [r for r in self._rules if r.kind == FORM and (r.host, r.name) == (a, b)]
+        else:
+            self._candidates.block(kind, a, b, earlier, url)
         if kind == PARAM:
             self._candidates.drop((PRESENCE, a, b))
             if where is not None:
@@ -510,7 +507,7 @@ class Learner:
             doomed = [
                 r for r in self._rules if r.kind == kind and r.name == b and within(a, r.host)
             ]
-        else:
+        elif kind == ALIAS:
             doomed = [r for r in self._rules if r.kind == ALIAS and {r.host, r.name} == {a, b}]
         for r in doomed:
             self._rules.remove(r)
@@ -579,6 +576,9 @@ class Learner:
                 )
                 for r in data["revoked"]
             ]
+            for r in learner._revoked:
+                if r.rule.kind == FORM:
+                    learner._forms.refuse(r.rule.host, r.rule.name)
             learner._index.catch_all = set(map(str, data["catch_all"]))
             learner._index.shared = set(map(str, data.get("shared", ())))
             learner._candidates.load(data)

@@ -1,6 +1,6 @@
 """Learned rules as the settings that apply them: ``ignore_params``, ``domain_aliases``,
-``ignore_path_prefixes`` and ``ignore_path_suffixes`` values, and the settings snippet a project pastes to start a later
-crawl with them."""
+``ignore_path_prefixes``, ``ignore_path_suffixes`` and ``url_forms`` values, and the settings
+snippet a project pastes to start a later crawl with them."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from scrapy_urlunify.learning._rule_types import (
     ALIAS,
+    FORM,
     PARAM,
     PATH,
     SUFFIX,
@@ -26,11 +27,13 @@ def policy_with(
     aliases: list[list[str]],
     prefixes: dict[str, list[str]] | None = None,
     suffixes: dict[str, list[str]] | None = None,
+    forms: dict[str, dict[str, str]] | None = None,
 ) -> Policy:
     """``base`` with learned rules added to its own (they never replace the settings'):
     parameters to ``ignore_params`` (identity only: fetched URLs keep them), mirror hosts to
     ``domain_aliases`` (canonical host first), leading and last path segments to
-    ``ignore_path_prefixes`` and ``ignore_path_suffixes``. The crawl applies its rules so, and so does ``urlunify same``."""
+    ``ignore_path_prefixes`` and ``ignore_path_suffixes``, URL forms to ``url_forms`` (after the
+    settings' own). The crawl applies its rules so, and so does ``urlunify same``."""
     all_prefixes: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_path_prefixes}
     for host, names in (prefixes or {}).items():
         all_prefixes.setdefault(host, []).extend(names)
@@ -40,6 +43,9 @@ def policy_with(
     all_ignore: dict[str, list[str]] = {h or "*": list(n) for h, n in base.ignore_params}
     for host, names in ignore.items():
         all_ignore.setdefault(host, []).extend(names)
+    all_forms: dict[str, list[tuple[str, str]]] = {h or "*": list(f) for h, f in base.url_forms}
+    for host, pairs in (forms or {}).items():
+        all_forms.setdefault(host, []).extend(pairs.items())
     groups = [list(g) for g in base.domain_aliases]
     for canonical, *others in aliases:
         for alias in others:
@@ -55,6 +61,7 @@ def policy_with(
         domain_aliases=groups,
         ignore_path_prefixes=all_prefixes,
         ignore_path_suffixes=all_suffixes,
+        url_forms=all_forms,
     )
 
 
@@ -93,6 +100,15 @@ def path_suffixes(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
     return out
 
 
+def url_forms(rules: Sequence[LearnedRule]) -> dict[str, dict[str, str]]:
+    """The form rules as a ``url_forms`` dict ``{host: {source: target}}``."""
+    out: dict[str, dict[str, str]] = {}
+    for r in rules:
+        if r.kind == FORM:
+            out.setdefault(r.host, {})[r.name] = r.target
+    return out
+
+
 def domain_aliases(rules: Sequence[LearnedRule]) -> list[list[str]]:
     """The alias rules as ``domain_aliases`` groups, canonical host first (chains
     ``c -> b -> a`` resolved into one group)."""
@@ -108,7 +124,8 @@ def settings_snippet(rules: Sequence[LearnedRule]) -> str:
     in the layer the crawl applied them: ``URLUNIFY_IGNORE_PARAMS`` (identity only, the
     fetched URLs keep the parameters; a rule of one rule context keyed by host, path and the
     items that identify the page there), ``URLUNIFY_DOMAIN_ALIASES`` and
-    ``URLUNIFY_IGNORE_PATH_PREFIXES``, ``URLUNIFY_IGNORE_PATH_SUFFIXES``; a line only when there is a rule of its kind (an
+    ``URLUNIFY_IGNORE_PATH_PREFIXES``, ``URLUNIFY_IGNORE_PATH_SUFFIXES``, ``URLUNIFY_URL_FORMS``;
+    a line only when there is a rule of its kind (an
     empty value would replace the project's own setting). Merge with the project's own
     values, if it has some."""
     lines = ["# learned by scrapy_urlunify (merge with your own values of these settings)"]
@@ -134,6 +151,9 @@ def settings_snippet(rules: Sequence[LearnedRule]) -> str:
             f"{h!r}: [{', '.join(repr(n) for n in names)}]" for h, names in suffixes.items()
         )
         lines.append(f"URLUNIFY_IGNORE_PATH_SUFFIXES = {{{body}}}")
+    forms = url_forms(rules)
+    if forms:
+        lines.append(f"URLUNIFY_URL_FORMS = {forms!r}")
     if len(lines) == 1:
         lines.append("# (no rules learned)")
     return "\n".join(lines) + "\n"

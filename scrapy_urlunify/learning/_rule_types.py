@@ -4,7 +4,8 @@ how alias rules chain and which host of a pair becomes the alias.
 A rule is named by its **rule key** ``(kind, host, name)`` (:func:`rule_key`): ``"param"``
 (a query parameter that does not matter on a host), ``"alias"`` (a host that mirrors another),
 ``"path"`` (a leading path segment that does not matter), ``"suffix"`` (a last path segment
-that does not matter: ``/x/print.html`` is ``/x/``). A parameter rule may hold in one
+that does not matter: ``/x/print.html`` is ``/x/``), ``"form"`` (a URL form whose pages are those
+of another: ``/shop/*/{s2}`` is ``/product/{s2}``, its ``target``). A parameter rule may hold in one
 **rule context** only: a path of the host and the items that identify the page there
 (``/w/index.php?title=Special:UserLogin``); its key's host is then the host and the context
 (:attr:`LearnedRule.context_key`), the way ``URLUNIFY_IGNORE_PARAMS`` names it.
@@ -22,6 +23,7 @@ PARAM = "param"
 ALIAS = "alias"
 PATH = "path"
 SUFFIX = "suffix"
+FORM = "form"
 #: the kinds of path rules: a segment of the path that does not matter, at its start or its end
 PATH_KINDS = (PATH, SUFFIX)
 
@@ -37,13 +39,16 @@ class LearnedRule:
       for ``"alias"``, the host that becomes an alias.
     * ``name``: for ``"param"``, the parameter name (lower-case); for ``"alias"``, the
       canonical host it maps to; for ``"path"`` and ``"suffix"``, the segment.
-    * ``pairs``: independent pieces of evidence when adopted (see ``docs/learning.md``).
+      For ``"form"``, the identity host and the source form (``core._forms``).
+    * ``pairs``: independent pieces of evidence when adopted (see ``docs/learning.md``); for
+      ``"form"``, the declared canonicals of that shape found true.
     * ``examples``: up to three URL pairs that taught it, for the log.
     * ``context``: for a ``"param"`` rule that holds in one rule context only, its path and
       the items that identify the page there (``"/login"``, ``"/w/index.php?title=X"``,
       items sorted); ``""`` for a rule of the whole host. Its ``pairs`` are then the
       distinct values of the parameter seen with one text in that context, or the distinct
       pages of the context on which two of its values showed one text.
+    * ``target``: for ``"form"``, the target form (``""`` for the other kinds).
     """
 
     kind: str
@@ -52,6 +57,7 @@ class LearnedRule:
     pairs: int
     examples: tuple[tuple[str, str], ...]
     context: str = ""
+    target: str = ""
 
     @property
     def context_key(self) -> str:
@@ -74,6 +80,12 @@ class LearnedRule:
             what = f"a leading /{self.name}/ does not matter on {self.host}"
         elif self.kind == SUFFIX:
             what = f"a last /{self.name} does not matter on {self.host}"
+        elif self.kind == FORM:
+            shown = "; ".join(f"{a} declares {b}" for a, b in self.examples[:1])
+            return (
+                f"URLs of the form {self.name} on {self.host} are the pages of {self.target} "
+                f"({self.pairs} declared canonicals found true, e.g. {shown})"
+            )
         elif self.context:
             what = f"parameter {self.name!r} does not matter on {self.context_key}"
             shown = "; ".join(f"{a} = {b}" for a, b in self.examples[:1])
@@ -97,6 +109,8 @@ class LearnedRule:
         }
         if self.context:
             d["context"] = self.context
+        if self.target:
+            d["target"] = self.target
         return d
 
     @classmethod
@@ -108,6 +122,7 @@ class LearnedRule:
             int(d["pairs"]),
             tuple((str(a), str(b)) for a, b in d["examples"]),
             str(d.get("context", "")),
+            str(d.get("target", "")),
         )
 
 

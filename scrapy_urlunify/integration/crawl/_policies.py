@@ -29,9 +29,10 @@ class CrawlPolicies:
         aliases: list[list[str]],
         path_prefixes: dict[str, list[str]] | None = None,
         path_suffixes: dict[str, list[str]] | None = None,
+        url_forms: dict[str, dict[str, str]] | None = None,
     ) -> None:
         """Apply learned rules on top of the settings' policy (:func:`policy_with`)."""
         self.policy = policy_with(
-            self.base_policy, ignore_params, aliases, path_prefixes, path_suffixes
+            self.base_policy, ignore_params, aliases, path_prefixes, path_suffixes, url_forms
         )
         self.unifier = unifier_for(self.policy)

@@ -3,7 +3,8 @@ rel="canonical"`` inside the same site is trusted only once the site's canonical
 ``CANONICAL_PROBATION`` (5) verified by fetching their target (the same signature, or a
 near-duplicate), and a site's canonicals are ignored once more than ``MAX_CONTRADICTED`` (a
 fifth) of at least five checked were other pages (docs/learning.md, "Declared canonicals on
-probation").
+probation"). Every claim checked is told to ``checked`` (the learning session: pairs of one
+shape teach a form rule, ``learning/_url_forms.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from scrapy_urlunify.learning._near_duplicates import distance
 from scrapy_urlunify.learning._page_signature import site_key
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.http import TextResponse
 
     from scrapy_urlunify.core._unify import Unifier
@@ -44,9 +47,15 @@ class Canonicals:
     verdict of each site."""
 
     def __init__(
-        self, stats: UnifyStats, granularity: str, near_distance: int | None = None
+        self,
+        stats: UnifyStats,
+        granularity: str,
+        near_distance: int | None = None,
+        checked: Callable[[str, str, bool], None] | None = None,
     ) -> None:
         self.stats = stats
+        #: told ``(page URL, canonical URL, same page)`` of every claim checked
+        self.checked = checked
         #: what a site is (``URLUNIFY_SIGNATURE_GRANULARITY``): canonicals never cross one
         self.granularity = granularity
         #: fingerprints at most this many bits apart are the same page (None: signatures only)
@@ -65,6 +74,8 @@ class Canonicals:
         self._verified: dict[str, int] = {}  # site -> declared canonicals found true
         self._contradicted: dict[str, int] = {}  # site -> declared canonicals found false
         self._ignored: set[str] = set()  # sites with too many declared canonicals found false
+        #: whether the page :meth:`declared` was last asked about named no other page canonical
+        self.names_itself = True
 
     def fetched(self, identifier: str, sig: bytes, url: str, near_sig: int | None = None) -> None:
         """A page was fetched (``near_sig``: its near-duplicate signature, if any): the claims that
@@ -80,7 +91,9 @@ class Canonicals:
         self, response: TextResponse, identifier: str, site: str, unifier: Unifier
     ) -> tuple[str, str, str] | None:
         """The canonical ``response`` declares, as ``(URL, identifier, identity host)``: another
-        page of its site (proved or not); None without one."""
+        page of its site (proved or not); None without one. :attr:`names_itself` then says
+        whether the page named no canonical, or itself (not a page a form rule may take)."""
+        self.names_itself = True
         href = canonical_href(response)
         if not href:
             return None
@@ -90,6 +103,8 @@ class Canonicals:
         except InvalidURL:
             self.stats.inc("canonical/invalid")
             return None
+        # (the same identifier under a rule in force is another page named: not itself)
+        self.names_itself = url == unifier.standardize(response.url)
         if target == identifier:
             return None
         host = host_of(url)
@@ -154,6 +169,8 @@ class Canonicals:
         return True
 
     def _verify(self, site: str, same: bool, canonical: str, claimer: str) -> None:
+        if self.checked is not None:
+            self.checked(claimer, canonical, same)
         verified, contradicted = self._verified.get(site, 0), self._contradicted.get(site, 0)
         if same:
             self.stats.inc("canonical/verified")

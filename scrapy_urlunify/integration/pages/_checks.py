@@ -144,7 +144,12 @@ class PageChecks:
             else None
         )
         self.canonicals = (
-            Canonicals(stats, self.granularity, canonical_distance)
+            Canonicals(
+                stats,
+                self.granularity,
+                canonical_distance,
+                checked=learning.canonical_checked if learning is not None else None,
+            )
             if s["URLUNIFY_CANONICALS"]
             else None
         )
@@ -248,6 +253,8 @@ class PageChecks:
             if declared is not None:
                 trusted = canonicals.trusted(response, declared, identifier, site, sig, near_sig)
             claim = canonicals.true_claims.get(identifier)
+            if canonicals.names_itself and evidence and self.learning is not None:
+                self.learning.standalone(response.url)
         if self.learning is not None:
             self.learning.page_fetched(
                 request,

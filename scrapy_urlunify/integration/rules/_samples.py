@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy_urlunify.core._domains import within
+from scrapy_urlunify.core._forms import UrlForm
 from scrapy_urlunify.core._params import context_items
 from scrapy_urlunify.learning._evidence_lead import evidence_lead, param_value
 from scrapy_urlunify.learning._rule_contexts import split_context
@@ -50,6 +51,7 @@ class RuleOnProbation:
     __slots__ = (
         "confirmed",
         "context_items",
+        "form",
         "key",
         "lead",
         "paths",
@@ -65,6 +67,8 @@ class RuleOnProbation:
         self.key = rule_key(rule)
         #: the query items of the rule's context (none for a rule of a whole host)
         self.context_items = split_context(rule.context)[1]
+        #: a form rule's source and target, compiled
+        self.form = UrlForm(rule.name, rule.target) if rule.kind == "form" else None
         self.paths: set[str] = set()  # the sample keys sampled
         self.sampled = 0
         self.confirmed = 0
@@ -100,7 +104,7 @@ class RuleOnProbation:
     def covers(self, url: str, identity_host: str) -> bool:
         """Whether the rule takes part in merging ``url`` (its identity host under the
         settings' policy): the host is the rule's, and has the parameter or leading segment
-        or last segment (in the rule's context, for a rule of one)."""
+        or last segment (in the rule's context, for a rule of one), or is of its source form."""
         rule = self.rule
         if not within(identity_host, rule.host):
             return False
@@ -114,6 +118,8 @@ class RuleOnProbation:
         if rule.kind == "suffix":
             head, _, last = path.removesuffix("/").rpartition("/")
             return bool(head) and last == rule.name
+        if self.form is not None:
+            return self.form.covers(path, query)
         if rule.context and not rule.applies_to("/" + path, set(context_items(query))):
             return False
         return any(item.partition("=")[0].lower() == rule.name for item in query.split("&"))

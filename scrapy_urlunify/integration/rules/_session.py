@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
+from scrapy_urlunify.core._forms import identity_parts
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
 from scrapy_urlunify.integration.rules._fetched import FetchedPages
@@ -41,7 +42,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LEARNING_INDEX_ENTRIES = 50_000  # ~450 B each: ~22 MB of recent evidence (learning.Learner)
-_PLURAL = {"param": "params", "alias": "aliases", "path": "paths", "suffix": "suffixes"}
+_PLURAL = {
+    "param": "params",
+    "alias": "aliases",
+    "path": "paths",
+    "suffix": "suffixes",
+    "form": "forms",
+}
 
 
 class LearningSession:
@@ -164,6 +171,39 @@ class LearningSession:
         if learner.version != version:
             self._apply(adopted, list(learner.revoked[known_revoked:]))
 
+    def canonical_checked(self, url: str, canonical: str, same: bool) -> None:
+        """The page of ``url`` declared ``canonical``, now checked against it (``same``: one
+        page): evidence toward a form rule, or against one (``learning._url_forms``)."""
+        unifier = self.policies.unifier
+        try:
+            a, b = unifier.identify(url), unifier.identify(canonical)
+        except InvalidURL:
+            return
+        if a == b:  # one identifier already (a rule in force merges them)
+            return
+        prefix = unifier.prefix_text
+        learner = self.learner
+        version = learner.version
+        adopted = learner.observe_canonical(
+            identity_parts(a, prefix), identity_parts(b, prefix), same, (url, canonical)
+        )
+        if learner.version != version:
+            self._apply(adopted, [])
+
+    def standalone(self, url: str) -> None:
+        """The page of ``url`` names no other page canonical: a form rule that takes it is
+        wrong (revoked), and no form that would is learned (``learning._url_forms``)."""
+        unifier = self.policies.unifier
+        try:
+            identifier = unifier.identify(url)
+        except InvalidURL:
+            return
+        learner = self.learner
+        version, known_revoked = learner.version, len(learner.revoked)
+        learner.observe_standalone(identity_parts(identifier, unifier.prefix_text), url)
+        if learner.version != version:
+            self._apply([], list(learner.revoked[known_revoked:]))
+
     def _contradict(self, rule: LearnedRule, earlier: str, url: str) -> None:
         learner = self.learner
         version, known_revoked = learner.version, len(learner.revoked)
@@ -246,20 +286,23 @@ class LearningSession:
 
     def _set_policy(self) -> None:
         learner = self.learner
-        params, aliases, prefixes, suffixes = (
+        params, aliases, prefixes, suffixes, forms = (
             learner.ignore_params(),
             learner.domain_aliases(),
             learner.path_prefixes(),
             learner.path_suffixes(),
+            learner.url_forms(),
         )
-        self.policies.set_learned(params, aliases, prefixes, suffixes)
+        self.policies.set_learned(params, aliases, prefixes, suffixes, forms)
         if not learner.rules:
             self.policy_token = ""
             return
-        # the token of a crawl without suffix rules stays what it was before they existed
-        learned: list[object] = (
-            [params, aliases, prefixes, suffixes] if suffixes else [params, aliases, prefixes]
-        )
+        # the token of a crawl without suffix or form rules stays what it was before they existed
+        learned: list[object] = [params, aliases, prefixes]
+        if suffixes or forms:
+            learned.append(suffixes)
+        if forms:
+            learned.append(forms)
         text = json.dumps(learned, sort_keys=True, separators=(",", ":"))
         self.policy_token = blake2b(text.encode(), digest_size=8).hexdigest()
 

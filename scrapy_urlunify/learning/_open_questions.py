@@ -1,0 +1,63 @@
+"""What fetching a URL would ask of the rules a learner has not adopted nor ruled out: the
+frontier's question before it lets a request go (``integration.queue._frontier``), read from a
+:class:`~._learner.Learner`'s evidence (this module is the learner's, and reads its parts)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
+from scrapy_urlunify.learning._candidates import PRESENCE
+from scrapy_urlunify.learning._pairs import other_items, read_page
+from scrapy_urlunify.learning._rule_types import ALIAS, PARAM, alias_of, covered, in_context_rule
+
+if TYPE_CHECKING:
+    from scrapy_urlunify.learning._learner import Learner
+
+
+def open_questions(learner: Learner, url: str, identity_host: str) -> list[tuple[str, str, int]]:
+    """What fetching ``url`` would ask of a parameter rule not yet adopted nor ruled out (on
+    the host, or in the rule context of ``url``) on the page the rest of its URL names:
+    ``(question, candidate, n)``, the question and its candidate rule as text, ``n`` the
+    other values of the parameter observed on that page (two values with one text are the
+    page's piece of evidence; a third adds nothing). A parameter of a page not observed
+    yet is asked only of a candidate with evidence (a rule under way), or when it is a link
+    tag (``core._spellings.LINK_TAG_PARAMS``). A page observed on a
+    related host asks whether the two hosts are aliases. What the frontier asks before it
+    lets a request go (``integration.queue._frontier``)."""
+    page = read_page(url, identity_host, "")
+    if page is None or url in learner._unstable.urls:
+        return []
+    found: list[tuple[str, str, int]] = []
+    host = page.host
+    candidates, contexts = learner._candidates, learner._contexts
+    for name, hint, n in learner._finder.values_seen(page):
+        if covered(learner._rules, PARAM, host, name) or in_context_rule(
+            learner._rules, host, name, page.path, other_items(hint)
+        ):
+            continue
+        candidate = f"{name} {host}"
+        if candidates.is_blocked(PARAM, host, name):
+            context = contexts.context_of(page.path, hint)
+            if context is None or contexts.is_blocked(host, name, context[1]):
+                continue
+            candidate = f"{name} {host}{context[1]}"
+            under_way = contexts.has_pages(host, name, context[1])
+        else:
+            under_way = candidates.has((PARAM, host, name)) or candidates.has(
+                (PRESENCE, host, name)
+            )
+        # a page of its own, one more page of a rule under way, or a link tag: its page
+        # without it makes a pair (let go at once, a dozen were fetched before the rule)
+        if n >= 0 or under_way or name in LINK_TAG_PARAMS:
+            found.append((f"{name} {hint}", candidate, max(n, 0)))
+    for other in learner._finder.hosts_seen(page):  # a page of a host that may mirror another
+        pair = sorted((host, other))
+        if (
+            candidates.is_blocked(ALIAS, host, other)
+            or alias_of(learner._rules, host)
+            or alias_of(learner._rules, other)
+        ):
+            continue
+        found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
+    return found

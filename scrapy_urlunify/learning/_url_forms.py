@@ -1,0 +1,285 @@
+"""Form rules from declared canonicals: a URL form whose pages declare another form canonical.
+
+A page fetched as ``/shop/hats/red-cap/`` that declares ``/product/red-cap/`` canonical, found
+true (the two are one page: ``integration/pages/_canonicals.py``), is a pair of identifiers. Its
+*shape* writes the canonical in terms of the URL: each segment and parameter value of the
+canonical is one of the URL's segments (``s2``), one of its parameter values, or a text of its
+own (``product``). Pairs of one shape -- the same host, number of segments and parameter names,
+and the same way of writing the canonical -- from ``needed`` different canonicals make a rule:
+a position of the URL that always held one text stays that text (``shop``), one that varied is
+a hole (``{s2}`` when the canonical uses it, ``*`` when it does not: the category). A product
+whose canonical names its own slug, say, is never a shape twice (the slug is a text of its own),
+so ``/?p=17`` -> ``/product/red-cap/`` teaches nothing: no form can say it.
+
+A canonical found false (another page) refutes its shape: no rule of it, ever, on that host;
+nor once a rule of it was revoked (:meth:`FormEvidence.refuse`). A rule adopted while some
+position held one text is widened (a second rule, the first kept) once two pairs show it vary.
+A source form without a text of its own (``/{s0}``) is never a rule: it would take every URL of
+its number of segments; nor a form that takes a page fetched before that named no other page
+canonical (``/product/{s1}/*`` learned from ``amp`` and ``comment-page-1``, while
+``/product/x/comment-page-2`` is a page of its own): :meth:`FormEvidence.standalone`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING, NamedTuple
+
+from scrapy_urlunify.core._forms import UrlForm, query_items
+
+if TYPE_CHECKING:
+    from scrapy_urlunify.learning._rule_types import LearnedRule
+
+#: identity parts: host, path (no trailing slash) and query (None: none)
+Parts = tuple[str, str, str | None]
+#: how a canonical writes one of its texts: a position of the URL (its segments, then its
+#: parameter values by name), or ``"=" + text``, a text of its own
+Written = int | str
+#: the shapes followed at once (the oldest forgotten first)
+MAX_SHAPES = 1000
+#: pairs kept per shape (the newest)
+MAX_PAIRS = 128
+#: URLs of pages that name no other canonical kept per host, number of segments and parameter
+#: names (the newest), against which a form is checked before it is adopted
+MAX_STANDALONE = 64
+
+
+class FormCandidate(NamedTuple):
+    """A form rule ready to adopt: ``host``, ``source`` and ``target`` forms, the distinct
+    canonicals that showed it, and up to three ``(URL, canonical URL)`` examples."""
+
+    host: str
+    source: str
+    target: str
+    pairs: int
+    examples: tuple[tuple[str, str], ...]
+
+
+class ShapeKey(NamedTuple):
+    """What pairs of one shape share: the host, the URL's number of segments and parameter
+    names, and how the canonical writes its segments and parameter values."""
+
+    host: str
+    width: int
+    names: tuple[str, ...]
+    out_path: tuple[Written, ...]
+    out_query: tuple[tuple[str, Written], ...]
+
+
+class _Shape:
+    __slots__ = ("adopted", "examples", "pairs")
+
+    def __init__(self) -> None:
+        #: the texts at the URL's positions and the canonical, of each pair (the newest kept)
+        self.pairs: list[tuple[list[str], str]] = []
+        self.examples: list[tuple[str, str]] = []
+        self.adopted: list[str] = []  # the source forms adopted from it
+
+
+def shape_of(url: Parts, canonical: Parts) -> tuple[ShapeKey, list[str]] | None:
+    """The shape key of a verified pair and the texts at the positions of ``url`` (its segments,
+    then its parameter values by name); None when no form can say it (other hosts, a name twice
+    in a query)."""
+    host, path, query = url
+    chost, cpath, cquery = canonical
+    if host != chost:
+        return None
+    items, citems = query_items(query), query_items(cquery)
+    if items is None or citems is None:
+        return None
+    segments = path.split("/")[1:]
+    names = sorted(items)
+    texts = segments + [items[n] for n in names]
+    where = {t: i for i, t in reversed(list(enumerate(texts))) if t}
+
+    def written(text: str) -> Written:
+        i = where.get(text)
+        return i if i is not None else "=" + text
+
+    out_path = tuple(written(s) for s in cpath.split("/")[1:])
+    out_query = tuple((n, written(v)) for n, v in sorted(citems.items()))
+    return ShapeKey(host, len(segments), tuple(names), out_path, out_query), texts
+
+
+class FormEvidence:
+    """The verified pairs of declared canonicals, by shape, until one shape makes a rule."""
+
+    def __init__(self, needed: int) -> None:
+        self.needed = needed
+        self._shapes: OrderedDict[ShapeKey, _Shape] = OrderedDict()
+        self._refuted: set[ShapeKey] = set()
+        self._refused: set[tuple[str, str]] = set()  # (host, source) of rules revoked
+        # (host, segments, names) -> identity parts of pages that named no other canonical
+        self._standalone: OrderedDict[tuple[str, int, tuple[str, ...]], list[Parts]] = OrderedDict()
+
+    def standalone(self, url: Parts) -> None:
+        """A page at ``url`` named no other page canonical (itself, or none): no form may take
+        it, and a form that would is never adopted."""
+        items = query_items(url[2])
+        if items is None:
+            return
+        key = (url[0], url[1].count("/"), tuple(sorted(items)))
+        kept = self._standalone.get(key)
+        if kept is None:
+            kept = self._standalone[key] = []
+            if len(self._standalone) > MAX_SHAPES:
+                self._standalone.popitem(last=False)
+        if url not in kept:
+            kept.append(url)
+            del kept[:-MAX_STANDALONE]
+
+    def _takes_standalone(self, key: ShapeKey, form: UrlForm) -> bool:
+        for _host, path, query in self._standalone.get((key.host, key.width, key.names), ()):
+            items = query_items(query)
+            if items is not None and form.apply(path.split("/")[1:], items) is not None:
+                return True
+        return False
+
+    def refuse(self, host: str, source: str) -> None:
+        """A rule of this form was revoked: its shape teaches nothing more."""
+        self._refused.add((host, source))
+        for key, shape in list(self._shapes.items()):
+            if key.host == host and source in shape.adopted:
+                self._refuted.add(key)
+                del self._shapes[key]
+
+    def verified(self, url: Parts, canonical: Parts, urls: tuple[str, str]) -> FormCandidate | None:
+        """A page at ``url`` declared ``canonical`` and was found the same page (``urls``: the
+        two as fetched, for the log): the form rule it completes, if any."""
+        found = shape_of(url, canonical)
+        if found is None:
+            return None
+        key, texts = found
+        if key in self._refuted:
+            return None
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = _Shape()
+            if len(self._shapes) > MAX_SHAPES:
+                self._shapes.popitem(last=False)
+        else:
+            self._shapes.move_to_end(key)
+        target = canonical[1] + ("?" + canonical[2] if canonical[2] else "")
+        if (texts, target) not in shape.pairs:
+            shape.pairs.append((texts, target))
+            del shape.pairs[:-MAX_PAIRS]
+        if len(shape.examples) < 3:
+            shape.examples.append(urls)
+        used = {w for w in (*key.out_path, *(w for _, w in key.out_query)) if isinstance(w, int)}
+        found_rows = _rows(shape.pairs, texts, self.needed, len(used) == len(texts))
+        if found_rows is None:
+            return None
+        fixed, n = found_rows
+        source, out = _forms(key, fixed)
+        if source in shape.adopted or any(
+            host == key.host and _wider(source, refused) for host, refused in self._refused
+        ):
+            return None
+        if not key.names and not any(fixed.get(i) for i in range(key.width)):
+            # no text of its own ("/{s0}" -> "/product/{s0}"): it would take every URL of that
+            # many segments, "/about" too
+            return None
+        try:
+            form = UrlForm(source, out)
+        except ValueError:  # a text no form can hold ("*" in a path): never a rule
+            self.refuted(url, canonical)
+            return None
+        if self._takes_standalone(key, form):
+            # a page of that form named itself canonical (/product/x/comment-page-2 beside
+            # /product/x/amp): the holes take what the pairs did not show
+            self.refuted(url, canonical)
+            return None
+        shape.adopted.append(source)
+        return FormCandidate(key.host, source, out, n, tuple(shape.examples))
+
+    def refuted(self, url: Parts, canonical: Parts) -> None:
+        """A page at ``url`` declared ``canonical``, found another page: its shape is refuted."""
+        found = shape_of(url, canonical)
+        if found is not None:
+            self._refuted.add(found[0])
+            self._shapes.pop(found[0], None)
+
+
+def forms_taking(rules: Iterable[LearnedRule], host: str, fetched: str) -> list[LearnedRule]:
+    """The form rules of ``host`` whose source form the URL ``fetched`` is of (as
+    :meth:`UrlForm.covers` reads a URL as fetched)."""
+    path, _, query = fetched.partition("://")[2].partition("/")[2].partition("?")
+    return [
+        r
+        for r in rules
+        if r.kind == "form" and r.host == host and _compiled(r.name, r.target).covers(path, query)
+    ]
+
+
+@lru_cache(maxsize=256)
+def _compiled(source: str, target: str) -> UrlForm:
+    return UrlForm(source, target)
+
+
+def _wider(form: str, other: str) -> bool:
+    """Whether every URL of the form ``other`` is of ``form`` (a revoked form stays revoked when
+    a restarted crawl would learn a wider one of it)."""
+
+    def positions(text: str) -> list[str]:
+        path, _, query = text.partition("?")
+        return path.split("/") + sorted(query.split("&"))
+
+    def hole(text: str) -> bool:
+        value = text.partition("=")[2] if "=" in text else text
+        return value == "*" or value.startswith("{")
+
+    mine, theirs = positions(form), positions(other)
+    return len(mine) == len(theirs) and all(
+        a == b or (hole(a) and a.partition("=")[0] == b.partition("=")[0] if "=" in a else hole(a))
+        for a, b in zip(mine, theirs, strict=True)
+    )
+
+
+def _rows(
+    pairs: list[tuple[list[str], str]], texts: list[str], needed: int, lossless: bool
+) -> tuple[dict[int, str], int] | None:
+    """The positions a form of the pair ``texts`` keeps fixed (position -> text) and the
+    distinct canonicals of the pairs that agree with it there, once ``needed``; else None. A
+    position is a hole only where those pairs show ``needed`` distinct texts: two values
+    (``amp``, ``comment-page-1``) say nothing of a third (``comment-page-2``). In a
+    ``lossless`` shape (the canonical writes every text of the URL: a respelling, which
+    merges no two URLs), two distinct texts make a hole (``paged=2``, ``paged=3``)."""
+    hole_at = 2 if lossless else needed
+    fixed: dict[int, str] = {}
+    rows = pairs
+    while True:
+        for i, text in enumerate(texts):
+            if i not in fixed and len({r[0][i] for r in rows}) < hole_at:
+                fixed[i] = text
+        agree = [r for r in rows if all(r[0][i] == t for i, t in fixed.items())]
+        if len(agree) == len(rows):
+            break
+        rows = agree
+    n = len({r[1] for r in rows})
+    return (fixed, n) if n >= needed else None
+
+
+def _forms(key: ShapeKey, fixed: dict[int, str]) -> tuple[str, str]:
+    """The source and target forms of a shape: a fixed position is its text, another a hole
+    (``{sN}``/``{qN}`` when the canonical writes it, else ``*``)."""
+    width = key.width
+    used = {w for w in (*key.out_path, *(w for _, w in key.out_query)) if isinstance(w, int)}
+    texts = [
+        fixed[i]
+        if i in fixed
+        else (f"{{s{i}}}" if i < width else f"{{q{i - width}}}")
+        if i in used
+        else "*"
+        for i in range(width + len(key.names))
+    ]
+
+    def write(w: Written) -> str:
+        return texts[w] if isinstance(w, int) else w[1:]
+
+    params = "&".join(f"{n}={t}" for n, t in zip(key.names, texts[width:], strict=True))
+    source = "/" + "/".join(texts[:width]) + ("?" + params if params else "")
+    target = "/" + "/".join(write(w) for w in key.out_path)
+    tparams = "&".join(f"{n}={write(w)}" for n, w in key.out_query)
+    return source, target + ("?" + tparams if tparams else "")

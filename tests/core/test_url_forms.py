@@ -1,0 +1,97 @@
+"""URL forms (``URLUNIFY_URL_FORMS``, ``core/_forms.py``): a URL of one form identifies as the
+page of another; forms a setting cannot mean fail at start-up naming it."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.settings import Settings
+
+from scrapy_urlunify import Policy, identify, standardize
+from scrapy_urlunify.core._forms import identity_parts
+from scrapy_urlunify.integration.settings import SettingsError, policy_from_settings
+
+FORMS = {
+    "shop.test": {
+        "/shop/*/{slug}/": "/product/{slug}/",
+        "/category/{c}?paged={n}": "/category/{c}/page/{n}",
+        "/?cat={c}": "/category/{c}",
+        "/list/{c}": "/search?in={c}&all=1",
+    }
+}
+POLICY = Policy(url_forms=FORMS, ignore_params={"shop.test": ["v"]})
+
+
+@pytest.mark.parametrize(
+    ("url", "page"),
+    [
+        # a product under its category's path, www and a trailing slash aside
+        ("http://www.shop.test/shop/hats/red-cap/", "http://shop.test/product/red-cap"),
+        ("http://shop.test/shop/shoes/red-cap", "http://shop.test/product/red-cap"),
+        # the "load more" button's page is the pager's; ignored parameters go first
+        ("http://shop.test/category/tea/?paged=3&v=9", "http://shop.test/category/tea/page/3"),
+        ("http://shop.test/?cat=tea", "http://shop.test/category/tea"),
+        # a target may write a query: sorted, as every identifier's
+        ("http://shop.test/list/tea", "http://shop.test/search?all=1&in=tea"),
+    ],
+)
+def test_a_url_of_a_source_form_identifies_as_its_target(url: str, page: str) -> None:
+    assert identify(url, POLICY) == identify(page, POLICY)
+    # identity only: the URL fetched is the URL given
+    assert standardize(url, policy=POLICY) == standardize(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://shop.test/shop/hats/red-cap/reviews",  # another number of segments
+        "http://shop.test/shop/hats/red-cap?color=red",  # another parameter
+        "http://shop.test/category/tea?paged=2&paged=3",  # a name twice
+        "http://shop.test/category/tea?paged=",  # a hole is never empty
+        "http://other.test/shop/hats/red-cap",  # another host
+        "http://shop.test/?cat=tea&sort=price",
+    ],
+)
+def test_a_url_not_of_the_form_keeps_its_own_identity(url: str) -> None:
+    assert identify(url, POLICY) == identify(url, Policy(ignore_params={"shop.test": ["v"]}))
+
+
+def test_forms_apply_to_subdomains_and_all_hosts() -> None:
+    sub = Policy(url_forms={"shop.test": {"/p/{id}": "/product/{id}"}})
+    assert identify("http://eu.shop.test/p/7", sub) == identify("http://eu.shop.test/product/7")
+    every = Policy(url_forms={"*": {"/p/{id}": "/product/{id}"}})
+    assert identify("http://a.test/p/7", every) == identify("http://a.test/product/7")
+
+
+@pytest.mark.parametrize(
+    ("forms", "message"),
+    [
+        ({"shop.test": {"/p/{id}": "/product/{other}"}}, "does not capture"),
+        ({"shop.test": {"p/{id}": "/product/{id}"}}, "starting with /"),
+        ({"shop.test": {"/p/*": "/product/*"}}, "a target has no *"),
+        ({"shop.test": {"/p/{id}": "/p/{id}"}}, "as itself"),
+        ({"shop.test": {"/p/{a}/{a}": "/product/{a}"}}, "one name twice"),
+        ({"shop.test": {"/p/x{id}": "/product/{id}"}}, "not a mix"),
+        ({"shop.test": "/p"}, "forms"),
+        (["/p"], "dict"),
+        ({"shop.test:8080": {"/p/{id}": "/product/{id}"}}, "bare host name"),
+    ],
+)
+def test_a_form_the_setting_cannot_mean_fails_at_start_naming_the_setting(
+    forms: object, message: str
+) -> None:
+    with pytest.raises(SettingsError, match=r"URLUNIFY_URL_FORMS.*" + message):
+        policy_from_settings(Settings({"URLUNIFY_URL_FORMS": forms}), spider_name="s")
+
+
+def test_forms_given_as_json_text_are_read() -> None:
+    text = '{"shop.test": {"/p/{id}": "/product/{id}"}}'
+    policy = policy_from_settings(Settings({"URLUNIFY_URL_FORMS": text}), spider_name="s")
+    assert identify("http://shop.test/p/1", policy) == identify(
+        "http://shop.test/product/1", policy
+    )
+
+
+def test_identity_parts_split_an_identifier_without_scope_scheme_or_port() -> None:
+    assert identity_parts("s|shop.test:8080/a/b?x=1", "s|") == ("shop.test", "/a/b", "x=1")
+    assert identity_parts("http://[::1]:81/", "") == ("[::1]", "/", None)
+    assert identity_parts("shop.test/?", "") == ("shop.test", "/", "")

@@ -1,0 +1,52 @@
+"""Form rules learned from declared canonicals, in a real crawl of a small shop
+(tests/support/formsite.py) with the add-on alone: a product linked under its category's path
+is fetched until the form is learned, and a form that holds on some categories and not on the
+next is revoked by its probation, its page fetched."""
+
+from __future__ import annotations
+
+from collections import Counter
+from urllib.parse import parse_qsl, urlsplit
+
+import formsite
+import pytest_twisted
+from minicrawl import PageSpider, run
+
+
+def _page(url: str) -> str | None:
+    parts = urlsplit(url)
+    return formsite.page_of(parts.path, dict(parse_qsl(parts.query)))
+
+
+def _all_pages() -> set[str]:
+    pages = {"/"}
+    for c in range(formsite.CATEGORIES):
+        pages.add(f"/cat/{c}/")
+        if c >= formsite.WHOLE:
+            pages.add(f"/cat/{c}/red")
+        for n in range(formsite.PRODUCTS):
+            pages.add(f"/product/{formsite.slug(c, n)}/")
+    return pages
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_category_path_form_is_learned_and_a_form_that_fails_later_is_revoked():
+    site, crawler, items, dropped = yield run(formsite.start, "/", {}, PageSpider)
+    stats = crawler.stats.get_stats()
+    learned = {k for k in stats if k.startswith("urlunify/learned/form/")}
+    assert any(k.endswith("/shop/*/{s2}") for k in learned), learned
+    # every product is linked in both forms: 90 path-form links. A category's form needs six
+    # of its canonicals (and takes three samples); the form of every category, six categories:
+    # the last three categories' path forms are fetched only as its samples
+    path_form = Counter(url.split("/")[2] for url in site.hits if url.startswith("/shop/"))
+    assert sum(path_form.values()) <= 5 * (6 + 3) + 1 + 3, path_form
+    assert sum(path_form[str(c)] for c in range(6, formsite.CATEGORIES)) <= 3, path_form
+    # the red list of the first categories is the category, declared: a form of it was learned
+    # from six of them, and revoked when the red list of a mixed category showed other rows
+    assert stats.get("urlunify/learned/revoked") >= 1
+    assert any(k.startswith("urlunify/learned/revoked/form/") for k in stats)
+    # nothing lost, nothing twice: the mixed categories' red lists are scraped
+    shown = Counter(_page(item["url"]) for item in items)
+    assert set(shown) == _all_pages()
+    assert max(shown.values()) == 1
+    assert crawler.stats.get_value("finish_reason") == "finished"

@@ -1,0 +1,178 @@
+"""Form rules learned from declared canonicals found true (``learning/_url_forms.py``): the
+shape of a pair, how many pairs a rule needs, which positions become holes, and what never
+makes a rule."""
+
+from __future__ import annotations
+
+from scrapy_urlunify import Policy, identify
+from scrapy_urlunify.learning._learner import Learner
+from scrapy_urlunify.learning._rule_types import FORM, LearnedRule
+
+H = "shop.test"
+
+
+def _shop(learner: Learner, category: str, slug: str, same: bool = True) -> list[LearnedRule]:
+    return learner.observe_canonical(
+        (H, f"/shop/{category}/{slug}", None),
+        (H, f"/product/{slug}", None),
+        same,
+        (f"http://{H}/shop/{category}/{slug}/", f"http://{H}/product/{slug}/"),
+    )
+
+
+def test_a_form_needs_twice_min_pairs_distinct_canonicals() -> None:
+    learner = Learner(min_pairs=3)
+    for n in range(5):
+        assert _shop(learner, "hats", f"cap-{n}") == []
+    assert _shop(learner, "hats", "cap-1") == []  # the same canonical again: not a new one
+    (rule,) = _shop(learner, "hats", "cap-5")
+    assert (rule.kind, rule.host, rule.name, rule.target) == (
+        FORM,
+        H,
+        "/shop/hats/{s2}",
+        "/product/{s2}",
+    )
+    assert rule.pairs == 6
+    assert "URLs of the form /shop/hats/{s2} on shop.test are the pages of /product/{s2}" in str(
+        rule
+    )
+    # the rule as a setting, applied
+    policy = Policy(url_forms=learner.url_forms())
+    assert identify("http://shop.test/shop/hats/x/", policy) == identify(
+        "http://shop.test/product/x/"
+    )
+    assert identify("http://shop.test/shop/shoes/x/", policy) != identify(
+        "http://shop.test/product/x/"
+    )
+
+
+def test_a_position_is_a_hole_only_where_pairs_show_as_many_texts_as_a_rule_needs() -> None:
+    learner = Learner(min_pairs=3)
+    for n in range(6):
+        _shop(learner, "hats", f"cap-{n}")
+    # a second category is a rule of its own, at its own sixth pair: two texts say nothing of
+    # a third
+    assert all(_shop(learner, "shoes", f"boot-{n}") == [] for n in range(5))
+    (shoes,) = _shop(learner, "shoes", "boot-5")
+    assert shoes.name == "/shop/shoes/{s2}"
+    assert all(_shop(learner, f"c{k}", f"thing-{k}") == [] for k in range(3))
+    (wider,) = _shop(learner, "c3", "thing-3")  # the sixth category
+    assert wider.name == "/shop/*/{s2}"
+    assert [r.name for r in learner.rules] == ["/shop/hats/{s2}", "/shop/shoes/{s2}", wider.name]
+
+
+def test_a_canonical_found_false_refutes_its_shape_for_good() -> None:
+    learner = Learner(min_pairs=3)
+    for n in range(3):
+        _shop(learner, "hats", f"cap-{n}")
+    _shop(learner, "hats", "cap-3", same=False)
+    assert all(_shop(learner, "hats", f"cap-{n}") == [] for n in range(4, 20))
+    assert learner.rules == ()
+
+
+def test_a_revoked_form_is_not_learned_again_even_after_a_restart() -> None:
+    learner = Learner(min_pairs=3)
+    for n in range(6):
+        _shop(learner, "hats", f"cap-{n}")
+    (rule,) = learner.rules
+    learner.contradict(rule, "http://shop.test/shop/hats/odd/", "http://shop.test/product/odd/")
+    assert learner.rules == ()
+    assert [r.rule for r in learner.revoked] == [rule]
+    again = Learner.from_json(learner.to_json())
+    for learnt in (learner, again):
+        assert all(_shop(learnt, "hats", f"hat-{n}") == [] for n in range(12))
+        assert all(_shop(learnt, "shoes", f"boot-{n}") == [] for n in range(2))
+
+
+def test_a_canonical_that_names_its_own_text_teaches_no_form() -> None:
+    # /?p=17 -> /product/red-cap: the slug is in no part of the URL, no form can say it
+    learner = Learner(min_pairs=3)
+    for n in range(20):
+        found = learner.observe_canonical(
+            (H, "/", f"p={n}&post_type=product"), (H, f"/product/item-{n}", None), True, ("", "")
+        )
+        assert found == []
+
+
+def test_a_form_without_a_text_of_its_own_is_never_a_rule() -> None:
+    # /<slug> -> /product/<slug> would take /about and /contact too
+    learner = Learner(min_pairs=3)
+    for n in range(20):
+        found = learner.observe_canonical(
+            (H, f"/item-{n}", None), (H, f"/product/item-{n}", None), True, ("", "")
+        )
+        assert found == []
+
+
+def test_a_parameter_form_keeps_the_values_its_canonical_writes() -> None:
+    learner = Learner(min_pairs=3)
+    found = []
+    for n in range(6):
+        found += learner.observe_canonical(
+            (H, f"/category/c{n}", f"orderby=price&paged={n + 2}"),
+            (H, f"/category/c{n}/page/{n + 2}", "orderby=price"),
+            True,
+            ("", ""),
+        )
+    (rule,) = found
+    assert rule.name == "/category/{s1}?orderby=price&paged={q1}"
+    assert rule.target == "/category/{s1}/page/{q1}?orderby=price"
+
+
+def test_form_rules_survive_a_restart_and_make_a_settings_line() -> None:
+    learner = Learner(min_pairs=3)
+    for n in range(6):
+        _shop(learner, "hats", f"cap-{n}")
+    again = Learner.from_json(learner.to_json())
+    assert again.rules == learner.rules
+    assert again.url_forms() == {H: {"/shop/hats/{s2}": "/product/{s2}"}}
+    assert (
+        "URLUNIFY_URL_FORMS = {'shop.test': {'/shop/hats/{s2}': '/product/{s2}'}}"
+        in again.settings_snippet()
+    )
+
+
+def test_a_page_that_names_itself_keeps_a_form_from_taking_its_url() -> None:
+    # six views of products (/x/amp, /x/print...) declare the product, but comment-page-2 is a
+    # page of its own: "/product/{s1}/*" would take it
+    views = ["amp", "print", "comment-page-1", "share", "embed", "feed"]
+
+    def pairs(learner: Learner) -> list[LearnedRule]:
+        found = []
+        for n in range(12):
+            found += learner.observe_canonical(
+                (H, f"/product/p{n}/{views[n % 6]}", None),
+                (H, f"/product/p{n}", None),
+                True,
+                ("", ""),
+            )
+        return found
+
+    assert [r.name for r in pairs(Learner(min_pairs=3))] == ["/product/{s1}/*"]
+    learner = Learner(min_pairs=3)
+    learner.observe_standalone((H, "/product/x/comment-page-2", None), f"http://{H}/product/x/")
+    assert pairs(learner) == []
+
+
+def test_views_of_two_texts_make_a_form_each() -> None:
+    learner = Learner(min_pairs=3)
+    found = []
+    for n in range(12):
+        last = "amp" if n % 2 else "comment-page-1"
+        found += learner.observe_canonical(
+            (H, f"/product/p{n}/{last}", None), (H, f"/product/p{n}", None), True, ("", "")
+        )
+    assert [r.name for r in found] == ["/product/{s1}/comment-page-1", "/product/{s1}/amp"]
+
+
+def test_a_page_of_an_adopted_form_that_names_itself_revokes_the_form() -> None:
+    learner = Learner(min_pairs=3)
+    for n in range(6):
+        _shop(learner, "hats", f"cap-{n}")
+    (rule,) = learner.rules
+    assert learner.observe_standalone((H, "/shop/hats/gift-card", None), "") == []  # other URL
+    wrong = learner.observe_standalone(
+        (H, "/product/gift-card", None), f"http://{H}/shop/hats/gift-card/"
+    )
+    assert wrong == [rule]
+    assert learner.rules == ()
