@@ -153,7 +153,7 @@ def audit_rules(
 
     from scrapy_urlunify.core._domains import within
     from scrapy_urlunify.core._params import context_items
-    from scrapy_urlunify.learning._evidence_lead import param_value
+    from scrapy_urlunify.learning._rule_types import param_value
 
     report = []
     for rule in rules:

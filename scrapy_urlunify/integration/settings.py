@@ -352,17 +352,14 @@ _INTEGRATION: tuple[Setting, ...] = (
 _POLICY_DOCS = {
     "scope": "A name put in front of every identifier (default: the spider's name): two scopes "
     "never filter each other's pages.",
-    "remove_params": "Query parameters removed from fetched URLs and identifiers (names or globs, "
-    "per host).",
+    "remove_params": "Query parameters removed from fetched URLs and identifiers (globs, per host).",
     "ignore_params": "Query parameters ignored in identifiers only (fetched URLs keep them); a key "
     "host/path?name=value scopes them to a rule context (that path, with those items).",
-    "key_params": "When a URL carries a key parameter of its host, only key parameters identify "
-    "it.",
+    "key_params": "When a URL carries a key parameter of its host, only key parameters count.",
     "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
     "ignore_path_suffixes": "Last path segments that do not matter (/x/print.html = /x/amp/ = /x/; "
     "globs: comment-page-*), per host.",
-    "url_forms": "A URL of one form names the page of another ({host: {source: target}}: "
-    "/shop/*/{slug} -> /product/{slug}), identity only; declared canonicals teach them too.",
+    "url_forms": "URLs of one form identify as pages of another (/shop/*/{s} -> /product/{s}).",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",
     "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its "
     "public suffix.",

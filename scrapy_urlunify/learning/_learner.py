@@ -22,7 +22,7 @@ from scrapy_urlunify.core._policy import DEFAULT_STRIP_HOST_PREFIXES
 from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE, Candidates
 from scrapy_urlunify.learning._open_questions import open_questions
-from scrapy_urlunify.learning._page_index import PageIndex
+from scrapy_urlunify.learning._page_index import PageIndex, UnstablePages
 from scrapy_urlunify.learning._pairs import MAX_ITEMS, Pair, PairFinder, other_items, read_page
 from scrapy_urlunify.learning._rule_contexts import RuleContexts, split_context
 from scrapy_urlunify.learning._rule_types import (
@@ -41,7 +41,6 @@ from scrapy_urlunify.learning._rule_types import (
     in_context_rule,
     rule_key,
 )
-from scrapy_urlunify.learning._unstable import UnstablePages
 from scrapy_urlunify.learning._url_forms import FormEvidence, Parts, forms_taking
 
 _FORMAT = "scrapy_urlunify.learning/1"
@@ -266,7 +265,15 @@ class Learner:
         """What fetching ``url`` would ask of a rule not yet adopted nor ruled out
         (:func:`._open_questions.open_questions`): what the frontier asks before it lets a
         request go."""
-        return open_questions(self, url, identity_host)
+        return open_questions(
+            url,
+            identity_host,
+            self._rules,
+            self._unstable.urls,
+            self._candidates,
+            self._contexts,
+            self._finder,
+        )
 
     def observe_canonical(
         self, url: Parts, canonical: Parts, same: bool, urls: tuple[str, str]

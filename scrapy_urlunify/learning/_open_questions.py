@@ -1,6 +1,6 @@
 """What fetching a URL would ask of the rules a learner has not adopted nor ruled out: the
 frontier's question before it lets a request go (``integration.queue._frontier``), read from a
-:class:`~._learner.Learner`'s evidence (this module is the learner's, and reads its parts)."""
+:class:`~._learner.Learner`'s rules, evidence and pages found unstable."""
 
 from __future__ import annotations
 
@@ -12,10 +12,23 @@ from scrapy_urlunify.learning._pairs import other_items, read_page
 from scrapy_urlunify.learning._rule_types import ALIAS, PARAM, alias_of, covered, in_context_rule
 
 if TYPE_CHECKING:
-    from scrapy_urlunify.learning._learner import Learner
+    from collections.abc import Container, Sequence
+
+    from scrapy_urlunify.learning._candidates import Candidates
+    from scrapy_urlunify.learning._pairs import PairFinder
+    from scrapy_urlunify.learning._rule_contexts import RuleContexts
+    from scrapy_urlunify.learning._rule_types import LearnedRule
 
 
-def open_questions(learner: Learner, url: str, identity_host: str) -> list[tuple[str, str, int]]:
+def open_questions(
+    url: str,
+    identity_host: str,
+    rules: Sequence[LearnedRule],
+    unstable: Container[str],
+    candidates: Candidates,
+    contexts: RuleContexts,
+    finder: PairFinder,
+) -> list[tuple[str, str, int]]:
     """What fetching ``url`` would ask of a parameter rule not yet adopted nor ruled out (on
     the host, or in the rule context of ``url``) on the page the rest of its URL names:
     ``(question, candidate, n)``, the question and its candidate rule as text, ``n`` the
@@ -26,14 +39,13 @@ def open_questions(learner: Learner, url: str, identity_host: str) -> list[tuple
     related host asks whether the two hosts are aliases. What the frontier asks before it
     lets a request go (``integration.queue._frontier``)."""
     page = read_page(url, identity_host, "")
-    if page is None or url in learner._unstable.urls:
+    if page is None or url in unstable:
         return []
     found: list[tuple[str, str, int]] = []
     host = page.host
-    candidates, contexts = learner._candidates, learner._contexts
-    for name, hint, n in learner._finder.values_seen(page):
-        if covered(learner._rules, PARAM, host, name) or in_context_rule(
-            learner._rules, host, name, page.path, other_items(hint)
+    for name, hint, n in finder.values_seen(page):
+        if covered(rules, PARAM, host, name) or in_context_rule(
+            rules, host, name, page.path, other_items(hint)
         ):
             continue
         candidate = f"{name} {host}"
@@ -51,12 +63,12 @@ def open_questions(learner: Learner, url: str, identity_host: str) -> list[tuple
         # without it makes a pair (let go at once, a dozen were fetched before the rule)
         if n >= 0 or under_way or name in LINK_TAG_PARAMS:
             found.append((f"{name} {hint}", candidate, max(n, 0)))
-    for other in learner._finder.hosts_seen(page):  # a page of a host that may mirror another
+    for other in finder.hosts_seen(page):  # a page of a host that may mirror another
         pair = sorted((host, other))
         if (
             candidates.is_blocked(ALIAS, host, other)
-            or alias_of(learner._rules, host)
-            or alias_of(learner._rules, other)
+            or alias_of(rules, host)
+            or alias_of(rules, other)
         ):
             continue
         found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))

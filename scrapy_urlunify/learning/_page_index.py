@@ -7,7 +7,10 @@ a parameter pair is found among), ``"R"`` + a path's tail (pages with one more l
 was seen on). What each record holds is the pair finders' business (``learning.pairs``); this
 module keeps the records within ``max_entries``, and tells which signatures are no evidence: a
 text seen on two paths is *shared* (a soft 404, a login wall) unless a page of it declared the
-other path its canonical, on :data:`CATCH_ALL_PATHS` a *catch-all*.
+other path its canonical, on :data:`CATCH_ALL_PATHS` a *catch-all*. And the pages found
+*unstable* (:class:`UnstablePages`): URLs seen twice with two signatures (a clock, a token, a
+counter in the body), whose pairs are neither evidence nor counter-examples (see "Which
+signatures may teach" in ``docs/learning.md``).
 """
 
 from __future__ import annotations
@@ -126,3 +129,32 @@ def _one_segment_apart(a: str, b: str) -> bool:
     if a.startswith(base + "/") and "/" not in a[len(base) + 1 :]:
         return True
     return a.endswith(b) and a[: len(a) - len(b)].count("/") == 1 and b.startswith("/")
+
+
+#: URLs remembered as unstable, and kept in the log.
+_MAX_UNSTABLE = 10_000
+_MAX_LOG = 1000
+
+
+class UnstablePages:
+    """The ``urls`` found unstable (the 10,000 most recent), and the first 1,000 in ``log``."""
+
+    __slots__ = ("log", "urls")
+
+    def __init__(self) -> None:
+        self.urls: OrderedDict[str, None] = OrderedDict()
+        self.log: list[str] = []
+
+    def mark(self, url: str, earlier: str) -> list[str]:
+        """Mark a page that gave two signatures, under both its spellings: ``url`` as it was
+        fetched now, and ``earlier``, the URL of its first view, which the page's records in
+        the index and its counter-examples carry (it may be spelled otherwise: another scheme,
+        parameter order, or host once an alias is learned). The spellings newly marked."""
+        spellings = [u for u in dict.fromkeys((url, earlier)) if u not in self.urls]
+        for u in spellings:
+            self.urls[u] = None
+        while len(self.urls) > _MAX_UNSTABLE:
+            self.urls.popitem(last=False)
+        if url in spellings and len(self.log) < _MAX_LOG:
+            self.log.append(url)
+        return spellings

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import unquote_plus
 
-from scrapy_urlunify.learning._evidence_lead import param_value
+from scrapy_urlunify.learning._rule_types import param_value
 
 _SPACE = re.compile(r"\s+")
 

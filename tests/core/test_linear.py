@@ -37,6 +37,7 @@ POLICY = Policy(
     domain_aliases=[["a.test", "b.test"]],
     ignore_path_prefixes=["print"],
     ignore_path_suffixes=["comment-page-*", "amp"],
+    url_forms={"h.test": {"/p/{a}": "/q/{a}", "/p/{a}/*?n={b}": "/q/{a}/{b}"}},
     sister_suffixes=["site.rs"],
     ignore_amp=True,
 )
@@ -97,6 +98,8 @@ HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
     "key parameters": (("http://h.test/?", "id=1&x=2&", ""), ("keep_key_params",)),
     "context items": (("http://h.test/?c=1&", "z=1&c=2&", ""), ("drop_context_params",)),
     "path prefixes": (("http://h.test/", "print/", "x"), ("drop_path_prefix",)),
+    "form segments": (("http://h.test/p/", "a/", "b"), ("apply_url_form",)),
+    "form items": (("http://h.test/p/a/b?", "n=1&", "m=2"), ("apply_url_form",)),
     "path suffixes": (("http://h.test/x/", "comment-page-", "1/"), ("drop_path_suffix",)),
     "unsafe characters": (("http://h.test/", "|[", "?|[^"), ("escape_unsafe_chars",)),
     "escaped spaces": (("http://h.test/?q=", "%20", ""), ("plus_for_space",)),

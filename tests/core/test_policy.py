@@ -99,6 +99,7 @@ def test_field_names_match_the_settings():
         "key_params",
         "ignore_path_prefixes",
         "ignore_path_suffixes",
+        "url_forms",
         "domain_aliases",
         "sister_suffixes",
         "sites",

@@ -69,6 +69,7 @@ WRONG: dict[str, list[object]] = {
     "policy:str": [5, "\ud800", "two words", ["a"]],
     "policy:params": [5, "[broken json", {"host.test": 5}, [5]],
     "policy:groups": [5, [["one.test"]], "[broken json"],
+    "policy:forms": [5, "[broken json", ["/p"], {"h.test": {"/p/{a}": "/q/{b}"}}, {"h.test": 5}],
     "policy:bool_or_list": ["two words", 5, {"a": 1}],
     "policy:list": [5, [5], [""]],
     "policy:bool": ["maybe", [True], {"on": 1}, 2],

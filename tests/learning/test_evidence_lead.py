@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from scrapy_urlunify.learning._evidence_lead import evidence_lead, param_value
-from scrapy_urlunify.learning._rule_types import LearnedRule
+from scrapy_urlunify.learning._rule_types import LearnedRule, evidence_lead, param_value
 
 
 def _rule(name: str, *pairs: tuple[str, str], kind: str = "param") -> LearnedRule:

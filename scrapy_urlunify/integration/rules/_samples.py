@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy_urlunify.core._domains import within
 from scrapy_urlunify.core._forms import UrlForm
 from scrapy_urlunify.core._params import context_items
-from scrapy_urlunify.learning._evidence_lead import evidence_lead, param_value
 from scrapy_urlunify.learning._rule_contexts import split_context
+from scrapy_urlunify.learning._rule_types import evidence_lead, param_value
 
 if TYPE_CHECKING:
     from scrapy_urlunify.learning._rule_types import LearnedRule
