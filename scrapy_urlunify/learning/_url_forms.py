@@ -5,19 +5,22 @@ true (the two are one page: ``integration/pages/_canonicals.py``), is a pair of 
 *shape* writes the canonical in terms of the URL: each segment and parameter value of the
 canonical is one of the URL's segments (``s2``), one of its parameter values, or a text of its
 own (``product``). Pairs of one shape -- the same host, number of segments and parameter names,
-and the same way of writing the canonical -- from ``needed`` different canonicals make a rule:
-a position of the URL that always held one text stays that text (``shop``), one that varied is
-a hole (``{s2}`` when the canonical uses it, ``*`` when it does not: the category). A product
-whose canonical names its own slug, say, is never a shape twice (the slug is a text of its own),
-so ``/?p=17`` -> ``/product/red-cap/`` teaches nothing: no form can say it.
+and the same way of writing the canonical -- from ``needed`` different canonicals make a rule
+(:func:`_rows`). A position is a hole only where those pairs showed ``needed`` distinct texts
+(``{s2}`` when the canonical writes it, ``*`` when it does not: the category), else it is the
+text of the pair at hand, and only the pairs with that text count: ``/shop/hats/{s2}`` first,
+``/shop/*/{s2}`` once six categories showed it (a second rule, the first kept). Two texts make
+a hole in a *lossless* shape, whose canonical writes every text of the URL (``?paged=2``,
+``?paged=3`` -> ``/page/{q0}``): a respelling merges no two URLs. A product whose canonical names
+its own slug is never a shape twice (the slug is a text of its own), so ``/?p=17`` ->
+``/product/red-cap/`` teaches nothing: no form can say it.
 
 A canonical found false (another page) refutes its shape: no rule of it, ever, on that host;
-nor once a rule of it was revoked (:meth:`FormEvidence.refuse`). A rule adopted while some
-position held one text is widened (a second rule, the first kept) once two pairs show it vary.
-A source form without a text of its own (``/{s0}``) is never a rule: it would take every URL of
+nor, once a rule of it was revoked, any form at least as wide (:meth:`FormEvidence.refuse`). A
+source form without a text of its own (``/{s0}``) is never a rule: it would take every URL of
 its number of segments; nor a form that takes a page fetched before that named no other page
-canonical (``/product/{s1}/*`` learned from ``amp`` and ``comment-page-1``, while
-``/product/x/comment-page-2`` is a page of its own): :meth:`FormEvidence.standalone`.
+canonical (``/product/{s1}/*`` from six views of products, while ``/product/x/comment-page-2``
+is a page of its own): :meth:`FormEvidence.standalone`.
 """
 
 from __future__ import annotations
