@@ -37,9 +37,7 @@ class UrlForm:
     def __init__(self, source: str, target: str) -> None:
         self.source = source
         self.target = target
-        path, query = _split(source)
-        self._segments = tuple(_piece(s, "segment") for s in path.split("/")[1:])
-        self._params = dict(_items(query, "source"))
+        self._segments, self._params = _source(source)
         names = [p.name for p in (*self._segments, *self._params.values()) if isinstance(p, _Hole)]
         names = [n for n in names if n]
         captured = set(names)
@@ -99,6 +97,22 @@ class UrlForm:
 
     def __repr__(self) -> str:
         return f"UrlForm({self.source!r}, {self.target!r})"
+
+
+def _source(form: str) -> tuple[tuple[Piece, ...], dict[str, Piece]]:
+    """A source form's pieces: its segments', and its parameters' by name."""
+    path, query = _split(form)
+    return tuple(_piece(s, "segment") for s in path.split("/")[1:]), dict(_items(query, "source"))
+
+
+def includes(form: str, other: str) -> bool:
+    """Whether every URL of the source form ``other`` is of the source form ``form``: the same
+    segments and parameters, ``form`` a hole wherever the two differ."""
+    (segments, params), (theirs, their_params) = _source(form), _source(other)
+    if len(segments) != len(theirs) or params.keys() != their_params.keys():
+        return False
+    pairs = (*zip(segments, theirs, strict=True), *((params[n], their_params[n]) for n in params))
+    return all(a == b or isinstance(a, _Hole) for a, b in pairs)
 
 
 def _fits(piece: Piece, value: str, got: dict[str, str]) -> bool:

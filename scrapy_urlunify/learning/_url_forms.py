@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from scrapy_urlunify.core._forms import UrlForm, query_items
+from scrapy_urlunify.core._forms import UrlForm, includes, query_items
 
 if TYPE_CHECKING:
     from scrapy_urlunify.learning._rule_types import LearnedRule
@@ -177,7 +177,7 @@ class FormEvidence:
         fixed, n = found_rows
         source, out = _forms(key, fixed)
         if source in shape.adopted or any(
-            host == key.host and _wider(source, refused) for host, refused in self._refused
+            host == key.host and includes(source, refused) for host, refused in self._refused
         ):
             return None
         if not key.names and not any(fixed.get(i) for i in range(key.width)):
@@ -219,25 +219,6 @@ def forms_taking(rules: Iterable[LearnedRule], host: str, fetched: str) -> list[
 @lru_cache(maxsize=256)
 def _compiled(source: str, target: str) -> UrlForm:
     return UrlForm(source, target)
-
-
-def _wider(form: str, other: str) -> bool:
-    """Whether every URL of the form ``other`` is of ``form`` (a revoked form stays revoked when
-    a restarted crawl would learn a wider one of it)."""
-
-    def positions(text: str) -> list[str]:
-        path, _, query = text.partition("?")
-        return path.split("/") + sorted(query.split("&"))
-
-    def hole(text: str) -> bool:
-        value = text.partition("=")[2] if "=" in text else text
-        return value == "*" or value.startswith("{")
-
-    mine, theirs = positions(form), positions(other)
-    return len(mine) == len(theirs) and all(
-        a == b or (hole(a) and a.partition("=")[0] == b.partition("=")[0] if "=" in a else hole(a))
-        for a, b in zip(mine, theirs, strict=True)
-    )
 
 
 def _rows(

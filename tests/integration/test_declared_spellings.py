@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest_twisted
 import routesite
 from minicrawl import PageSpider, run
-from minisite import CountingSite, listen
+from minisite import CountingSite, declared_page, listen
 
 
 def _page(url: str) -> str | None:
@@ -45,21 +45,13 @@ class _SortedFirstSite(CountingSite):
             # one parameter name each: nothing to learn, no rule in force
             links += [f"/a/{n}?v{n}=1" for n in range(1, 6)]
             links += ["/b?sort=price", "/b"]
-            return _html("Home", "".join(f"<a href='{u}'>{u}</a> " for u in links))
+            return declared_page("Home", "".join(f"<a href='{u}'>{u}</a> " for u in links))
         if path.startswith("/a/"):
-            return _html(f"Article {path}", f"<p>The article {path}.</p>", canonical=path)
+            return declared_page(f"Article {path}", f"<p>The article {path}.</p>", canonical=path)
         if path == "/b":
-            return _html("Product b", "<p>A kettle of ten cups.</p>", canonical="/b")
+            return declared_page("Product b", "<p>A kettle of ten cups.</p>", canonical="/b")
         request.setResponseCode(404)
-        return _html("Not found", "<p>No such page.</p>")
-
-
-def _html(title: str, main: str, canonical: str = "") -> bytes:
-    link = f"<link rel='canonical' href='{canonical}'>" if canonical else ""
-    return (
-        f"<!DOCTYPE html><html><head><title>{title}</title>{link}</head>"
-        f"<body><main><h1>{title}</h1>{main}</main></body></html>"
-    ).encode()
+        return declared_page("Not found", "<p>No such page.</p>")
 
 
 def _sorted_first() -> tuple[_SortedFirstSite, object, str]:

@@ -13,7 +13,7 @@ learns from (tests/integration/test_url_forms.py).
 
 from __future__ import annotations
 
-from minisite import CountingSite, listen
+from minisite import CountingSite, declared_page, listen
 
 CATEGORIES = 9
 PRODUCTS = 10  # per category
@@ -61,17 +61,17 @@ class FormSite(CountingSite):
         page = page_of(path, params)
         if page is None:
             request.setResponseCode(404)
-            return _html("Not found", "<p>No such page.</p>")
+            return declared_page("Not found", "<p>No such page.</p>")
         if page == "/":
             links = "".join(f"<a href='/cat/{c}/'>Category {c}</a> " for c in range(CATEGORIES))
-            return _html("Home", f"<p>Our categories.</p>{links}")
+            return declared_page("Home", f"<p>Our categories.</p>{links}")
         if page.startswith("/product/"):
             s = page.split("/")[2]
             c, n = next(
                 (c, n) for c in range(CATEGORIES) for n in range(PRODUCTS) if slug(c, n) == s
             )
             text = f"<p>The {s.replace('-', ' ')}, {color(c, n)}, from category {c}.</p>"
-            return _html(f"Product {s}", text, canonical=page)
+            return declared_page(f"Product {s}", text, canonical=page)
         c = int(page.split("/")[2])
         red = page.endswith("/red")
         shown = [n for n in range(PRODUCTS) if not red or color(c, n) == "red"]
@@ -82,15 +82,7 @@ class FormSite(CountingSite):
         )
         canonical = f"/cat/{c}/?color=red" if red else f"/cat/{c}/"
         links = f"<a href='/cat/{c}/?color=red'>Red only</a>"
-        return _html(f"Category {c}", f"<ul>{rows}</ul>{links}", canonical=canonical)
-
-
-def _html(title: str, main: str, canonical: str = "") -> bytes:
-    link = f"<link rel='canonical' href='{canonical}'>" if canonical else ""
-    return (
-        f"<!DOCTYPE html><html><head><title>{title}</title>{link}</head>"
-        f"<body><main><h1>{title}</h1>{main}</main></body></html>"
-    ).encode()
+        return declared_page(f"Category {c}", f"<ul>{rows}</ul>{links}", canonical=canonical)
 
 
 def start() -> tuple[FormSite, object, str]:

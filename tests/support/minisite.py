@@ -20,6 +20,15 @@ def page(title: str, body: str, head: str = "", noise: str = "") -> bytes:
     ).encode()
 
 
+def declared_page(title: str, main: str, canonical: str = "") -> bytes:
+    """A page whose main content is ``main``, declaring ``canonical`` (if given) its canonical."""
+    link = f"<link rel='canonical' href='{canonical}'>" if canonical else ""
+    return (
+        f"<!DOCTYPE html><html><head><title>{title}</title>{link}</head>"
+        f"<body><main><h1>{title}</h1>{main}</main></body></html>"
+    ).encode()
+
+
 ARTICLE = "<article><h1>{t}</h1><p class='text'>{x}</p></article>"
 
 

@@ -174,35 +174,35 @@ class LearningSession:
     def canonical_checked(self, url: str, canonical: str, same: bool) -> None:
         """The page of ``url`` declared ``canonical``, now checked against it (``same``: one
         page): evidence toward a form rule, or against one (``learning._url_forms``)."""
-        unifier = self.policies.unifier
-        try:
-            a, b = unifier.identify(url), unifier.identify(canonical)
-        except InvalidURL:
+        a, b = self._identity_parts(url), self._identity_parts(canonical)
+        if a is None or b is None or a == b:  # one identifier already: a rule merges them
             return
-        if a == b:  # one identifier already (a rule in force merges them)
-            return
-        prefix = unifier.prefix_text
         learner = self.learner
         version = learner.version
-        adopted = learner.observe_canonical(
-            identity_parts(a, prefix), identity_parts(b, prefix), same, (url, canonical)
-        )
+        adopted = learner.observe_canonical(a, b, same, (url, canonical))
         if learner.version != version:
             self._apply(adopted, [])
 
     def standalone(self, url: str) -> None:
         """The page of ``url`` names no other page canonical: a form rule that takes it is
         wrong (revoked), and no form that would is learned (``learning._url_forms``)."""
-        unifier = self.policies.unifier
-        try:
-            identifier = unifier.identify(url)
-        except InvalidURL:
+        parts = self._identity_parts(url)
+        if parts is None:
             return
         learner = self.learner
         version, known_revoked = learner.version, len(learner.revoked)
-        learner.observe_standalone(identity_parts(identifier, unifier.prefix_text), url)
+        learner.observe_standalone(parts, url)
         if learner.version != version:
             self._apply([], list(learner.revoked[known_revoked:]))
+
+    def _identity_parts(self, url: str) -> tuple[str, str, str | None] | None:
+        """Host, path and query of ``url``'s identifier under the policy in force; None for a
+        URL that has none."""
+        unifier = self.policies.unifier
+        try:
+            return identity_parts(unifier.identify(url), unifier.prefix_text)
+        except InvalidURL:
+            return None
 
     def _contradict(self, rule: LearnedRule, earlier: str, url: str) -> None:
         learner = self.learner
