@@ -317,8 +317,13 @@ def test_the_addon_alone_fetches_every_page(site: storesite.StoreSite, proxy: tu
         k.split("/", 3)[3] for k in stats if k.startswith("urlunify/learned/") and k.count("/") >= 4
     }
     # each product links its own id only: one value on each path (docs/learning.md), or the
-    # form of a product with it, from the canonical its pages declare
-    assert {"store.test/add_to_wishlist", "store.test//product/{s1}?add_to_wishlist=*"} & learned
+    # form of a product with it, from the canonical its pages declare, or the form of its id,
+    # from the shortlink they declare
+    assert {
+        "store.test/add_to_wishlist",
+        "store.test//product/{s1}?add_to_wishlist=*",
+        "store.test//product/*?add_to_wishlist={q0}",
+    } & learned, learned
     # no form that would take a later comment page
     assert not any(rule.startswith("store.test//product/{s1}/*") for rule in learned), learned
     assert {

@@ -149,13 +149,13 @@ def test_looser_item_thresholds_are_opt_in():
 def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
     # /claims/N is article N under a "Revision as of" banner, and declares /wiki/AN canonical
     # (fetched before): its exact signature differs, the near-duplicate check says the same page
-    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
+    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._declared"):
         site, stats, seen, items, dropped = yield crawl({})
     assert stats["urlunify/canonical/verified"] == 10
     assert stats["urlunify/canonical/near_duplicates"] == 10
     assert "urlunify/canonical/counter_examples" not in stats
     # and without near-duplicates, the same ten are counter-examples: the site's canonicals off
-    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
+    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._declared"):
         site, stats, seen, items, dropped = yield crawl({"URLUNIFY_NEAR_DUPLICATES": False})
     assert stats["urlunify/canonical/counter_examples"] == 5
     assert "canonicals of 127.0.0.1 are ignored for the rest of the crawl: 5 of 5" in caplog.text
@@ -165,7 +165,7 @@ def test_a_canonical_whose_target_is_a_near_duplicate_is_verified(caplog):
 def test_a_canonical_whose_target_is_a_duplicate_of_another_page_is_verified(caplog):
     # each /copy/AN is fetched after /wiki/AN (the same bytes): an exact duplicate, whose
     # near-duplicate signature is its article's; /claims/N (a banner more) names it canonical
-    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
+    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._declared"):
         site, stats, seen, items, dropped = yield crawl({}, start="/claims", copies=True)
     assert all(site.hits[f"/copy/{a}"] == 1 for a in wikisite.ARTICLES)
     assert stats["urlunify/signature/duplicates"] >= 5  # the copies after their articles
@@ -177,7 +177,7 @@ def test_a_canonical_whose_target_is_a_duplicate_of_another_page_is_verified(cap
 @pytest_twisted.inlineCallbacks
 def test_one_wrong_canonical_in_ten_does_not_switch_off_the_site(caplog):
     # /claims/3 declares /wiki/A4 canonical, but has A3's article
-    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
+    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._declared"):
         site, stats, seen, items, dropped = yield crawl({}, wrong=(3,))
     assert stats["urlunify/canonical/verified"] == 9
     assert stats["urlunify/canonical/counter_examples"] == 1
@@ -194,7 +194,7 @@ def test_one_wrong_canonical_in_ten_does_not_switch_off_the_site(caplog):
 
 @pytest_twisted.inlineCallbacks
 def test_mostly_wrong_canonicals_switch_the_site_off(caplog):
-    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
+    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._declared"):
         site, stats, seen, items, dropped = yield crawl({}, wrong=(0, 1, 2, 4, 5, 6, 8))
     # after five checked (0, 1, 2 wrong, 3 true, 4 wrong): 4 of 5 are other pages; the claims after
     # are not even checked

@@ -39,7 +39,7 @@ def test_a_declared_canonical_is_not_trusted_before_it_is_checked():
 
 @pytest_twisted.inlineCallbacks
 def test_a_canonical_whose_page_differs_is_a_counter_example(caplog):
-    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
+    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._declared"):
         site, stats = yield crawl_from("/learn", {})
     # /claim names /home its canonical; /home was fetched before, with another text: logged
     # with both URLs, and never trusted (the site's canonicals are ignored once more than a

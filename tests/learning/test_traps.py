@@ -66,7 +66,7 @@ def test_default_values_never_teach_that_a_parameter_does_not_matter():
 
 @pytest_twisted.inlineCallbacks
 def test_a_wrong_declared_canonical_never_hides_pages(caplog):
-    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._canonicals"):
+    with caplog.at_level("DEBUG", logger="scrapy_urlunify.integration.pages._declared"):
         site, stats, items = yield crawl_site(trapsite.start, "/blog/post-0", {})
     # every post names /blog/ its canonical; trusted at once, /blog/ counted as seen and the
     # posts only it links to were never fetched

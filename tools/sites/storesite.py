@@ -16,7 +16,9 @@ store imitates what WordPress, WooCommerce and their usual plug-ins do, from
   form ``/shop/<category>/<slug>/``; a blog post is ``/blog/<slug>/`` and ``/?p=<id>`` (its
   visible short link); a category's first page is also ``/?product_cat=<slug>`` (the categories
   widget of the home page). Every page declares its pretty URL as ``rel=canonical`` (but an
-  empty month of the calendar, which has none of its own);
+  empty month of the calendar, which has none of its own), and a product or post, as
+  WordPress does, its shortlink ``/?p=<id>`` as ``rel=shortlink`` (its later review pages too,
+  which are other pages: WordPress declares a post's shortlink on each of its comment pages);
 * **view segments**: AMP copies ``/product/<slug>/amp/`` and ``/blog/<slug>/amp/`` (the same
   visible text in lighter markup, canonical to the plain page; a visible "AMP" link besides
   ``rel=amphtml``), and ``/product/<slug>/comment-page-1/``, the product page itself (its reviews
@@ -640,6 +642,8 @@ class StoreSite:
             head.append(f'<link rel="canonical" href="{CANONICAL}{html.escape(canonical)}">')
         if amphtml and not amp:
             head.append(f'<link rel="amphtml" href="{CANONICAL}{html.escape(amphtml)}">')
+        if kind in ("product", "post") and not amp:  # WordPress's wp_shortlink_wp_head
+            head.append(f'<link rel="shortlink" href="{CANONICAL}/?p={args[0]}">')
         nav = "".join(
             f"<li>{v.a(t.base, html.escape(t.name))}</li>"
             for t in self.terms.values()

@@ -246,9 +246,16 @@ class UnifyCrawl:
                 pre_recorded=self.pre_recorded,
                 # the resume log's "done" is written by ResumeDoneMiddleware when it runs
                 done_on_response=not self.configured("SPIDER_MIDDLEWARES", "resume_done"),
+                redirected=self._redirected,
             )
         check: SeenCheck = self.__dict__["_seen_check"]
         return check
+
+    def _redirected(self, source: str, target: str) -> None:
+        """A redirect the dupefilter saw: the check of a declared shortlink, if it is one."""
+        pages = self.pages
+        if pages is not None and pages.shortlinks is not None:
+            pages.shortlinks.redirected(source, target)
 
     @cached_property
     def link_batch(self) -> LinkBatch | None:

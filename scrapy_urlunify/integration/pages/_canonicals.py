@@ -1,21 +1,18 @@
 """Declared canonicals (``URLUNIFY_CANONICALS``): a ``<link rel="canonical">`` or ``Link: <...>;
 rel="canonical"`` inside the same site is trusted only once the site's canonicals proved true:
-``CANONICAL_PROBATION`` (5) verified by fetching their target (the same signature, or a
-near-duplicate), and a site's canonicals are ignored once more than ``MAX_CONTRADICTED`` (a
-fifth) of at least five checked were other pages (docs/learning.md, "Declared canonicals on
-probation"). Every claim checked is told to ``checked`` (the learning session: pairs of one
+``PROBATION`` (5) verified by fetching their target (the same signature, or a near-duplicate),
+and a site's canonicals are ignored once more than ``MAX_CONTRADICTED`` (a fifth) of at least
+five checked were other pages (``_declared.SiteVerdicts``; docs/learning.md, "Declared
+canonicals on probation"). Every claim checked is told to ``checked`` (the learning session: pairs of one
 shape teach a form rule, ``learning/_url_forms.py``).
 """
 
 from __future__ import annotations
 
-import logging
-import re
 from typing import TYPE_CHECKING
 
-from scrapy.selector import Selector
-
 from scrapy_urlunify.core._url import InvalidURL, host_of
+from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_href
 from scrapy_urlunify.integration.rules._fetched import Recent
 from scrapy_urlunify.learning._near_duplicates import distance
 from scrapy_urlunify.learning._page_signature import site_key
@@ -27,19 +24,6 @@ if TYPE_CHECKING:
 
     from scrapy_urlunify.core._unify import Unifier
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
-
-
-logger = logging.getLogger(__name__)
-
-#: bytes of a page searched for its ``<head>``'s end (a declared canonical is in the head)
-HEAD_LIMIT = 256 * 1024
-_HEAD_END = re.compile(rb"</head\s*>|<body[\s>]", re.IGNORECASE)
-_CANONICAL_LINK = re.compile(r'<\s*([^>]*)>\s*;[^,]*\brel\s*=\s*"?canonical\b', re.IGNORECASE)
-#: declared canonicals of a site verified (target fetched, same signature) before they are trusted
-CANONICAL_PROBATION = 5
-#: the share of a site's checked canonicals that may be counter-examples (at least
-#: CANONICAL_PROBATION checked) before its canonicals are ignored
-MAX_CONTRADICTED = 0.2
 
 
 class Canonicals:
@@ -71,21 +55,19 @@ class Canonicals:
         self._fingerprints: Recent[int] = Recent()
         # canonical id -> (signature, fingerprint, claimer, site)
         self._claims: Recent[tuple[bytes, int | None, str, str]] = Recent()
-        self._verified: dict[str, int] = {}  # site -> declared canonicals found true
-        self._contradicted: dict[str, int] = {}  # site -> declared canonicals found false
-        self._ignored: set[str] = set()  # sites with too many declared canonicals found false
+        self.verdicts = SiteVerdicts(stats, "canonical")
         #: whether the page :meth:`declared` was last asked about named no other page canonical
         self.names_itself = True
 
     def fetched(self, identifier: str, sig: bytes, url: str, near_sig: int | None = None) -> None:
         """A page was fetched (``near_sig``: its near-duplicate signature, if any): the claims that
         named it canonical are checked."""
-        near_sig = self._fingerprint(sig, near_sig)
+        near_sig = self.fingerprint(sig, near_sig)
         self._recent.remember(identifier, (sig, near_sig))
         claim = self._claims.pop(identifier, None)
         if claim is not None:
             claimed, claimed_fp, claimer, site = claim
-            self._verify(site, self._same(claimed, claimed_fp, sig, near_sig), url, claimer)
+            self._verify(site, self.same(claimed, claimed_fp, sig, near_sig), url, claimer)
 
     def declared(
         self, response: TextResponse, identifier: str, site: str, unifier: Unifier
@@ -125,29 +107,29 @@ class Canonicals:
     ) -> tuple[str, str, str] | None:
         """The canonical ``response`` declares (:meth:`declared`), as ``(URL, identifier,
         identity host)``, once the site's canonicals have proven true (it is then the same page
-        as ``response``); None before. The first ``CANONICAL_PROBATION`` are checked by
+        as ``response``); None before. The first ``PROBATION`` are checked by
         fetching their target, and too many targets with other content make the crawl ignore
         that site's canonicals."""
         url, target, _ = declared
-        if site in self._ignored:
+        if site in self.verdicts.ignored:
             self.stats.inc("canonical/ignored")
             return None
-        near_sig = self._fingerprint(sig, near_sig)
+        near_sig = self.fingerprint(sig, near_sig)
         known = self._recent.get(target)
         if known is not None:  # the target was fetched already: the claim is checked now
-            same = self._same(sig, near_sig, *known)
+            same = self.same(sig, near_sig, *known)
             self._verify(site, same, url, response.url)
             if same:
                 self.true_claims.remember(identifier, url)
             return None
         self._claims.remember(target, (sig, near_sig, response.url, site))
-        if self._verified.get(site, 0) < CANONICAL_PROBATION:
+        if not self.verdicts.trusted(site):
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
         self.true_claims.remember(identifier, url)
         return declared
 
-    def _fingerprint(self, sig: bytes, near_sig: int | None) -> int | None:
+    def fingerprint(self, sig: bytes, near_sig: int | None) -> int | None:
         """``near_sig``, remembered for ``sig``; for a page without one (an exact duplicate), the
         fingerprint of the page it duplicates, if known."""
         key = sig.hex()
@@ -156,9 +138,14 @@ class Canonicals:
         self._fingerprints.remember(key, near_sig)
         return near_sig
 
-    def _same(
+    def page_of(self, identifier: str) -> tuple[bytes, int | None] | None:
+        """The signature and fingerprint of the page fetched lately under ``identifier``."""
+        return self._recent.get(identifier)
+
+    def same(
         self, sig: bytes, near_sig: int | None, other_sig: bytes, other_near_sig: int | None
     ) -> bool:
+        """Whether two pages are one: the same signature, or near-duplicates."""
         if sig == other_sig:
             return True
         if self.near_distance is None or near_sig is None or other_near_sig is None:
@@ -171,60 +158,9 @@ class Canonicals:
     def _verify(self, site: str, same: bool, canonical: str, claimer: str) -> None:
         if self.checked is not None:
             self.checked(claimer, canonical, same)
-        verified, contradicted = self._verified.get(site, 0), self._contradicted.get(site, 0)
-        if same:
-            self.stats.inc("canonical/verified")
-            verified = self._verified[site] = verified + 1
-        else:
-            self.stats.inc("canonical/counter_examples")
-            contradicted = self._contradicted[site] = contradicted + 1
-            logger.debug(
-                "Declared canonical %s of %s has other content: not the same page (%d of %d "
-                "checked on %s)",
-                canonical,
-                claimer,
-                contradicted,
-                verified + contradicted,
-                site,
-            )
-        if site in self._ignored:
-            return
-        checked = verified + contradicted
-        # judged on every verdict: four wrong then five true canonicals are not a trusted site
-        if checked >= CANONICAL_PROBATION and contradicted > MAX_CONTRADICTED * checked:
-            self._ignored.add(site)
-            logger.info(
-                "The declared canonicals of %s are ignored for the rest of the crawl: %d of %d "
-                "checked were other pages",
-                site,
-                contradicted,
-                checked,
-            )
-        elif same and verified == CANONICAL_PROBATION:
-            logger.info(
-                "Declared canonicals of %s verified %d times: trusted from now on", site, verified
-            )
+        self.verdicts.verify(site, same, canonical, claimer)
 
 
 def canonical_href(response: TextResponse) -> str | None:
-    """The canonical URL a response declares: a ``Link: <...>; rel="canonical"`` header, or a
-    ``<link rel="canonical">`` of its ``<head>``. Only the head is parsed (at most
-    ``HEAD_LIMIT`` bytes): the whole of a 50 MB page would cost hundreds of MB."""
-    for header in response.headers.getlist(b"Link"):
-        m = _CANONICAL_LINK.search(header.decode("latin-1"))
-        if m:
-            return m.group(1).strip()
-    body = response.body
-    end = _HEAD_END.search(body, 0, HEAD_LIMIT)
-    head = body[: end.start() if end else HEAD_LIMIT]
-    if b"canonical" not in head.lower():
-        return None
-    try:
-        href = (
-            Selector(text=head.decode(response.encoding, "replace"), type="html")
-            .xpath("//link[contains(concat(' ', normalize-space(@rel), ' '), ' canonical ')]/@href")
-            .get()
-        )
-    except ValueError:  # not a document lxml can parse
-        return None
-    return href.strip() if href else None
+    """The canonical URL a response declares (``_declared.declared_href``)."""
+    return declared_href(response, "canonical")

@@ -27,6 +27,7 @@ from scrapy_urlunify.integration.crawl._meta import (
 from scrapy_urlunify.integration.links._robots_meta import Noindex, passes_through
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
+from scrapy_urlunify.integration.pages._shortlinks import Shortlinks
 from scrapy_urlunify.integration.queue._frontier import spelling_of
 from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.rules._fetched import RECENT
@@ -153,6 +154,19 @@ class PageChecks:
             if s["URLUNIFY_CANONICALS"]
             else None
         )
+        self.shortlinks = (
+            Shortlinks(
+                stats,
+                self.granularity,
+                self.canonicals,
+                policies,
+                seen=seen,
+                learning=learning,
+                checked=learning.canonical_checked if learning is not None else None,
+            )
+            if self.canonicals is not None
+            else None
+        )
         if learning is not None:
             crawler.signals.connect(self._resume_fetched, signal=signals.spider_opened)
         crawler.signals.connect(self.close, signal=signals.spider_closed)
@@ -227,8 +241,11 @@ class PageChecks:
                 if found.distance <= self.near_distance:
                     self._near_duplicate(request, response.url, found)
         canonicals = self.canonicals
+        shortlinks = self.shortlinks
         if canonicals is not None:
             canonicals.fetched(identifier, sig, response.url, near_sig)
+        if shortlinks is not None:
+            shortlinks.fetched(identifier, sig, near_sig, response.url)
         # the learner sees near-duplicates under one signature (for exact ones, the page repeated),
         # unless the page shows the value its URL differs by (learning/_value_shown.py)
         learn_sig = (
@@ -253,6 +270,8 @@ class PageChecks:
             if declared is not None:
                 trusted = canonicals.trusted(response, declared, identifier, site, sig, near_sig)
             claim = canonicals.true_claims.get(identifier)
+            if shortlinks is not None:
+                shortlinks.declared(response, identifier, site, unifier, sig, near_sig)
             if canonicals.names_itself and evidence and self.learning is not None:
                 self.learning.standalone(response.url)
         if self.learning is not None:

@@ -242,6 +242,7 @@ class SeenCheck:
         probation: Probation | None = None,
         pre_recorded: PreRecorded | None = None,
         done_on_response: bool = True,
+        redirected: Callable[[str, str], None] | None = None,
     ) -> None:
         self.seen = seen
         self.store = seen.store
@@ -251,6 +252,8 @@ class SeenCheck:
         self.crawler = crawler
         self.probation = probation
         self.pre_recorded = pre_recorded
+        #: told ``(first URL, redirect target)`` of each redirect (a shortlink's check)
+        self.redirected = redirected
         self.debug = seen.debug
         self.logdupes = True
         self.logger = dupes_logger
@@ -411,9 +414,11 @@ class SeenCheck:
             for source in seen.keys.of_chain(request, None if seen.direct else seen.key_of):
                 if source != key:
                     log.done(source)
+        redirect_urls = meta.get("redirect_urls") if meta else None
+        if redirect_urls and self.redirected is not None:
+            self.redirected(str(redirect_urls[0]), request.url)
         if seen.add(request, key, self._spider()):
             return self._scheduled_before_rules(request, key)
-        redirect_urls = meta.get("redirect_urls") if meta else None
         if redirect_urls and self._same_page_as_chain(request, redirect_urls):
             self.stats.inc("redirects/same_page")
             return False
