@@ -31,6 +31,7 @@ from scrapy_urlunify.integration.pages._shortlinks import Shortlinks
 from scrapy_urlunify.integration.queue._frontier import spelling_of
 from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.rules._fetched import RECENT
+from scrapy_urlunify.integration.rules._probation import sample_priority
 from scrapy_urlunify.integration.seen._resume import fetched_before
 from scrapy_urlunify.learning._page_signature import page_signature, site_key, tree_body_text
 from scrapy_urlunify.learning._value_shown import shows_own_value
@@ -163,6 +164,8 @@ class PageChecks:
                 seen=seen,
                 learning=learning,
                 checked=learning.canonical_checked if learning is not None else None,
+                crawler=crawler,
+                priority=sample_priority(s),
             )
             if self.canonicals is not None
             else None

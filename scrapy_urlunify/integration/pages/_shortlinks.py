@@ -5,7 +5,10 @@ of them fetched and found the page that declared them, or a redirect to it), the
 every page fetched counts as seen: a link to it is not fetched again (docs/learning.md,
 "Declared shortlinks").
 
-Only a fetch checks a site: two pages that declare one shortlink with other texts (WordPress
+A site's first claims are checked by fetching their shortlink ahead of every request (at most
+``PROBES`` per site; a shortlink is seldom linked), like any page: a true one is a duplicate
+page or a redirect to a page seen, a false one a page the spider gets. Only a fetch checks a
+site: two pages that declare one shortlink with other texts (WordPress
 declares a post's on each of its comment pages) are a conflict, and the shortlink stays the
 first page's. Every claim compared with the page a shortlink was shown to be is told to
 ``checked`` (the learning session: ``/?post_type=product&p={id}`` is ``/?p={id}``, a form rule).
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy import Request
+
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_href
 from scrapy_urlunify.integration.rules._fetched import Recent
@@ -23,6 +28,7 @@ from scrapy_urlunify.learning._page_signature import site_key
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from scrapy.crawler import Crawler
     from scrapy.http import TextResponse
 
     from scrapy_urlunify.core._unify import Unifier
@@ -35,6 +41,8 @@ if TYPE_CHECKING:
 #: a claim awaiting its shortlink's fetch: (signature, fingerprint, claimer URL, claimer
 #: identifier, site, shortlink URL)
 _Claim = tuple[bytes, "int | None", str, str, str, str]
+#: shortlinks of a site fetched to check its claims (twice what trusts it: some fail)
+PROBES = 10
 #: pages that claimed a pending shortlink with its first claim's text, kept per shortlink
 AGREEING = 4
 
@@ -53,6 +61,8 @@ class Shortlinks:
         seen: SeenKeys | None,
         learning: LearningSession | None,
         checked: Callable[[str, str, bool], None] | None = None,
+        crawler: Crawler | None = None,
+        priority: int = 0,
     ) -> None:
         self.stats = stats
         #: what a site is (``URLUNIFY_SIGNATURE_GRANULARITY``): shortlinks never cross one
@@ -65,6 +75,10 @@ class Shortlinks:
         #: told ``(page URL, shortlink, same page)`` of every claim compared with a known page
         self.checked = checked
         self.verdicts = SiteVerdicts(stats, "shortlink")
+        #: the crawl a shortlink is fetched in, to check it, with this priority
+        self.crawler = crawler
+        self.priority = priority
+        self._probes: dict[str, int] = {}  # site -> its shortlinks fetched to check them
         self._claims: Recent[_Claim] = Recent()  # shortlink identifier -> a claim of it
         # shortlink identifier -> (signature, fingerprint) of the page it was recorded for
         self._recorded: Recent[tuple[bytes, int | None]] = Recent()
@@ -136,9 +150,14 @@ class Shortlinks:
             self.stats.inc("shortlink/ignored")
             return
         near_sig = self.canonicals.fingerprint(sig, near_sig)
-        known = self._recorded.get(target) or self.canonicals.page_of(target)
-        if known is not None:
-            same = self.canonicals.same(sig, near_sig, *known)
+        fetched = self.canonicals.page_of(target)
+        if fetched is not None:  # the shortlink was fetched before: the claim is checked now
+            same = self.canonicals.same(sig, near_sig, *fetched)
+            self._verify(site, same, url, response.url, target)
+            return
+        recorded = self._recorded.get(target)
+        if recorded is not None:
+            same = self.canonicals.same(sig, near_sig, *recorded)
             if self.checked is not None:
                 self.checked(response.url, url, same)
             if not same:
@@ -157,18 +176,29 @@ class Shortlinks:
         if not self.verdicts.trusted(site):
             self._claims.remember(target, claim)
             self.stats.inc("shortlink/on_probation")  # a fetch of it checks it
+            self._probe(site, url)
             return
         self._record(target, claim)
+
+    def _probe(self, site: str, url: str) -> None:
+        """Fetch ``url``, a shortlink claimed on ``site``, next: its check."""
+        engine = self.crawler.engine if self.crawler is not None else None
+        probes = self._probes.get(site, 0)
+        if engine is None or probes >= PROBES:
+            return
+        self._probes[site] = probes + 1
+        self.stats.inc("shortlink/probes")
+        engine.crawl(Request(url, priority=self.priority))
 
     def _verify(self, site: str, same: bool, shortlink: str, claimer: str, target: str) -> None:
         self._told(target, shortlink, same, claimer)
         if not self.verdicts.verify(site, same, shortlink, claimer):
             return
         # trusted now: the shortlinks claimed meanwhile are recorded too
-        for target, claim in list(self._claims.items()):
+        for claimed, claim in list(self._claims.items()):
             if claim[4] == site:
-                del self._claims[target]
-                self._record(target, claim)
+                del self._claims[claimed]
+                self._record(claimed, claim)
 
     def _record(self, target: str, claim: _Claim) -> None:
         """A trusted shortlink (``target`` its identifier) is the page of ``claim``: counted as

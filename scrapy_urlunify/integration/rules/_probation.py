@@ -53,6 +53,17 @@ MERGED_KEPT = 10_000
 #: (with the frontier, twice its penalty more: a sample's URL pattern is usually one of
 #: duplicates, penalised twice)
 SAMPLE_PRIORITY = 1000
+
+
+def sample_priority(settings: dict[str, Any]) -> int:
+    """The priority boost of a request fetched to check something (a rule's sample, a declared
+    shortlink): ahead of every request, penalised by the frontier or not."""
+    boost = SAMPLE_PRIORITY
+    if settings["URLUNIFY_FRONTIER"]:
+        boost += 2 * settings["URLUNIFY_FRONTIER_PENALTY"]
+    return boost
+
+
 #: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its
 #: verdict)
 _SAMPLE = "~"

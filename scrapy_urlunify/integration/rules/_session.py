@@ -19,7 +19,7 @@ from scrapy_urlunify.core._forms import identity_parts
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
 from scrapy_urlunify.integration.rules._fetched import FetchedPages
-from scrapy_urlunify.integration.rules._probation import SAMPLE_PRIORITY, Probation, rule_key
+from scrapy_urlunify.integration.rules._probation import Probation, rule_key, sample_priority
 from scrapy_urlunify.learning._persist import LearnedRulesStore
 from scrapy_urlunify.stores._base import StoreError
 
@@ -95,10 +95,6 @@ class LearningSession:
             else LearnedRulesStore(redis=where)
         )
         self.pages = FetchedPages(faults, stores.fetched())
-        # a sample goes ahead of every request, penalised by the frontier or not
-        boost = SAMPLE_PRIORITY
-        if settings["URLUNIFY_FRONTIER"]:
-            boost += 2 * settings["URLUNIFY_FRONTIER_PENALTY"]
         self.probation = Probation(
             crawler,
             stats,
@@ -109,7 +105,7 @@ class LearningSession:
             seen.holds_identifier if seen is not None else _nothing,
             save=self.save,
             samples_needed=settings["URLUNIFY_LEARN_PROBATION_SAMPLES"],
-            sample_boost=boost,
+            sample_boost=sample_priority(settings),
         )
         self._restore()
         crawler.signals.connect(self._resume_kept, signal=signals.spider_opened)
