@@ -206,3 +206,42 @@ def test_near_duplicates_that_show_the_value_their_urls_differ_by_teach_nothing(
     assert stats["urlunify/learned/value_shown"] >= CONTEXT_VALUES
     assert not any(k.startswith("urlunify/learned/param/") for k in stats), sorted(stats)
     assert all(site.hits[f"/edit?title=Talk:p{n}"] == 1 for n in range(TALK_PAGES))
+
+
+class BusterSite(EditSite):
+    """The edit views of :class:`EditSite`, each linked first with a cache buster ``v=7`` (as
+    WooCommerce's geolocation appends to every link of a page) and then without; the pages
+    ``/pN`` too. ``v`` does not matter anywhere."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, params = self.count(request)
+        if base.startswith("/p") and base[2:].isdigit():
+            n = int(base[2:])
+            links = [f"/edit?title=Talk:p{n}&v=7", f"/edit?title=Talk:p{n}", f"/p{n}?v=7"]
+            links += [f"/p{n + 1}"] if n + 1 < TALK_PAGES else []
+            return _html(f"page {n}", links)
+        return super().render_GET(request)
+
+
+def _start_buster() -> tuple[BusterSite, object, str]:
+    site = BusterSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_kept_apart_for_the_value_it_shows_keeps_its_exact_duplicates():
+    """``/edit?title=Talk:p1&v=7`` is a near-duplicate of the first edit view that shows its own
+    title: the learner sees its own signature. ``/edit?title=Talk:p1``, fetched next, is its
+    exact duplicate and must be seen with that signature too (before: with the first view's,
+    "other content", so ``v`` was a counter-example and never learned)."""
+    site, stats, _items = yield crawl_site(_start_buster, "/", {"URLUNIFY_LEARN": True})
+    assert stats["urlunify/learned/value_shown"] >= 1
+    assert any(k.startswith("urlunify/learned/param/") and k.endswith("/v") for k in stats), (
+        sorted(stats)
+    )
+    assert not any(k.startswith("urlunify/learned/revoked") for k in stats), sorted(stats)
+    # title matters: each talk page's edit view is fetched
+    assert all(
+        site.hits[f"/edit?title=Talk:p{n}&v=7"] + site.hits[f"/edit?title=Talk:p{n}"] >= 1
+        for n in range(TALK_PAGES)
+    )

@@ -257,7 +257,8 @@ class PageChecks:
             else sig
         )
         if (
-            learn_sig != sig
+            near is not None
+            and learn_sig != sig
             and found is not None
             and found.of is not None
             and isinstance(response, HtmlResponse)
@@ -266,6 +267,9 @@ class PageChecks:
             )
         ):
             learn_sig = sig
+            # and for the exact duplicates of this page, fetched later: one text, one signature
+            # (else ?orderby=price is "other content" than ?orderby=price&v=1, and v "matters")
+            near.keep_apart(base_identifier, sig)
             self.stats.inc("learned/value_shown")
         trusted = claim = declared = None
         if canonicals is not None and isinstance(response, TextResponse):

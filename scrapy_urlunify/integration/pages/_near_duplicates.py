@@ -252,6 +252,13 @@ class NearDuplicatePages:
         known = self._pages.get(page_key(base_identifier))
         return known[1] if known is not None else sig
 
+    def keep_apart(self, base_identifier: str, sig: bytes) -> None:
+        """The page ``base_identifier`` is no near-duplicate for the learner (it shows the value
+        its URL differs by): its exact duplicates are grouped under its own ``sig`` too."""
+        key = page_key(base_identifier)
+        if key in self._pages:
+            self._pages[key] = (base_identifier, sig)
+
     def _remember(self, key: int, base_identifier: str, sig: bytes) -> None:
         pages = self._pages
         pages[key] = (base_identifier, sig)
