@@ -214,13 +214,14 @@ class BusterSite(EditSite):
     ``/pN`` too. ``v`` does not matter anywhere."""
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
-        base, params = self.count(request)
-        if base.startswith("/p") and base[2:].isdigit():
-            n = int(base[2:])
-            links = [f"/edit?title=Talk:p{n}&v=7", f"/edit?title=Talk:p{n}", f"/p{n}?v=7"]
-            links += [f"/p{n + 1}"] if n + 1 < TALK_PAGES else []
-            return _html(f"page {n}", links)
-        return super().render_GET(request)
+        path = request.uri.decode().partition("?")[0]
+        if not (path.startswith("/p") and path[2:].isdigit()):
+            return super().render_GET(request)
+        self.count(request)
+        n = int(path[2:])
+        links = [f"/edit?title=Talk:p{n}&v=7", f"/edit?title=Talk:p{n}", f"/p{n}?v=7"]
+        links += [f"/p{n + 1}"] if n + 1 < TALK_PAGES else []
+        return _html(f"page {n}", links)
 
 
 def _start_buster() -> tuple[BusterSite, object, str]:
@@ -236,8 +237,8 @@ def test_a_page_kept_apart_for_the_value_it_shows_keeps_its_exact_duplicates():
     "other content", so ``v`` was a counter-example and never learned)."""
     site, stats, _items = yield crawl_site(_start_buster, "/", {"URLUNIFY_LEARN": True})
     assert stats["urlunify/learned/value_shown"] >= 1
-    assert any(k.startswith("urlunify/learned/param/") and k.endswith("/v") for k in stats), (
-        sorted(stats)
+    assert any(k.startswith("urlunify/learned/param/") and k.endswith("/v") for k in stats), sorted(
+        stats
     )
     assert not any(k.startswith("urlunify/learned/revoked") for k in stats), sorted(stats)
     # title matters: each talk page's edit view is fetched
