@@ -16,6 +16,7 @@ from minicrawl import PageSpider, run
 from scrapy.http import HtmlResponse
 
 from scrapy_urlunify.integration.pages._declared import PROBATION, declared_href
+from scrapy_urlunify.integration.pages._shortlinks import PROBES
 
 ONLY_BY_SHORTLINK = shortlinksite.POSTS - shortlinksite.LISTED
 
@@ -38,6 +39,18 @@ def _hits(site, query: str) -> int:  # type: ignore[no-untyped-def]
     return sum(n for url, n in site.hits.items() if url.startswith("/?" + query))
 
 
+def _query_forms_again(site) -> int:  # type: ignore[no-untyped-def]
+    """The query-form requests of a post whose page was requested before (permalink or query
+    form): fetched again."""
+    shown, again = set(), 0
+    for url in site.order:
+        page = _page(url)
+        again += page in shown and "post_type=" in url
+        if page is not None:
+            shown.add(page)
+    return again
+
+
 def _every_page_once(crawler, items) -> None:  # type: ignore[no-untyped-def]
     shown = Counter(_page(item["url"]) for item in items)
     assert set(shown) == _all_pages()
@@ -57,9 +70,10 @@ def test_shortlinks_that_proved_true_are_not_fetched_again():
     assert stats["urlunify/shortlink/verified"] >= PROBATION
     assert _hits(site, "p=") <= PROBATION + ONLY_BY_SHORTLINK
     # the query form names the same id: six of its pages declaring a known shortlink make a
-    # form rule, checked by three samples
+    # form rule, checked by three samples; plain fetches each post's query form after the post
     assert stats["urlunify/learned/form/127.0.0.1//?p={q0}&post_type=post"] == 6
-    assert _hits(site, "post_type=") <= 6 + 3
+    assert _query_forms_again(plain) == shortlinksite.POSTS
+    assert _query_forms_again(site) <= shortlinksite.POSTS // 2
     # a post's second comment page declares the post's shortlink: another page, a conflict,
     # fetched and scraped like every page
     assert stats["urlunify/shortlink/conflicts"] >= 1
@@ -97,3 +111,22 @@ def test_a_shortlink_is_read_from_the_link_header_or_the_head():
     # only the head: a shortlink in the body is no declaration
     body = b"<html><head></head><body><link rel='shortlink' href='/?p=8'></body></html>"
     assert declared_href(HtmlResponse("http://a.test/x", body=body), "shortlink") is None
+
+
+@pytest_twisted.inlineCallbacks
+def test_shortlinks_nothing_links_are_checked_by_probes():
+    """No page links a shortlink (the related posts by their query form): the site's first
+    claims are checked by fetching their shortlink, then the query form is learned from the
+    posts' claims and not fetched for a post fetched before."""
+    site, crawler, items, _ = yield run(
+        partial(shortlinksite.start, linked=False), "/", {}, PageSpider
+    )
+    stats = crawler.stats.get_stats()
+    assert PROBATION <= stats["urlunify/shortlink/probes"] <= PROBES
+    assert stats["urlunify/shortlink/verified"] >= PROBATION
+    assert _hits(site, "p=") == stats["urlunify/shortlink/probes"]
+    assert stats["urlunify/learned/form/127.0.0.1//?p={q0}&post_type=post"] == 6
+    # the query forms of posts fetched before: six pairs, three samples of the form, and those
+    # queued before it (plain: every post's, 30)
+    assert _query_forms_again(site) <= shortlinksite.POSTS // 2
+    _every_page_once(crawler, items)

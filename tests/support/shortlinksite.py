@@ -11,7 +11,9 @@ checked on (tests/integration/test_shortlinks.py).
   answers with the post itself, declaring its permalink canonical;
 * every fifth post has a second comment page ``/post/<slug>/comment-page-2/``: a page of its
   own that declares its post's shortlink too (WordPress does);
-* ``LYING``: a site whose posts declare the next post's shortlink (their claims are false).
+* ``lying``: a site whose posts declare the next post's shortlink (their claims are false);
+* ``linked=False``: a site that never links a shortlink (the related posts by query form too),
+  as a WooCommerce product's ``/?p=<id>`` is never linked: only a probe checks its claims.
 
 ``page_of(path, params)`` is the page a URL shows (None: a 404, or a redirect).
 """
@@ -22,7 +24,7 @@ from minisite import CountingSite, listen
 
 POSTS = 30
 LISTED = 20
-_WORDS = "amber basil cedar delta ember fjord grove heron iris juniper".split()
+_WORDS = ["amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron", "iris", "juniper"]
 
 
 def slug(i: int) -> str:
@@ -68,13 +70,18 @@ def _html(title: str, main: str, head: str) -> bytes:
 
 
 class ShortlinkSite(CountingSite):
-    def __init__(self, lying: bool = False) -> None:
+    def __init__(self, lying: bool = False, linked: bool = True) -> None:
         super().__init__()
         #: posts declare the next post's shortlink
         self.lying = lying
+        #: posts link their own shortlink and the related posts' (else their query forms)
+        self.linked = linked
+        #: the URLs requested, in order
+        self.order: list[str] = []
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         path, params = self.count(request)
+        self.order.append(request.uri.decode())
         if path == "/" and set(params) == {"p"} and _index(params) is not None:
             request.setResponseCode(301)
             request.setHeader(b"Location", f"/post/{slug(_index(params))}/".encode())  # type: ignore[arg-type]
@@ -96,21 +103,22 @@ class ShortlinkSite(CountingSite):
         if page.endswith("comment-page-2/"):
             main = f"<p>Older comments on {slug(i)}: lovely, thanks, agreed.</p>"
             return _html(f"Comments on {slug(i)}", main, head)
+        form = "/?p=" if self.linked else "/?post_type=post&amp;p="
         related = "".join(
-            f"<li><a href='/?p={post_id((i + k) % POSTS)}'>Post {(i + k) % POSTS}</a></li>"
+            f"<li><a href='{form}{post_id((i + k) % POSTS)}'>Post {(i + k) % POSTS}</a></li>"
             for k in (1, 2, 3)
         )
         recent = f"/?post_type=post&amp;p={post_id((i + 5) % POSTS)}"
+        own = f"<p><a href='/?p={post_id(i)}'>Short link</a></p>" if self.linked else ""
         main = (
             f"<p>Post {i}: notes about {slug(i).replace('-', ' ')} and more.</p>"
-            f"<p><a href='/?p={post_id(i)}'>Short link</a></p><ul>{related}</ul>"
-            f"<p><a href='{recent}'>Recently viewed</a></p>"
+            f"{own}<ul>{related}</ul><p><a href='{recent}'>Recently viewed</a></p>"
         )
         if i % 5 == 0:
             main += f"<p><a href='/post/{slug(i)}/comment-page-2/'>Older comments</a></p>"
         return _html(f"Post {slug(i)}", main, head)
 
 
-def start(lying: bool = False) -> tuple[ShortlinkSite, object, str]:
-    site = ShortlinkSite(lying)
+def start(lying: bool = False, linked: bool = True) -> tuple[ShortlinkSite, object, str]:
+    site = ShortlinkSite(lying, linked)
     return (site, *listen(site))

@@ -40,6 +40,9 @@ NOINDEX_META = "urlunify_noindex"
 #: a probation sample: (rule key, identifier it was merged into, entry id, earlier URL, earlier
 #: signature) -- fetched although the current policy merges it, to check the rule
 PROBATION_META = "urlunify_probation"
+#: a declared shortlink fetched to check a site's shortlinks (integration/pages/_shortlinks.py):
+#: never held back by the frontier, it is the check
+PROBE_META = "urlunify_shortlink_probe"
 #: the root page of a new alias rule's host, asked for to be one of its samples: sampled even
 #: when an earlier request for it was recorded (it may never have been fetched)
 ROOT_PAGE_META = "urlunify_root_page"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from scrapy import Request
 
 from scrapy_urlunify.core._url import InvalidURL, host_of
+from scrapy_urlunify.integration.crawl._meta import PROBE_META
 from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_href
 from scrapy_urlunify.integration.rules._fetched import Recent
 from scrapy_urlunify.learning._page_signature import site_key
@@ -80,8 +81,10 @@ class Shortlinks:
         self.priority = priority
         self._probes: dict[str, int] = {}  # site -> its shortlinks fetched to check them
         self._claims: Recent[_Claim] = Recent()  # shortlink identifier -> a claim of it
-        # shortlink identifier -> (signature, fingerprint) of the page it was recorded for
-        self._recorded: Recent[tuple[bytes, int | None]] = Recent()
+        # shortlink identifier -> (signature, fingerprint) of the page it was shown to be (a
+        # claim found true) or recorded for (a trusted site's claim): later claims of it are
+        # compared with that page, a conflict when another (never a verdict on the site)
+        self._settled: Recent[tuple[bytes, int | None]] = Recent()
         # shortlink identifier -> the other pages that claimed it, with the same text as its
         # claim: told to ``checked`` with the claim's verdict
         self._agreeing: Recent[list[str]] = Recent()
@@ -93,7 +96,7 @@ class Shortlinks:
             claimed, claimed_fp, claimer, _, site, _ = claim
             near_sig = self.canonicals.fingerprint(sig, near_sig)
             same = self.canonicals.same(claimed, claimed_fp, sig, near_sig)
-            self._verify(site, same, url, claimer, identifier)
+            self._verify(site, same, url, claimer, identifier, claim)
 
     def redirected(self, source: str, target: str) -> None:
         """A request for ``source`` was redirected to ``target`` (WordPress answers a
@@ -117,7 +120,7 @@ class Shortlinks:
                 self._claims.remember(to, claim)  # checked when the target is fetched
                 return
             same = self.canonicals.same(claim[0], claim[1], *known)
-        self._verify(claim[4], same, source, claim[2], key)
+        self._verify(claim[4], same, source, claim[2], key, claim)
 
     def declared(
         self,
@@ -140,7 +143,10 @@ class Shortlinks:
             self.stats.inc("shortlink/invalid")
             return
         if target == identifier:
-            return  # fetched under its shortlink
+            # fetched under its shortlink (or a URL a rule merges with it): the page it shows
+            if target not in self._settled:
+                self._settled.remember(target, (sig, self.canonicals.fingerprint(sig, near_sig)))
+            return
         host = host_of(url)
         identity_host = unifier.host_rules(host).identity_host if host else ""
         if not host or site_key(identity_host, self.granularity) != site:
@@ -150,18 +156,19 @@ class Shortlinks:
             self.stats.inc("shortlink/ignored")
             return
         near_sig = self.canonicals.fingerprint(sig, near_sig)
-        fetched = self.canonicals.page_of(target)
-        if fetched is not None:  # the shortlink was fetched before: the claim is checked now
-            same = self.canonicals.same(sig, near_sig, *fetched)
-            self._verify(site, same, url, response.url, target)
-            return
-        recorded = self._recorded.get(target)
-        if recorded is not None:
-            same = self.canonicals.same(sig, near_sig, *recorded)
+        settled = self._settled.get(target)
+        if settled is not None:
+            same = self.canonicals.same(sig, near_sig, *settled)
             if self.checked is not None:
                 self.checked(response.url, url, same)
             if not same:
                 self.stats.inc("shortlink/conflicts")
+            return
+        claim = (sig, near_sig, response.url, identifier, site, url)
+        fetched = self.canonicals.page_of(target)
+        if fetched is not None:  # the shortlink was fetched before: the claim is checked now
+            same = self.canonicals.same(sig, near_sig, *fetched)
+            self._verify(site, same, url, response.url, target, claim)
             return
         pending = self._claims.get(target)
         if pending is not None:  # checked, with its first claim, by its fetch
@@ -172,7 +179,6 @@ class Shortlinks:
             else:
                 self.stats.inc("shortlink/conflicts")
             return
-        claim = (sig, near_sig, response.url, identifier, site, url)
         if not self.verdicts.trusted(site):
             self._claims.remember(target, claim)
             self.stats.inc("shortlink/on_probation")  # a fetch of it checks it
@@ -188,10 +194,15 @@ class Shortlinks:
             return
         self._probes[site] = probes + 1
         self.stats.inc("shortlink/probes")
-        engine.crawl(Request(url, priority=self.priority))
+        engine.crawl(Request(url, priority=self.priority, meta={PROBE_META: True}))
 
-    def _verify(self, site: str, same: bool, shortlink: str, claimer: str, target: str) -> None:
+    def _verify(
+        self, site: str, same: bool, shortlink: str, claimer: str, target: str, claim: _Claim
+    ) -> None:
+        """The first claim of ``shortlink`` (``target`` its identifier) was checked."""
         self._told(target, shortlink, same, claimer)
+        if same:
+            self._settled.remember(target, (claim[0], claim[1]))
         if not self.verdicts.verify(site, same, shortlink, claimer):
             return
         # trusted now: the shortlinks claimed meanwhile are recorded too
@@ -204,7 +215,7 @@ class Shortlinks:
         """A trusted shortlink (``target`` its identifier) is the page of ``claim``: counted as
         seen and as obtained."""
         sig, near_sig, url = claim[0], claim[1], claim[5]
-        self._recorded.remember(target, (sig, near_sig))
+        self._settled.remember(target, (sig, near_sig))
         self._told(target, url, True)
         if self.seen is not None and self.seen.record_url(url):
             self.stats.inc("shortlink/recorded")

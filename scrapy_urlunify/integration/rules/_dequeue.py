@@ -23,6 +23,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     LEVEL_META,
     POLICY_META,
     PROBATION_META,
+    PROBE_META,
     QUEUE_ID_META,
     RESUMED_META,
 )
@@ -121,8 +122,14 @@ class DequeueMiddleware:
             # learned rules now, or when it was queued; or pages obtained under other URLs
             self._drop_fetched(request, other_rules)
         frontier = self.frontier
-        if frontier is None or PROBATION_META in meta or QUEUE_ID_META in meta:
-            # a probation sample is the check; a reliable queue's entry is in flight
+        if (
+            frontier is None
+            or PROBATION_META in meta
+            or PROBE_META in meta
+            or QUEUE_ID_META in meta
+        ):
+            # a probation sample or a shortlink probe is the check; a reliable queue's entry is
+            # in flight
             return None
         seen = self.seen
         if seen is None or seen.resume_log is not None:

@@ -14,7 +14,7 @@ from scrapy_urlunify.core._domains import within
 from scrapy_urlunify.core._forms import UrlForm
 from scrapy_urlunify.core._params import context_items
 from scrapy_urlunify.learning._rule_contexts import split_context
-from scrapy_urlunify.learning._rule_types import evidence_lead, param_value
+from scrapy_urlunify.learning._rule_types import FORM, evidence_lead, param_value
 
 if TYPE_CHECKING:
     from scrapy_urlunify.learning._rule_types import LearnedRule
@@ -128,7 +128,11 @@ class RuleOnProbation:
         """What two samples of the rule must differ in: their path; for a rule of one rule
         context (one path), the query items outside the context -- the parameter's value and
         the item naming the page (``returnto=X``; ``id=5&sort=price``) -- so that its samples
-        come as fast as the requests it merges, even for a parameter of two or three values."""
+        come as fast as the requests it merges, even for a parameter of two or three values.
+        For a form rule, the whole URL: what it captures may be all in the query
+        (``/?p={q0}&post_type=product``, every URL on the path ``/``)."""
+        if self.rule.kind == FORM:
+            return url.split("#", 1)[0]
         if not self.rule.context:
             return url_path(url)
         query = url.split("#", 1)[0].partition("?")[2]
