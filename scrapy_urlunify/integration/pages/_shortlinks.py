@@ -3,13 +3,14 @@ rel=shortlink`` names another URL of the page itself (WordPress's ``/?p=17``, Dr
 ``/node/17``). Inside the same site, once the site's shortlinks proved true (``PROBATION``
 of them fetched and found the page that declared them, or a redirect to it), the shortlink of
 every page fetched counts as seen: a link to it is not fetched again (docs/learning.md,
-"Declared shortlinks").
+"Declared shortlinks on probation").
 
 A site's first claims are checked by fetching their shortlink ahead of every request (at most
 ``PROBES`` per site; a shortlink is seldom linked), like any page: a true one is a duplicate
-page or a redirect to a page seen, a false one a page the spider gets. Only a fetch checks a
-site: two pages that declare one shortlink with other texts (WordPress
-declares a post's on each of its comment pages) are a conflict, and the shortlink stays the
+page or a redirect to a page seen, a false one a page the spider gets (a probe is never held
+back by the frontier). Only a fetch checks a site, and only a shortlink's first claim: once a
+shortlink was shown to be a page, another page that claims it with other text (WordPress
+declares a post's on each of its comment pages) is a conflict, and the shortlink stays the
 first page's. Every claim compared with the page a shortlink was shown to be is told to
 ``checked`` (the learning session: ``/?post_type=product&p={id}`` is ``/?p={id}``, a form rule).
 """
