@@ -246,9 +246,9 @@ _INTEGRATION: tuple[Setting, ...] = (
         "URLUNIFY_CANONICALS",
         True,
         "bool",
-        "A declared rel=canonical inside the same site marks its URL as seen, once the site's "
-        "first five were verified by fetching their target (more than a fifth false: the site's "
-        "are ignored).",
+        "A declared rel=canonical (or rel=shortlink) inside the same site marks its URL as "
+        "seen, once the site's first five were verified by fetching their target (more than a "
+        "fifth false: the site's are ignored).",
     ),
     Setting(
         "URLUNIFY_LEARN",
