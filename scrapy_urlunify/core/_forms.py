@@ -115,6 +115,21 @@ def includes(form: str, other: str) -> bool:
     return all(a == b or isinstance(a, _Hole) for a, b in pairs)
 
 
+def subsumes(wide: tuple[str, str], form: tuple[str, str]) -> bool:
+    """Whether the ``(source, target)`` form ``wide`` gives every URL of ``form``'s source
+    the page ``form`` gives it: ``form`` merges nothing ``wide`` does not (``/shop/hats/{s2}``
+    beside ``/shop/*/{s2}``, ``?paged=2`` beside ``?paged={q0}``)."""
+    if wide == form or not includes(wide[0], form[0]):
+        return False
+    # the narrower source read as a URL whose holes are texts: where the wider form has a
+    # hole, it writes what the narrower form has there, a text or the same hole
+    path, query = _split(form[0])
+    items = query_items(query)
+    out = UrlForm(*wide).apply(path.split("/")[1:], items or {})
+    target_path, target_query = _split(form[1])
+    return out == (target_path, "&".join(sorted(target_query.split("&"))) or None)
+
+
 def _fits(piece: Piece, value: str, got: dict[str, str]) -> bool:
     if isinstance(piece, str):
         return value == piece

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from scrapy_urlunify.core._forms import subsumes
 from scrapy_urlunify.learning._rule_types import (
     ALIAS,
     FORM,
@@ -101,10 +102,16 @@ def path_suffixes(rules: Sequence[LearnedRule]) -> dict[str, list[str]]:
 
 
 def url_forms(rules: Sequence[LearnedRule]) -> dict[str, dict[str, str]]:
-    """The form rules as a ``url_forms`` dict ``{host: {source: target}}``."""
+    """The form rules as a ``url_forms`` dict ``{host: {source: target}}``, without a form
+    that a wider one of the same host subsumes (``/shop/hats/{s2}`` once ``/shop/*/{s2}`` was
+    learned: it merges nothing more, and stays a rule, in force again if the wider one is
+    revoked)."""
+    forms = [r for r in rules if r.kind == FORM]
     out: dict[str, dict[str, str]] = {}
-    for r in rules:
-        if r.kind == FORM:
+    for r in forms:
+        if not any(
+            w.host == r.host and subsumes((w.name, w.target), (r.name, r.target)) for w in forms
+        ):
             out.setdefault(r.host, {})[r.name] = r.target
     return out
 

@@ -7,7 +7,7 @@ import pytest
 from scrapy.settings import Settings
 
 from scrapy_urlunify import Policy, identify, standardize
-from scrapy_urlunify.core._forms import identity_parts
+from scrapy_urlunify.core._forms import identity_parts, subsumes
 from scrapy_urlunify.integration.settings import SettingsError, policy_from_settings
 
 FORMS = {
@@ -95,3 +95,21 @@ def test_identity_parts_split_an_identifier_without_scope_scheme_or_port() -> No
     assert identity_parts("s|shop.test:8080/a/b?x=1", "s|") == ("shop.test", "/a/b", "x=1")
     assert identity_parts("http://[::1]:81/", "") == ("[::1]", "/", None)
     assert identity_parts("shop.test/?", "") == ("shop.test", "/", "")
+
+
+def test_a_wider_form_subsumes_the_narrower_forms_it_gives_the_same_pages() -> None:
+    paged = ("/{s0}/{s1}?paged={q0}", "/{s0}/{s1}/page/{q0}")
+    assert subsumes(paged, ("/product-tag/{s1}?paged=2", "/product-tag/{s1}/page/2"))
+    assert subsumes(paged, ("/{s0}/{s1}?paged=2", "/{s0}/{s1}/page/2"))
+    assert subsumes(("/shop/*/{s2}", "/product/{s2}"), ("/shop/hats/{s2}", "/product/{s2}"))
+    assert subsumes(
+        ("/c/{s1}?orderby={q0}&paged={q1}", "/c/{s1}/page/{q1}?orderby={q0}"),
+        ("/c/health?orderby={q0}&paged={q1}", "/c/health/page/{q1}?orderby={q0}"),
+    )
+    # another page for some URL: not subsumed
+    assert not subsumes(("/shop/*/{s2}", "/product/{s2}"), ("/shop/hats/{s2}", "/item/{s2}"))
+    assert not subsumes(("/a/{s1}", "/b/{s1}"), ("/a/x", "/b/y"))
+    assert not subsumes(("/a/*", "/b"), ("/a/{s1}", "/c/{s1}"))
+    # a narrower form does not subsume a wider one, nor a form itself
+    assert not subsumes(("/shop/hats/{s2}", "/product/{s2}"), ("/shop/*/{s2}", "/product/{s2}"))
+    assert not subsumes(paged, paged)

@@ -59,6 +59,10 @@ def test_a_position_is_a_hole_only_where_pairs_show_as_many_texts_as_a_rule_need
     (wider,) = _shop(learner, "c3", "thing-3")  # the sixth category
     assert wider.name == "/shop/*/{s2}"
     assert [r.name for r in learner.rules] == ["/shop/hats/{s2}", "/shop/shoes/{s2}", wider.name]
+    # the narrower forms stay rules, but the settings name the wider one only: they merge
+    # nothing more
+    assert learner.url_forms() == {H: {"/shop/*/{s2}": "/product/{s2}"}}
+    assert "/shop/hats/" not in learner.settings_snippet()
 
 
 def test_a_canonical_found_false_refutes_its_shape_for_good() -> None:
