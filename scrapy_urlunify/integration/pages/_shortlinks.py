@@ -94,10 +94,12 @@ class Shortlinks:
         """A page was fetched: the claim that named its URL a shortlink, if any, is checked."""
         claim = self._claims.pop(identifier, None)
         if claim is not None:
-            claimed, claimed_fp, claimer, _, site, _ = claim
+            claimed, claimed_fp, claimer, _, site, shortlink = claim
             near_sig = self.canonicals.fingerprint(sig, near_sig)
             same = self.canonicals.same(claimed, claimed_fp, sig, near_sig)
-            self._verify(site, same, url, claimer, identifier, claim)
+            # (a claim whose shortlink redirected waits under its target's identifier)
+            target = identifier if url == shortlink else self._identifier(shortlink, identifier)
+            self._verify(site, same, shortlink, claimer, target, claim)
 
     def redirected(self, source: str, target: str) -> None:
         """A request for ``source`` was redirected to ``target`` (WordPress answers a
@@ -186,6 +188,12 @@ class Shortlinks:
             self._probe(site, url)
             return
         self._record(target, claim)
+
+    def _identifier(self, url: str, default: str) -> str:
+        try:
+            return self.policies.unifier.identify(url)
+        except InvalidURL:
+            return default
 
     def _probe(self, site: str, url: str) -> None:
         """Fetch ``url``, a shortlink claimed on ``site``, next: its check."""
