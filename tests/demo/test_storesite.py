@@ -329,10 +329,12 @@ def test_the_addon_alone_fetches_every_page(site: storesite.StoreSite, proxy: tu
     assert {
         "store.test/add-to-cart",
         "store.test/v",
-        "store.test/amp",
-        "store.test/comment-page-1",
         "m.store.test/store.test",
     } <= learned, learned
+    # a view segment is the product: a suffix rule, or the form its canonicals teach (whichever
+    # has its evidence first)
+    for view in ("amp", "comment-page-1"):
+        assert {f"store.test/{view}", f"store.test//product/{{s1}}/{view}"} & learned, learned
     # the traps: parameters that matter, and later comment pages, are never merged
     for name in ("orderby", "paged", "filter_color", "min_price", "max_price", "month"):
         assert f"store.test/{name}" not in learned, learned
