@@ -9,7 +9,8 @@ listings whose ``page``, ``limit`` and ``sort`` matter, and endless spaces made 
 page reachable from the start URL (the ground truth: each page declares its id).
 
 The store (``--site store``) is built otherwise, so that results tuned to the shop show: a
-WordPress query form (``/?post_type=product&p=N``, ``/?p=N``) and a category path form beside
+WordPress query form (``/?post_type=product&p=N``, ``/?p=N``, the shortlink each product and
+post declares) and a category path form beside
 pretty URLs, AMP and ``comment-page-1`` segments (later comment pages are pages), a mobile host
 ``m.store.test``, ``add-to-cart``/``add_to_wishlist``/``replytocom``/a per-view ``_wpnonce``/a
 one-value ``v`` hash, ``/page/N/`` and ``?paged=N``, and filters (``filter_color``,
