@@ -114,7 +114,7 @@ def test_a_shortlink_is_read_from_the_link_header_or_the_head():
 
 
 @pytest_twisted.inlineCallbacks
-def test_shortlinks_nothing_links_are_checked_by_probes():
+def test_shortlinks_that_nothing_links_are_checked_by_probes():
     """No page links a shortlink (the related posts by their query form): the site's first
     claims are checked by fetching their shortlink, then the query form is learned from the
     posts' claims and not fetched for a post fetched before."""
