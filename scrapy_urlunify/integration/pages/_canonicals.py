@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_urlunify.core._url import InvalidURL, host_of
-from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_href
+from scrapy_urlunify.core._url import InvalidURL
+from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_href, declared_url
 from scrapy_urlunify.integration.rules._fetched import Recent
 from scrapy_urlunify.learning._near_duplicates import distance
-from scrapy_urlunify.learning._page_signature import site_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -76,22 +75,19 @@ class Canonicals:
         page of its site (proved or not); None without one. :attr:`names_itself` then says
         whether the page named no canonical, or itself (not a page a form rule may take)."""
         self.names_itself = True
-        href = canonical_href(response)
-        if not href:
-            return None
         try:
-            url = unifier.standardize(href, base=response.url)
-            target = unifier.identify(url)
+            found = declared_url(response, "canonical", unifier, self.granularity)
         except InvalidURL:
             self.stats.inc("canonical/invalid")
             return None
+        if found is None:
+            return None
+        url, target, identity_host, its_site = found
         # (the same identifier under a rule in force is another page named: not itself)
         self.names_itself = url == unifier.standardize(response.url)
         if target == identifier:
             return None
-        host = host_of(url)
-        identity_host = unifier.host_rules(host).identity_host if host else ""
-        if not host or site_key(identity_host, self.granularity) != site:
+        if its_site != site:
             self.stats.inc("canonical/other_site")  # never across sites
             return None
         return url, target, identity_host

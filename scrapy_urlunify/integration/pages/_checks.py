@@ -248,7 +248,7 @@ class PageChecks:
         if canonicals is not None:
             canonicals.fetched(identifier, sig, response.url, near_sig)
         if shortlinks is not None:
-            shortlinks.fetched(identifier, sig, near_sig, response.url)
+            shortlinks.fetched(identifier, sig, near_sig)
         # the learner sees near-duplicates under one signature (for exact ones, the page repeated),
         # unless the page shows the value its URL differs by (learning/_value_shown.py)
         learn_sig = (

@@ -9,13 +9,17 @@ from __future__ import annotations
 import logging
 import re
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy.selector import Selector
+
+from scrapy_urlunify.core._url import host_of
+from scrapy_urlunify.learning._page_signature import site_key
 
 if TYPE_CHECKING:
     from scrapy.http import TextResponse
 
+    from scrapy_urlunify.core._unify import Unifier
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
 
 logger = logging.getLogger(__name__)
@@ -63,6 +67,33 @@ def declared_href(response: TextResponse, rel: str) -> str | None:
     except ValueError:  # not a document lxml can parse
         return None
     return href.strip() if href else None
+
+
+class DeclaredURL(NamedTuple):
+    """A URL a page declares, standardized, with its identifier, identity host and site ("" for
+    a URL without a host)."""
+
+    url: str
+    identifier: str
+    identity_host: str
+    site: str
+
+
+def declared_url(
+    response: TextResponse, rel: str, unifier: Unifier, granularity: str
+) -> DeclaredURL | None:
+    """The URL ``response`` declares as ``rel`` (:func:`declared_href`), read against its URL;
+    None without one. Raises ``InvalidURL`` for one that is no URL."""
+    href = declared_href(response, rel)
+    if not href:
+        return None
+    url = unifier.standardize(href, base=response.url)
+    identifier = unifier.identify(url)
+    host = host_of(url)
+    if not host:
+        return DeclaredURL(url, identifier, "", "")
+    identity_host = unifier.host_rules(host).identity_host
+    return DeclaredURL(url, identifier, identity_host, site_key(identity_host, granularity))
 
 
 class SiteVerdicts:

@@ -17,15 +17,14 @@ first page's. Every claim compared with the page a shortlink was shown to be is 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy import Request
 
-from scrapy_urlunify.core._url import InvalidURL, host_of
+from scrapy_urlunify.core._url import InvalidURL
 from scrapy_urlunify.integration.crawl._meta import PROBE_META
-from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_href
+from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_url
 from scrapy_urlunify.integration.rules._fetched import Recent
-from scrapy_urlunify.learning._page_signature import site_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,9 +39,19 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.rules._session import LearningSession
     from scrapy_urlunify.integration.seen._seen import SeenKeys
 
-#: a claim awaiting its shortlink's fetch: (signature, fingerprint, claimer URL, claimer
-#: identifier, site, shortlink URL)
-_Claim = tuple[bytes, "int | None", str, str, str, str]
+
+class _Claim(NamedTuple):
+    """A page's claim that ``url`` (identifier ``key``) shows it."""
+
+    sig: bytes
+    near_sig: int | None
+    claimer: str
+    claimer_id: str
+    site: str
+    url: str
+    key: str
+
+
 #: shortlinks of a site fetched to check its claims (twice what trusts it: some fail)
 PROBES = 10
 #: pages that claimed a pending shortlink with its first claim's text, kept per shortlink
@@ -81,7 +90,8 @@ class Shortlinks:
         self.crawler = crawler
         self.priority = priority
         self._probes: dict[str, int] = {}  # site -> its shortlinks fetched to check them
-        self._claims: Recent[_Claim] = Recent()  # shortlink identifier -> a claim of it
+        # shortlink identifier (or, once it redirected, its target's) -> its first claim
+        self._claims: Recent[_Claim] = Recent()
         # shortlink identifier -> (signature, fingerprint) of the page it was shown to be (a
         # claim found true) or recorded for (a trusted site's claim): later claims of it are
         # compared with that page, a conflict when another (never a verdict on the site)
@@ -90,21 +100,19 @@ class Shortlinks:
         # claim: told to ``checked`` with the claim's verdict
         self._agreeing: Recent[list[str]] = Recent()
 
-    def fetched(self, identifier: str, sig: bytes, near_sig: int | None, url: str) -> None:
+    def fetched(self, identifier: str, sig: bytes, near_sig: int | None) -> None:
         """A page was fetched: the claim that named its URL a shortlink, if any, is checked."""
         claim = self._claims.pop(identifier, None)
         if claim is not None:
-            claimed, claimed_fp, claimer, _, site, shortlink = claim
             near_sig = self.canonicals.fingerprint(sig, near_sig)
-            same = self.canonicals.same(claimed, claimed_fp, sig, near_sig)
-            # (a claim whose shortlink redirected waits under its target's identifier)
-            target = identifier if url == shortlink else self._identifier(shortlink, identifier)
-            self._verify(site, same, shortlink, claimer, target, claim)
+            self._verify(claim, self.canonicals.same(claim.sig, claim.near_sig, sig, near_sig))
 
     def redirected(self, source: str, target: str) -> None:
         """A request for ``source`` was redirected to ``target`` (WordPress answers a
         shortlink so): the claim that named ``source`` a shortlink is checked, true when
         ``target`` is the claimer's page (or, not fetched yet, when it is fetched)."""
+        if not self._claims:
+            return  # (every redirect of the crawl comes here)
         unifier = self.policies.unifier
         try:
             key = unifier.identify(source)
@@ -115,15 +123,15 @@ class Shortlinks:
         except InvalidURL:
             return
         del self._claims[key]
-        if to == claim[3]:
+        if to == claim.claimer_id:
             same = True
         else:
             known = self.canonicals.page_of(to)
             if known is None:
                 self._claims.remember(to, claim)  # checked when the target is fetched
                 return
-            same = self.canonicals.same(claim[0], claim[1], *known)
-        self._verify(claim[4], same, source, claim[2], key, claim)
+            same = self.canonicals.same(claim.sig, claim.near_sig, *known)
+        self._verify(claim, same)
 
     def declared(
         self,
@@ -136,23 +144,20 @@ class Shortlinks:
     ) -> None:
         """The shortlink ``response`` declares, if any: a claim to check, or (on a site whose
         shortlinks proved true) a URL of this page, counted as seen."""
-        href = declared_href(response, "shortlink")
-        if not href:
-            return
         try:
-            url = unifier.standardize(href, base=response.url)
-            target = unifier.identify(url)
+            found = declared_url(response, "shortlink", unifier, self.granularity)
         except InvalidURL:
             self.stats.inc("shortlink/invalid")
             return
+        if found is None:
+            return
+        url, target, _, its_site = found
         if target == identifier:
             # fetched under its shortlink (or a URL a rule merges with it): the page it shows
             if target not in self._settled:
                 self._settled.remember(target, (sig, self.canonicals.fingerprint(sig, near_sig)))
             return
-        host = host_of(url)
-        identity_host = unifier.host_rules(host).identity_host if host else ""
-        if not host or site_key(identity_host, self.granularity) != site:
+        if its_site != site:
             self.stats.inc("shortlink/other_site")  # never across sites (wp.me)
             return
         if site in self.verdicts.ignored:
@@ -167,15 +172,14 @@ class Shortlinks:
             if not same:
                 self.stats.inc("shortlink/conflicts")
             return
-        claim = (sig, near_sig, response.url, identifier, site, url)
+        claim = _Claim(sig, near_sig, response.url, identifier, site, url, target)
         fetched = self.canonicals.page_of(target)
         if fetched is not None:  # the shortlink was fetched before: the claim is checked now
-            same = self.canonicals.same(sig, near_sig, *fetched)
-            self._verify(site, same, url, response.url, target, claim)
+            self._verify(claim, self.canonicals.same(sig, near_sig, *fetched))
             return
         pending = self._claims.get(target)
         if pending is not None:  # checked, with its first claim, by its fetch
-            if self.canonicals.same(sig, near_sig, pending[0], pending[1]):
+            if self.canonicals.same(sig, near_sig, pending.sig, pending.near_sig):
                 agreeing = self._agreeing.setdefault(target, [])
                 if len(agreeing) < AGREEING:
                     agreeing.append(response.url)
@@ -187,13 +191,7 @@ class Shortlinks:
             self.stats.inc("shortlink/on_probation")  # a fetch of it checks it
             self._probe(site, url)
             return
-        self._record(target, claim)
-
-    def _identifier(self, url: str, default: str) -> str:
-        try:
-            return self.policies.unifier.identify(url)
-        except InvalidURL:
-            return default
+        self._record(claim)
 
     def _probe(self, site: str, url: str) -> None:
         """Fetch ``url``, a shortlink claimed on ``site``, next: its check."""
@@ -205,31 +203,27 @@ class Shortlinks:
         self.stats.inc("shortlink/probes")
         engine.crawl(Request(url, priority=self.priority, meta={PROBE_META: True}))
 
-    def _verify(
-        self, site: str, same: bool, shortlink: str, claimer: str, target: str, claim: _Claim
-    ) -> None:
-        """The first claim of ``shortlink`` (``target`` its identifier) was checked."""
-        self._told(target, shortlink, same, claimer)
+    def _verify(self, claim: _Claim, same: bool) -> None:
+        """The first claim of a shortlink was checked."""
+        self._told(claim.key, claim.url, same, claim.claimer)
         if same:
-            self._settled.remember(target, (claim[0], claim[1]))
-        if not self.verdicts.verify(site, same, shortlink, claimer):
+            self._settled.remember(claim.key, (claim.sig, claim.near_sig))
+        if not self.verdicts.verify(claim.site, same, claim.url, claim.claimer):
             return
         # trusted now: the shortlinks claimed meanwhile are recorded too
-        for claimed, claim in list(self._claims.items()):
-            if claim[4] == site:
-                del self._claims[claimed]
-                self._record(claimed, claim)
+        for waiting, other in list(self._claims.items()):
+            if other.site == claim.site:
+                del self._claims[waiting]
+                self._record(other)
 
-    def _record(self, target: str, claim: _Claim) -> None:
-        """A trusted shortlink (``target`` its identifier) is the page of ``claim``: counted as
-        seen and as obtained."""
-        sig, near_sig, url = claim[0], claim[1], claim[5]
-        self._settled.remember(target, (sig, near_sig))
-        self._told(target, url, True)
-        if self.seen is not None and self.seen.record_url(url):
+    def _record(self, claim: _Claim) -> None:
+        """A trusted shortlink is the page of ``claim``: counted as seen and as obtained."""
+        self._settled.remember(claim.key, (claim.sig, claim.near_sig))
+        self._told(claim.key, claim.url, True)
+        if self.seen is not None and self.seen.record_url(claim.url):
             self.stats.inc("shortlink/recorded")
         if self.learning is not None:
-            self.learning.obtained(url, target, sig)
+            self.learning.obtained(claim.url, claim.key, claim.sig)
 
     def _told(self, target: str, shortlink: str, same: bool, *claimers: str) -> None:
         """``checked`` hears the verdict on the claims of ``shortlink`` (``target`` its
