@@ -53,6 +53,9 @@ MERGED_KEPT = 10_000
 #: (with the frontier, twice its penalty more: a sample's URL pattern is usually one of
 #: duplicates, penalised twice)
 SAMPLE_PRIORITY = 1000
+#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its
+#: verdict)
+_SAMPLE = "~"
 
 
 def sample_priority(settings: dict[str, Any]) -> int:
@@ -62,11 +65,6 @@ def sample_priority(settings: dict[str, Any]) -> int:
     if settings["URLUNIFY_FRONTIER"]:
         boost += 2 * settings["URLUNIFY_FRONTIER_PENALTY"]
     return boost
-
-
-#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its
-#: verdict)
-_SAMPLE = "~"
 
 
 class Probation:
