@@ -53,10 +53,6 @@ RESUMED_META = "urlunify_resumed"
 #: a request the frontier held back once and scheduled again: its URL (recorded already, so
 #: the dupefilter lets that URL through once more; a redirect of it has another URL)
 HELD_META = "urlunify_held"
-#: a request the frontier held back for the questions it would ask of candidate rules: once at
-#: most, when it comes back while they are still open it waits for them (a request scheduled again
-#: because its URL pattern was penalised since has ``HELD_META`` only)
-HELD_FOR_QUESTIONS_META = "urlunify_held_for_questions"
 #: the frontier's level a request was scheduled at, when above 0 (its pattern's penalty then)
 LEVEL_META = "urlunify_level"
 #: a request queued while the store was unavailable: True, or "doubt" when its own store call

@@ -1,9 +1,7 @@
 """``Frontier``: requests of URL patterns whose pages bring nothing new are scheduled after the
 others (``URLUNIFY_FRONTIER``, on with the add-on: the seeds' frontier optimisation), and, with
 learning on, a request that would test a candidate rule with nothing to add is held back once,
-and waits for the requests testing it when it comes back too soon; the requests of a pattern not
-judged yet, or that brings nothing new, go five at a time. Nothing is dropped. What a URL
-pattern yields, its levels and the penalty: docs/frontier.md.
+and waits for the requests testing it when it comes back too soon. Nothing is dropped. What a URL pattern yields, its levels and the penalty: docs/frontier.md.
 """
 
 from __future__ import annotations
@@ -79,17 +77,7 @@ class Spellings(Protocol):
 class _Yield:
     """One URL pattern's recent responses, and its penalty level."""
 
-    __slots__ = (
-        "announced",
-        "flying",
-        "landed",
-        "led",
-        "level",
-        "new",
-        "pattern",
-        "responses",
-        "spellings",
-    )
+    __slots__ = ("announced", "led", "level", "new", "pattern", "responses", "spellings")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -103,9 +91,6 @@ class _Yield:
         self.level = 0
         #: penalised once already (logged and counted once)
         self.announced = False
-        #: its requests in flight, and those landed, while it was paced (:meth:`Frontier.may_go`)
-        self.flying = 0
-        self.landed = 0
 
     def judge(self) -> int:
         """The pattern's level from its counts: 2 when fewer than a quarter of its responses
@@ -137,9 +122,6 @@ class Frontier:
         self._tests: dict[int, list[str]] = {}
         #: id(request) -> when it left the downloader, its response not judged yet
         self._downloaded: dict[int, float] = {}
-        #: id(request) -> (its paced pattern's counts, when it left the scheduler): the requests
-        #: in flight of a pattern not judged yet or that brings nothing new (:meth:`may_go`)
-        self._paced: dict[int, tuple[_Yield, float]] = {}
         #: what requests waiting for a landing wait on
         self._waiting: list[Deferred[None]] = []
         #: the text blocks the crawl's pages have shown
@@ -213,50 +195,6 @@ class Frontier:
         level = self.level(scheduled_url(request))
         return level if level >= 2 and level > request.meta.get(LEVEL_META, 0) else 0
 
-    def may_go(self, request: Request) -> bool:
-        """Whether ``request``, leaving the scheduler, may go now. Not while its URL pattern is
-        unjudged (neither it nor its coarser pattern has :data:`FLOOR` responses) and
-        :data:`FLOOR` of the coarser pattern's requests are in flight or landed already: a
-        pattern's first responses decide where the rest go. Nor while its pattern brings
-        nothing new and :data:`FLOOR` of them are in flight: each may decide a rule that
-        drops the rest."""
-        url = scheduled_url(request)
-        entry, coarse, _ = self._entries(url)
-        paced = coarse or entry
-        if not paced.flying:
-            return True
-        if self._judged(entry, coarse):
-            if self.level(url) < 2:
-                return True
-            self._expire(time.monotonic())
-            return paced.flying < FLOOR
-        self._expire(time.monotonic())
-        return paced.flying + paced.landed < FLOOR
-
-    @staticmethod
-    def _judged(entry: _Yield, coarse: _Yield | None) -> bool:
-        paced = coarse or entry
-        return entry.responses >= FLOOR or paced.responses >= FLOOR or paced.landed >= FLOOR
-
-    def going(self, request: Request) -> None:
-        """``request`` goes to the downloader: one more in flight for its URL pattern while that
-        is unjudged or brings nothing new."""
-        rid = id(request)
-        if rid in self._paced:
-            return
-        url = scheduled_url(request)
-        entry, coarse, _ = self._entries(url)
-        if not self._judged(entry, coarse) or self.level(url) >= 2:
-            paced = coarse or entry
-            paced.flying += 1
-            self._paced[rid] = (paced, time.monotonic())
-
-    def _expire(self, now: float) -> None:
-        downloaded = self._downloaded
-        for rid, (_entry, since) in list(self._paced.items()):
-            if now - since > TESTING_SECONDS or now - downloaded.get(rid, now) > LANDING_SECONDS:
-                self.landed(rid)
-
     def admit(self, request: Request, questions: list[tuple[str, str, int]]) -> bool:
         """``request`` leaves the scheduler and would ask ``questions`` of open candidate rules
         on its page (``(question, candidate, values observed)``: see
@@ -303,7 +241,7 @@ class Frontier:
     def left_downloader(self, rid: int) -> None:
         """The request ``id(request) == rid`` left the downloader: it lands once its response is
         judged (:meth:`landed`), or :data:`LANDING_SECONDS` from now."""
-        if rid in self._tests or rid in self._paced:
+        if rid in self._tests:
             self._downloaded[rid] = time.monotonic()
 
     def landing(self, timeout: float) -> Deferred[None]:
@@ -327,12 +265,8 @@ class Frontier:
         """The response of the request ``id(request) == rid`` was judged (or it failed, or never
         reached the downloader): it no longer tests anything."""
         self._downloaded.pop(rid, None)
-        paced = self._paced.pop(rid, None)
-        if paced is not None:
-            paced[0].flying -= 1
-            paced[0].landed += 1
         names = self._tests.pop(rid, None)
-        if names is None and paced is None:
+        if names is None:
             return
         if self._waiting:
             from twisted.internet import reactor
@@ -342,7 +276,7 @@ class Frontier:
             # admission's _flying) walks the same tables
             deferLater(reactor, 0, self._wake)
         testing = self._testing
-        for name in names or ():
+        for name in names:
             flying = testing.get(name)
             if flying is not None:
                 flying.pop(rid, None)

@@ -1,9 +1,7 @@
 """``DequeueMiddleware``: a request queued before a learned rule is checked again as it leaves the
 scheduler, and dropped when a page with its identifier under the current policy was fetched
 meanwhile (docs/learning.md, "Dequeue re-check"); it also asks the frontier whether a request that
-would test a candidate rule may go now (docs/frontier.md, "Evidence a page at a time"), and
-whether another may, while its URL pattern's first responses are awaited (docs/frontier.md, "A
-pattern's first five").
+would test a candidate rule may go now (docs/frontier.md, "Evidence a page at a time").
 ``DequeueDropGate`` passes such a drop straight on to the request's errback, so that Scrapy's
 ``DownloaderStats`` does not count it as a download exception (docs/stats.md).
 """
@@ -11,22 +9,25 @@ pattern's first five").
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import (
     HELD_META,
+    LEVEL_META,
     POLICY_META,
     PROBATION_META,
     PROBE_META,
     QUEUE_ID_META,
     RESUMED_META,
 )
-from scrapy_urlunify.integration.queue._gate import FrontierGate
+from scrapy_urlunify.integration.queue._frontier import WAIT_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -74,11 +75,6 @@ class DequeueMiddleware:
         self.policies = policies
         self.stats = stats
         self.frontier = frontier
-        self.gate = (
-            FrontierGate(frontier, stats, self._questions, self._recheck)
-            if frontier is not None
-            else None
-        )
         self.seen = seen
         self._window = 0  # requests left to check in the shared store too
 
@@ -107,7 +103,7 @@ class DequeueMiddleware:
 
     def process_request(
         self, request: Request, spider: Spider | None = None
-    ) -> Request | Coroutine[Any, Any, Request | None] | None:
+    ) -> Request | Coroutine[Any, Any, None] | None:
         learning = self.learning
         meta = request.meta
         if request.method != "GET":
@@ -140,7 +136,36 @@ class DequeueMiddleware:
             # JOBDIR: a request is in the resume log once, as scheduled, never queued twice;
             # and without the add-on's dupefilter nothing would let it through a second time
             return None
-        return self.gate.leave(request) if self.gate is not None else None
+        level = frontier.penalised_since(request) if HELD_META not in meta else 0
+        if level:
+            # back to the scheduler behind the others, as if scheduled now; the dupefilter
+            # lets its own URL through again (HELD_META), as for a held request
+            self.stats.inc("frontier/requeued")
+            return request.replace(
+                priority=request.priority - (level - meta.get(LEVEL_META, 0)) * frontier.penalty,
+                meta={**meta, LEVEL_META: level, HELD_META: request.url},
+            )
+        questions = self._questions(request)
+        if frontier.admit(request, questions):
+            return None
+        if HELD_META in meta:
+            if not frontier.worth_waiting(questions):
+                return None
+            # held once at most: back while the requests testing its candidates are in flight
+            # (nothing else was left at its priority), it waits for them to land, here
+            self.stats.inc("frontier/waited")
+            return self._wait(request, frontier)  # a coroutine: Scrapy awaits it
+        self.stats.inc("frontier/held")
+        logger.debug(
+            "Held back: %s (it would test a candidate rule other requests are testing)", request.url
+        )
+        # scheduled again, and let through by the dupefilter for its own URL only (a rule
+        # learned meanwhile may change its key): a redirect of it, which copies its meta, is
+        # checked as any request is
+        return request.replace(
+            priority=request.priority - frontier.penalty,
+            meta={**meta, HELD_META: request.url},
+        )
 
     def _questions(self, request: Request) -> list[tuple[str, str, int]]:
         """What ``request`` would ask of open candidate rules (``Learner.open_questions``)."""
@@ -153,11 +178,18 @@ class DequeueMiddleware:
             return []
         return self.learning.learner.open_questions(request.url, identity_host)
 
-    def _recheck(self, request: Request) -> None:
-        """Drop ``request`` (:class:`DroppedAtDequeue`) if a rule learned, or a page obtained,
-        while it waited in the frontier's gate covers it."""
-        if self.learning.policy_token or self.learning.obtained_elsewhere:
-            self._drop_fetched(request, False)
+    async def _wait(self, request: Request, frontier: Frontier) -> None:
+        """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each time a request
+        testing a candidate lands, its page may have decided a rule that drops ``request``
+        (:class:`DroppedAtDequeue`), or freed the candidate."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            await maybe_deferred_to_future(frontier.landing(left))
+            if self.learning.policy_token:
+                self._drop_fetched(request, False)
+            questions = self._questions(request)
+            if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
+                return
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:
         """Raise :class:`DroppedAtDequeue` when the page of ``request`` under the current rules
