@@ -133,7 +133,7 @@ class Learner:
         self._version = 0
         self._stats = dict.fromkeys(_COUNTERS, 0)
         self._unstable = UnstablePages()
-        self._forms = FormEvidence(FORM_FACTOR * min_pairs)
+        self._forms = FormEvidence(FORM_FACTOR * min_pairs, min_pairs)
 
     # -- public state ------------------------------------------------------------------------
 

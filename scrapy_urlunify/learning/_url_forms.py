@@ -9,7 +9,8 @@ and the same way of writing the canonical -- from ``needed`` different canonical
 (:func:`_rows`). A position is a hole only where those pairs showed ``needed`` distinct texts
 (``{s2}`` when the canonical writes it, ``*`` when it does not: the category), else it is the
 text of the pair at hand, and only the pairs with that text count: ``/shop/hats/{s2}`` first,
-``/shop/*/{s2}`` once six categories showed it (a second rule, the first kept). Two texts make
+``/shop/*/{s2}`` once three categories showed it, each product in one (a *classifier*: a
+segment before one the canonical writes; a second rule, the first kept). Two texts make
 a hole in a *lossless* shape, whose canonical writes every text of the URL (``?paged=2``,
 ``?paged=3`` -> ``/page/{q0}``): a respelling merges no two URLs. A product whose canonical names
 its own slug is never a shape twice (the slug is a text of its own), so ``/?p=17`` ->
@@ -109,8 +110,11 @@ def shape_of(url: Parts, canonical: Parts) -> tuple[ShapeKey, list[str]] | None:
 class FormEvidence:
     """The verified pairs of declared canonicals, by shape, until one shape makes a rule."""
 
-    def __init__(self, needed: int) -> None:
+    def __init__(self, needed: int, partition: int | None = None) -> None:
         self.needed = needed
+        #: distinct texts that make a hole of a classifier whose texts partition the canonicals
+        #: (:func:`_rows`)
+        self.partition = partition if partition is not None else needed
         self._shapes: OrderedDict[ShapeKey, _Shape] = OrderedDict()
         self._refuted: set[ShapeKey] = set()
         self._refused: set[tuple[str, str]] = set()  # (host, source) of rules revoked
@@ -171,7 +175,14 @@ class FormEvidence:
         if len(shape.examples) < 3:
             shape.examples.append(urls)
         used = {w for w in (*key.out_path, *(w for _, w in key.out_query)) if isinstance(w, int)}
-        found_rows = _rows(shape.pairs, texts, self.needed, len(used) == len(texts))
+        # a path segment before one the canonical writes (the category before a product's
+        # slug), which the canonical leaves out
+        classifiers = {
+            i for i in range(key.width) if i not in used and any(i < w < key.width for w in used)
+        }
+        found_rows = _rows(
+            shape.pairs, texts, self.needed, len(used) == len(texts), classifiers, self.partition
+        )
         if found_rows is None:
             return None
         fixed, n = found_rows
@@ -222,20 +233,36 @@ def _compiled(source: str, target: str) -> UrlForm:
 
 
 def _rows(
-    pairs: list[tuple[list[str], str]], texts: list[str], needed: int, lossless: bool
+    pairs: list[tuple[list[str], str]],
+    texts: list[str],
+    needed: int,
+    lossless: bool,
+    classifiers: frozenset[int] | set[int] = frozenset(),
+    partition: int | None = None,
 ) -> tuple[dict[int, str], int] | None:
     """The positions a form of the pair ``texts`` keeps fixed (position -> text) and the
     distinct canonicals of the pairs that agree with it there, once ``needed``; else None. A
     position is a hole only where those pairs show ``needed`` distinct texts: two values
     (``amp``, ``comment-page-1``) say nothing of a third (``comment-page-2``). In a
-    ``lossless`` shape (the canonical writes every text of the URL: a respelling, which
-    merges no two URLs), two distinct texts make a hole (``paged=2``, ``paged=3``)."""
-    hole_at = 2 if lossless else needed
+    ``lossless`` shape (the canonical writes every text of the URL: a respelling, which merges
+    no two URLs), two distinct texts make a hole (``paged=2``, ``paged=3``). A *classifier*, a
+    path segment the canonical leaves out before one it writes (``/shop/<category>/<slug>``),
+    names what holds a page, not a part or view of it (what follows a page's slug:
+    ``comment-page-2``, ``reviews``, pages of their own): where each canonical came with one
+    text there (a product in one category), ``partition`` distinct texts make its hole."""
     fixed: dict[int, str] = {}
     rows = pairs
     while True:
         for i, text in enumerate(texts):
-            if i not in fixed and len({r[0][i] for r in rows}) < hole_at:
+            if i in fixed:
+                continue
+            if lossless:
+                hole_at = 2
+            elif partition and i in classifiers and _partitions(rows, i):
+                hole_at = partition
+            else:
+                hole_at = needed
+            if len({r[0][i] for r in rows}) < hole_at:
                 fixed[i] = text
         agree = [r for r in rows if all(r[0][i] == t for i, t in fixed.items())]
         if len(agree) == len(rows):
@@ -243,6 +270,12 @@ def _rows(
         rows = agree
     n = len({r[1] for r in rows})
     return (fixed, n) if n >= needed else None
+
+
+def _partitions(rows: list[tuple[list[str], str]], i: int) -> bool:
+    """Whether each canonical of ``rows`` came with one text at position ``i``."""
+    text_of: dict[str, str] = {}
+    return all(text_of.setdefault(target, texts[i]) == texts[i] for texts, target in rows)
 
 
 def _forms(key: ShapeKey, fixed: dict[int, str]) -> tuple[str, str]:

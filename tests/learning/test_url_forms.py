@@ -55,14 +55,45 @@ def test_a_position_is_a_hole_only_where_pairs_show_as_many_texts_as_a_rule_need
     assert all(_shop(learner, "shoes", f"boot-{n}") == [] for n in range(5))
     (shoes,) = _shop(learner, "shoes", "boot-5")
     assert shoes.name == "/shop/shoes/{s2}"
-    assert all(_shop(learner, f"c{k}", f"thing-{k}") == [] for k in range(3))
-    (wider,) = _shop(learner, "c3", "thing-3")  # the sixth category
+    # the category is a classifier (before the slug the canonical writes) and each product
+    # came in one category: a third category makes its hole (min_pairs texts)
+    (wider,) = _shop(learner, "bags", "tote-0")
     assert wider.name == "/shop/*/{s2}"
     assert [r.name for r in learner.rules] == ["/shop/hats/{s2}", "/shop/shoes/{s2}", wider.name]
     # the narrower forms stay rules, but the settings name the wider one only: they merge
     # nothing more
     assert learner.url_forms() == {H: {"/shop/*/{s2}": "/product/{s2}"}}
     assert "/shop/hats/" not in learner.settings_snippet()
+
+
+def test_a_classifier_that_a_product_came_under_twice_needs_as_many_texts_as_a_rule() -> None:
+    # a product under two categories: the category is not a partition of the products, and
+    # a third category says nothing of a fourth
+    learner = Learner(min_pairs=3)
+    for n in range(6):
+        _shop(learner, "hats", f"cap-{n}")
+    _shop(learner, "sale", "cap-0")
+    assert all(_shop(learner, c, f"x-{c}") == [] for c in ("shoes", "bags"))
+    assert [r.name for r in learner.rules] == ["/shop/hats/{s2}"]
+    found = []
+    for c in ("belts", "coats", "scarves"):
+        found += _shop(learner, c, f"x-{c}")
+    assert [r.name for r in found] == ["/shop/*/{s2}"]  # the sixth category
+
+
+def test_views_after_a_slug_are_no_classifier() -> None:
+    # three views, each of another product: what follows a slug may be a page of its own
+    # (comment-page-2), so its position needs six texts, as before
+    learner = Learner(min_pairs=3)
+    found = []
+    for n in range(12):
+        found += learner.observe_canonical(
+            (H, f"/product/p{n}/{('amp', 'print', 'feed')[n % 3]}", None),
+            (H, f"/product/p{n}", None),
+            True,
+            ("", ""),
+        )
+    assert "/product/{s1}/*" not in [r.name for r in found]
 
 
 def test_a_canonical_found_false_refutes_its_shape_for_good() -> None:
