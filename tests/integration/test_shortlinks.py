@@ -130,3 +130,20 @@ def test_shortlinks_that_nothing_links_are_checked_by_probes():
     # queued before it (plain: every post's, 30)
     assert _query_forms_again(site) <= shortlinksite.POSTS // 2
     _every_page_once(crawler, items)
+
+
+@pytest_twisted.inlineCallbacks
+def test_no_more_probes_go_at_once_than_verdicts_a_site_still_wants():
+    """Sixteen requests at a time, every claim true: five probes trust the site, where the
+    claims parsed before their verdicts came used to send ten."""
+    site, crawler, items, _ = yield run(
+        partial(shortlinksite.start, linked=False),
+        "/",
+        {"CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16},
+        PageSpider,
+    )
+    stats = crawler.stats.get_stats()
+    assert stats["urlunify/shortlink/probes"] == PROBATION
+    assert stats["urlunify/shortlink/verified"] >= PROBATION
+    assert "urlunify/shortlink/counter_examples" not in stats
+    _every_page_once(crawler, items)

@@ -111,6 +111,12 @@ class SiteVerdicts:
         """Whether the site's claims proved true (and were not found false too often)."""
         return site not in self.ignored and self._verified.get(site, 0) >= PROBATION
 
+    def wanted(self, site: str) -> int:
+        """Claims still to be found true before the site is trusted (0: judged already)."""
+        if site in self.ignored:
+            return 0
+        return max(0, PROBATION - self._verified.get(site, 0))
+
     def verify(self, site: str, same: bool, target: str, claimer: str) -> bool:
         """A claim of ``claimer`` about ``target`` was checked; True when it made the site's
         claims trusted."""

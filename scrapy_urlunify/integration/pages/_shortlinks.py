@@ -6,9 +6,9 @@ every page fetched counts as seen: a link to it is not fetched again (docs/learn
 "Declared shortlinks on probation").
 
 A site's first claims are checked by fetching their shortlink ahead of every request (at most
-``PROBES`` per site; a shortlink is seldom linked), like any page: a true one is a duplicate
-page or a redirect to a page seen, a false one a page the spider gets (a probe is never held
-back by the frontier). Only a fetch checks a site, and only a shortlink's first claim: once a
+``PROBES`` per site, no more at once than the verdicts it still wants; a shortlink is seldom
+linked), like any page: a true one is a duplicate page or a redirect to a page seen, a false
+one a page the spider gets (a probe is never held back by the frontier). Only a fetch checks a site, and only a shortlink's first claim: once a
 shortlink was shown to be a page, another page that claims it with other text (WordPress
 declares a post's on each of its comment pages) is a conflict, and the shortlink stays the
 first page's. Every claim compared with the page a shortlink was shown to be is told to
@@ -90,6 +90,8 @@ class Shortlinks:
         self.crawler = crawler
         self.priority = priority
         self._probes: dict[str, int] = {}  # site -> its shortlinks fetched to check them
+        # site -> the shortlinks fetched to check it whose verdict has not come yet
+        self._probing: dict[str, set[str]] = {}
         # shortlink identifier (or, once it redirected, its target's) -> its first claim
         self._claims: Recent[_Claim] = Recent()
         # shortlink identifier -> (signature, fingerprint) of the page it was shown to be (a
@@ -197,14 +199,18 @@ class Shortlinks:
         """Fetch ``url``, a shortlink claimed on ``site``, next: its check."""
         engine = self.crawler.engine if self.crawler is not None else None
         probes = self._probes.get(site, 0)
-        if engine is None or probes >= PROBES:
+        probing = self._probing.setdefault(site, set())
+        # no more at once than verdicts still wanted: the rest would be pages fetched twice
+        if engine is None or probes >= PROBES or len(probing) >= self.verdicts.wanted(site):
             return
         self._probes[site] = probes + 1
+        probing.add(url)
         self.stats.inc("shortlink/probes")
         engine.crawl(Request(url, priority=self.priority, meta={PROBE_META: True}))
 
     def _verify(self, claim: _Claim, same: bool) -> None:
         """The first claim of a shortlink was checked."""
+        self._probing.get(claim.site, set()).discard(claim.url)
         self._told(claim.key, claim.url, same, claim.claimer)
         if same:
             self._settled.remember(claim.key, (claim.sig, claim.near_sig))
