@@ -8,11 +8,12 @@ every page fetched counts as seen: a link to it is not fetched again (docs/learn
 A site's first claims are checked by fetching their shortlink ahead of every request (at most
 ``PROBES`` per site, no more at once than the verdicts it still wants; a shortlink is seldom
 linked), like any page: a true one is a duplicate page or a redirect to a page seen, a false
-one a page the spider gets (a probe is never held back by the frontier). Only a fetch checks a site, and only a shortlink's first claim: once a
-shortlink was shown to be a page, another page that claims it with other text (WordPress
-declares a post's on each of its comment pages) is a conflict, and the shortlink stays the
-first page's. Every claim compared with the page a shortlink was shown to be is told to
-``checked`` (the learning session: ``/?post_type=product&p={id}`` is ``/?p={id}``, a form rule).
+one a page the spider gets (a probe is never held back by the frontier). Only a fetch checks a
+site, and only a shortlink's first claim: once a shortlink was shown to be a page, another page
+that claims it with other text (WordPress declares a post's on each of its comment pages) is a
+conflict, and the shortlink stays the first page's. Every claim compared with the page a
+shortlink was shown to be is told to ``checked`` (the learning session:
+``/?post_type=product&p={id}`` is ``/?p={id}``, a form rule).
 """
 
 from __future__ import annotations
