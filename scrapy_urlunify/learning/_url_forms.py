@@ -110,11 +110,11 @@ def shape_of(url: Parts, canonical: Parts) -> tuple[ShapeKey, list[str]] | None:
 class FormEvidence:
     """The verified pairs of declared canonicals, by shape, until one shape makes a rule."""
 
-    def __init__(self, needed: int, partition: int | None = None) -> None:
+    def __init__(self, needed: int, partition: int) -> None:
         self.needed = needed
         #: distinct texts that make a hole of a classifier whose texts partition the canonicals
         #: (:func:`_rows`)
-        self.partition = partition if partition is not None else needed
+        self.partition = partition
         self._shapes: OrderedDict[ShapeKey, _Shape] = OrderedDict()
         self._refuted: set[ShapeKey] = set()
         self._refused: set[tuple[str, str]] = set()  # (host, source) of rules revoked
@@ -237,8 +237,8 @@ def _rows(
     texts: list[str],
     needed: int,
     lossless: bool,
-    classifiers: frozenset[int] | set[int] = frozenset(),
-    partition: int | None = None,
+    classifiers: set[int],
+    partition: int,
 ) -> tuple[dict[int, str], int] | None:
     """The positions a form of the pair ``texts`` keeps fixed (position -> text) and the
     distinct canonicals of the pairs that agree with it there, once ``needed``; else None. A
@@ -258,7 +258,7 @@ def _rows(
                 continue
             if lossless:
                 hole_at = 2
-            elif partition and i in classifiers and _partitions(rows, i):
+            elif i in classifiers and _partitions(rows, i):
                 hole_at = partition
             else:
                 hole_at = needed

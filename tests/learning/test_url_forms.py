@@ -20,6 +20,20 @@ def _shop(learner: Learner, category: str, slug: str, same: bool = True) -> list
     )
 
 
+def _views(learner: Learner, views: list[str]) -> list[LearnedRule]:
+    """Twelve products, each fetched under one view (``/product/p<n>/<view>``, the views in
+    turn) that declares the product canonical: the rules they complete."""
+    found = []
+    for n in range(12):
+        found += learner.observe_canonical(
+            (H, f"/product/p{n}/{views[n % len(views)]}", None),
+            (H, f"/product/p{n}", None),
+            True,
+            ("", ""),
+        )
+    return found
+
+
 def test_a_form_needs_twice_min_pairs_distinct_canonicals() -> None:
     learner = Learner(min_pairs=3)
     for n in range(5):
@@ -84,15 +98,7 @@ def test_a_classifier_that_a_product_came_under_twice_needs_as_many_texts_as_a_r
 def test_views_after_a_slug_are_no_classifier() -> None:
     # three views, each of another product: what follows a slug may be a page of its own
     # (comment-page-2), so its position needs six texts, as before
-    learner = Learner(min_pairs=3)
-    found = []
-    for n in range(12):
-        found += learner.observe_canonical(
-            (H, f"/product/p{n}/{('amp', 'print', 'feed')[n % 3]}", None),
-            (H, f"/product/p{n}", None),
-            True,
-            ("", ""),
-        )
+    found = _views(Learner(min_pairs=3), ["amp", "print", "feed"])
     assert "/product/{s1}/*" not in [r.name for r in found]
 
 
@@ -171,32 +177,14 @@ def test_a_page_that_names_itself_keeps_a_form_from_taking_its_url() -> None:
     # six views of products (/x/amp, /x/print...) declare the product, but comment-page-2 is a
     # page of its own: "/product/{s1}/*" would take it
     views = ["amp", "print", "comment-page-1", "share", "embed", "feed"]
-
-    def pairs(learner: Learner) -> list[LearnedRule]:
-        found = []
-        for n in range(12):
-            found += learner.observe_canonical(
-                (H, f"/product/p{n}/{views[n % 6]}", None),
-                (H, f"/product/p{n}", None),
-                True,
-                ("", ""),
-            )
-        return found
-
-    assert [r.name for r in pairs(Learner(min_pairs=3))] == ["/product/{s1}/*"]
+    assert [r.name for r in _views(Learner(min_pairs=3), views)] == ["/product/{s1}/*"]
     learner = Learner(min_pairs=3)
     learner.observe_standalone((H, "/product/x/comment-page-2", None), f"http://{H}/product/x/")
-    assert pairs(learner) == []
+    assert _views(learner, views) == []
 
 
 def test_views_of_two_texts_make_a_form_each() -> None:
-    learner = Learner(min_pairs=3)
-    found = []
-    for n in range(12):
-        last = "amp" if n % 2 else "comment-page-1"
-        found += learner.observe_canonical(
-            (H, f"/product/p{n}/{last}", None), (H, f"/product/p{n}", None), True, ("", "")
-        )
+    found = _views(Learner(min_pairs=3), ["comment-page-1", "amp"])
     assert [r.name for r in found] == ["/product/{s1}/comment-page-1", "/product/{s1}/amp"]
 
 
