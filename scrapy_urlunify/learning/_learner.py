@@ -261,10 +261,11 @@ class Learner:
             stats["evicted"] += evicted
         return adopted
 
-    def open_questions(self, url: str, identity_host: str) -> list[tuple[str, str, int]]:
-        """What fetching ``url`` would ask of a rule not yet adopted nor ruled out
-        (:func:`._open_questions.open_questions`): what the frontier asks before it lets a
-        request go."""
+    def open_questions(
+        self, url: str, identity_host: str, parts: Parts | None = None
+    ) -> list[tuple[str, str, int]]:
+        """What fetching ``url`` (``parts``: its identifier's) would ask of a rule not adopted
+        nor ruled out (:func:`._open_questions.open_questions`; ``FormEvidence.asks``)."""
         return open_questions(
             url,
             identity_host,
@@ -273,7 +274,7 @@ class Learner:
             self._candidates,
             self._contexts,
             self._finder,
-        )
+        ) + ([(f"form {parts}", name, 0) for name in self._forms.asks(parts)] if parts else [])
 
     def observe_canonical(
         self, url: Parts, canonical: Parts, same: bool, urls: tuple[str, str]

@@ -73,13 +73,25 @@ class ShapeKey(NamedTuple):
 
 
 class _Shape:
-    __slots__ = ("adopted", "examples", "pairs")
+    __slots__ = ("adopted", "common", "examples", "pairs")
 
     def __init__(self) -> None:
         #: the texts at the URL's positions and the canonical, of each pair (the newest kept)
         self.pairs: list[tuple[list[str], str]] = []
         self.examples: list[tuple[str, str]] = []
         self.adopted: list[str] = []  # the source forms adopted from it
+        #: the text every pair ever showed at each position (None where two differed)
+        self.common: list[str | None] = []
+
+    def add(self, texts: list[str], target: str) -> None:
+        if (texts, target) in self.pairs:
+            return
+        self.pairs.append((texts, target))
+        del self.pairs[:-MAX_PAIRS]
+        if not self.common:
+            self.common = list(texts)
+        else:
+            self.common = [c if c == t else None for c, t in zip(self.common, texts, strict=True)]
 
 
 def shape_of(url: Parts, canonical: Parts) -> tuple[ShapeKey, list[str]] | None:
@@ -120,6 +132,8 @@ class FormEvidence:
         self._refused: set[tuple[str, str]] = set()  # (host, source) of rules revoked
         # (host, segments, names) -> identity parts of pages that named no other canonical
         self._standalone: OrderedDict[tuple[str, int, tuple[str, ...]], list[Parts]] = OrderedDict()
+        #: the shapes by what their URLs share: host, number of segments, parameter names
+        self._by_source: dict[tuple[str, int, tuple[str, ...]], set[ShapeKey]] = {}
 
     def standalone(self, url: Parts) -> None:
         """A page at ``url`` named no other page canonical (itself, or none): no form may take
@@ -150,7 +164,48 @@ class FormEvidence:
         for key, shape in list(self._shapes.items()):
             if key.host == host and source in shape.adopted:
                 self._refuted.add(key)
-                del self._shapes[key]
+                self._drop(key)
+
+    def _drop(self, key: ShapeKey) -> None:
+        self._shapes.pop(key, None)
+        keys = self._by_source.get(_source_key(key))
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del self._by_source[_source_key(key)]
+
+    def asks(self, url: Parts) -> list[str]:
+        """The shapes under way that a page at ``url`` may add a pair to, named: what fetching
+        it asks (the frontier lets one such request of a shape go at a time, so that a
+        category's products, linked together, are not all fetched before their first declared
+        canonical is compared: docs/frontier.md, "Evidence a page at a time"). A URL is of a
+        shape's source when its host, number of segments and parameter names are the shape's
+        and its texts are the ones every pair showed, except where the canonical writes a text
+        (a hole to be) and at one classifier (``/shop/<category>/``: another category). A
+        shape whose source would have no text of its own (every position a hole to be, no
+        parameter name) asks nothing: it would hold every URL of that many segments."""
+        items = query_items(url[2])
+        if items is None:
+            return []
+        host, path = url[0], url[1]
+        names = tuple(sorted(items))
+        segments = path.split("/")[1:]
+        keys = self._by_source.get((host, len(segments), names))
+        if not keys:
+            return []
+        texts = segments + [items[n] for n in names]
+        found = []
+        for key in keys:
+            common = self._shapes[key].common
+            if _of_source(key, common, texts):
+                free, classifiers = _free_positions(key)
+                own = {
+                    i: t
+                    for i, t in enumerate(common)
+                    if t is not None and i not in free and i not in classifiers
+                }
+                found.append("form {} {} -> {}".format(key.host, *_forms(key, own)))
+        return found
 
     def verified(self, url: Parts, canonical: Parts, urls: tuple[str, str]) -> FormCandidate | None:
         """A page at ``url`` declared ``canonical`` and was found the same page (``urls``: the
@@ -164,22 +219,16 @@ class FormEvidence:
         shape = self._shapes.get(key)
         if shape is None:
             shape = self._shapes[key] = _Shape()
+            self._by_source.setdefault(_source_key(key), set()).add(key)
             if len(self._shapes) > MAX_SHAPES:
-                self._shapes.popitem(last=False)
+                self._drop(next(iter(self._shapes)))
         else:
             self._shapes.move_to_end(key)
-        target = canonical[1] + ("?" + canonical[2] if canonical[2] else "")
-        if (texts, target) not in shape.pairs:
-            shape.pairs.append((texts, target))
-            del shape.pairs[:-MAX_PAIRS]
+        shape.add(texts, canonical[1] + ("?" + canonical[2] if canonical[2] else ""))
         if len(shape.examples) < 3:
             shape.examples.append(urls)
-        used = {w for w in (*key.out_path, *(w for _, w in key.out_query)) if isinstance(w, int)}
-        # a path segment before one the canonical writes (the category before a product's
-        # slug), which the canonical leaves out
-        classifiers = {
-            i for i in range(key.width) if i not in used and any(i < w < key.width for w in used)
-        }
+        used = _used(key)
+        classifiers = _classifiers(key, used)
         found_rows = _rows(
             shape.pairs, texts, self.needed, len(used) == len(texts), classifiers, self.partition
         )
@@ -213,7 +262,7 @@ class FormEvidence:
         found = shape_of(url, canonical)
         if found is not None:
             self._refuted.add(found[0])
-            self._shapes.pop(found[0], None)
+            self._drop(found[0])
 
 
 def forms_taking(rules: Iterable[LearnedRule], host: str, fetched: str) -> list[LearnedRule]:
@@ -270,6 +319,50 @@ def _rows(
         rows = agree
     n = len({r[1] for r in rows})
     return (fixed, n) if n >= needed else None
+
+
+def _used(key: ShapeKey) -> set[int]:
+    """The positions of a shape's URL whose text the canonical writes."""
+    return {w for w in (*key.out_path, *(w for _, w in key.out_query)) if isinstance(w, int)}
+
+
+def _classifiers(key: ShapeKey, used: set[int]) -> set[int]:
+    """A shape's classifiers: path segments before one the canonical writes (the category
+    before a product's slug), which the canonical leaves out."""
+    return {i for i in range(key.width) if i not in used and any(i < w < key.width for w in used)}
+
+
+def _source_key(key: ShapeKey) -> tuple[str, int, tuple[str, ...]]:
+    return (key.host, key.width, key.names)
+
+
+@lru_cache(maxsize=1024)
+def _free_positions(key: ShapeKey) -> tuple[frozenset[int], frozenset[int]]:
+    """The positions where a URL of ``key``'s source may show a text no pair showed (the
+    canonical writes it), and its classifiers after the first segment (one may differ)."""
+    used = _used(key)
+    return frozenset(used), frozenset(i for i in _classifiers(key, used) if i > 0)
+
+
+def _of_source(key: ShapeKey, common: list[str | None], texts: list[str]) -> bool:
+    """Whether ``texts`` (a URL's, of ``key``'s host, segments and names) may be of the source
+    of the shape whose pairs all showed ``common`` (see :meth:`FormEvidence.asks`)."""
+    free, classifiers = _free_positions(key)
+    own = bool(key.names)
+    differs = False
+    for i, text in enumerate(common):
+        if i in free or text is None:
+            continue
+        if i in classifiers:
+            if text != texts[i]:
+                if differs:
+                    return False
+                differs = True
+            continue
+        if text != texts[i]:
+            return False
+        own = True
+    return own
 
 
 def _partitions(rows: list[tuple[list[str], str]], i: int) -> bool:

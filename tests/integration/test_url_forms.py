@@ -1,7 +1,9 @@
 """Form rules learned from declared canonicals, in a real crawl of a small shop
 (tests/support/formsite.py) with the add-on alone: a product linked under its category's path
 is fetched until the form is learned, and a form that holds on some categories and not on the
-next is revoked by its probation, its page fetched."""
+next is revoked by its probation, its page fetched; sixteen at a time, the path forms of a
+shape under way go one at a time, and two spellings a rule merged while they were queued do not
+both go."""
 
 from __future__ import annotations
 
@@ -50,3 +52,41 @@ def test_a_category_path_form_is_learned_and_a_form_that_fails_later_is_revoked(
     assert set(shown) == _all_pages()
     assert max(shown.values()) == 1
     assert crawler.stats.get_value("finish_reason") == "finished"
+
+
+#: Scrapy's defaults, sixteen requests at a time
+SIXTEEN = {"CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16}
+DEPTH_FIRST = {
+    **SIXTEEN,
+    "DEPTH_PRIORITY": 0,
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue",
+}
+
+
+def _whole(crawler, items):  # type: ignore[no-untyped-def]
+    shown = Counter(_page(item["url"]) for item in items)
+    assert set(shown) == _all_pages()
+    assert max(shown.values()) == 1
+    assert crawler.stats.get_value("finish_reason") == "finished"
+
+
+@pytest_twisted.inlineCallbacks
+def test_path_forms_of_a_shape_under_way_go_a_page_at_a_time():
+    # breadth-first, every category's twenty links leave the queue together. Once one path
+    # form's declared canonical was compared, the others of its shape (of any category: the
+    # category is a classifier) go one at a time; the rest wait behind, and are dropped once
+    # the form is learned. Without it, 32-35 path forms were fetched
+    site, crawler, items, _ = yield run(formsite.start, "/", SIXTEEN, PageSpider)
+    path_form = [url for url in site.hits if url.startswith("/shop/")]
+    assert len(path_form) <= 20, path_form
+    _whole(crawler, items)
+
+
+@pytest_twisted.inlineCallbacks
+def test_two_spellings_a_new_rule_merged_in_the_queue_do_not_both_go():
+    # depth-first, a product's two links leave the queue side by side: once the path form is
+    # learned, both are one page, yet both were queued as two. The second waits for the first
+    # to land, and is dropped. Without it (path forms paced alone), 149-161 responses
+    site, crawler, items, _ = yield run(formsite.start, "/", DEPTH_FIRST, PageSpider)
+    assert crawler.stats.get_value("downloader/response_count") <= len(_all_pages()) + 30
+    _whole(crawler, items)

@@ -199,3 +199,45 @@ def test_a_page_of_an_adopted_form_that_names_itself_revokes_the_form() -> None:
     )
     assert wrong == [rule]
     assert learner.rules == ()
+
+
+def _asks(learner: Learner, path: str, query: str | None = None) -> list[str]:
+    """The form questions fetching the page at ``path`` (an identifier's) would ask."""
+    url = f"http://{H}{path}" + (f"?{query}" if query else "")
+    return [
+        c for q, c, _ in learner.open_questions(url, H, (H, path, query)) if q.startswith("form")
+    ]
+
+
+def test_a_shape_under_way_asks_of_the_urls_its_pairs_may_be_of() -> None:
+    learner = Learner(min_pairs=3)
+    assert _asks(learner, "/shop/hats/cap-9") == []  # no pair yet: nothing to ask
+    for n in range(2):
+        _shop(learner, "hats", f"cap-{n}")
+    (shape,) = _asks(learner, "/shop/hats/cap-9")
+    assert shape == "form shop.test /shop/*/{s2} -> /product/{s2}"
+    # another category is another text at the classifier: the same shape's question
+    assert _asks(learner, "/shop/shoes/boot-1") == [shape]
+    # a text every pair showed, which the canonical does not write, is the shape's own
+    assert _asks(learner, "/blog/hats/cap-9") == []
+    assert _asks(learner, "/blog/2026/cap-9") == []
+    # another number of segments, or parameter names: another shape
+    assert _asks(learner, "/shop/hats/cap-9/amp") == []
+    assert _asks(learner, "/shop/hats/cap-9", "v=1") == []
+    # a shape refuted asks nothing more
+    _shop(learner, "hats", "cap-2", same=False)
+    assert _asks(learner, "/shop/hats/cap-9") == []
+
+
+def test_a_shape_whose_source_would_have_no_text_of_its_own_asks_nothing() -> None:
+    # /<slug> -> /product/<slug>: its question would hold every page of one segment
+    learner = Learner(min_pairs=3)
+    learner.observe_canonical((H, "/item-1", None), (H, "/product/item-1", None), True, ("", ""))
+    assert _asks(learner, "/about") == []
+    # a parameter's name is a text of its own: /?p=<n> (any value) asks
+    learner.observe_canonical(
+        (H, "/", "product_cat=hats"), (H, "/category/hats", None), True, ("", "")
+    )
+    assert _asks(learner, "/", "product_cat=shoes") == [
+        "form shop.test /?product_cat={q0} -> /category/{q0}"
+    ]

@@ -16,6 +16,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from scrapy_urlunify.core._forms import identity_parts
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import (
@@ -145,7 +146,7 @@ class DequeueMiddleware:
                 priority=request.priority - (level - meta.get(LEVEL_META, 0)) * frontier.penalty,
                 meta={**meta, LEVEL_META: level, HELD_META: request.url},
             )
-        questions = self._questions(request)
+        questions = self._questions(request, other_rules)
         if frontier.admit(request, questions):
             return None
         if HELD_META in meta:
@@ -154,7 +155,7 @@ class DequeueMiddleware:
             # held once at most: back while the requests testing its candidates are in flight
             # (nothing else was left at its priority), it waits for them to land, here
             self.stats.inc("frontier/waited")
-            return self._wait(request, frontier)  # a coroutine: Scrapy awaits it
+            return self._wait(request, frontier, other_rules)  # a coroutine: Scrapy awaits it
         self.stats.inc("frontier/held")
         logger.debug(
             "Held back: %s (it would test a candidate rule other requests are testing)", request.url
@@ -167,18 +168,29 @@ class DequeueMiddleware:
             meta={**meta, HELD_META: request.url},
         )
 
-    def _questions(self, request: Request) -> list[tuple[str, str, int]]:
-        """What ``request`` would ask of open candidate rules (``Learner.open_questions``)."""
+    def _questions(self, request: Request, other_rules: bool) -> list[tuple[str, str, int]]:
+        """What ``request`` would ask of open candidate rules (``Learner.open_questions``); and,
+        queued under ``other_rules``, whether its page is being fetched under another spelling
+        (two spellings queued before a rule merged them leave the queue together: the second
+        waits for the first, then is dropped, its page fetched)."""
         host = host_of(request.url)
         if not host:
             return []
+        unifier = self.policies.unifier
         try:
-            identity_host = self.policies.unifier.host_rules(host).identity_host
+            identity_host = unifier.host_rules(host).identity_host
+            identifier = unifier.identify(request.url)
         except InvalidURL:
             return []
-        return self.learning.learner.open_questions(request.url, identity_host)
+        # a form rule's evidence is of identifiers (``LearningSession.canonical_checked``)
+        parts = identity_parts(identifier, unifier.prefix_text)
+        questions = self.learning.learner.open_questions(request.url, identity_host, parts)
+        if other_rules:
+            # one on its page already: one more in flight is all the hold lets go
+            questions.append((f"page {identifier}", f"page {identifier}", 1))
+        return questions
 
-    async def _wait(self, request: Request, frontier: Frontier) -> None:
+    async def _wait(self, request: Request, frontier: Frontier, other_rules: bool) -> None:
         """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each time a request
         testing a candidate lands, its page may have decided a rule that drops ``request``
         (:class:`DroppedAtDequeue`), or freed the candidate."""
@@ -187,7 +199,7 @@ class DequeueMiddleware:
             await maybe_deferred_to_future(frontier.landing(left))
             if self.learning.policy_token:
                 self._drop_fetched(request, False)
-            questions = self._questions(request)
+            questions = self._questions(request, other_rules)
             if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
                 return
 
