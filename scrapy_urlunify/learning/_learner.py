@@ -21,7 +21,7 @@ from scrapy_urlunify.core._domains import prefix_matcher, strip_prefixes, within
 from scrapy_urlunify.core._policy import DEFAULT_STRIP_HOST_PREFIXES
 from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE, Candidates
-from scrapy_urlunify.learning._open_questions import open_questions
+from scrapy_urlunify.learning._open_questions import Questions, open_questions
 from scrapy_urlunify.learning._page_index import PageIndex, UnstablePages
 from scrapy_urlunify.learning._pairs import MAX_ITEMS, Pair, PairFinder, other_items, read_page
 from scrapy_urlunify.learning._rule_contexts import RuleContexts, split_context
@@ -261,11 +261,9 @@ class Learner:
             stats["evicted"] += evicted
         return adopted
 
-    def open_questions(
-        self, url: str, identity_host: str, parts: Parts | None = None
-    ) -> list[tuple[str, str, int]]:
+    def open_questions(self, url: str, identity_host: str, parts: Parts | None = None) -> Questions:
         """What fetching ``url`` (``parts``: its identifier's) would ask of a rule not adopted
-        nor ruled out (:func:`._open_questions.open_questions`; ``FormEvidence.asks``)."""
+        nor ruled out: :func:`._open_questions.open_questions`."""
         return open_questions(
             url,
             identity_host,
@@ -274,7 +272,8 @@ class Learner:
             self._candidates,
             self._contexts,
             self._finder,
-        ) + ([(f"form {parts}", name, 0) for name in self._forms.asks(parts)] if parts else [])
+            (self._forms, parts),
+        )
 
     def observe_canonical(
         self, url: Parts, canonical: Parts, same: bool, urls: tuple[str, str]

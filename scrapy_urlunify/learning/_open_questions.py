@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from scrapy_urlunify.learning._pairs import PairFinder
     from scrapy_urlunify.learning._rule_contexts import RuleContexts
     from scrapy_urlunify.learning._rule_types import LearnedRule
+    from scrapy_urlunify.learning._url_forms import FormEvidence, Parts
+
+#: ``(question, candidate rule, values observed)``, as the frontier weighs them
+Questions = list[tuple[str, str, int]]
 
 
 def open_questions(
@@ -28,7 +32,8 @@ def open_questions(
     candidates: Candidates,
     contexts: RuleContexts,
     finder: PairFinder,
-) -> list[tuple[str, str, int]]:
+    forms: tuple[FormEvidence, Parts | None] | None = None,
+) -> Questions:
     """What fetching ``url`` would ask of a parameter rule not yet adopted nor ruled out (on
     the host, or in the rule context of ``url``) on the page the rest of its URL names:
     ``(question, candidate, n)``, the question and its candidate rule as text, ``n`` the
@@ -37,11 +42,15 @@ def open_questions(
     yet is asked only of a candidate with evidence (a rule under way), or when it is a link
     tag (``core._spellings.LINK_TAG_PARAMS``). A page observed on a
     related host asks whether the two hosts are aliases. What the frontier asks before it
-    lets a request go (``integration.queue._frontier``)."""
+    lets a request go (``integration.queue._frontier``). With ``forms`` (the form evidence and
+    the parts of ``url``'s identifier), a URL that asks no parameter its question asks the form
+    shapes under way it may add a pair to (:meth:`~._url_forms.FormEvidence.asks`); a
+    parameter's question paces it already, and asking both held a page's second value (the
+    other half of its piece of evidence) behind the first."""
     page = read_page(url, identity_host, "")
     if page is None or url in unstable:
         return []
-    found: list[tuple[str, str, int]] = []
+    found: Questions = []
     host = page.host
     for name, hint, n in finder.values_seen(page):
         if covered(rules, PARAM, host, name) or in_context_rule(
@@ -72,4 +81,7 @@ def open_questions(
         ):
             continue
         found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
-    return found
+    evidence, parts = forms or (None, None)
+    if found or evidence is None or parts is None:
+        return found
+    return [(f"form {parts}", shape, 0) for shape in evidence.asks(parts)]

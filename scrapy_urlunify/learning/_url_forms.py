@@ -12,7 +12,8 @@ text of the pair at hand, and only the pairs with that text count: ``/shop/hats/
 ``/shop/*/{s2}`` once three categories showed it, each product in one (a *classifier*: a
 segment before one the canonical writes; a second rule, the first kept). Two texts make
 a hole in a *lossless* shape, whose canonical writes every text of the URL (``?paged=2``,
-``?paged=3`` -> ``/page/{q0}``): a respelling merges no two URLs. A product whose canonical names
+``?paged=3`` -> ``/page/{q0}``), and three canonicals (``min_pairs``) a rule: a respelling
+merges no two URLs. A product whose canonical names
 its own slug is never a shape twice (the slug is a text of its own), so ``/?p=17`` ->
 ``/product/red-cap/`` teaches nothing: no form can say it.
 
@@ -122,11 +123,11 @@ def shape_of(url: Parts, canonical: Parts) -> tuple[ShapeKey, list[str]] | None:
 class FormEvidence:
     """The verified pairs of declared canonicals, by shape, until one shape makes a rule."""
 
-    def __init__(self, needed: int, partition: int) -> None:
+    def __init__(self, needed: int, min_pairs: int) -> None:
         self.needed = needed
-        #: distinct texts that make a hole of a classifier whose texts partition the canonicals
-        #: (:func:`_rows`)
-        self.partition = partition
+        #: distinct texts that make a hole of a classifier whose texts partition the canonicals,
+        #: and distinct canonicals that make a lossless form (:func:`_rows`)
+        self.min_pairs = min_pairs
         self._shapes: OrderedDict[ShapeKey, _Shape] = OrderedDict()
         self._refuted: set[ShapeKey] = set()
         self._refused: set[tuple[str, str]] = set()  # (host, source) of rules revoked
@@ -230,7 +231,7 @@ class FormEvidence:
         used = _used(key)
         classifiers = _classifiers(key, used)
         found_rows = _rows(
-            shape.pairs, texts, self.needed, len(used) == len(texts), classifiers, self.partition
+            shape.pairs, texts, self.needed, len(used) == len(texts), classifiers, self.min_pairs
         )
         if found_rows is None:
             return None
@@ -287,18 +288,20 @@ def _rows(
     needed: int,
     lossless: bool,
     classifiers: set[int],
-    partition: int,
+    min_pairs: int,
 ) -> tuple[dict[int, str], int] | None:
     """The positions a form of the pair ``texts`` keeps fixed (position -> text) and the
     distinct canonicals of the pairs that agree with it there, once ``needed``; else None. A
     position is a hole only where those pairs show ``needed`` distinct texts: two values
     (``amp``, ``comment-page-1``) say nothing of a third (``comment-page-2``). In a
     ``lossless`` shape (the canonical writes every text of the URL: a respelling, which merges
-    no two URLs), two distinct texts make a hole (``paged=2``, ``paged=3``). A *classifier*, a
+    no two URLs), two distinct texts make a hole (``paged=2``, ``paged=3``), and ``min_pairs``
+    canonicals a rule: what it may get wrong is only whether the site answers each spelling
+    with the page, which every pair of the shape showed and its probation checks. A *classifier*, a
     path segment the canonical leaves out before one it writes (``/shop/<category>/<slug>``),
     names what holds a page, not a part or view of it (what follows a page's slug:
     ``comment-page-2``, ``reviews``, pages of their own): where each canonical came with one
-    text there (a product in one category), ``partition`` distinct texts make its hole."""
+    text there (a product in one category), ``min_pairs`` distinct texts make its hole."""
     fixed: dict[int, str] = {}
     rows = pairs
     while True:
@@ -308,7 +311,7 @@ def _rows(
             if lossless:
                 hole_at = 2
             elif i in classifiers and _partitions(rows, i):
-                hole_at = partition
+                hole_at = min_pairs
             else:
                 hole_at = needed
             if len({r[0][i] for r in rows}) < hole_at:
@@ -318,7 +321,7 @@ def _rows(
             break
         rows = agree
     n = len({r[1] for r in rows})
-    return (fixed, n) if n >= needed else None
+    return (fixed, n) if n >= (min_pairs if lossless else needed) else None
 
 
 def _used(key: ShapeKey) -> set[int]:

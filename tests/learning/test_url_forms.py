@@ -160,6 +160,29 @@ def test_a_parameter_form_keeps_the_values_its_canonical_writes() -> None:
     assert rule.target == "/category/{s1}/page/{q1}?orderby=price"
 
 
+def test_a_respelling_is_a_rule_at_min_pairs_canonicals() -> None:
+    # ?paged=N -> /page/N writes every text of the URL: it merges no two URLs, and three
+    # canonicals make it (a form that leaves a text out needs six: the first test)
+    learner = Learner(min_pairs=3)
+
+    def page2(category: str) -> list[LearnedRule]:
+        return learner.observe_canonical(
+            (H, f"/category/{category}", "paged=2"),
+            (H, f"/category/{category}/page/2", None),
+            True,
+            ("", ""),
+        )
+
+    assert page2("hats") == []
+    assert page2("shoes") == []
+    (rule,) = page2("bags")
+    assert (rule.name, rule.target, rule.pairs) == (
+        "/category/{s1}?paged=2",
+        "/category/{s1}/page/2",
+        3,
+    )
+
+
 def test_form_rules_survive_a_restart_and_make_a_settings_line() -> None:
     learner = Learner(min_pairs=3)
     for n in range(6):
@@ -240,4 +263,26 @@ def test_a_shape_whose_source_would_have_no_text_of_its_own_asks_nothing() -> No
     )
     assert _asks(learner, "/", "product_cat=shoes") == [
         "form shop.test /?product_cat={q0} -> /category/{q0}"
+    ]
+
+
+def test_a_url_that_asks_a_parameter_its_question_asks_no_form() -> None:
+    # /product/<n>?view=gallery declares /product/<n>: a shape under way, but the parameter
+    # asks of the URL already (two values a page), and its form question held a page's second
+    # value behind the first
+    learner = Learner(min_pairs=3)
+    for n in range(3):
+        learner.observe(f"http://{H}/product/p{n}", H, f"text{n}".encode())
+    learner.observe(f"http://{H}/product/p0?view=gallery", H, b"text0")
+    learner.observe_canonical(
+        (H, "/product/p0", "view=gallery"), (H, "/product/p0", None), True, ("", "")
+    )
+    asked = learner.open_questions(
+        f"http://{H}/product/p1?view=gallery", H, (H, "/product/p1", "view=gallery")
+    )
+    assert [c for _, c, _ in asked] == [f"view {H}"]
+    # a URL of the shape that asks no parameter (a page not observed, a rule not under way
+    # elsewhere) asks the form
+    assert _asks(learner, "/product/p7", "view=gallery") == [
+        "form shop.test /{s0}/{s1}?view=gallery -> /{s0}/{s1}"
     ]

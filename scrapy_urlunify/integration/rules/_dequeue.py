@@ -169,10 +169,10 @@ class DequeueMiddleware:
         )
 
     def _questions(self, request: Request, other_rules: bool) -> list[tuple[str, str, int]]:
-        """What ``request`` would ask of open candidate rules (``Learner.open_questions``); and,
-        queued under ``other_rules``, whether its page is being fetched under another spelling
-        (two spellings queued before a rule merged them leave the queue together: the second
-        waits for the first, then is dropped, its page fetched)."""
+        """What ``request`` would ask of open candidate rules (``Learner.open_questions``, form
+        rules' of its identifier); and, queued under ``other_rules``, whether its page is being
+        fetched under another spelling, one counted as observed (two spellings queued before a
+        rule merged them leave the queue together: the second waits, then is dropped)."""
         host = host_of(request.url)
         if not host:
             return []
@@ -182,13 +182,9 @@ class DequeueMiddleware:
             identifier = unifier.identify(request.url)
         except InvalidURL:
             return []
-        # a form rule's evidence is of identifiers (``LearningSession.canonical_checked``)
         parts = identity_parts(identifier, unifier.prefix_text)
-        questions = self.learning.learner.open_questions(request.url, identity_host, parts)
-        if other_rules:
-            # one on its page already: one more in flight is all the hold lets go
-            questions.append((f"page {identifier}", f"page {identifier}", 1))
-        return questions
+        page = [(f"page {identifier}", f"page {identifier}", 1)] if other_rules else []
+        return self.learning.learner.open_questions(request.url, identity_host, parts) + page
 
     async def _wait(self, request: Request, frontier: Frontier, other_rules: bool) -> None:
         """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each time a request
