@@ -6,13 +6,12 @@ site whose shortlinks are false is asked every one of them, and loses nothing.""
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import partial
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest_twisted
 import shortlinksite
-from minicrawl import PageSpider, run
+from minicrawl import PageSpider, assert_every_page_once, run
 from scrapy.http import HtmlResponse
 
 from scrapy_urlunify.integration.pages._declared import PROBATION, declared_href
@@ -52,10 +51,7 @@ def _query_forms_again(site) -> int:  # type: ignore[no-untyped-def]
 
 
 def _every_page_once(crawler, items) -> None:  # type: ignore[no-untyped-def]
-    shown = Counter(_page(item["url"]) for item in items)
-    assert set(shown) == _all_pages()
-    assert max(shown.values()) == 1
-    assert crawler.stats.get_value("finish_reason") == "finished"
+    assert_every_page_once(crawler, items, _page, _all_pages())
 
 
 @pytest_twisted.inlineCallbacks

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import formsite
 import pytest_twisted
-from minicrawl import PageSpider, run
+from minicrawl import PageSpider, assert_every_page_once, run
 
 
 def _page(url: str) -> str | None:
@@ -29,6 +29,10 @@ def _all_pages() -> set[str]:
         for n in range(formsite.PRODUCTS):
             pages.add(f"/product/{formsite.slug(c, n)}/")
     return pages
+
+
+def _whole(crawler, items):  # type: ignore[no-untyped-def]
+    assert_every_page_once(crawler, items, _page, _all_pages())
 
 
 @pytest_twisted.inlineCallbacks
@@ -48,10 +52,7 @@ def test_a_category_path_form_is_learned_and_a_form_that_fails_later_is_revoked(
     assert stats.get("urlunify/learned/revoked") >= 1
     assert any(k.startswith("urlunify/learned/revoked/form/") for k in stats)
     # nothing lost, nothing twice: the mixed categories' red lists are scraped
-    shown = Counter(_page(item["url"]) for item in items)
-    assert set(shown) == _all_pages()
-    assert max(shown.values()) == 1
-    assert crawler.stats.get_value("finish_reason") == "finished"
+    _whole(crawler, items)
 
 
 #: Scrapy's defaults, sixteen requests at a time
@@ -61,13 +62,6 @@ DEPTH_FIRST = {
     "DEPTH_PRIORITY": 0,
     "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue",
 }
-
-
-def _whole(crawler, items):  # type: ignore[no-untyped-def]
-    shown = Counter(_page(item["url"]) for item in items)
-    assert set(shown) == _all_pages()
-    assert max(shown.values()) == 1
-    assert crawler.stats.get_value("finish_reason") == "finished"
 
 
 @pytest_twisted.inlineCallbacks
@@ -88,6 +82,6 @@ def test_two_spellings_a_new_rule_merged_in_the_queue_do_not_both_go():
     # depth-first, a product's two links leave the queue side by side: once the path form is
     # learned, both are one page, yet both were queued as two. The second waits for the first
     # to land, and is dropped. Without it (path forms paced alone), 149-161 responses
-    site, crawler, items, _ = yield run(formsite.start, "/", DEPTH_FIRST, PageSpider)
+    _, crawler, items, _ = yield run(formsite.start, "/", DEPTH_FIRST, PageSpider)
     assert crawler.stats.get_value("downloader/response_count") <= len(_all_pages()) + 30
     _whole(crawler, items)

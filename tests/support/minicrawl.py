@@ -4,6 +4,8 @@ and ``crawl(settings)`` / ``crawl_from(path, settings)`` returning the site, sta
 
 from __future__ import annotations
 
+from collections import Counter
+
 import minisite
 import pytest_twisted
 from scrapy import signals
@@ -105,3 +107,12 @@ def last_of(fetched: list[str], paths: set[str]) -> int:
     """The position (from 1) in ``fetched`` of the last of ``paths``: the responses a crawl
     took to fetch them all."""
     return max(i for i, path in enumerate(fetched, 1) if path in paths)
+
+
+def assert_every_page_once(crawler, items, page_of, pages) -> None:  # type: ignore[no-untyped-def]
+    """Every page of ``pages`` was scraped once (``page_of``: the page of an item's URL), and
+    the crawl finished: nothing lost, nothing twice."""
+    shown = Counter(page_of(item["url"]) for item in items)
+    assert set(shown) == pages
+    assert max(shown.values()) == 1
+    assert crawler.stats.get_value("finish_reason") == "finished"
