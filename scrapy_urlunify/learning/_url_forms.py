@@ -179,7 +179,7 @@ class FormEvidence:
         """The shapes under way that a page at ``url`` may add a pair to, named: what fetching
         it asks (the frontier lets one such request of a shape go at a time, so that a
         category's products, linked together, are not all fetched before their first declared
-        canonical is compared: docs/frontier.md, "Evidence a page at a time"). A URL is of a
+        canonical is compared: docs/frontier.md, "Form rules' evidence"). A URL is of a
         shape's source when its host, number of segments and parameter names are the shape's
         and its texts are the ones every pair showed, except where the canonical writes a text
         (a hole to be) and at one classifier (``/shop/<category>/``: another category). A
