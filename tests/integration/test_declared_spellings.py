@@ -69,3 +69,44 @@ def test_a_page_obtained_under_its_trusted_canonical_is_not_fetched_again_from_t
     assert site.hits["/b"] == 0
     assert stats.get("urlunify/dropped_at_dequeue") == 1
     assert [urlsplit(i["url"]).path for i in items].count("/b") == 1
+
+
+class _ClaimsFirstSite(CountingSite):
+    """Eight pages fetched first under another path, ``/alt/<n>``, which declares ``/item/<n>``
+    canonical; the first five ``/item/<n>`` linked next (the site's canonicals verified, then
+    trusted), the last three only from ``/more``, fetched after."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, _ = self.count(request)
+        links: list[str] = []
+        if path == "/":
+            links = [f"/alt/{n}" for n in range(1, 9)] + [f"/item/{n}" for n in range(1, 6)]
+            links.append("/more")
+        elif path == "/more":
+            links = [f"/item/{n}" for n in range(6, 9)]
+        elif path.startswith(("/alt/", "/item/")) and path[-1] in "12345678":
+            n = path[-1]
+            return declared_page(f"Item {n}", f"<p>The item {n}.</p>", canonical=f"/item/{n}")
+        else:
+            request.setResponseCode(404)
+            return declared_page("Not found", "<p>No such page.</p>")
+        return declared_page(path, "".join(f"<a href='{u}'>{u}</a> " for u in links))
+
+
+def _claims_first() -> tuple[_ClaimsFirstSite, object, str]:
+    site = _ClaimsFirstSite()
+    return (site, *listen(site))
+
+
+@pytest_twisted.inlineCallbacks
+def test_claims_made_before_their_site_was_trusted_count_once_it_is():
+    site, crawler, items, _ = yield run(_claims_first, "/", {}, PageSpider)
+    stats = crawler.stats.get_stats()
+    assert stats.get("urlunify/canonical/verified") == 5
+    # /alt/6-8 claimed /item/6-8 before the site was trusted: once it is, their pages are
+    # obtained, as a claim made then would be; their links, found later, are not fetched
+    assert stats.get("urlunify/canonical/released") == 3
+    assert [site.hits[f"/item/{n}"] for n in range(6, 9)] == [0, 0, 0]
+    # every item once: the first five under /alt, dropped as duplicates under /item
+    shown = Counter(urlsplit(i["url"]).path[-1] for i in items if "/more" not in i["url"])
+    assert shown == Counter({**{str(n): 1 for n in range(1, 9)}, "/": 1})

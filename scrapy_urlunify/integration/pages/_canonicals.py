@@ -16,6 +16,10 @@ from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_h
 from scrapy_urlunify.integration.rules._fetched import Recent
 from scrapy_urlunify.learning._near_duplicates import distance
 
+#: a claim on probation as it is released: ``(URL, identifier, identity host, learner's
+#: signature, evidence, claimer)``
+Released = tuple[str, str, str, bytes, bool, str]
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -52,9 +56,11 @@ class Canonicals:
         # signature -> fingerprint: an exact duplicate gets none of its own (nothing nearer to
         # find), and is its original's page, fingerprint included
         self._fingerprints: Recent[int] = Recent()
-        # canonical id -> (signature, fingerprint, claimer, site)
-        self._claims: Recent[tuple[bytes, int | None, str, str]] = Recent()
+        # canonical id -> (signature, fingerprint, claimer, site, what it is released as)
+        self._claims: Recent[tuple[bytes, int | None, str, str, Released]] = Recent()
         self.verdicts = SiteVerdicts(stats, "canonical")
+        #: claims made before their site was trusted, released when it was (:meth:`release`)
+        self._released: list[Released] = []
         #: whether the page :meth:`declared` was last asked about named no other page canonical
         self.names_itself = True
 
@@ -65,7 +71,7 @@ class Canonicals:
         self._recent.remember(identifier, (sig, near_sig))
         claim = self._claims.pop(identifier, None)
         if claim is not None:
-            claimed, claimed_fp, claimer, site = claim
+            claimed, claimed_fp, claimer, site, _ = claim
             self._verify(site, self.same(claimed, claimed_fp, sig, near_sig), url, claimer)
 
     def declared(
@@ -100,12 +106,14 @@ class Canonicals:
         site: str,
         sig: bytes,
         near_sig: int | None = None,
+        learn: tuple[bytes, bool] = (b"", False),
     ) -> tuple[str, str, str] | None:
         """The canonical ``response`` declares (:meth:`declared`), as ``(URL, identifier,
         identity host)``, once the site's canonicals have proven true (it is then the same page
         as ``response``); None before. The first ``PROBATION`` are checked by
         fetching their target, and too many targets with other content make the crawl ignore
-        that site's canonicals."""
+        that site's canonicals. ``learn``: the signature the learner knows the page by, and
+        whether it is evidence (kept with a claim on probation, for :meth:`release`)."""
         url, target, _ = declared
         if site in self.verdicts.ignored:
             self.stats.inc("canonical/ignored")
@@ -118,7 +126,8 @@ class Canonicals:
             if same:
                 self.true_claims.remember(identifier, url)
             return None
-        self._claims.remember(target, (sig, near_sig, response.url, site))
+        released = (url, target, declared[2], *learn, response.url)
+        self._claims.remember(target, (sig, near_sig, response.url, site, released))
         if not self.verdicts.trusted(site):
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
@@ -154,7 +163,17 @@ class Canonicals:
     def _verify(self, site: str, same: bool, canonical: str, claimer: str) -> None:
         if self.checked is not None:
             self.checked(claimer, canonical, same)
-        self.verdicts.verify(site, same, canonical, claimer)
+        if self.verdicts.verify(site, same, canonical, claimer):
+            # the claims that waited for their target are as true as the next ones: their
+            # targets count as obtained now, not fetched when their links come out of the queue
+            self._released += [c[4] for c in self._claims.values() if c[3] == site]
+
+    def release(self) -> list[Released]:
+        """The claims on probation of the sites trusted since the last call, as ``(URL,
+        identifier, identity host, learner's signature, evidence, claimer)``: their targets
+        are obtained, as those of the claims made once a site is trusted."""
+        released, self._released = self._released, []
+        return released
 
 
 def canonical_href(response: TextResponse) -> str | None:

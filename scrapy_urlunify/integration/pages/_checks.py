@@ -275,7 +275,9 @@ class PageChecks:
         if canonicals is not None and isinstance(response, TextResponse):
             declared = canonicals.declared(response, identifier, site, unifier)
             if declared is not None:
-                trusted = canonicals.trusted(response, declared, identifier, site, sig, near_sig)
+                trusted = canonicals.trusted(
+                    response, declared, identifier, site, sig, near_sig, (learn_sig, evidence)
+                )
             claim = canonicals.true_claims.get(identifier)
             if shortlinks is not None:
                 shortlinks.declared(response, identifier, site, unifier, sig, near_sig)
@@ -296,6 +298,9 @@ class PageChecks:
             )
         if trusted is not None:
             self._trusted_canonical(*trusted, learn_sig, evidence, response.url)
+        for released in canonicals.release() if canonicals is not None else ():
+            self.stats.inc("canonical/released")
+            self._trusted_canonical(*released)
         if claim is not None and self.canonical_urls is not None:
             self.canonical_urls.declared(identifier, claim)
         if self.canonical_urls is not None:
