@@ -105,8 +105,8 @@ class Canonicals:
         identifier: str,
         site: str,
         sig: bytes,
-        near_sig: int | None = None,
-        learn: tuple[bytes, bool] = (b"", False),
+        near_sig: int | None,
+        learn: tuple[bytes, bool],
     ) -> tuple[str, str, str] | None:
         """The canonical ``response`` declares (:meth:`declared`), as ``(URL, identifier,
         identity host)``, once the site's canonicals have proven true (it is then the same page
