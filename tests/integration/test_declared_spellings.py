@@ -5,6 +5,7 @@ pretty URL, with the add-on alone."""
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest_twisted
@@ -54,14 +55,16 @@ class _SortedFirstSite(CountingSite):
         return declared_page("Not found", "<p>No such page.</p>")
 
 
-def _sorted_first() -> tuple[_SortedFirstSite, object, str]:
-    site = _SortedFirstSite()
+def _serve(site_class: type[CountingSite]) -> tuple[CountingSite, object, str]:
+    site = site_class()
     return (site, *listen(site))
 
 
 @pytest_twisted.inlineCallbacks
 def test_a_page_obtained_under_its_trusted_canonical_is_not_fetched_again_from_the_queue():
-    site, crawler, items, dropped = yield run(_sorted_first, "/", {}, PageSpider)
+    site, crawler, items, dropped = yield run(
+        partial(_serve, _SortedFirstSite), "/", {}, PageSpider
+    )
     stats = crawler.stats.get_stats()
     assert stats.get("urlunify/canonical/verified") == 5
     # /b was queued before /b?sort=price, which declares it, was fetched: its page was obtained
@@ -93,14 +96,9 @@ class _ClaimsFirstSite(CountingSite):
         return declared_page(path, "".join(f"<a href='{u}'>{u}</a> " for u in links))
 
 
-def _claims_first() -> tuple[_ClaimsFirstSite, object, str]:
-    site = _ClaimsFirstSite()
-    return (site, *listen(site))
-
-
 @pytest_twisted.inlineCallbacks
 def test_claims_made_before_their_site_was_trusted_count_once_it_is():
-    site, crawler, items, _ = yield run(_claims_first, "/", {}, PageSpider)
+    site, crawler, items, _ = yield run(partial(_serve, _ClaimsFirstSite), "/", {}, PageSpider)
     stats = crawler.stats.get_stats()
     assert stats.get("urlunify/canonical/verified") == 5
     # /alt/6-8 claimed /item/6-8 before the site was trusted: once it is, their pages are
