@@ -185,6 +185,8 @@ class FormEvidence:
         (a hole to be) and at one classifier (``/shop/<category>/``: another category). A
         shape whose source would have no text of its own (every position a hole to be, no
         parameter name) asks nothing: it would hold every URL of that many segments."""
+        if not self._by_source:  # no shape under way: asked of every request leaving the queue
+            return []
         items = query_items(url[2])
         if items is None:
             return []
@@ -378,7 +380,7 @@ def _forms(key: ShapeKey, fixed: dict[int, str]) -> tuple[str, str]:
     """The source and target forms of a shape: a fixed position is its text, another a hole
     (``{sN}``/``{qN}`` when the canonical writes it, else ``*``)."""
     width = key.width
-    used = {w for w in (*key.out_path, *(w for _, w in key.out_query)) if isinstance(w, int)}
+    used = _used(key)
     texts = [
         fixed[i]
         if i in fixed
