@@ -232,9 +232,9 @@ class FormEvidence:
             shape.examples.append(urls)
         used = _used(key)
         classifiers = _classifiers(key, used)
-        found_rows = _rows(
-            shape.pairs, texts, self.needed, len(used) == len(texts), classifiers, self.min_pairs
-        )
+        # the root's empty segment (``/?product_cat=tea``) is no text the canonical could lose
+        lossless = all(i in used for i, t in enumerate(texts) if t)
+        found_rows = _rows(shape.pairs, texts, self.needed, lossless, classifiers, self.min_pairs)
         if found_rows is None:
             return None
         fixed, n = found_rows

@@ -183,6 +183,29 @@ def test_a_respelling_is_a_rule_at_min_pairs_canonicals() -> None:
     )
 
 
+def test_a_query_form_of_the_root_is_a_respelling() -> None:
+    # /?product_cat=hats -> /product-category/hats: the root's empty segment is no text the
+    # canonical leaves out, so three canonicals make it, as for any respelling
+    learner = Learner(min_pairs=3)
+
+    def widget(category: str) -> list[LearnedRule]:
+        return learner.observe_canonical(
+            (H, "/", f"product_cat={category}"),
+            (H, f"/product-category/{category}", None),
+            True,
+            ("", ""),
+        )
+
+    assert widget("hats") == []
+    assert widget("shoes") == []
+    (rule,) = widget("bags")
+    assert (rule.name, rule.target, rule.pairs) == (
+        "/?product_cat={q0}",
+        "/product-category/{q0}",
+        3,
+    )
+
+
 def test_form_rules_survive_a_restart_and_make_a_settings_line() -> None:
     learner = Learner(min_pairs=3)
     for n in range(6):
