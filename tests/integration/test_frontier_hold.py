@@ -73,11 +73,11 @@ def test_views_of_a_page_wait_while_their_parameter_is_undecided():  # type: ign
     assert stats["urlunify/frontier/held"] >= 1
     assert "urlunify/frontier/held" not in stats_without
     # without the hold the first pages' four views are all fetched before the rule is learned
-    # (three pages of them); with it, a page's held views come back after the others, and go
-    # if their page's question was answered and the rule is still undecided (by design: one in
-    # a few full-suite runs, one page of four)
+    # (usually three pages of them, one in a few dozen runs only one); with it, a page's held
+    # views come back after the others, and go if their page's question was answered and the
+    # rule is still undecided (by design: one in a few full-suite runs, one page of four)
     every_view = len(optionsite.VIEWS)
-    assert sum(n == every_view for n in views_without.values()) >= 2, views_without
+    assert sum(n == every_view for n in views_without.values()) >= 1, views_without
     assert sum(n == every_view for n in views.values()) <= 1, views
     assert sum(views.values()) < sum(views_without.values()), (views, views_without)
 
@@ -252,3 +252,26 @@ def test_only_a_question_still_open_on_its_page_is_worth_waiting_for():
     assert not frontier.worth_waiting(
         [("view s.test/item/1?", "view s.test", 0), ("ref s.test/item/1?", "ref s.test", 2)]
     )
+
+
+def test_the_first_request_of_a_url_group_goes_alone_until_it_lands():
+    frontier = Frontier(UnifyStats(None), 100)
+    shop = [("s.test", f"/shop/hats/cap-{n}", None) for n in range(3)]
+    first, second = (frontier.first_of(parts) for parts in shop[:2])
+    assert first and second and first[0][1] == second[0][1]  # one group: host, /shop/, 3 deep
+    a, b = Request("http://s.test/shop/hats/cap-0/"), Request("http://s.test/shop/hats/cap-1/")
+    assert frontier.admit(a, first)
+    assert not frontier.admit(b, second)  # behind the first of its group
+    assert frontier.worth_waiting(second)  # it waits, in its place
+    # another group: another first segment, number of segments or set of parameter names
+    for parts in (
+        ("s.test", "/product/cap-1", None),
+        ("s.test", "/shop/hats", None),
+        ("s.test", "/shop/hats/cap-1", "view=print"),
+        ("m.s.test", "/shop/hats/cap-1", None),
+    ):
+        assert frontier.admit(Request("http://s.test/other"), frontier.first_of(parts)), parts
+    frontier.landed(id(a))
+    # answered: its group asks nothing more, whatever its values
+    assert frontier.first_of(shop[2]) == []
+    assert frontier.first_of(("s.test", "/shop/shoes/boot", None)) == []

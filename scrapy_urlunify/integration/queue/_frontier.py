@@ -46,6 +46,8 @@ LANDING_SECONDS = 2.0
 #: seconds a request held once already waits, at most, for the requests testing its candidates
 #: to land when it comes back while they are in flight (the queue ran dry at its priority)
 WAIT_SECONDS = 10.0
+#: what the candidate of a URL group's first request is named (:meth:`Frontier.first_of`)
+GROUP = "group "
 
 
 def scheduled_url(request: Request) -> str:
@@ -124,6 +126,8 @@ class Frontier:
         self._downloaded: dict[int, float] = {}
         #: what requests waiting for a landing wait on
         self._waiting: list[Deferred[None]] = []
+        #: the URL groups whose first request has landed (:meth:`first_of`)
+        self._answered: OrderedDict[str, None] = OrderedDict()
         #: the text blocks the crawl's pages have shown
         self.seen_text = SeenText()
 
@@ -221,6 +225,24 @@ class Frontier:
             testing.setdefault(name, {})[rid] = now
         return True
 
+    def first_of(self, parts: tuple[str, str, str | None]) -> list[tuple[str, str, int]]:
+        """The question of a request whose identifier has the parts ``parts`` and asks nothing
+        else, while no request of its *URL group* (host, number of path segments, first
+        segment, parameter names) has landed: the first of a group goes alone, the others
+        wait for it (docs/frontier.md, "A URL group's first request"). What comes back may
+        start a form rule's evidence (``/shop/<category>/<slug>`` declaring
+        ``/product/<slug>``), which then paces the rest; sixteen let go together were sixteen
+        pages fetched twice."""
+        host, path, query = parts
+        segments = path.split("/")
+        names = sorted({item.partition("=")[0] for item in query.split("&")}) if query else ()
+        group = f"{host} {len(segments)} {segments[1] if len(segments) > 1 else ''}"
+        group += " ?" + "&".join(names) if names else ""
+        if group in self._answered:
+            self._answered.move_to_end(group)
+            return []
+        return [(f"first {host}{path}?{query}", GROUP + group, 0)]
+
     def worth_waiting(self, questions: list[tuple[str, str, int]]) -> bool:
         """Whether a request asking ``questions``, refused by :meth:`admit`, may be admitted
         once requests in flight land: not when two values of a question's parameter were
@@ -275,8 +297,12 @@ class Frontier:
             # from the reactor: a waiter resumed here would admit itself while the caller (an
             # admission's _flying) walks the same tables
             deferLater(reactor, 0, self._wake)
-        testing = self._testing
+        testing, answered = self._testing, self._answered
         for name in names:
+            if name.startswith(GROUP):
+                answered[name[len(GROUP) :]] = None
+                if len(answered) > MAX_PATTERNS:
+                    answered.popitem(last=False)
             flying = testing.get(name)
             if flying is not None:
                 flying.pop(rid, None)

@@ -28,7 +28,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     QUEUE_ID_META,
     RESUMED_META,
 )
-from scrapy_urlunify.integration.queue._frontier import WAIT_SECONDS
+from scrapy_urlunify.integration.queue._frontier import GROUP, WAIT_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.queue._frontier import Frontier
     from scrapy_urlunify.integration.rules._session import LearningSession
     from scrapy_urlunify.integration.seen._seen import SeenKeys
+    from scrapy_urlunify.learning._open_questions import Questions
 
 
 logger = logging.getLogger(__name__)
@@ -146,15 +147,17 @@ class DequeueMiddleware:
                 priority=request.priority - (level - meta.get(LEVEL_META, 0)) * frontier.penalty,
                 meta={**meta, LEVEL_META: level, HELD_META: request.url},
             )
-        questions = self._questions(request, other_rules)
+        questions = self._questions(request, frontier, other_rules)
         if frontier.admit(request, questions):
             return None
-        if HELD_META in meta:
+        first = all(candidate.startswith(GROUP) for _, candidate, _ in questions)
+        if HELD_META in meta or first:
             if not frontier.worth_waiting(questions):
                 return None
             # held once at most: back while the requests testing its candidates are in flight
-            # (nothing else was left at its priority), it waits for them to land, here
-            self.stats.inc("frontier/waited")
+            # (nothing else was left at its priority), it waits for them here, as does one
+            # behind its URL group's first request (in its place in the queue)
+            self.stats.inc("frontier/waited_first" if first else "frontier/waited")
             return self._wait(request, frontier, other_rules)  # a coroutine: Scrapy awaits it
         self.stats.inc("frontier/held")
         logger.debug(
@@ -168,11 +171,11 @@ class DequeueMiddleware:
             meta={**meta, HELD_META: request.url},
         )
 
-    def _questions(self, request: Request, other_rules: bool) -> list[tuple[str, str, int]]:
-        """What ``request`` would ask of open candidate rules (``Learner.open_questions``, form
-        rules' of its identifier); and, queued under ``other_rules``, whether its page is being
-        fetched under another spelling, one counted as observed (two spellings queued before a
-        rule merged them leave the queue together: the second waits, then is dropped)."""
+    def _questions(self, request: Request, frontier: Frontier, other_rules: bool) -> Questions:
+        """What ``request`` would ask of open candidate rules (``Learner.open_questions``), else
+        of its URL group (``Frontier.first_of``); and, queued under ``other_rules``, whether its
+        page is in flight under another spelling, one counted as observed (two spellings queued
+        before a rule merged them leave the queue together: the second waits, then is dropped)."""
         host = host_of(request.url)
         if not host:
             return []
@@ -184,18 +187,18 @@ class DequeueMiddleware:
             return []
         parts = identity_parts(identifier, unifier.prefix_text)
         page = [(f"page {identifier}", f"page {identifier}", 1)] if other_rules else []
-        return self.learning.learner.open_questions(request.url, identity_host, parts) + page
+        found = self.learning.learner.open_questions(request.url, identity_host, parts)
+        return (found or frontier.first_of(parts)) + page
 
     async def _wait(self, request: Request, frontier: Frontier, other_rules: bool) -> None:
-        """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each time a request
-        testing a candidate lands, its page may have decided a rule that drops ``request``
-        (:class:`DroppedAtDequeue`), or freed the candidate."""
+        """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each request landing may
+        have decided a rule that drops it (:class:`DroppedAtDequeue`), or freed its question."""
         deadline = time.monotonic() + WAIT_SECONDS
         while (left := deadline - time.monotonic()) > 0:
             await maybe_deferred_to_future(frontier.landing(left))
             if self.learning.policy_token:
                 self._drop_fetched(request, False)
-            questions = self._questions(request, other_rules)
+            questions = self._questions(request, frontier, other_rules)
             if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
                 return
 
