@@ -108,3 +108,43 @@ def test_claims_made_before_their_site_was_trusted_count_once_it_is():
     # every item once: the first five under /alt, dropped as duplicates under /item
     shown = Counter(urlsplit(i["url"]).path[-1] for i in items if "/more" not in i["url"])
     assert shown == Counter({**{str(n): 1 for n in range(1, 9)}, "/": 1})
+
+
+class _ObtainedFirstSite(CountingSite):
+    """Items 1-5 verify the site's canonicals (``/alt/<n>`` declares ``/item/<n>``, both linked);
+    items 6-17 are then obtained under a query form, ``/?p=<n>``, which declares ``/item/<n>``
+    (never linked itself), and linked from ``/list`` by a category path, ``/shop/c<k>/<n>``,
+    which declares it too."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, params = self.count(request)
+        links: list[str] = []
+        n = params.get("p", path.rpartition("/")[2])
+        if path == "/" and not params:
+            links = [f"/alt/{n}" for n in range(1, 6)] + [f"/item/{n}" for n in range(1, 6)]
+            links += [f"/?p={n}" for n in range(6, 18)] + ["/list"]
+        elif path == "/list":
+            links = [f"/shop/c{n % 3}/{n}" for n in range(6, 18)]
+        elif n.isdigit() and (
+            path in ("/alt/" + n, "/item/" + n, "/") or path.startswith("/shop/")
+        ):
+            return declared_page(f"Item {n}", f"<p>The item {n}.</p>", canonical=f"/item/{n}")
+        else:
+            request.setResponseCode(404)
+            return declared_page("Not found", "<p>No such page.</p>")
+        return declared_page(path, "".join(f"<a href='{u}'>{u}</a> " for u in links))
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_obtained_under_a_trusted_canonical_pairs_with_its_other_spellings():
+    site, crawler, items, _ = yield run(partial(_serve, _ObtainedFirstSite), "/", {}, PageSpider)
+    stats = crawler.stats.get_stats()
+    assert stats.get("urlunify/canonical/on_probation") == 5
+    # /item/6-17 are never fetched: obtained from /?p=<n>. Each category path declaring one of
+    # them with the text of its query form is a pair of that page, so six of them (three
+    # categories) make the form rule; three more are its samples, the last three not fetched
+    assert [site.hits[f"/item/{n}"] for n in range(6, 18)] == [0] * 12
+    assert stats.get("urlunify/learned/form/127.0.0.1//shop/*/{s2}") == 6
+    assert sum(n for url, n in site.hits.items() if url.startswith("/shop/")) <= 9
+    shown = Counter(i["url"].rpartition("/")[2].rpartition("=")[2] for i in items)
+    assert {k: v for k, v in shown.items() if k.isdigit()} == {str(n): 1 for n in range(1, 18)}

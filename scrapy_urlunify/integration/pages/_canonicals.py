@@ -58,6 +58,9 @@ class Canonicals:
         self._fingerprints: Recent[int] = Recent()
         # canonical id -> (signature, fingerprint, claimer, site, what it is released as)
         self._claims: Recent[tuple[bytes, int | None, str, str, Released]] = Recent()
+        # canonical id -> (signature, fingerprint) of the first page that declared it once its
+        # site was trusted: the page it obtained, never fetched under its own URL
+        self._obtained: Recent[tuple[bytes, int | None]] = Recent()
         self.verdicts = SiteVerdicts(stats, "canonical")
         #: claims made before their site was trusted, released when it was (:meth:`release`)
         self._released: list[Released] = []
@@ -126,11 +129,23 @@ class Canonicals:
             if same:
                 self.true_claims.remember(identifier, url)
             return None
+        obtained = self._obtained.get(target)
+        if obtained is not None and self.same(sig, near_sig, *obtained):
+            # a second page with the text of the one that obtained it: both are that page
+            # (``/shop/hats/cap`` after ``/?p=17``, both naming ``/product/cap``), a pair for
+            # the form learner though the target itself is never fetched; with another text
+            # one of the two is wrong, and which is not known: no pair, no verdict
+            if self.checked is not None:
+                self.checked(response.url, url, True)
+            self.true_claims.remember(identifier, url)
+            return declared
         released = (url, target, declared[2], *learn, response.url)
         self._claims.remember(target, (sig, near_sig, response.url, site, released))
         if not self.verdicts.trusted(site):
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None
+        if obtained is None:
+            self._obtained.remember(target, (sig, near_sig))
         self.true_claims.remember(identifier, url)
         return declared
 
@@ -166,7 +181,11 @@ class Canonicals:
         if self.verdicts.verify(site, same, canonical, claimer):
             # the claims that waited for their target are as true as the next ones: their
             # targets count as obtained now, not fetched when their links come out of the queue
-            self._released += [c[4] for c in self._claims.values() if c[3] == site]
+            for target, claim in self._claims.items():
+                if claim[3] == site:
+                    self._released.append(claim[4])
+                    if target not in self._obtained:
+                        self._obtained.remember(target, claim[:2])
 
     def release(self) -> list[Released]:
         """The claims on probation of the sites trusted since the last call, as ``(URL,
