@@ -275,3 +275,40 @@ def test_the_first_request_of_a_url_group_goes_alone_until_it_lands():
     # answered: its group asks nothing more, whatever its values
     assert frontier.first_of(shop[2]) == []
     assert frontier.first_of(("s.test", "/shop/shoes/boot", None)) == []
+
+
+class _ShortLinkSite(CountingSite):
+    """The home page links sixteen short links, ``/go/<n>``, each a redirect to ``/item/<n>``."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, _ = self.count(request)
+        if path == "/":
+            links = "".join(f"<a href='/go/{n}'>item {n}</a> " for n in range(16))
+            return f"<html><body><main>{links}</main></body></html>".encode()
+        if path.startswith("/go/"):
+            request.setResponseCode(301)
+            request.setHeader(b"Location", f"/item/{path[4:]}".encode())
+            return b""
+        text = article_text(f"item {path}", 3)
+        return f"<html><body><main><h1>{path}</h1><p>{text}</p></main></body></html>".encode()
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_redirect_of_a_url_groups_first_request_lets_the_others_go():
+    # the first /go/<n> goes alone (the first of its URL group), the fifteen others wait for
+    # it. It comes back as a redirect, a request of its own: that says it came back (it lets
+    # them go at once, not after the 10 s a wait lasts at most)
+    started = time.monotonic()
+    site, crawler, items, _ = yield minicrawl.run(
+        lambda: (site := _ShortLinkSite(), *listen(site)),
+        "/",
+        {"CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16},
+        minicrawl.PageSpider,
+    )
+    took = time.monotonic() - started
+    stats = crawler.stats.get_stats()
+    assert stats["urlunify/frontier/waited_first"] >= 1
+    assert sorted(
+        item["url"].rpartition("/")[2] for item in items if "/item/" in item["url"]
+    ) == sorted(str(n) for n in range(16))
+    assert took < 5, took

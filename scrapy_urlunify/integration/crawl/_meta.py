@@ -55,6 +55,9 @@ RESUMED_META = "urlunify_resumed"
 HELD_META = "urlunify_held"
 #: the frontier's level a request was scheduled at, when above 0 (its pattern's penalty then)
 LEVEL_META = "urlunify_level"
+#: ``id(request)`` of a request the frontier let go with open questions: a redirect or a retry
+#: of it, which copies its meta, says it came back (the frontier's ``landed``)
+ASKED_META = "urlunify_asked"
 #: a request queued while the store was unavailable: True, or "doubt" when its own store call
 #: was cut off (Redis may have recorded it without answering)
 UNRECORDED_META = "urlunify_unrecorded"

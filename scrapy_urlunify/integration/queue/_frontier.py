@@ -11,7 +11,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 
-from scrapy_urlunify.integration.crawl._meta import LEVEL_META, meta_of
+from scrapy_urlunify.integration.crawl._meta import ASKED_META, LEVEL_META, meta_of
 from scrapy_urlunify.integration.queue._novelty import SeenText
 from scrapy_urlunify.learning._url_patterns import URLPatterns, any_query, coarser
 
@@ -221,6 +221,7 @@ class Frontier:
         rid = id(request)
         self.landed(rid)
         self._tests[rid] = asked
+        request.meta[ASKED_META] = rid
         for name in asked:
             testing.setdefault(name, {})[rid] = now
         return True
@@ -285,7 +286,8 @@ class Frontier:
 
     def landed(self, rid: int) -> None:
         """The response of the request ``id(request) == rid`` was judged (or it failed, or never
-        reached the downloader): it no longer tests anything."""
+        reached the downloader, or a redirect or retry of it leaves the queue): it no longer
+        tests anything."""
         self._downloaded.pop(rid, None)
         names = self._tests.pop(rid, None)
         if names is None:

@@ -16,10 +16,10 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from scrapy_urlunify.core._forms import identity_parts
-from scrapy_urlunify.core._url import InvalidURL, host_of
+from scrapy_urlunify.core._url import InvalidURL
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._meta import (
+    ASKED_META,
     HELD_META,
     LEVEL_META,
     POLICY_META,
@@ -27,6 +27,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     PROBE_META,
     QUEUE_ID_META,
     RESUMED_META,
+    meta_of,
 )
 from scrapy_urlunify.integration.queue._frontier import GROUP, WAIT_SECONDS
 
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.queue._frontier import Frontier
     from scrapy_urlunify.integration.rules._session import LearningSession
     from scrapy_urlunify.integration.seen._seen import SeenKeys
-    from scrapy_urlunify.learning._open_questions import Questions
 
 
 logger = logging.getLogger(__name__)
@@ -108,6 +108,9 @@ class DequeueMiddleware:
     ) -> Request | Coroutine[Any, Any, None] | None:
         learning = self.learning
         meta = request.meta
+        if ASKED_META in meta and self.frontier is not None:
+            # a redirect or a retry of a request let go with questions: that one came back
+            self.frontier.landed(meta.pop(ASKED_META))
         if request.method != "GET":
             return None
         # redirects and retries are the same fetch; a resume's dont_filter is not the spider's
@@ -147,7 +150,7 @@ class DequeueMiddleware:
                 priority=request.priority - (level - meta.get(LEVEL_META, 0)) * frontier.penalty,
                 meta={**meta, LEVEL_META: level, HELD_META: request.url},
             )
-        questions = self._questions(request, frontier, other_rules)
+        questions = self.learning.questions(request.url, frontier, other_rules)
         if frontier.admit(request, questions):
             return None
         first = all(candidate.startswith(GROUP) for _, candidate, _ in questions)
@@ -171,25 +174,6 @@ class DequeueMiddleware:
             meta={**meta, HELD_META: request.url},
         )
 
-    def _questions(self, request: Request, frontier: Frontier, other_rules: bool) -> Questions:
-        """What ``request`` would ask of open candidate rules (``Learner.open_questions``), else
-        of its URL group (``Frontier.first_of``); and, queued under ``other_rules``, whether its
-        page is in flight under another spelling, one counted as observed (two spellings queued
-        before a rule merged them leave the queue together: the second waits, then is dropped)."""
-        host = host_of(request.url)
-        if not host:
-            return []
-        unifier = self.policies.unifier
-        try:
-            identity_host = unifier.host_rules(host).identity_host
-            identifier = unifier.identify(request.url)
-        except InvalidURL:
-            return []
-        parts = identity_parts(identifier, unifier.prefix_text)
-        page = [(f"page {identifier}", f"page {identifier}", 1)] if other_rules else []
-        found = self.learning.learner.open_questions(request.url, identity_host, parts)
-        return (found or frontier.first_of(parts)) + page
-
     async def _wait(self, request: Request, frontier: Frontier, other_rules: bool) -> None:
         """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each request landing may
         have decided a rule that drops it (:class:`DroppedAtDequeue`), or freed its question."""
@@ -198,7 +182,7 @@ class DequeueMiddleware:
             await maybe_deferred_to_future(frontier.landing(left))
             if self.learning.policy_token:
                 self._drop_fetched(request, False)
-            questions = self._questions(request, frontier, other_rules)
+            questions = self.learning.questions(request.url, frontier, other_rules)
             if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
                 return
 
@@ -240,6 +224,9 @@ class DequeueMiddleware:
     def landed(self, request: Request) -> None:
         """No longer testing: its response was judged, or it failed."""
         if self.frontier is not None:
+            meta = meta_of(request)
+            if meta:  # (nor is it in the requests a spider makes of ``response.meta``)
+                meta.pop(ASKED_META, None)
             self.frontier.landed(id(request))
 
     def process_response(

@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._faults import StoreFaults
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
+    from scrapy_urlunify.integration.queue._frontier import Frontier
     from scrapy_urlunify.integration.seen._seen import SeenKeys
     from scrapy_urlunify.learning._learner import Learner
+    from scrapy_urlunify.learning._open_questions import Questions
     from scrapy_urlunify.learning._persist import LearnedState
     from scrapy_urlunify.learning._rule_types import LearnedRule, Revocation
     from scrapy_urlunify.stores._factory import Stores
@@ -166,6 +168,26 @@ class LearningSession:
             )
         if learner.version != version:
             self._apply(adopted, list(learner.revoked[known_revoked:]))
+
+    def questions(self, url: str, frontier: Frontier, other_rules: bool) -> Questions:
+        """What a request for ``url`` leaving the queue would ask of open candidate rules
+        (``Learner.open_questions``), else of its URL group (``Frontier.first_of``); and, queued
+        under ``other_rules``, whether its page is in flight under another spelling, one
+        counted as observed (two spellings queued before a rule merged them leave the queue
+        together: the second waits, then is dropped)."""
+        host = host_of(url)
+        if not host:
+            return []
+        unifier = self.policies.unifier
+        try:
+            identity_host = unifier.host_rules(host).identity_host
+            identifier = unifier.identify(url)
+        except InvalidURL:
+            return []
+        parts = identity_parts(identifier, unifier.prefix_text)
+        page = [(f"page {identifier}", f"page {identifier}", 1)] if other_rules else []
+        found = self.learner.open_questions(url, identity_host, parts)
+        return (found or frontier.first_of(parts)) + page
 
     def canonical_checked(self, url: str, canonical: str, same: bool) -> None:
         """The page of ``url`` declared ``canonical``, now checked against it (``same``: one
