@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote_plus
 
 from scrapy_urlunify.core._domains import within
+from scrapy_urlunify.core._forms import subsumes
 
 PARAM = "param"
 ALIAS = "alias"
@@ -274,3 +275,19 @@ def evidence_lead(rule: LearnedRule) -> str:
         n += 1
     cut = max((i for i, c in enumerate(first[:n]) if not c.isalnum()), default=-1)
     return first[: cut + 1]
+
+
+def subsumes_rule(wide: LearnedRule, rule: LearnedRule) -> bool:
+    """Whether ``wide`` merges every URL ``rule`` merges into the page ``rule`` merges it into,
+    so that a check of ``wide`` is one of ``rule``: a form of a wider source
+    (``core._forms.subsumes``), a parameter of the whole host over that parameter in one
+    context, a last segment over a form that only drops it (``/product/{s1}/amp``)."""
+    if wide.host != rule.host:
+        return False
+    if wide.kind == FORM and rule.kind == FORM:
+        return subsumes((wide.name, wide.target), (rule.name, rule.target))
+    if wide.kind == PARAM and rule.kind == PARAM:
+        return wide.name == rule.name and not wide.context and bool(rule.context)
+    if wide.kind == SUFFIX and rule.kind == FORM:
+        return "?" not in rule.name and rule.name == f"{rule.target}/{wide.name}"
+    return False

@@ -309,3 +309,31 @@ def test_a_url_that_asks_a_parameter_its_question_asks_no_form() -> None:
     assert _asks(learner, "/product/p7", "view=gallery") == [
         "form shop.test /{s0}/{s1}?view=gallery -> /{s0}/{s1}"
     ]
+
+
+def test_a_wider_rule_subsumes_what_it_merges_the_same_way() -> None:
+    from scrapy_urlunify.learning._rule_types import subsumes_rule
+
+    def form(source: str, target: str, host: str = H) -> LearnedRule:
+        return LearnedRule(FORM, host, source, 6, (), target=target)
+
+    assert subsumes_rule(
+        form("/{s0}/{s1}?paged={q0}", "/{s0}/{s1}/page/{q0}"),
+        form("/tag/{s1}?paged=2", "/tag/{s1}/page/2"),
+    )
+    assert not subsumes_rule(
+        form("/tag/{s1}?paged=2", "/tag/{s1}/page/2"),
+        form("/{s0}/{s1}?paged={q0}", "/{s0}/{s1}/page/{q0}"),
+    )
+    assert not subsumes_rule(
+        form("/shop/*/{s2}", "/product/{s2}"), form("/shop/hats/{s2}", "/product/{s2}", "x.test")
+    )
+    # a last segment dropped on every path, over a form that drops it on some
+    amp = LearnedRule("suffix", H, "amp", 3, ())
+    assert subsumes_rule(amp, form("/product/{s1}/amp", "/product/{s1}"))
+    assert not subsumes_rule(amp, form("/product/{s1}/amp", "/item/{s1}"))
+    # a parameter of the whole host, over that parameter in one context
+    sort = LearnedRule("param", H, "sort", 3, ())
+    assert subsumes_rule(sort, LearnedRule("param", H, "sort", 3, (), "/list"))
+    assert not subsumes_rule(LearnedRule("param", H, "sort", 3, (), "/list"), sort)
+    assert not subsumes_rule(sort, LearnedRule("param", H, "order", 3, (), "/list"))

@@ -22,6 +22,7 @@ from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META, ROOT_PAGE_META
 from scrapy_urlunify.integration.rules._samples import RuleKey, RuleOnProbation, rule_key, url_path
+from scrapy_urlunify.learning._rule_types import subsumes_rule
 from scrapy_urlunify.stores._memory import MemoryKeptStore
 
 if TYPE_CHECKING:
@@ -426,7 +427,9 @@ class Probation:
             if request is not None:
                 self._kept[entry_id] = _Kept(request, keys)
 
-    def _confirm(self, p: RuleOnProbation) -> None:
+    def _confirm(self, p: RuleOnProbation, wider: LearnedRule | None = None) -> None:
+        """``p`` is confirmed (by its samples, or with a ``wider`` rule that subsumes it: its
+        samples checked what ``p`` merges), and so are the rules on probation it subsumes."""
         del self._rules[p.key]
         self._save()  # confirmed first: a kill now forgets the kept requests at resume
         done = [i for i, kept in self._kept.items() if not any(k in self._rules for k in kept.keys)]
@@ -437,7 +440,16 @@ class Probation:
             del self._samples[entry_id]
         self._forget(done + samples)
         self.stats.inc("learned/confirmed")
-        logger.info("Confirmed by %d requests it merged, fetched anyway: %s", p.confirmed, p.rule)
+        if wider is None:
+            logger.info(
+                "Confirmed by %d requests it merged, fetched anyway: %s", p.confirmed, p.rule
+            )
+        else:
+            self.stats.inc("learned/probation/subsumed")
+            logger.info("Confirmed with a wider rule (%s): %s", wider, p.rule)
+        for q in [q for q in self._rules.values() if subsumes_rule(p.rule, q.rule)]:
+            if q.key in self._rules:
+                self._confirm(q, p.rule)
 
     # -- scheduling again --------------------------------------------------------------------------
 
