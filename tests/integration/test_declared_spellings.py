@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest_twisted
 import routesite
 from minicrawl import PageSpider, run
-from minisite import CountingSite, declared_page, listen
+from minisite import CountingSite, declared_page, links_page, listen, not_found
 
 
 def _page(url: str) -> str | None:
@@ -46,13 +46,12 @@ class _SortedFirstSite(CountingSite):
             # one parameter name each: nothing to learn, no rule in force
             links += [f"/a/{n}?v{n}=1" for n in range(1, 6)]
             links += ["/b?sort=price", "/b"]
-            return declared_page("Home", "".join(f"<a href='{u}'>{u}</a> " for u in links))
+            return links_page("Home", links)
         if path.startswith("/a/"):
             return declared_page(f"Article {path}", f"<p>The article {path}.</p>", canonical=path)
         if path == "/b":
             return declared_page("Product b", "<p>A kettle of ten cups.</p>", canonical="/b")
-        request.setResponseCode(404)
-        return declared_page("Not found", "<p>No such page.</p>")
+        return not_found(request)
 
 
 def _serve(site_class: type[CountingSite]) -> tuple[CountingSite, object, str]:
@@ -91,9 +90,8 @@ class _ClaimsFirstSite(CountingSite):
             n = path[-1]
             return declared_page(f"Item {n}", f"<p>The item {n}.</p>", canonical=f"/item/{n}")
         else:
-            request.setResponseCode(404)
-            return declared_page("Not found", "<p>No such page.</p>")
-        return declared_page(path, "".join(f"<a href='{u}'>{u}</a> " for u in links))
+            return not_found(request)
+        return links_page(path, links)
 
 
 @pytest_twisted.inlineCallbacks
@@ -130,9 +128,8 @@ class _ObtainedFirstSite(CountingSite):
         ):
             return declared_page(f"Item {n}", f"<p>The item {n}.</p>", canonical=f"/item/{n}")
         else:
-            request.setResponseCode(404)
-            return declared_page("Not found", "<p>No such page.</p>")
-        return declared_page(path, "".join(f"<a href='{u}'>{u}</a> " for u in links))
+            return not_found(request)
+        return links_page(path, links)
 
 
 @pytest_twisted.inlineCallbacks

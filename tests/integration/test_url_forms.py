@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlsplit
 import formsite
 import pytest_twisted
 from minicrawl import PageSpider, assert_every_page_once, run
-from minisite import CountingSite, declared_page, listen
+from minisite import CountingSite, declared_page, links_page, listen, not_found
 
 
 def _page(url: str) -> str | None:
@@ -106,9 +106,8 @@ class _PagerSite(CountingSite):
             text = f"<p>The list {parts[1]}, page {pretty[-2]}.</p>"
             return declared_page(pretty, text, canonical=pretty)
         else:
-            request.setResponseCode(404)
-            return declared_page("Not found", "<p>No such page.</p>")
-        return declared_page(path, "".join(f"<a href='{u}'>{u}</a> " for u in links))
+            return not_found(request)
+        return links_page(path, links)
 
 
 @pytest_twisted.inlineCallbacks

@@ -5,6 +5,7 @@ soft 404), a listing page with many items, and declared canonicals."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from twisted.internet import reactor
 from twisted.web import resource, server
@@ -30,6 +31,17 @@ def declared_page(title: str, main: str, canonical: str = "") -> bytes:
 
 
 ARTICLE = "<article><h1>{t}</h1><p class='text'>{x}</p></article>"
+
+
+def links_page(title: str, links: list[str]) -> bytes:
+    """A page of links only (a list, a sitemap), ``declared_page``'s markup."""
+    return declared_page(title, "".join(f"<a href='{u}'>{u}</a> " for u in links))
+
+
+def not_found(request: Any) -> bytes:
+    """A 404 page for ``request`` (a Twisted request)."""
+    request.setResponseCode(404)
+    return declared_page("Not found", "<p>No such page.</p>")
 
 
 class CountingSite(resource.Resource):
