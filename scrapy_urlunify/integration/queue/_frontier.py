@@ -236,13 +236,14 @@ class Frontier:
         pages fetched twice."""
         host, path, query = parts
         segments = path.split("/")
-        names = sorted({item.partition("=")[0] for item in query.split("&")}) if query else ()
-        group = f"{host} {len(segments)} {segments[1] if len(segments) > 1 else ''}"
-        group += " ?" + "&".join(names) if names else ""
+        first = segments[1] if len(segments) > 1 else ""
+        names = sorted({item.partition("=")[0] for item in query.split("&")}) if query else []
+        group = f"{host} {len(segments)} {first} ?{'&'.join(names)}"
         if group in self._answered:
             self._answered.move_to_end(group)
             return []
-        return [(f"first {host}{path}?{query}", GROUP + group, 0)]
+        url = host + path + ("?" + query if query else "")
+        return [(f"first {url}", GROUP + group, 0)]
 
     def worth_waiting(self, questions: list[tuple[str, str, int]]) -> bool:
         """Whether a request asking ``questions``, refused by :meth:`admit`, may be admitted
