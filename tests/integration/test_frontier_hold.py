@@ -312,3 +312,13 @@ def test_a_redirect_of_a_url_groups_first_request_lets_the_others_go():
         item["url"].rpartition("/")[2] for item in items if "/item/" in item["url"]
     ) == sorted(str(n) for n in range(16))
     assert took < 5, took
+
+
+def test_a_url_group_whose_first_request_is_slow_paces_nothing_after_a_wait():
+    frontier = Frontier(UnifyStats(None), 100)
+    first, second = (frontier.first_of(("s.test", f"/shop/hats/cap-{n}", None)) for n in range(2))
+    assert frontier.admit(Request("http://s.test/shop/hats/cap-0/"), first)
+    assert not frontier.admit(Request("http://s.test/shop/hats/cap-1/"), second)
+    # the second waited its 10 s in vain, the first still in flight: the others go as they come
+    frontier.waited_out(second)
+    assert frontier.first_of(("s.test", "/shop/shoes/boot-2", None)) == []

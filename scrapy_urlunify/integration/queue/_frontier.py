@@ -245,6 +245,20 @@ class Frontier:
         url = host + path + ("?" + query if query else "")
         return [(f"first {url}", GROUP + group, 0)]
 
+    def waited_out(self, questions: list[tuple[str, str, int]]) -> None:
+        """A request asking ``questions`` waited :data:`WAIT_SECONDS` in vain: a URL group whose
+        first request has not landed yet (a slow page) counts as answered, else each request of
+        it would wait as long."""
+        for _, candidate, _ in questions:
+            if candidate.startswith(GROUP):
+                self._answer(candidate[len(GROUP) :])
+
+    def _answer(self, group: str) -> None:
+        answered = self._answered
+        answered[group] = None
+        if len(answered) > MAX_PATTERNS:
+            answered.popitem(last=False)
+
     def worth_waiting(self, questions: list[tuple[str, str, int]]) -> bool:
         """Whether a request asking ``questions``, refused by :meth:`admit`, may be admitted
         once requests in flight land: not when two values of a question's parameter were
@@ -300,12 +314,10 @@ class Frontier:
             # from the reactor: a waiter resumed here would admit itself while the caller (an
             # admission's _flying) walks the same tables
             deferLater(reactor, 0, self._wake)
-        testing, answered = self._testing, self._answered
+        testing = self._testing
         for name in names:
             if name.startswith(GROUP):
-                answered[name[len(GROUP) :]] = None
-                if len(answered) > MAX_PATTERNS:
-                    answered.popitem(last=False)
+                self._answer(name[len(GROUP) :])
             flying = testing.get(name)
             if flying is not None:
                 flying.pop(rid, None)

@@ -178,6 +178,7 @@ class DequeueMiddleware:
         """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each request landing may
         have decided a rule that drops it (:class:`DroppedAtDequeue`), or freed its question."""
         deadline = time.monotonic() + WAIT_SECONDS
+        questions: list[tuple[str, str, int]] = []
         while (left := deadline - time.monotonic()) > 0:
             await maybe_deferred_to_future(frontier.landing(left))
             if self.learning.policy_token:
@@ -185,6 +186,7 @@ class DequeueMiddleware:
             questions = self.learning.questions(request.url, frontier, other_rules)
             if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
                 return
+        frontier.waited_out(questions)
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:
         """Raise :class:`DroppedAtDequeue` when the page of ``request`` under the current rules
