@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
     # typing.Self requires Python 3.11
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
+    from scrapy_urlunify.learning._open_questions import Questions
+    from scrapy_urlunify.learning._url_forms import Parts
 
 
 logger = logging.getLogger(__name__)
@@ -199,7 +201,7 @@ class Frontier:
         level = self.level(scheduled_url(request))
         return level if level >= 2 and level > request.meta.get(LEVEL_META, 0) else 0
 
-    def admit(self, request: Request, questions: list[tuple[str, str, int]]) -> bool:
+    def admit(self, request: Request, questions: Questions) -> bool:
         """``request`` leaves the scheduler and would ask ``questions`` of open candidate rules
         on its page (``(question, candidate, values observed)``: see
         ``Learner.open_questions``): whether it may go now. Not when two values of a question's
@@ -226,7 +228,7 @@ class Frontier:
             testing.setdefault(name, {})[rid] = now
         return True
 
-    def first_of(self, parts: tuple[str, str, str | None]) -> list[tuple[str, str, int]]:
+    def first_of(self, parts: Parts) -> Questions:
         """The question of a request whose identifier has the parts ``parts`` and asks nothing
         else, while no request of its *URL group* (host, number of path segments, first
         segment, parameter names) has landed: the first of a group goes alone, the others
@@ -245,7 +247,7 @@ class Frontier:
         url = host + path + ("?" + query if query else "")
         return [(f"first {url}", GROUP + group, 0)]
 
-    def waited_out(self, questions: list[tuple[str, str, int]]) -> None:
+    def waited_out(self, questions: Questions) -> None:
         """A request asking ``questions`` waited :data:`WAIT_SECONDS` in vain: a URL group whose
         first request has not landed yet (a slow page) counts as answered, else each request of
         it would wait as long."""
@@ -259,7 +261,7 @@ class Frontier:
         if len(answered) > MAX_PATTERNS:
             answered.popitem(last=False)
 
-    def worth_waiting(self, questions: list[tuple[str, str, int]]) -> bool:
+    def worth_waiting(self, questions: Questions) -> bool:
         """Whether a request asking ``questions``, refused by :meth:`admit`, may be admitted
         once requests in flight land: not when two values of a question's parameter were
         observed on its page already (only a decided rule changes that)."""

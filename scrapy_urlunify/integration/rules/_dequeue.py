@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.queue._frontier import Frontier
     from scrapy_urlunify.integration.rules._session import LearningSession
     from scrapy_urlunify.integration.seen._seen import SeenKeys
+    from scrapy_urlunify.learning._open_questions import Questions
 
 
 logger = logging.getLogger(__name__)
@@ -178,7 +179,7 @@ class DequeueMiddleware:
         """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each request landing may
         have decided a rule that drops it (:class:`DroppedAtDequeue`), or freed its question."""
         deadline = time.monotonic() + WAIT_SECONDS
-        questions: list[tuple[str, str, int]] = []
+        questions: Questions = []
         while (left := deadline - time.monotonic()) > 0:
             await maybe_deferred_to_future(frontier.landing(left))
             if self.learning.policy_token:
