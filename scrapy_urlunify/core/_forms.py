@@ -231,6 +231,21 @@ def identity_parts(identifier: str, prefix: str) -> tuple[str, str, str | None]:
     return host, "/" + path, query if q else None
 
 
+def with_host(identifier: str, prefix: str, host: str, other: str) -> str | None:
+    """``identifier`` (``prefix``: its scope's) with its host ``host`` written ``other`` (the
+    port kept); None when its host is not ``host``."""
+    if not identifier.startswith(prefix):
+        return None
+    text = identifier[len(prefix) :]
+    scheme, sep, rest = text.partition("://")
+    head = ""
+    if sep and "/" not in scheme:
+        head, text = scheme + sep, rest
+    if not text.startswith(host) or text[len(host) : len(host) + 1] not in ("/", ":", ""):
+        return None
+    return prefix + head + other + text[len(host) :]
+
+
 FormRules = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
 

@@ -23,6 +23,7 @@ from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE, Candidates
 from scrapy_urlunify.learning._open_questions import Questions, open_questions
 from scrapy_urlunify.learning._page_index import PageIndex, UnstablePages
+from scrapy_urlunify.learning._page_signature import signature_text
 from scrapy_urlunify.learning._pairs import MAX_ITEMS, Pair, PairFinder, other_items, read_page
 from scrapy_urlunify.learning._rule_contexts import RuleContexts, split_context
 from scrapy_urlunify.learning._rule_types import (
@@ -75,14 +76,6 @@ _COUNTERS = [
     "unstable",
     "evicted",
 ]
-
-
-def _signature_text(signature: bytes | bytearray | memoryview | str) -> str:
-    if isinstance(signature, str):
-        return signature
-    if isinstance(signature, (bytes, bytearray, memoryview)):
-        return bytes(signature).hex()
-    raise TypeError(f"signature must be bytes, got {type(signature).__name__}")
 
 
 class Learner:
@@ -217,7 +210,12 @@ class Learner:
     # -- observing ---------------------------------------------------------------------------
 
     def observe(
-        self, url: str, identity_host: str, signature: bytes, spellings: tuple[str, ...] = ()
+        self,
+        url: str,
+        identity_host: str,
+        signature: bytes,
+        spellings: tuple[str, ...] = (),
+        elsewhere: Iterable[tuple[str, str]] = (),
     ) -> list[LearnedRule]:
         """Record one downloaded page: ``url`` is the fetched URL (WHATWG-serialized and
         standardized), ``identity_host`` its host after ``www``-stripping and aliases, and
@@ -227,8 +225,9 @@ class Learner:
         (the body text of an HTML page, not its raw bytes: see ``learning.page_signature``).
         ``spellings``: other URLs of this very page as the site declares them (the canonical
         it declares; for a trusted canonical shown as a page, the page that declared it): its
-        text on their paths is then no soft 404."""
-        sig = _signature_text(signature)
+        text on their paths is then no soft 404. ``elsewhere``: the pages the caller's policy
+        gives its identifier on other hosts (``(URL, identity host)``: alias pairs)."""
+        sig = signature_text(signature)
         stats = self._stats
         stats["pages"] += 1
         page = read_page(url, identity_host, sig)
@@ -252,7 +251,7 @@ class Learner:
         pairs = finder.param_pairs(page, e0, host_params(self._rules, page.host))
         pairs += finder.path_pairs(page)
         pairs += finder.suffix_pairs(page)
-        pairs += finder.alias_pairs(page)
+        pairs += finder.alias_pairs(page) + finder.counterpart_pairs(page, elsewhere)
         others = (read_page(u, identity_host, "") for u in spellings)
         index.note_signature(sig, page.path, tuple(o.path for o in others if o is not None))
         adopted = self._weigh(pairs, url) if pairs else []

@@ -259,3 +259,12 @@ def site_key(identity_host: str, granularity: str = "site") -> str:
     if identity_host.startswith("[") or identity_host.replace(".", "").isdigit():
         return identity_host
     return ".".join(identity_host.split(".")[-2:])
+
+
+def signature_text(signature: bytes | bytearray | memoryview | str) -> str:
+    """A signature as the learner keeps it: hex text."""
+    if isinstance(signature, str):
+        return signature
+    if isinstance(signature, (bytes, bytearray, memoryview)):
+        return bytes(signature).hex()
+    raise TypeError(f"signature must be bytes, got {type(signature).__name__}")

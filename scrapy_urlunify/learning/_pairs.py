@@ -10,7 +10,7 @@ one counter-example (different ones); weighing them is the learner's business.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import unquote
 
@@ -384,6 +384,31 @@ class PairFinder:
                 pairs.append(Pair(ALIAS, h, host, s == sig, page.path, page.path, sig, u, True))
         if not seen_here and len(entry) < _MAX_HOSTS:
             self.index.add(key, entry, (host, port, sig, page.url))
+        return pairs
+
+    def counterpart_pairs(self, page: Page, others: Iterable[tuple[str, str]]) -> list[Pair]:
+        """Alias pairs of ``page`` with the pages observed here that the caller's policy gives
+        its identifier on another host (``(URL, identity host)`` each): ``m.site/x/`` and
+        ``site/shop/c/x/?v=1`` are one path and query only once ``v`` and the category's path
+        are rules, and :meth:`alias_pairs` compares paths and queries as fetched."""
+        pairs: list[Pair] = []
+        if is_ip(page.host):
+            return pairs
+        for url, host in others:
+            other = read_page(url, host, "")
+            if other is None or host == page.host or other.port != page.port:
+                continue
+            if not self._related(host, page.host):
+                continue
+            for r in self.index.records.get(other.key, ()):
+                if r[0] is None and r[3] == url:  # its own record: observed, with its text
+                    equal = r[2] == page.sig
+                    pairs.append(
+                        Pair(
+                            ALIAS, host, page.host, equal, page.path, page.path, page.sig, url, True
+                        )
+                    )
+                    break
         return pairs
 
     def seen_first(self, earlier: str, later: str) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from scrapy_urlunify.core._forms import identity_parts
+from scrapy_urlunify.core._forms import identity_parts, with_host
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
 from scrapy_urlunify.integration.rules._fetched import FetchedPages
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LEARNING_INDEX_ENTRIES = 50_000  # ~450 B each: ~22 MB of recent evidence (learning.Learner)
+#: identity hosts whose pages are compared for alias pairs under the policy in force
+MAX_HOSTS = 64
 _PLURAL = {
     "param": "params",
     "alias": "aliases",
@@ -97,6 +99,8 @@ class LearningSession:
             else LearnedRulesStore(redis=where)
         )
         self.pages = FetchedPages(faults, stores.fetched())
+        #: the identity hosts of the pages shown to the learner (alias pairs: ``_elsewhere``)
+        self._hosts: dict[str, None] = {}
         self.probation = Probation(
             crawler,
             stats,
@@ -145,22 +149,30 @@ class LearningSession:
             self._record_url(url)
         self.pages.add_base(base_identifier)
         if evidence:  # the raw bytes of an HTML page change with any session id in a link
-            self.learn(url, identity_host, sig, spellings)
+            self.learn(
+                url, identity_host, sig, spellings, self._elsewhere(identifier, identity_host)
+            )
         else:
             self.stats.inc("learned/not_evidence")
 
     def learn(
-        self, url: str, identity_host: str, sig: bytes, spellings: tuple[str, ...] = ()
+        self,
+        url: str,
+        identity_host: str,
+        sig: bytes,
+        spellings: tuple[str, ...] = (),
+        elsewhere: list[tuple[str, str]] | None = None,
     ) -> None:
         """Show the learner a page (or a trusted declared canonical) and its signature;
-        ``spellings``: other URLs of this page as the site declares them (``Learner.observe``)."""
+        ``spellings``: other URLs of this page as the site declares them, ``elsewhere``: pages
+        fetched with its identifier on other hosts (``Learner.observe``)."""
         learner = self.learner
         version, known_revoked, known_unstable = (
             learner.version,
             len(learner.revoked),
             len(learner.unstable),
         )
-        adopted = learner.observe(url, identity_host, sig, spellings)
+        adopted = learner.observe(url, identity_host, sig, spellings, elsewhere or ())
         for unstable in learner.unstable[known_unstable:]:
             self.stats.inc("learned/unstable")
             logger.info(
@@ -168,6 +180,25 @@ class LearningSession:
             )
         if learner.version != version:
             self._apply(adopted, list(learner.revoked[known_revoked:]))
+
+    def _elsewhere(self, identifier: str, identity_host: str) -> list[tuple[str, str]]:
+        """The pages fetched with ``identifier`` on the other hosts of the crawl's pages (the
+        first :data:`MAX_HOSTS`): ``(URL, identity host)`` each."""
+        hosts = self._hosts
+        if identity_host not in hosts and len(hosts) < MAX_HOSTS:
+            hosts[identity_host] = None
+        prefix = self.policies.unifier.prefix_text
+        found = []
+        for host in hosts:
+            other = (
+                with_host(identifier, prefix, identity_host, host)
+                if host != identity_host
+                else None
+            )
+            page = self.pages.page(other) if other is not None else None
+            if page is not None:
+                found.append((page[0], host))
+        return found
 
     def questions(self, url: str, frontier: Frontier, other_rules: bool) -> Questions:
         """What a request for ``url`` leaving the queue would ask of open candidate rules
