@@ -7,7 +7,10 @@ be equal. ``/shop/*/{slug}`` -> ``/product/{slug}`` says a product under its cat
 the product; ``/product-category/{c}?paged={n}`` -> ``/product-category/{c}/page/{n}`` says the
 "load more" button's page is the pager's. A URL matches a source form when it has its number of
 segments and exactly its parameters (each once); its identifier is then the target form filled
-with what the source captured. Forms are written per host (and its subdomains), like
+with what the source captured. A form whose query ends in ``*`` (both forms: ``?paged={n}&*``
+-> ``/page/{n}?*``) *carries* the other parameters: a URL with more parameters than the source's
+is of it too, and they go to the target as they are (``?orderby=date&paged=2`` ->
+``/page/2?orderby=date``). Forms are written per host (and its subdomains), like
 ``ignore_params``; declared canonicals teach them (``learning/_url_forms.py``).
 """
 
@@ -32,12 +35,12 @@ Piece = str | _Hole
 class UrlForm:
     """One compiled ``source -> target`` form (checked as it is built)."""
 
-    __slots__ = ("_out_path", "_out_query", "_params", "_segments", "source", "target")
+    __slots__ = ("_out_path", "_out_query", "_params", "_segments", "carries", "source", "target")
 
     def __init__(self, source: str, target: str) -> None:
         self.source = source
         self.target = target
-        self._segments, self._params = _source(source)
+        self._segments, self._params, self.carries = _source(source)
         names = [p.name for p in (*self._segments, *self._params.values()) if isinstance(p, _Hole)]
         names = [n for n in names if n]
         captured = set(names)
@@ -45,6 +48,12 @@ class UrlForm:
             raise ValueError(f"{source!r} captures one name twice")
         out_path, out_query = _split(target)
         self._out_path = tuple(_piece(s, "segment") for s in out_path.split("/")[1:])
+        out_query, out_carries = _carried(out_query)
+        if out_carries != self.carries:
+            raise ValueError(
+                f"{source!r} -> {target!r}: carrying the other parameters (a last '*' item) is "
+                "written in both forms or neither"
+            )
         self._out_query = tuple(_items(out_query, "target"))
         for p in (*self._out_path, *(v for _, v in self._out_query)):
             if isinstance(p, _Hole) and p.name not in captured:
@@ -61,11 +70,26 @@ class UrlForm:
         """The number of path segments of a URL of the source form."""
         return len(self._segments)
 
+    @property
+    def names(self) -> frozenset[str]:
+        """The source form's parameter names."""
+        return frozenset(self._params)
+
     def apply(self, segments: list[str], items: dict[str, str]) -> tuple[str, str | None] | None:
         """The target's path and query (None: no query) for a URL whose path has ``segments``
         (as ``path.split("/")[1:]``) and whose query has ``items`` (each name once); None when
         the URL is not of the source form."""
-        if len(segments) != len(self._segments) or items.keys() != self._params.keys():
+        if len(segments) != len(self._segments):
+            return None
+        if not self.carries:
+            if items.keys() != self._params.keys():
+                return None
+            carried = []
+        elif items.keys() >= self._params.keys():
+            carried = [f"{n}={v}" if v else n for n, v in items.items() if n not in self._params]
+            if any(n in items and n not in self._params for n, _ in self._out_query):
+                return None  # the target writes a parameter of its own that the URL has too
+        else:
             return None
         got: dict[str, str] = {}
         for piece, value in zip(self._segments, segments, strict=True):
@@ -78,7 +102,15 @@ class UrlForm:
         # sorted, as sort_params leaves a query: a form may give a URL a query it had not, and
         # the steps on queries are not asked of a URL that had none
         query = "&".join(
-            sorted(f"{n}={got[v.name] if isinstance(v, _Hole) else v}" for n, v in self._out_query)
+            sorted(
+                [
+                    *(
+                        f"{n}={got[v.name] if isinstance(v, _Hole) else v}"
+                        for n, v in self._out_query
+                    ),
+                    *carried,
+                ]
+            )
         )
         return path, query or None
 
@@ -99,17 +131,42 @@ class UrlForm:
         return f"UrlForm({self.source!r}, {self.target!r})"
 
 
-def _source(form: str) -> tuple[tuple[Piece, ...], dict[str, Piece]]:
-    """A source form's pieces: its segments', and its parameters' by name."""
+def _source(form: str) -> tuple[tuple[Piece, ...], dict[str, Piece], bool]:
+    """A source form's pieces: its segments', its parameters' by name, and whether it carries
+    the other parameters."""
     path, query = _split(form)
-    return tuple(_piece(s, "segment") for s in path.split("/")[1:]), dict(_items(query, "source"))
+    query, carries = _carried(query)
+    segments = tuple(_piece(s, "segment") for s in path.split("/")[1:])
+    return segments, dict(_items(query, "source")), carries
+
+
+def _carried(query: str) -> tuple[str, bool]:
+    """A form's query without its last ``*`` item, and whether it had one (it carries the other
+    parameters)."""
+    head, _, last = query.rpartition("&")
+    return (head, True) if last == ANY else (query, False)
+
+
+def with_carry(form: str) -> str:
+    """``form`` carrying the other parameters (``?paged={n}`` -> ``?paged={n}&*``)."""
+    path, _, query = form.partition("?")
+    return f"{path}?{query}&{ANY}" if query else f"{path}?{ANY}"
 
 
 def includes(form: str, other: str) -> bool:
     """Whether every URL of the source form ``other`` is of the source form ``form``: the same
     segments and parameters, ``form`` a hole wherever the two differ."""
-    (segments, params), (theirs, their_params) = _source(form), _source(other)
-    if len(segments) != len(theirs) or params.keys() != their_params.keys():
+    (segments, params, carries), (theirs, their_params, their_carries) = (
+        _source(form),
+        _source(other),
+    )
+    if len(segments) != len(theirs):
+        return False
+    if not (
+        their_params.keys() >= params.keys() if carries else params.keys() == their_params.keys()
+    ):
+        return False
+    if their_carries and not carries:
         return False
     pairs = (*zip(segments, theirs, strict=True), *((params[n], their_params[n]) for n in params))
     return all(a == b or isinstance(a, _Hole) for a, b in pairs)
@@ -124,10 +181,11 @@ def subsumes(wide: tuple[str, str], form: tuple[str, str]) -> bool:
     # the narrower source read as a URL whose holes are texts: where the wider form has a
     # hole, it writes what the narrower form has there, a text or the same hole
     path, query = _split(form[0])
-    items = query_items(query)
+    items = query_items(_carried(query)[0])
     out = UrlForm(*wide).apply(path.split("/")[1:], items or {})
     target_path, target_query = _split(form[1])
-    return out == (target_path, "&".join(sorted(target_query.split("&"))) or None)
+    target_query = _carried(target_query)[0]
+    return out == (target_path, "&".join(sorted(filter(None, target_query.split("&")))) or None)
 
 
 def _fits(piece: Piece, value: str, got: dict[str, str]) -> bool:

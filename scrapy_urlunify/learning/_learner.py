@@ -283,11 +283,13 @@ class Learner:
         if not same:
             self._forms.refuted(url, canonical)
             return []
-        found = self._forms.verified(url, canonical, urls)
-        if found is None:
-            return []
-        host, source, target, n, examples = found
-        return [self._adopt(LearnedRule(FORM, host, source, n, examples, target=target))]
+        carried = self._forms.carried(self._rules, url, canonical, urls)
+        found = (carried, self._forms.verified(url, canonical, urls))
+        return [
+            self._adopt(LearnedRule(FORM, f.host, f.source, f.pairs, f.examples, target=f.target))
+            for f in found
+            if f is not None
+        ]
 
     def observe_standalone(self, url: Parts, fetched: str) -> list[LearnedRule]:
         """A page whose identifier has the parts ``url`` (fetched as ``fetched``) named no other

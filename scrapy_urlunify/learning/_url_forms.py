@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from scrapy_urlunify.core._forms import UrlForm, includes, query_items
+from scrapy_urlunify.core._forms import UrlForm, includes, query_items, with_carry
 
 if TYPE_CHECKING:
     from scrapy_urlunify.learning._rule_types import LearnedRule
@@ -135,6 +135,9 @@ class FormEvidence:
         self._standalone: OrderedDict[tuple[str, int, tuple[str, ...]], list[Parts]] = OrderedDict()
         #: the shapes by what their URLs share: host, number of segments, parameter names
         self._by_source: dict[tuple[str, int, tuple[str, ...]], set[ShapeKey]] = {}
+        #: (host, source) of a form rule -> the pairs it gives once the parameters they carry
+        #: are left out: their canonicals, the parameters carried, and examples
+        self._carrying: OrderedDict[tuple[str, str], _Carrying] = OrderedDict()
 
     def standalone(self, url: Parts) -> None:
         """A page at ``url`` named no other page canonical (itself, or none): no form may take
@@ -153,7 +156,10 @@ class FormEvidence:
             del kept[:-MAX_STANDALONE]
 
     def _takes_standalone(self, key: ShapeKey, form: UrlForm) -> bool:
-        for _host, path, query in self._standalone.get((key.host, key.width, key.names), ()):
+        return self._takes_any(self._standalone.get((key.host, key.width, key.names), ()), form)
+
+    def _takes_any(self, urls: Iterable[Parts], form: UrlForm) -> bool:
+        for _host, path, query in urls:
             items = query_items(query)
             if items is not None and form.apply(path.split("/")[1:], items) is not None:
                 return True
@@ -260,12 +266,92 @@ class FormEvidence:
         shape.adopted.append(source)
         return FormCandidate(key.host, source, out, n, tuple(shape.examples))
 
+    def carried(
+        self, rules: Iterable[LearnedRule], url: Parts, canonical: Parts, urls: tuple[str, str]
+    ) -> FormCandidate | None:
+        """A verified pair that a form rule of its host gives once the parameters it *carries*
+        (in the URL and the canonical, one value) are left out (``?orderby=date&paged=2`` ->
+        ``/page/2?orderby=date`` beside the rule ``?paged={q0}`` -> ``/page/{q0}``): toward
+        that rule carrying the other parameters. ``min_pairs`` distinct canonicals, with two
+        sets of parameters carried, make it (a respelling, as the rule is). None until then."""
+        host, path, query = url
+        items, citems = query_items(query), query_items(canonical[2])
+        if host != canonical[0] or not items or not citems:
+            return None
+        segments = path.split("/")[1:]
+        for rule in rules:
+            if rule.kind != "form" or rule.host != host:
+                continue
+            form = _compiled(rule.name, rule.target)
+            carried = frozenset(
+                f"{n}={v}" for n, v in items.items() if n not in form.names and citems.get(n) == v
+            )
+            if form.carries or not carried:
+                continue
+            rest = {n: v for n, v in items.items() if f"{n}={v}" not in carried}
+            crest = "&".join(
+                sorted(f"{n}={v}" for n, v in citems.items() if f"{n}={v}" not in carried)
+            )
+            if form.apply(segments, rest) != (canonical[1], crest or None):
+                continue
+            return self._carrying_pair(rule, carried, canonical, urls)
+        return None
+
+    def _carrying_pair(
+        self, rule: LearnedRule, carried: frozenset[str], canonical: Parts, urls: tuple[str, str]
+    ) -> FormCandidate | None:
+        key = (rule.host, rule.name)
+        source, target = with_carry(rule.name), with_carry(rule.target)
+        if any(h == rule.host and includes(source, refused) for h, refused in self._refused):
+            return None
+        seen = self._carrying.get(key)
+        if seen is None:
+            seen = self._carrying[key] = _Carrying()
+            if len(self._carrying) > MAX_SHAPES:
+                self._carrying.popitem(last=False)
+        if seen.adopted or not seen.add(canonical, carried, urls):
+            return None
+        if len(seen.canonicals) < self.min_pairs or len(seen.carried) < 2:
+            return None
+        form = UrlForm(source, target)
+        width = rule.name.partition("?")[0].count("/")
+        standalone = (
+            urls
+            for (host, n, _names), urls in self._standalone.items()
+            if host == rule.host and n == width
+        )
+        if self._takes_any((u for kept in standalone for u in kept), form):
+            return None  # a page it would take named itself canonical
+        seen.adopted = True
+        return FormCandidate(rule.host, source, target, len(seen.canonicals), tuple(seen.examples))
+
     def refuted(self, url: Parts, canonical: Parts) -> None:
         """A page at ``url`` declared ``canonical``, found another page: its shape is refuted."""
         found = shape_of(url, canonical)
         if found is not None:
             self._refuted.add(found[0])
             self._drop(found[0])
+
+
+class _Carrying:
+    """The pairs a form rule gives once the parameters they carry are left out."""
+
+    __slots__ = ("adopted", "canonicals", "carried", "examples")
+
+    def __init__(self) -> None:
+        self.canonicals: set[Parts] = set()
+        self.carried: set[frozenset[str]] = set()
+        self.examples: list[tuple[str, str]] = []
+        self.adopted = False
+
+    def add(self, canonical: Parts, carried: frozenset[str], urls: tuple[str, str]) -> bool:
+        if canonical in self.canonicals or len(self.canonicals) >= MAX_PAIRS:
+            return False
+        self.canonicals.add(canonical)
+        self.carried.add(carried)
+        if len(self.examples) < 3:
+            self.examples.append(urls)
+        return True
 
 
 def forms_taking(rules: Iterable[LearnedRule], host: str, fetched: str) -> list[LearnedRule]:

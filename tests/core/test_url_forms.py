@@ -7,7 +7,7 @@ import pytest
 from scrapy.settings import Settings
 
 from scrapy_urlunify import Policy, identify, standardize
-from scrapy_urlunify.core._forms import identity_parts, subsumes
+from scrapy_urlunify.core._forms import identity_parts, subsumes, with_carry, with_host
 from scrapy_urlunify.integration.settings import SettingsError, policy_from_settings
 
 FORMS = {
@@ -74,6 +74,7 @@ def test_forms_apply_to_subdomains_and_all_hosts() -> None:
         ({"shop.test": "/p"}, "forms"),
         (["/p"], "dict"),
         ({"shop.test:8080": {"/p/{id}": "/product/{id}"}}, "bare host name"),
+        ({"shop.test": {"/p?id={id}&*": "/product/{id}"}}, "both forms or neither"),
     ],
 )
 def test_a_form_the_setting_cannot_mean_fails_at_start_naming_the_setting(
@@ -113,3 +114,50 @@ def test_a_wider_form_subsumes_the_narrower_forms_it_gives_the_same_pages() -> N
     # a narrower form does not subsume a wider one, nor a form itself
     assert not subsumes(("/shop/hats/{s2}", "/product/{s2}"), ("/shop/*/{s2}", "/product/{s2}"))
     assert not subsumes(paged, paged)
+
+
+CARRYING = Policy(url_forms={"shop.test": {"/c/{c}?paged={n}&*": "/c/{c}/page/{n}?*"}})
+
+
+@pytest.mark.parametrize(
+    ("url", "page"),
+    [
+        ("http://shop.test/c/tea?paged=2", "http://shop.test/c/tea/page/2"),
+        # the other parameters go to the target as they are
+        (
+            "http://shop.test/c/tea?orderby=date&paged=2",
+            "http://shop.test/c/tea/page/2?orderby=date",
+        ),
+        ("http://shop.test/c/tea?paged=2&min=1&max=5", "http://shop.test/c/tea/page/2?max=5&min=1"),
+    ],
+)
+def test_a_form_that_carries_the_other_parameters_takes_urls_with_more(url: str, page: str) -> None:
+    assert identify(url, CARRYING) == identify(page, CARRYING)
+
+
+def test_a_carrying_form_still_needs_its_own_parameters() -> None:
+    plain = Policy()
+    for url in ("http://shop.test/c/tea?orderby=date", "http://shop.test/c/tea/x?paged=2&a=1"):
+        assert identify(url, CARRYING) == identify(url, plain)
+    # a parameter the target writes itself is never carried over it
+    clash = Policy(url_forms={"shop.test": {"/c/{c}?paged={n}&*": "/c/{c}?all=1&page={n}&*"}})
+    url = "http://shop.test/c/tea?all=0&paged=2"
+    assert identify(url, clash) == identify(url, plain)
+
+
+def test_a_carrying_form_subsumes_the_forms_it_widens() -> None:
+    paged = ("/{s0}/{s1}?paged={q0}", "/{s0}/{s1}/page/{q0}")
+    carrying = (with_carry(paged[0]), with_carry(paged[1]))
+    assert carrying == ("/{s0}/{s1}?paged={q0}&*", "/{s0}/{s1}/page/{q0}?*")
+    assert subsumes(carrying, paged)
+    assert subsumes(carrying, ("/c/{s1}?orderby={q0}&paged={q1}", "/c/{s1}/page/{q1}?orderby={q0}"))
+    assert not subsumes(paged, carrying)
+    assert not subsumes(carrying, ("/c/{s1}?orderby={q0}&paged={q1}", "/c/{s1}/page/{q1}"))
+
+
+def test_an_identifier_is_written_on_another_host() -> None:
+    assert with_host("s|m.shop.test:81/a?x=1", "s|", "m.shop.test", "shop.test") == (
+        "s|shop.test:81/a?x=1"
+    )
+    assert with_host("http://m.shop.test/a", "", "m.shop.test", "shop.test") == "http://shop.test/a"
+    assert with_host("m.shop.test.evil/a", "", "m.shop.test", "shop.test") is None

@@ -125,3 +125,57 @@ def test_a_rule_on_probation_is_confirmed_with_a_wider_one():
     assert stats.get("urlunify/learned/probation/subsumed") == 1
     assert stats.get("urlunify/learned/confirmed") == 2
     assert sum(n for url, n in site.hits.items() if "?paged=" in url) <= 7  # 4 pairs, 3 samples
+
+
+#: the filters of the lists' second pages, one a list, in turn: four parameter names
+_FILTERS = [("orderby", "date"), ("color", "red"), ("size", "m"), ("brand", "acme")]
+
+
+class _FilteredPagerSite(CountingSite):
+    """Twelve lists ``/t/<x>/`` link their page 2 as ``/t/<x>/page/2/`` and as
+    ``/t/<x>/?paged=2``; page 2 links itself filtered (:data:`_FILTERS`, one a list) in both
+    forms, ``/t/<x>/page/2/?color=red`` and ``/t/<x>/?color=red&paged=2``. Each page declares
+    its pager URL, the filter kept, canonical."""
+
+    LISTS = "abcdefghijkl"
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, params = self.count(request)
+        parts = path.strip("/").split("/")
+        if path == "/":
+            return links_page(path, [f"/t/{x}/" for x in self.LISTS])
+        if len(parts) == 2 and parts[0] == "t" and parts[1] in self.LISTS and not params:
+            return links_page(path, [f"{path}page/2/", f"{path}?paged=2"])
+        if len(parts) == 2 and parts[0] == "t" and params.get("paged") == "2":
+            params = {n: v for n, v in params.items() if n != "paged"}
+        elif not (len(parts) == 4 and parts[0] == "t" and parts[2:] == ["page", "2"]):
+            return not_found(request)
+        x = parts[1]
+        name, value = _FILTERS[self.LISTS.index(x) % len(_FILTERS)]
+        if params and params != {name: value}:
+            return not_found(request)
+        pretty = f"/t/{x}/page/2/" + (f"?{name}={value}" if params else "")
+        links = (
+            [] if params else [f"/t/{x}/page/2/?{name}={value}", f"/t/{x}/?{name}={value}&paged=2"]
+        )
+        text = f"<p>The list {x}, page 2{', ' + name + ' ' + value if params else ''}.</p>"
+        text += "".join(f"<a href='{u}'>{u}</a> " for u in links)
+        return declared_page(pretty, text, canonical=pretty)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_form_rule_learns_to_carry_the_other_parameters():
+    # /t/{s1}?paged=2 is learned from the first three lists; the filtered query forms of the
+    # next lists, each filter its own parameter name, are its pairs once the filter (written
+    # in both spellings) is left out: three of them, of two names, make it carry the other
+    # parameters. Before, each name was a shape of its own, three lists each: all twelve went
+    site, crawler, items, _ = yield run(
+        lambda: (s := _FilteredPagerSite(), *listen(s)), "/", {}, PageSpider
+    )
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert stats.get("urlunify/learned/form/127.0.0.1//t/{s1}?paged=2&*") == 3
+    filtered = {f"/t/{x}/page/2/?{'='.join(_FILTERS[i % 4])}" for i, x in enumerate("abcdefghijkl")}
+    assert filtered <= {urlsplit(i["url"]).path + "?" + urlsplit(i["url"]).query for i in items}
+    # three pairs, three probation samples and one in flight at most
+    assert sum(n for url, n in site.hits.items() if "paged=2&" in url or "&paged" in url) <= 7

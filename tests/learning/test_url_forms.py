@@ -337,3 +337,63 @@ def test_a_wider_rule_subsumes_what_it_merges_the_same_way() -> None:
     assert subsumes_rule(sort, LearnedRule("param", H, "sort", 3, (), "/list"))
     assert not subsumes_rule(LearnedRule("param", H, "sort", 3, (), "/list"), sort)
     assert not subsumes_rule(sort, LearnedRule("param", H, "order", 3, (), "/list"))
+
+
+def _pair(learner: Learner, url: tuple[str, str | None], canonical: tuple[str, str | None]):  # type: ignore[no-untyped-def]
+    return learner.observe_canonical((H, *url), (H, *canonical), True, ("", ""))
+
+
+def test_a_form_rule_learns_to_carry_the_parameters_its_pairs_carry() -> None:
+    learner = Learner(min_pairs=3)
+    for c in ("hats", "shoes", "bags"):
+        found = _pair(learner, (f"/c/{c}", "paged=2"), (f"/c/{c}/page/2", None))
+    (paged,) = found
+    assert (paged.name, paged.target) == ("/c/{s1}?paged=2", "/c/{s1}/page/2")
+    # the rule's pairs once the parameter both spellings carry is left out: three canonicals,
+    # two parameters carried
+    assert (
+        _pair(learner, ("/c/tea", "orderby=date&paged=2"), ("/c/tea/page/2", "orderby=date")) == []
+    )
+    assert (
+        _pair(learner, ("/c/cups", "orderby=date&paged=2"), ("/c/cups/page/2", "orderby=date"))
+        == []
+    )
+    (carrying,) = _pair(learner, ("/c/tea", "color=red&paged=2"), ("/c/tea/page/2", "color=red"))
+    assert (carrying.name, carrying.target, carrying.pairs) == (
+        "/c/{s1}?paged=2&*",
+        "/c/{s1}/page/2?*",
+        3,
+    )
+    policy = Policy(url_forms=learner.url_forms())
+    assert identify("http://shop.test/c/mugs?paged=2&size=9", policy) == identify(
+        "http://shop.test/c/mugs/page/2?size=9", policy
+    )
+
+
+def test_a_pair_that_drops_or_changes_a_parameter_is_not_carrying() -> None:
+    learner = Learner(min_pairs=3)
+    for c in ("hats", "shoes", "bags"):
+        _pair(learner, (f"/c/{c}", "paged=2"), (f"/c/{c}/page/2", None))
+    for n, c in enumerate(("tea", "cups", "mugs", "pots")):
+        # the canonical leaves the parameter out, or writes another value of it
+        assert (
+            _pair(
+                learner,
+                (f"/c/{c}", f"orderby=date&paged=2&s={n}"),
+                (f"/c/{c}/page/2", "orderby=date"),
+            )
+            == []
+        )
+        assert _pair(learner, (f"/c/{c}", f"paged=2&x={n}"), (f"/c/{c}/page/2", f"x={n + 1}")) == []
+    assert [r.name for r in learner.rules] == ["/c/{s1}?paged=2"]
+
+
+def test_a_page_that_names_itself_keeps_a_carrying_form_from_taking_it() -> None:
+    learner = Learner(min_pairs=3)
+    learner.observe_standalone((H, "/c/tea", "paged=2&view=all"), f"http://{H}/c/tea?view=all")
+    for c in ("hats", "shoes", "bags"):
+        _pair(learner, (f"/c/{c}", "paged=2"), (f"/c/{c}/page/2", None))
+    _pair(learner, ("/c/tea", "orderby=date&paged=2"), ("/c/tea/page/2", "orderby=date"))
+    _pair(learner, ("/c/cups", "orderby=date&paged=2"), ("/c/cups/page/2", "orderby=date"))
+    assert _pair(learner, ("/c/tea", "color=red&paged=2"), ("/c/tea/page/2", "color=red")) == []
+    assert [r.name for r in learner.rules] == ["/c/{s1}?paged=2"]
