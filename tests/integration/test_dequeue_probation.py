@@ -71,3 +71,38 @@ def test_pages_in_flight_when_a_rule_is_adopted_are_its_verdicts():
     assert stats.get("urlunify/learned/confirmed") == 1, stats
     assert "urlunify/learned/revoked" not in stats
     assert all(site.hits[f"/a/{n}?v=a"] or site.hits[f"/a/{n}?v=b"] for n in range(10))
+
+
+class TwoParameterSite(minisite.CountingSite):
+    """``/`` links three pages in two spellings of ``v`` and three in two of ``w``, in turn (two
+    rules learned together), then six pages ``/d/N`` and each of them with both, ``?v=c&w=c``."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, _params = self.count(request)
+        if base == "/":
+            links = [f"/{p}/{n}?{q}={x}" for n in range(3) for p, q in ("av", "bw") for x in "ab"]
+            links += [f"/d/{n}" for n in range(6)] + [f"/d/{n}?v=c&w=c" for n in range(6)]
+            body = "".join(f"<a href='{u}'>{u}</a> " for u in links)
+            return minisite.page("home", "<p>Welcome home</p>" + body)
+        return minisite.page(
+            f"page {base}", minisite.ARTICLE.format(t=base, x=f"The text of {base}, long enough.")
+        )
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_verdict_on_a_merge_of_two_rules_on_probation_counts_for_both():
+    """``/d/N?v=c&w=c`` is merged into ``/d/N`` by both rules: a sample of one that shows the
+    page checks the other too. Three of them confirm both; before, each rule took three."""
+
+    def start():  # type: ignore[no-untyped-def]
+        site = TwoParameterSite()
+        port, base = minisite.listen(site)
+        return site, port, base
+
+    site, stats, _items = yield crawl_site(start, "/", {"URLUNIFY_LEARN": True})
+    assert stats["finish_reason"] == "finished"
+    assert stats.get("urlunify/learned/params") == 2, stats
+    assert stats.get("urlunify/learned/confirmed") == 2, stats
+    assert stats.get("urlunify/learned/probation/shared_verdicts", 0) >= 1, stats
+    assert all(site.hits[f"/d/{n}"] == 1 for n in range(6))
+    assert sum(site.hits[f"/d/{n}?v=c&w=c"] for n in range(6)) <= 4, site.hits

@@ -31,7 +31,7 @@ from scrapy_urlunify.integration.pages._shortlinks import Shortlinks
 from scrapy_urlunify.integration.queue._frontier import spelling_of
 from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.rules._fetched import RECENT
-from scrapy_urlunify.integration.rules._probation import sample_priority
+from scrapy_urlunify.integration.rules._samples import sample_priority
 from scrapy_urlunify.integration.seen._resume import fetched_before
 from scrapy_urlunify.learning._page_signature import page_signature, site_key, tree_body_text
 from scrapy_urlunify.learning._value_shown import shows_own_value

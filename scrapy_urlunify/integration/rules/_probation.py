@@ -21,7 +21,16 @@ from scrapy_urlunify.core._unify import unifier_for
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._faults import STORE_FAULTS
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META, ROOT_PAGE_META
-from scrapy_urlunify.integration.rules._samples import RuleKey, RuleOnProbation, rule_key, url_path
+from scrapy_urlunify.integration.rules._samples import (
+    SAMPLE,
+    SAMPLE_PRIORITY,
+    RuleKey,
+    RuleOnProbation,
+    key_text,
+    rule_key,
+    text_key,
+    url_path,
+)
 from scrapy_urlunify.learning._rule_types import subsumes_rule
 from scrapy_urlunify.stores._memory import MemoryKeptStore
 
@@ -49,23 +58,6 @@ DONT_CACHE = "dont_cache"
 RULE_PROBATION = 3
 #: requests merged by rules still on probation, kept to be scheduled again if one is revoked
 MERGED_KEPT = 10_000
-#: added to a sample's priority when it is scheduled: fetched next, in any crawl order, so a
-#: rule is confirmed or revoked within a few fetches of its samples, not at the end of a queue
-#: (with the frontier, twice its penalty more: a sample's URL pattern is usually one of
-#: duplicates, penalised twice)
-SAMPLE_PRIORITY = 1000
-#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its
-#: verdict)
-_SAMPLE = "~"
-
-
-def sample_priority(settings: dict[str, Any]) -> int:
-    """The priority boost of a request fetched to check something (a rule's sample, a declared
-    shortlink): ahead of every request, penalised by the frontier or not."""
-    boost = SAMPLE_PRIORITY
-    if settings["URLUNIFY_FRONTIER"]:
-        boost += 2 * settings["URLUNIFY_FRONTIER_PENALTY"]
-    return boost
 
 
 class Probation:
@@ -157,7 +149,7 @@ class Probation:
 
     def state(self) -> dict[str, dict[str, Any]]:
         """The progress of each rule on probation, as saved with the learned rules."""
-        return {_key_text(k): p.state() for k, p in self._rules.items()}
+        return {key_text(k): p.state() for k, p in self._rules.items()}
 
     def restore(self, saved: dict[str, Any] | None, rules: Iterable[LearnedRule]) -> None:
         """Rules go back on probation as they were at the save; a state saved before probation
@@ -166,7 +158,7 @@ class Probation:
             return
         by_key = {rule_key(r): r for r in rules}
         for text, progress in saved.items():
-            rule = by_key.get(_text_key(text))
+            rule = by_key.get(text_key(text))
             if rule is None:
                 continue  # revoked since
             p = RuleOnProbation(rule)
@@ -220,7 +212,7 @@ class Probation:
                         earlier[1].hex(),
                     )
                     request.meta[DONT_CACHE] = True
-                    self._keep(request, (_SAMPLE + _key_text(p.key),))
+                    self._keep(request, (SAMPLE + key_text(p.key),))
                     self._samples[entry_id] = p.key
                     self.pages.add_base(base_identifier)
                     self.stats.inc("learned/probation/samples")
@@ -229,7 +221,7 @@ class Probation:
                     return True
         if len(self._kept) < MERGED_KEPT:
             keys = tuple(p.key for p in rules)
-            entry_id = self._keep(request, tuple(_key_text(k) for k in keys))
+            entry_id = self._keep(request, tuple(key_text(k) for k in keys))
             self._kept[entry_id] = _Kept(request, keys)
             self.stats.inc("learned/probation/kept")
         else:  # beyond the bound: merged on the rule's word, as without probation
@@ -314,6 +306,7 @@ class Probation:
             p.agreed(url)
             if p.done(self.samples_needed):
                 self._confirm(p)
+            self._share(url, merged_into, p)
             return None
         return p.rule, earlier[0]
 
@@ -341,8 +334,28 @@ class Probation:
             self.stats.inc("learned/probation/fetched_verdicts")
             if p.done(self.samples_needed):
                 self._confirm(p)
+            self._share(url, identifier, p)
             return None
         return None
+
+    def _share(self, url: str, identifier: str, judged: RuleOnProbation) -> None:
+        """The page of ``url`` agreed with the page its identifier ``identifier`` merged it into,
+        a verdict on ``judged``: and on every other rule on probation that takes part in that
+        merge (``?add-to-cart=5&v=1`` checks both parameters), on a path it has none for. Not a
+        form rule: a URL as fetched may fit its source and still not be of it (another parameter
+        the identifier keeps), so that it took no part."""
+        merged = self._merging(url)
+        if merged is None or merged[2] != identifier:
+            return  # another policy since: not the merge that was checked
+        for q in merged[0]:
+            path = q.sample_key(url)
+            if q is judged or q.form is not None or q.key not in self._rules or path in q.paths:
+                continue
+            q.sample(url, path)
+            q.agreed(url)
+            self.stats.inc("learned/probation/shared_verdicts")
+            if q.done(self.samples_needed):
+                self._confirm(q)
 
     def verify_at_idle(self, spider: Any = None) -> None:
         """``spider_idle``: nothing is left to fetch, and a rule still on probation would end the
@@ -420,7 +433,7 @@ class Probation:
         for entry_id, names, data in entries:
             if entry_id in self._kept or len(self._kept) >= MERGED_KEPT:
                 continue
-            keys = tuple(_text_key(n) for n in names)
+            keys = tuple(text_key(n) for n in names)
             if not any(k in self._rules for k in keys):
                 continue
             request = self._unpickle(data)
@@ -471,7 +484,7 @@ class Probation:
                 if (
                     entry_id in mine
                     or entry_id in samples
-                    or not revoked.intersection(map(_text_key, rules))
+                    or not revoked.intersection(map(text_key, rules))
                 ):
                     continue
                 request = self._unpickle(data)
@@ -492,7 +505,7 @@ class Probation:
         forget: list[bytes] = []
         kept = samples = 0
         for entry_id, names, data in entries:
-            keys = tuple(_text_key(n) for n in names)
+            keys = tuple(text_key(n) for n in names)
             revoked = any(k not in rules_now for k in keys)
             on_probation = [k for k in keys if k in self._rules]
             if not revoked and not on_probation:
@@ -502,7 +515,7 @@ class Probation:
             if request is None:
                 forget.append(entry_id)
                 continue
-            if names[0].startswith(_SAMPLE):
+            if names[0].startswith(SAMPLE):
                 again.append(request)
                 if revoked:
                     forget.append(entry_id)
@@ -553,19 +566,6 @@ class Probation:
         self._closed = True
         self.faults.count_outages(self.kept_store)
         self.kept_store.close()
-
-
-def _key_text(key: RuleKey) -> str:
-    return "|".join(key)
-
-
-def _text_key(text: str) -> RuleKey:
-    kind, _, rest = text.removeprefix(_SAMPLE).partition("|")
-    # a rule context may hold "|" (a raw query), a host never does
-    host, _, name = (
-        rest.partition("|") if "/" not in rest.partition("|")[0] else rest.rpartition("|")
-    )
-    return (kind, host, name)
 
 
 def _entry_id(request: Request) -> bytes:

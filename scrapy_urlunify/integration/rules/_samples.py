@@ -3,7 +3,9 @@ samples (one per *sample key*: its path, or for a rule of one rule context the q
 outside the context; one of them unlike the lead its evidence shares), and when their verdicts
 are enough (docs/learning.md, "One sample unlike the evidence"); an alias rule's samples include
 its host's root page (docs/learning.md, "An alias host's root page"). Fetching the samples, the kept
-requests and the verdicts' bookkeeping are :class:`~._probation.Probation`'s.
+requests and the verdicts' bookkeeping are :class:`~._probation.Probation`'s; how a sample is
+named in the kept store (:func:`key_text`) and how far ahead it is scheduled
+(:func:`sample_priority`) are here.
 """
 
 from __future__ import annotations
@@ -29,9 +31,45 @@ RuleKey = tuple[str, str, str]
 _NONE, _SAMPLED, _AGREED, _WAIVED = range(4)
 
 
+#: prefix of the rule name of a kept entry that is a probation sample (fetched, awaiting its
+#: verdict)
+SAMPLE = "~"
+
+
+#: added to a sample's priority when it is scheduled: fetched next, in any crawl order, so a
+#: rule is confirmed or revoked within a few fetches of its samples, not at the end of a queue
+#: (with the frontier, twice its penalty more: a sample's URL pattern is usually one of
+#: duplicates, penalised twice)
+SAMPLE_PRIORITY = 1000
+
+
+def sample_priority(settings: dict[str, Any]) -> int:
+    """The priority boost of a request fetched to check something (a rule's sample, a declared
+    shortlink): ahead of every request, penalised by the frontier or not."""
+    boost = SAMPLE_PRIORITY
+    if settings["URLUNIFY_FRONTIER"]:
+        boost += 2 * settings["URLUNIFY_FRONTIER_PENALTY"]
+    return boost
+
+
 def rule_key(rule: LearnedRule) -> RuleKey:
     """``(kind, host, name)``; a rule of one rule context has its context key for host."""
     return (rule.kind, rule.context_key, rule.name)
+
+
+def key_text(key: RuleKey) -> str:
+    """A rule key as the kept store names it."""
+    return "|".join(key)
+
+
+def text_key(text: str) -> RuleKey:
+    """The rule key a kept store's name gives (a sample's name starts with :data:`SAMPLE`)."""
+    kind, _, rest = text.removeprefix(SAMPLE).partition("|")
+    # a rule context may hold "|" (a raw query), a host never does
+    host, _, name = (
+        rest.partition("|") if "/" not in rest.partition("|")[0] else rest.rpartition("|")
+    )
+    return (kind, host, name)
 
 
 def url_path(url: str) -> str:

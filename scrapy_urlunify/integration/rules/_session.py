@@ -19,7 +19,8 @@ from scrapy_urlunify.core._forms import identity_parts, with_host
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
 from scrapy_urlunify.integration.rules._fetched import FetchedPages
-from scrapy_urlunify.integration.rules._probation import Probation, rule_key, sample_priority
+from scrapy_urlunify.integration.rules._probation import Probation, rule_key
+from scrapy_urlunify.integration.rules._samples import sample_priority
 from scrapy_urlunify.learning._persist import LearnedRulesStore
 from scrapy_urlunify.stores._base import StoreError
 
