@@ -75,10 +75,13 @@ class UrlForm:
         """The source form's parameter names."""
         return frozenset(self._params)
 
-    def apply(self, segments: list[str], items: dict[str, str]) -> tuple[str, str | None] | None:
+    def apply(
+        self, segments: list[str], items: dict[str, str], query: str = ""
+    ) -> tuple[str, str | None] | None:
         """The target's path and query (None: no query) for a URL whose path has ``segments``
-        (as ``path.split("/")[1:]``) and whose query has ``items`` (each name once); None when
-        the URL is not of the source form."""
+        (as ``path.split("/")[1:]``) and whose query has ``items`` (each name once; ``query``:
+        that query as written, whose items a carrying form carries as they are); None when the
+        URL is not of the source form."""
         if len(segments) != len(self._segments):
             return None
         if not self.carries:
@@ -86,7 +89,10 @@ class UrlForm:
                 return None
             carried = []
         elif items.keys() >= self._params.keys():
-            carried = [f"{n}={v}" if v else n for n, v in items.items() if n not in self._params]
+            written = {i.partition("=")[0]: i for i in query.split("&")} if query else {}
+            carried = [
+                written.get(n, f"{n}={v}") for n, v in items.items() if n not in self._params
+            ]
             if any(n in items and n not in self._params for n, _ in self._out_query):
                 return None  # the target writes a parameter of its own that the URL has too
         else:
@@ -268,7 +274,7 @@ class FormTable:
         if items is None:
             return None
         for f in forms:
-            out = f.apply(segments, items)
+            out = f.apply(segments, items, query or "")
             if out is not None:
                 return out
         return None

@@ -129,6 +129,8 @@ CARRYING = Policy(url_forms={"shop.test": {"/c/{c}?paged={n}&*": "/c/{c}/page/{n
             "http://shop.test/c/tea/page/2?orderby=date",
         ),
         ("http://shop.test/c/tea?paged=2&min=1&max=5", "http://shop.test/c/tea/page/2?max=5&min=1"),
+        # as they are written: an item without a value stays without one
+        ("http://shop.test/c/tea?paged=2&all", "http://shop.test/c/tea/page/2?all"),
     ],
 )
 def test_a_form_that_carries_the_other_parameters_takes_urls_with_more(url: str, page: str) -> None:
