@@ -359,8 +359,7 @@ _POLICY_DOCS = {
     "ignore_path_prefixes": "Leading path segments that do not matter (/print/x = /x), per host.",
     "ignore_path_suffixes": "Last path segments that do not matter (/x/print.html = /x/amp/ = /x/; "
     "globs: comment-page-*), per host.",
-    "url_forms": "URLs of one form identify as pages of another (/shop/*/{s} -> /product/{s}; "
-    "a last * item carries the other parameters: ?paged={n}&* -> /page/{n}?*).",
+    "url_forms": "A form's URLs are another's pages (/shop/*/{s} -> /product/{s}; &*: the rest).",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",
     "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its "
     "public suffix.",
