@@ -314,11 +314,10 @@ class FormEvidence:
         if len(seen.canonicals) < self.min_pairs or len(seen.carried) < 2:
             return None
         form = UrlForm(source, target)
-        width = rule.name.partition("?")[0].count("/")
         standalone = (
             urls
             for (host, n, _names), urls in self._standalone.items()
-            if host == rule.host and n == width
+            if host == rule.host and n == form.segments
         )
         if self._takes_any((u for kept in standalone for u in kept), form):
             return None  # a page it would take named itself canonical

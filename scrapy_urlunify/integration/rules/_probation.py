@@ -306,7 +306,9 @@ class Probation:
             p.agreed(url)
             if p.done(self.samples_needed):
                 self._confirm(p)
-            self._share(url, merged_into, p)
+            merged = self._merging(url)
+            if merged is not None and merged[2] == merged_into:  # the merge that was checked
+                self._share(url, merged[0], p)
             return None
         return p.rule, earlier[0]
 
@@ -334,20 +336,17 @@ class Probation:
             self.stats.inc("learned/probation/fetched_verdicts")
             if p.done(self.samples_needed):
                 self._confirm(p)
-            self._share(url, identifier, p)
+            self._share(url, rules, p)
             return None
         return None
 
-    def _share(self, url: str, identifier: str, judged: RuleOnProbation) -> None:
-        """The page of ``url`` agreed with the page its identifier ``identifier`` merged it into,
-        a verdict on ``judged``: and on every other rule on probation that takes part in that
-        merge (``?add-to-cart=5&v=1`` checks both parameters), on a path it has none for. Not a
-        form rule: a URL as fetched may fit its source and still not be of it (another parameter
-        the identifier keeps), so that it took no part."""
-        merged = self._merging(url)
-        if merged is None or merged[2] != identifier:
-            return  # another policy since: not the merge that was checked
-        for q in merged[0]:
+    def _share(self, url: str, rules: list[RuleOnProbation], judged: RuleOnProbation) -> None:
+        """The page of ``url`` agreed with the page ``rules`` (on probation) merged it into
+        under the policy in force, a verdict on ``judged``: and on every other of them
+        (``?add-to-cart=5&v=1`` checks both parameters), on a path it has none for. Not a form
+        rule: a URL as fetched may fit its source and still not be of it (another parameter the
+        identifier keeps), so that it took no part."""
+        for q in rules:
             path = q.sample_key(url)
             if q is judged or q.form is not None or q.key not in self._rules or path in q.paths:
                 continue
