@@ -33,8 +33,8 @@ with ``--orders dfs,bfs``, breadth-first too (``bfs``: ``DEPTH_PRIORITY = 1``, F
 * ``presence``: the add-on with ``URLUNIFY_LEARN_PRESENCE = True`` (``print=1`` learned from
   pages with and without it; off by default, see docs/learning.md);
 * ``learnonly``: learning alone, the add-on with its built-in identity rules off as far as the
-  settings allow (:data:`BUILTINS_OFF`: no session-id or tracking-parameter lists, no ``www``
-  prefix, no index pages, ``http`` and ``https`` apart) and learning on. Left on: the rules no
+  settings allow (:data:`BUILTINS_OFF`: no session-id, tracking- or action-parameter lists, no
+  ``www`` prefix, no index pages, ``http`` and ``https`` apart) and learning on. Left on: the rules no
   setting switches (fragment, escapes, slashes, sorted parameters), the follow filters
   (extensions, URL length, traps), page signatures and declared canonicals.
 
@@ -133,6 +133,7 @@ def make_site(name: str, seed: int, categories: int, products: int) -> Site:
 BUILTINS_OFF: dict[str, Any] = {
     "URLUNIFY_STRIP_SESSION_IDS": False,
     "URLUNIFY_STRIP_TRACKING_PARAMS": False,
+    "URLUNIFY_IGNORE_ACTION_PARAMS": False,
     "URLUNIFY_STRIP_HOST_PREFIXES": [],
     "URLUNIFY_INDEX_PAGES": [],
     "URLUNIFY_IGNORE_SCHEME": False,

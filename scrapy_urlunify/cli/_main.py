@@ -169,6 +169,11 @@ def add_policy_options(p: argparse.ArgumentParser) -> None:
         "--keep-tracking-params", action="store_true", help="do not remove tracking parameters"
     )
     g.add_argument(
+        "--keep-action-params",
+        action="store_true",
+        help="identify replytocom, add-to-cart... apart (action parameters)",
+    )
+    g.add_argument(
         "--no-route-fragments",
         action="store_true",
         help="drop #!... and #/... fragments too (what a crawl without a browser sees)",
@@ -226,6 +231,8 @@ def policy_from_args(args: argparse.Namespace, base: Policy | None = None) -> Po
         changes["strip_session_ids"] = False
     if args.keep_tracking_params:
         changes["strip_tracking_params"] = False
+    if args.keep_action_params:
+        changes["ignore_action_params"] = False
     if args.no_route_fragments:
         changes["route_fragments"] = False
     return (base or Policy()).replace(**changes)

@@ -262,6 +262,33 @@ def may_name_tracking_param(query: str) -> bool:
     return _TRACKING_SEARCH.search("&" + query.lower()) is not None
 
 
+#: Action parameters: what a CMS adds to a link to a page to act on the visitor's session, or to
+#: show the page's own form elsewhere, never to choose what the page is. Exact names, each of one
+#: piece of software on millions of sites:
+#: ``replytocom``: WordPress's comment "Reply" link (``comment_reply_link``), the post with its
+#: comment form under that comment (what Yoast SEO's "Remove ?replytocom variables" is for);
+#: ``add-to-cart``: WooCommerce's add-to-cart link (``?add-to-cart=<product id>`` on a listing or
+#: a product), the page with the product put in the cart;
+#: ``add_to_wishlist``: YITH WooCommerce Wishlist's button, the page with it put in a wishlist;
+#: ``_wpnonce``: WordPress's nonce (``wp_nonce_url``), a token of one user for 12 to 24 hours.
+#: Left out of identifiers only: the server acts on them, so the URL to fetch keeps them.
+ACTION_PARAMS: frozenset[str] = frozenset(
+    {"replytocom", "add-to-cart", "add_to_wishlist", "_wpnonce"}
+)
+
+_ACTION = f"&(?={_first_chars(ACTION_PARAMS)})(?:amp;)*+{_trie(ACTION_PARAMS)}{_NAME_END}"
+_ACTION_SEARCH = re.compile(_ACTION)
+#: The action items of a query with "&" in front, each with the "&" before it (as TRACKING_ITEMS).
+ACTION_ITEMS = re.compile(_ACTION + "[^&]*", re.IGNORECASE | re.ASCII)
+
+
+def may_name_action_param(query: str) -> bool:
+    """False when no item of ``query`` is an action parameter (one search, as trackers)."""
+    if len(query) > _LONG_QUERY:
+        return _named_in_long(query, _ACTION_SEARCH)
+    return _ACTION_SEARCH.search("&" + query.lower()) is not None
+
+
 #: a query longer than this is searched in its distinct items (see searched_items)
 _LONG_QUERY = 1 << 12
 

@@ -222,6 +222,10 @@ class Policy:
       (``trap``); ``0`` turns the check off. Default 3.
     * ``strip_session_ids`` / ``strip_tracking_params``: remove the built-in session-id and
       tracking-parameter lists (:mod:`scrapy_urlunify.core._params`). Default ``True``.
+    * ``ignore_action_params``: leave the built-in action parameters out of identifiers
+      (WordPress's ``replytocom`` and ``_wpnonce``, WooCommerce's ``add-to-cart``...:
+      :data:`scrapy_urlunify.core._params.ACTION_PARAMS`); the fetched URL keeps them. Default
+      ``True``.
     * ``route_fragments``: fragments that are routes of a single-page app (``#!/inbox``,
       ``#/inbox``) name content and are kept in both layers; ``False`` drops every fragment.
       Default ``True`` here; the Scrapy integration defaults to ``False``, since its HTTP
@@ -251,6 +255,7 @@ class Policy:
     trap_repetitions: int = 3
     strip_session_ids: bool = True
     strip_tracking_params: bool = True
+    ignore_action_params: bool = True
     route_fragments: bool = True
     ignore_amp: bool = False
 
@@ -292,6 +297,11 @@ class Policy:
             self,
             "strip_tracking_params",
             _bool("strip_tracking_params", self.strip_tracking_params),
+        )
+        set_(
+            self,
+            "ignore_action_params",
+            _bool("ignore_action_params", self.ignore_action_params),
         )
         set_(self, "route_fragments", _bool("route_fragments", self.route_fragments))
         set_(self, "ignore_amp", _bool("ignore_amp", self.ignore_amp))

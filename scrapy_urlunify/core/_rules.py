@@ -25,11 +25,13 @@ import re
 from scrapy_urlunify.core._guards import IDENTITY, REWRITE, Context, Step, rule
 from scrapy_urlunify.core._hosts import HostRules
 from scrapy_urlunify.core._params import (
+    ACTION_ITEMS,
     COLD_FUSION_ITEMS,
     SESSION_ITEMS,
     TRACKING_ITEMS,
     NameMatcher,
     has_cold_fusion_pair,
+    may_name_action_param,
     may_name_param,
     may_name_session_param,
     may_name_tracking_param,
@@ -412,6 +414,23 @@ def drop_context_params(p: Parts, ctx: Context) -> bool:
     return removed
 
 
+def _may_name_action_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
+    return p.query is not None and may_name_action_param(p.query)
+
+
+@rule(
+    IDENTITY,
+    guard=_may_name_action_param,
+    when=lambda policy: policy.ignore_action_params,
+    on_query=True,
+)
+def drop_action_params(p: Parts, ctx: Context) -> bool:
+    """``?replytocom=5``, ``?add-to-cart=12``, ``?add_to_wishlist=12``, ``?_wpnonce=...``: a link
+    that acts from the page is the page (see :mod:`scrapy_urlunify.core._params`). Identity
+    only: the server acts on them, and a page may link nothing else of the action."""
+    return _drop_items(p, ACTION_ITEMS)
+
+
 def _may_name_ignored_param(p: Parts, hr: HostRules, ctx: Context) -> bool:
     if not p.query or hr.ignore is None:
         return False
@@ -562,6 +581,7 @@ IDENTITY_STEPS: tuple[Step, ...] = (
     drop_index_page,
     drop_amp_marker,
     unescape_amp,
+    drop_action_params,
     drop_ignored_params,
     keep_key_params,
     escape_unsafe_chars,

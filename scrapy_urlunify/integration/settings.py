@@ -55,6 +55,7 @@ POLICY_SETTINGS: dict[str, str] = {
     "trap_repetitions": "int",
     "strip_session_ids": "bool",
     "strip_tracking_params": "bool",
+    "ignore_action_params": "bool",
     "route_fragments": "bool",
 }
 
@@ -361,10 +362,8 @@ _POLICY_DOCS = {
     "globs: comment-page-*), per host.",
     "url_forms": "A form's URLs are another's pages (/shop/*/{s} -> /product/{s}; &*: the rest).",
     "domain_aliases": "Groups of hosts serving one site; the first names it.",
-    "sister_suffixes": "True: unify a host with a site of the crawl that differs only by its "
-    "public suffix.",
-    "ignore_amp": "An AMP page (a last path segment amp, a query parameter amp) identifies as the "
-    "page.",
+    "sister_suffixes": "True: unify a host with a site of the crawl under another public suffix.",
+    "ignore_amp": "An AMP page (a last segment amp, a query parameter amp) identifies as the page.",
     "strip_host_prefixes": "Leading host labels ignored in identifiers (www, wwwN).",
     "index_pages": "Last path segments naming a directory's default document (index.html).",
     "ignore_scheme": "http and https identify the same page.",
@@ -373,6 +372,7 @@ _POLICY_DOCS = {
     "trap_repetitions": "A path holding one segment this many times is a crawler trap (0: off).",
     "strip_session_ids": "Remove the built-in session-id parameters.",
     "strip_tracking_params": "Remove the built-in tracking parameters (utm_*, ...).",
+    "ignore_action_params": "Ignore the built-in action parameters (replytocom, add-to-cart, ...).",
     "route_fragments": "Fragments that are routes of a single-page app (#!/x) identify pages.",
 }
 

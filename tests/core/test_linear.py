@@ -87,6 +87,7 @@ HOSTILE: dict[str, tuple[tuple[str, str, str], tuple[str, ...]]] = {
     "ColdFusion pairs": (("http://h.test/?", "cfid=1&cftoken=2&", ""), ("remove_session_params",)),
     "trackers": (("http://h.test/?", "utm_source=1&", ""), ("remove_tracking_params",)),
     "tracker names": (("http://h.test/?", "utm_", ""), ("remove_tracking_params",)),
+    "action parameters": (("http://h.test/?", "replytocom=1&", ""), ("drop_action_params",)),
     "glob without its end": (
         ("http://h.test/?", "xyxyxyxy", "=1"),
         ("remove_policy_params", "drop_ignored_params"),

@@ -111,6 +111,7 @@ def test_field_names_match_the_settings():
         "trap_repetitions",
         "strip_session_ids",
         "strip_tracking_params",
+        "ignore_action_params",
         "route_fragments",
         "ignore_amp",
     )

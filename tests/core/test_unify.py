@@ -199,6 +199,54 @@ def test_policy_switches_for_session_ids_and_trackers():
 
 
 @pytest.mark.parametrize(
+    "url, fetched, identifier",
+    [
+        # WordPress's comment "Reply" link: the post, its form under comment 41
+        (
+            "https://blog.test/2026/05/a-post/?replytocom=41#respond",
+            "https://blog.test/2026/05/a-post/?replytocom=41",
+            "blog.test/2026/05/a-post",
+        ),
+        # WooCommerce's add-to-cart and YITH's wishlist buttons on a listing and a product
+        (
+            "http://shop.test/product-category/tea/?orderby=price&add-to-cart=12",
+            "http://shop.test/product-category/tea/?orderby=price&add-to-cart=12",
+            "shop.test/product-category/tea?orderby=price",
+        ),
+        (
+            "http://shop.test/product/oolong/?add_to_wishlist=12",
+            "http://shop.test/product/oolong/?add_to_wishlist=12",
+            "shop.test/product/oolong",
+        ),
+        # a nonce, in any case and past a doubled &amp;
+        (
+            "http://shop.test/compare/?products=3&amp;_WPNONCE=ab12cd",
+            "http://shop.test/compare/?products=3&amp;_WPNONCE=ab12cd",
+            "shop.test/compare?products=3",
+        ),
+    ],
+)
+def test_action_parameters_are_identity_only(url, fetched, identifier):
+    assert standardize(url) == fetched  # the server acts on them: the URL fetched keeps them
+    assert identify(url) == identifier
+    assert identify(url, Policy(ignore_action_params=False)) != identifier
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://shop.test/?replytocom2=1",
+        "http://shop.test/?add=1",
+        "http://shop.test/?cart=5",
+        "http://shop.test/?wpnonce=1",
+        "http://shop.test/?x_replytocom=1",
+    ],
+)
+def test_names_like_action_parameters_are_kept(url):
+    assert identify(url) == url.removeprefix("http://")
+
+
+@pytest.mark.parametrize(
     "a, b",
     [
         ("http://example.com/a", "https://example.com/a"),

@@ -1,0 +1,88 @@
+"""Action parameters (docs/rules.md, "Action parameters"): a WordPress shop's "Reply" links
+(``?replytocom=``), add-to-cart and wishlist buttons and nonces are the page they act from.
+A real crawl of a loopback shop, with only the ``ADDONS`` line, against the same crawl with the
+list off (``URLUNIFY_IGNORE_ACTION_PARAMS = False``), which fetches them until it learns."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest_twisted
+from minicrawl import PageSpider, run
+from minisite import CountingSite, listen
+from wikisite import article_text
+
+POSTS = 12
+ACTIONS = ("replytocom", "add-to-cart", "add_to_wishlist", "_wpnonce")
+
+
+class ShopBlog(CountingSite):
+    """A home page linking twelve products; each product page links its own add-to-cart and
+    wishlist buttons, a "Reply" link under each of its three reviews, and a compare page with a
+    nonce of the view. Every such link answers the product page itself, with its notice."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, query = self.count(request)
+        if path == "/":
+            links = " ".join(f"<a href='/product/p{n}/'>Product {n}</a>" for n in range(POSTS))
+            return f"<html><body><main><h1>Shop</h1>{links}</main></body></html>".encode()
+        if path.startswith("/compare/"):
+            n = int(query.get("products", "0"))
+            return f"<html><body><main>Compare product {n}</main></body></html>".encode()
+        n = int(path.strip("/").removeprefix("product/p"))
+        nonce = hashlib.md5(f"{n}-{self.views}".encode()).hexdigest()[:10]
+        reviews = "".join(
+            f"<li>Review {n}-{r}: {article_text(f'review {n} {r}', 12)}"
+            f" <a href='/product/p{n}/?replytocom={n * 10 + r}#respond'>Reply</a></li>"
+            for r in range(3)
+        )
+        buttons = (
+            f"<a href='/product/p{n}/?add-to-cart={n}'>Add to cart</a>"
+            f" <a href='/product/p{n}/?add_to_wishlist={n}'>Add to wishlist</a>"
+            f" <a href='/compare/?products={n}&amp;_wpnonce={nonce}'>Compare</a>"
+            f" <a href='/product/p{(n + 1) % POSTS}/?add-to-cart={n}'>Also bought</a>"
+        )
+        notice = "Added to your cart. " if "add-to-cart" in query else ""
+        return (
+            f"<html><body><main><h1>Product {n}</h1><p>{notice}</p>"
+            f"{article_text(f'product {n}')}<ol>{reviews}</ol>{buttons}</main></body></html>"
+        ).encode()
+
+
+def start() -> tuple[ShopBlog, object, str]:
+    site = ShopBlog()
+    port, base = listen(site)
+    return site, port, base
+
+
+def _actions_fetched(site: ShopBlog) -> int:
+    """Requests of a product page with an action, and of a compare page beyond its first."""
+    on_products = sum(
+        n for url, n in site.hits.items() if "/product/" in url and any(a in url for a in ACTIONS)
+    )
+    compared = sum(n for url, n in site.hits.items() if url.startswith("/compare/"))
+    return on_products + compared - POSTS
+
+
+@pytest_twisted.inlineCallbacks
+def test_action_links_are_not_fetched_again_for_a_page_already_fetched():
+    site, crawler, items, _ = yield run(start, "/", {}, PageSpider)
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    products = [i["url"] for i in items if "/product/" in i["url"]]
+    # every product once; its spelling is the one fetched first (the home page's plain link)
+    assert sorted(u.partition("/product/")[2] for u in products) == sorted(
+        f"p{n}/" for n in range(POSTS)
+    )
+    # no product fetched again, each compare page once (under the nonce of its first link)
+    assert _actions_fetched(site) == 0, site.hits
+
+
+@pytest_twisted.inlineCallbacks
+def test_with_the_list_off_the_crawl_fetches_them():
+    site, crawler, items, _ = yield run(
+        start, "/", {"URLUNIFY_IGNORE_ACTION_PARAMS": False}, PageSpider
+    )
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    # each product's reply views and buttons are new URLs until a rule is learned and confirmed
+    assert _actions_fetched(site) > 10, site.hits
