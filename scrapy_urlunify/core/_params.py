@@ -257,9 +257,14 @@ TRACKING_ITEMS = re.compile(_TRACKING + "[^&]*", re.IGNORECASE | re.ASCII)
 def may_name_tracking_param(query: str) -> bool:
     """False when no item of ``query`` is a tracking parameter (one search tells; most queries
     have none, and splitting them item by item would cost more than the whole rest of a URL)."""
+    return _names_one(query, _TRACKING_SEARCH)
+
+
+def _names_one(query: str, search: re.Pattern[str]) -> bool:
+    """Whether ``search`` finds a name in ``query`` (a long one: in its distinct items)."""
     if len(query) > _LONG_QUERY:
-        return _named_in_long(query, _TRACKING_SEARCH)
-    return _TRACKING_SEARCH.search("&" + query.lower()) is not None
+        return _named_in_long(query, search)
+    return search.search("&" + query.lower()) is not None
 
 
 #: Action parameters: what a CMS adds to a link to a page to act on the visitor's session, or to
@@ -284,9 +289,7 @@ ACTION_ITEMS = re.compile(_ACTION + "[^&]*", re.IGNORECASE | re.ASCII)
 
 def may_name_action_param(query: str) -> bool:
     """False when no item of ``query`` is an action parameter (one search, as trackers)."""
-    if len(query) > _LONG_QUERY:
-        return _named_in_long(query, _ACTION_SEARCH)
-    return _ACTION_SEARCH.search("&" + query.lower()) is not None
+    return _names_one(query, _ACTION_SEARCH)
 
 
 #: a query longer than this is searched in its distinct items (see searched_items)
