@@ -32,6 +32,15 @@ def test_explain_prints_rules_fetch_url_and_identifier():
         assert text in r.stdout, text
 
 
+def test_explain_names_the_action_parameters_and_keeps_them_on_request():
+    r = run("explain", "http://b.test/p/?replytocom=4")
+    assert "drop_action_params" in r.stdout
+    assert "fetch URL   http://b.test/p/?replytocom=4" in r.stdout  # identity only
+    assert "identifier  b.test/p\n" in r.stdout
+    r = run("explain", "http://b.test/p/?replytocom=4", "--keep-action-params")
+    assert "identifier  b.test/p?replytocom=4\n" in r.stdout
+
+
 def test_explain_with_base_and_filter_reason():
     r = run("explain", "../files/a.pdf", "--base", "http://example.com/docs/x/")
     assert "fetch URL   http://example.com/docs/files/a.pdf" in r.stdout
