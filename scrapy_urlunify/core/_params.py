@@ -12,6 +12,10 @@ Two kinds of removal:
 * *tracking parameters* -- added by ad and analytics tools to measure a click; the server
   answers without them. An anchored list (exact names, or a prefix ending in ``_``); never a
   substring regex, which is how courlan ends up stripping ``cid`` and ``source``.
+
+And one list left out of identifiers only: *action parameters* (``replytocom``,
+``add-to-cart``...), which ask the server to act from the page they are on, so the URL to fetch
+keeps them (:data:`ACTION_PARAMS`).
 """
 
 from __future__ import annotations
