@@ -17,9 +17,10 @@ import re
 #: the page it asks for (``print``, ``amp``): courlan's word list (``ref``, ``referrer``,
 #: ``source``), ural's ``fref``/``refid``/``spref``/``fromref``, and the view switches of common
 #: CMSs (MediaWiki ``printable``, WordPress AMP ``amp``). Not WordPress's ``replytocom`` (a
-#: post's reply-form views): they are the evidence its rule is learned from, and pushed back
-#: together they came one post at a time, so each post's were learned as a rule of that post's
-#: context (88 rules where one of the blog does, 3 of them wrong: docs/test_sites.md).
+#: post's reply-form views): an action parameter, left out of identifiers anyway
+#: (``_params.ACTION_PARAMS``); with that list off it is learned, and pushed back together its
+#: views came one post at a time, so each post's were learned as a rule of that post's context
+#: (88 rules where one of the blog does, 3 of them wrong: docs/test_sites.md).
 VARIANT_PARAMS: frozenset[str] = frozenset(
     {
         "ref",

@@ -343,7 +343,7 @@ class Probation:
     def _share(self, url: str, rules: list[RuleOnProbation], judged: RuleOnProbation) -> None:
         """The page of ``url`` agreed with the page ``rules`` (on probation) merged it into
         under the policy in force, a verdict on ``judged``: and on every other of them
-        (``?add-to-cart=5&v=1`` checks both parameters), on a path it has none for. Not a form
+        (``?ref=home&v=1`` checks both parameters), on a path it has none for. Not a form
         rule: a URL as fetched may fit its source and still not be of it (another parameter the
         identifier keeps), so that it took no part."""
         for q in rules:
