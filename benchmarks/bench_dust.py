@@ -44,7 +44,9 @@ forward proxy for http, in its own process) through the demo's ``DemoProxyMiddle
 
 Scores: pages covered (distinct page ids seen in an item) / floor, fetches
 (``downloader/response_count``) and fetches / floor, duplicate items (items beyond one per page
-id), pages missed (floor - covered), requests dropped at dequeue
+id), items cited as their page declares (of the first item of each page that declares a
+``rel=canonical``, those whose ``canonical_url`` is it), pages missed (floor - covered),
+requests dropped at dequeue
 (``urlunify/dropped_at_dequeue``), rules learned, CPU seconds of the crawl process; and the
 *coverage curve*: pages covered within the first N responses downloaded (:data:`CURVE`), and the
 responses until 90% of the floor was covered.
@@ -59,6 +61,7 @@ responses until 90% of the floor was covered.
 from __future__ import annotations
 
 import argparse
+import html
 import importlib
 import json
 import os
@@ -69,7 +72,7 @@ from collections import Counter
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "sites"))
@@ -115,6 +118,8 @@ class Site(Protocol):
     def page_id(self, url: str) -> str | None: ...
 
     def reachable(self, start: str = ...) -> dict[str, str]: ...
+
+    def render(self, url: str) -> tuple[int, bytes]: ...
 
 
 def site_module(site: str) -> ModuleType:
@@ -265,6 +270,31 @@ def excess(
     }
 
 
+#: the canonical a page of the generated sites declares
+CANONICAL_LINK = re.compile(rb'<link rel="canonical" href="([^"]+)"')
+
+
+def cited(site: Site, items: list[dict[str, Any]], truth: dict[str, str]) -> list[int] | None:
+    """``[cited, declaring]``: of the first item of each page that declares a canonical, those
+    whose ``canonical_url`` is that canonical (what a careful user cites); None when the
+    crawl's items carry no canonical URL (plain Scrapy)."""
+    if not any("canonical_url" in item for item in items):
+        return None
+    found = [0, 0]
+    seen: set[str] = set()
+    for item in items:
+        page = item["page_id"]
+        if page not in truth or page in seen:
+            continue
+        seen.add(page)
+        match = CANONICAL_LINK.search(site.render(item["url"])[1])
+        if match is not None:
+            declared = urljoin(item["url"], html.unescape(match.group(1).decode()))
+            found[0] += item.get("canonical_url") == declared
+            found[1] += 1
+    return found
+
+
 def score(
     run: dict[str, Any], site: Site, truth: dict[str, str], name: str = "shop"
 ) -> dict[str, Any]:
@@ -291,6 +321,7 @@ def score(
             "fetched_not_itemised": len(reached - covered),
             "per_floor": round(run["fetches"] / floor, 2),
             "excess": excess(run["downloads"], site, run["items"], name),
+            "cited": cited(site, run["items"], truth),
         }
     )
     return row
@@ -304,6 +335,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         ("fetches", "fetches"),
         ("fetches/floor", "per_floor"),
         ("dup items", "duplicate_items"),
+        ("cited", "cited"),
         ("missed", "missed"),
         ("dropped at dequeue", "dropped_at_dequeue"),
         ("to 90%", "to_90"),
@@ -322,6 +354,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         for _, key in cols:
             if key == "covered":
                 cells.append(f"{r['covered']}/{r['floor']}")
+            elif key == "cited":
+                cells.append("-" if r["cited"] is None else "{}/{}".format(*r["cited"]))
             elif key == "learned":
                 cells.append(", ".join(r["learned"]) or "—")
             elif key.startswith("curve:"):

@@ -545,11 +545,20 @@ def apply_url_form(p: Parts, ctx: Context) -> bool:
     """``/shop/shoes/red-boot`` is ``/product/red-boot`` when ``/shop/*/{slug}`` ->
     ``/product/{slug}`` is one of the host's ``url_forms`` (configured or learned): the URL is
     matched as the steps before left it (no trailing slash, ignored parameters gone), and its
-    identifier is the target form filled (its query sorted)."""
-    out = ctx.host_rules(p.host).forms.apply(p.path, p.query)  # type: ignore[union-attr]
+    identifier is the target form filled (its query sorted). A path the steps left its slash
+    (a citation: ``/shop/shoes/red-boot/``) is matched without it and keeps it."""
+    path = p.path
+    slash = len(path) > 1 and path.endswith("/")
+    out = ctx.host_rules(
+        p.host
+    ).forms.apply(  # type: ignore[union-attr]
+        path[:-1] if slash else path, p.query
+    )
     if out is None:
         return False
     p.path, p.query = out
+    if slash and p.path != "/":
+        p.path += "/"
     return True
 
 

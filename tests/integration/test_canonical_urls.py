@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest_twisted
 import spellingsite
 import wikisite
-from minicrawl import run
+from minicrawl import PageSpider, run
+from minisite import CountingSite, declared_page, listen, not_found
 from scrapy import Spider
 from scrapy.linkextractors import LinkExtractor
 
@@ -179,3 +180,87 @@ def test_an_alias_host_never_spells_its_site():
     assert canonical.of("http://www.mirror.test/p/1") == "http://shop.test/p/1"
     canonical.home("https://www.shop.test/p/2")
     assert canonical.of("http://www.mirror.test/p/1") == "https://www.shop.test/p/1"
+
+
+#: categories of _CmsShop whose products are linked both ways; the others by the path form only
+LINKED_BOTH = 6
+
+
+class _CmsShop(CountingSite):
+    """Eight categories ``/index.php?cat=<c>``, each declaring itself canonical as the CMS
+    spells it, list eight products each. The first six link a product by its pretty URL
+    ``/product/<slug>/`` and by its category's path ``/shop/<c>/<slug>/`` (the same page,
+    declaring the pretty URL); the last two by the path only."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, params = self.count(request)
+        parts = path.strip("/").split("/")
+        if path == "/" and not params:
+            links = "".join(f"<a href='/index.php?cat={c}'>Category {c}</a> " for c in range(8))
+            return declared_page("Home", f"<p>Our categories.</p>{links}")
+        if path == "/index.php" and params.get("cat", "").isdigit() and len(params) == 1:
+            c = int(params["cat"])
+            rows = "".join(
+                (f"<a href='/product/p{c}-{n}/'>p{c}-{n}</a> " if c < LINKED_BOTH else "")
+                + f"<a href='/shop/{c}/p{c}-{n}/'>(in category {c})</a> "
+                for n in range(8)
+            )
+            return declared_page(f"Category {c}", rows, canonical=f"/index.php?cat={c}")
+        if parts[0] in ("product", "shop") and len(parts) == (2 if parts[0] == "product" else 3):
+            slug = parts[-1]
+            text = f"<p>The product {slug}, a thing of category {slug[1]}.</p>"
+            return declared_page(f"Product {slug}", text, canonical=f"/product/{slug}/")
+        return not_found(request)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_canonical_the_rules_make_the_page_is_cited_as_the_site_spells_it():
+    """A page's declared canonical that the rules in force make that page is its citation: a
+    category cites ``/index.php?cat=<c>`` (the rules alone would drop the index page), and a
+    product fetched under its category's path once that form was learned cites its pretty URL
+    (the form's target, slash and all)."""
+    site, crawler, items, _ = yield run(lambda: (s := _CmsShop(), *listen(s)), "/", {}, PageSpider)
+    stats = crawler.stats.get_stats()
+    assert stats.get("urlunify/learned/form/127.0.0.1//shop/*/{s2}"), stats
+    base = "/".join(items[0]["url"].split("/")[:3])
+    cited = {i["url"][len(base) :]: i["canonical_url"][len(base) :] for i in items}
+    assert {u: c for u, c in cited.items() if "cat=" in u} == {
+        f"/index.php?cat={c}": f"/index.php?cat={c}" for c in range(8)
+    }
+    path_only = {u: c for u, c in cited.items() if u.startswith(f"/shop/{LINKED_BOTH}/")}
+    assert len(path_only) == 8  # fetched under the path: no other link to them
+    assert path_only == {u: f"/product/{u.split('/')[3]}/" for u in path_only}
+
+
+def test_a_form_cites_its_target_with_the_slash_of_the_url():
+    """A configured form is written without the trailing slash the identity leaves out; a
+    citation keeps the slash, and the form still applies."""
+    from scrapy_urlunify import Policy
+    from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+    from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
+
+    forms = {"shop.test": {"/shop/*/{slug}": "/product/{slug}", "/?cat={c}": "/category/{c}"}}
+    canonical = CanonicalURLs(CrawlPolicies(Policy(url_forms=forms)), ["https://shop.test/"])
+    assert canonical.of("https://shop.test/shop/hats/cap/") == "https://shop.test/product/cap/"
+    assert canonical.of("https://shop.test/shop/hats/cap") == "https://shop.test/product/cap"
+    assert canonical.of("https://shop.test/?cat=hats") == "https://shop.test/category/hats"
+
+
+def test_a_canonical_that_echoes_the_url_is_cleaned_as_the_url():
+    """A site that echoes the URL requested as its canonical (session id and all) is not cited
+    with it: the declared spelling is cleaned by the crawl's rules, its index page kept."""
+    from scrapy_urlunify import Policy
+    from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+    from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
+
+    policies = CrawlPolicies(Policy())
+    canonical = CanonicalURLs(policies, ["https://site.test/"])
+    for url in (
+        "https://site.test/doc/?sessionid=0123456789abcdef",
+        "https://site.test/x/index.php?id=7",
+    ):
+        canonical.spelled(policies.unifier.identify(url), url, url)
+    assert canonical.of("https://site.test/doc/?sessionid=0123456789abcdef") == (
+        "https://site.test/doc/"
+    )
+    assert canonical.of("https://site.test/x/?id=7") == "https://site.test/x/index.php?id=7"

@@ -117,12 +117,28 @@ class CanonicalURLs:
         """The page of ``identifier`` declares ``canonical``, verified the same page."""
         self._declared.remember(identifier, canonical)
 
+    def spelled(self, identifier: str, canonical: str, url: str) -> None:
+        """The page of ``identifier``, fetched as ``url``, declares ``canonical``, which the
+        rules in force make that page: the site's spelling is cited (``/index.php?id=7``,
+        where the crawl's rules would cite ``/?id=7``; a form's target as the site writes it),
+        cleaned of what the crawl's rules remove (a site that echoes its URL, session id and
+        all, as its canonical)."""
+        cited = self._cite(canonical, keep_index=True)
+        if cited is not None and cited != self._cite(url):
+            self._declared.remember(identifier, cited)
+
     def of(self, url: str) -> str | None:
         """The canonical URL of the page ``url`` names; None when ``url`` is not one."""
         try:
             declared = self._declared.get(self.policies.unifier.identify(url))
-            if declared is not None:
-                return declared
+        except InvalidURL:
+            return None
+        return declared if declared is not None else self._cite(url)
+
+    def _cite(self, url: str, keep_index: bool = False) -> str | None:
+        """``url`` as the identity steps in force but :data:`NOT_CITED` write it, under its
+        site's spelling, without its index page (``keep_index``: with it)."""
+        try:
             citing = self._citing_unifier()
             cited = citing.identify(url)[len(citing.prefix_text) :]
         except InvalidURL:
@@ -131,7 +147,7 @@ class CanonicalURLs:
         host, slash, path = rest.partition("/")
         path, query_sep, query = path.partition("?")
         directory, _, last = path.rpartition("/")
-        if last.lower() in citing.index_pages and "." in last:
+        if not keep_index and last.lower() in citing.index_pages and "." in last:
             path = f"{directory}/" if directory else ""
         home = self._homes.get(host, (scheme, host))
         return f"{home[0]}://{home[1]}{slash}{path}{query_sep}{query}"

@@ -66,6 +66,9 @@ class Canonicals:
         self._released: list[Released] = []
         #: whether the page :meth:`declared` was last asked about named no other page canonical
         self.names_itself = True
+        #: the canonical that page declared when the rules in force make it that page (its own
+        #: URL, ``/index.php?id=7`` as ``/?id=7``, a form's target): its citation, no claim
+        self.one_with: str | None = None
 
     def fetched(self, identifier: str, sig: bytes, url: str, near_sig: int | None = None) -> None:
         """A page was fetched (``near_sig``: its near-duplicate signature, if any): the claims that
@@ -84,6 +87,7 @@ class Canonicals:
         page of its site (proved or not); None without one. :attr:`names_itself` then says
         whether the page named no canonical, or itself (not a page a form rule may take)."""
         self.names_itself = True
+        self.one_with = None
         try:
             found = declared_url(response, "canonical", unifier, self.granularity)
         except InvalidURL:
@@ -95,6 +99,7 @@ class Canonicals:
         # (the same identifier under a rule in force is another page named: not itself)
         self.names_itself = url == unifier.standardize(response.url)
         if target == identifier:
+            self.one_with = url
             return None
         if its_site != site:
             self.stats.inc("canonical/other_site")  # never across sites

@@ -271,9 +271,10 @@ class PageChecks:
             # (else ?orderby=price is "other content" than ?orderby=price&v=1, and v "matters")
             near.keep_apart(base_identifier, sig)
             self.stats.inc("learned/value_shown")
-        trusted = claim = declared = None
+        trusted = claim = declared = one_with = None
         if canonicals is not None and isinstance(response, TextResponse):
             declared = canonicals.declared(response, identifier, site, unifier)
+            one_with = canonicals.one_with
             if declared is not None:
                 trusted = canonicals.trusted(
                     response, declared, identifier, site, sig, near_sig, (learn_sig, evidence)
@@ -301,10 +302,12 @@ class PageChecks:
         for released in canonicals.release() if canonicals is not None else ():
             self.stats.inc("canonical/released")
             self._trusted_canonical(*released)
-        if claim is not None and self.canonical_urls is not None:
-            self.canonical_urls.declared(identifier, claim)
         if self.canonical_urls is not None:
             self.canonical_urls.home(response.url)
+            if claim is not None:
+                self.canonical_urls.declared(identifier, claim)
+            elif one_with is not None:
+                self.canonical_urls.spelled(identifier, one_with, response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
         # every HTML page is asked: the start page decides whether its host's pages can be
         # noindex at all, and an indexable page whether their items are dropped
