@@ -544,16 +544,11 @@ def _host_has_forms(p: Parts, hr: HostRules, ctx: Context) -> bool:
 def apply_url_form(p: Parts, ctx: Context) -> bool:
     """``/shop/shoes/red-boot`` is ``/product/red-boot`` when ``/shop/*/{slug}`` ->
     ``/product/{slug}`` is one of the host's ``url_forms`` (configured or learned): the URL is
-    matched as the steps before left it (no trailing slash, ignored parameters gone), and its
-    identifier is the target form filled (its query sorted). A path the steps left its slash
-    (a citation: ``/shop/shoes/red-boot/``) is matched without it and keeps it."""
-    path = p.path
-    slash = len(path) > 1 and path.endswith("/")
-    out = ctx.host_rules(
-        p.host
-    ).forms.apply(  # type: ignore[union-attr]
-        path[:-1] if slash else path, p.query
-    )
+    matched as the steps before left it (no trailing slash, ignored parameters gone; a
+    citation's slash is kept), and its identifier is the target form filled (its query sorted)."""
+    slash = len(p.path) > 1 and p.path.endswith("/")
+    path = p.path[:-1] if slash else p.path
+    out = ctx.host_rules(p.host).forms.apply(path, p.query)  # type: ignore[union-attr]
     if out is None:
         return False
     p.path, p.query = out
