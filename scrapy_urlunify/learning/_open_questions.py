@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE
 from scrapy_urlunify.learning._pairs import other_items, read_page
-from scrapy_urlunify.learning._rule_types import ALIAS, PARAM, alias_of, covered, in_context_rule
+from scrapy_urlunify.learning._rule_types import (
+    ALIAS,
+    PARAM,
+    SUFFIX,
+    alias_of,
+    covered,
+    in_context_rule,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Container, Sequence
@@ -41,7 +48,8 @@ def open_questions(
     page's piece of evidence; a third adds nothing). A parameter of a page not observed
     yet is asked only of a candidate with evidence (a rule under way), or when it is a link
     tag (``core._spellings.LINK_TAG_PARAMS``). A page observed on a
-    related host asks whether the two hosts are aliases. What the frontier asks before it
+    related host asks whether the two hosts are aliases, and a last segment under way whose
+    directory was observed (``/x/amp/`` after ``/x/``) asks its suffix rule. What the frontier asks before it
     lets a request go (``integration.queue._frontier``). With ``forms`` (the form evidence and
     the parts of ``url``'s identifier), a URL that asks no parameter its question asks the form
     shapes under way it may add a pair to (:meth:`~._url_forms.FormEvidence.asks`); a
@@ -81,6 +89,18 @@ def open_questions(
         ):
             continue
         found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
+    last = finder.directory_seen(page)
+    if (
+        last is not None
+        and (candidates.has((SUFFIX, host, last)) or finder.segment_pending(host, last))
+        and not covered(rules, SUFFIX, host, last)
+        and not candidates.is_blocked(SUFFIX, host, last)
+    ):
+        # one more page of a last segment under way (``/x/amp/``, ``/x/`` seen): its directory
+        # makes the pair, one directory at a time (in depth-first order a product's views
+        # leave the queue with the next product's)
+        directory = page.path[: -len(last) - (2 if page.path.endswith("/") else 1)]
+        found.append((f"/{last} {page.hostkey}{directory}", f"suffix {host} {last}", 0))
     evidence, parts = forms or (None, None)
     if found or evidence is None or parts is None:
         return found

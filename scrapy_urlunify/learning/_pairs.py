@@ -277,6 +277,28 @@ class PairFinder:
             h for h, pt, _s, _u in entry if h != host and pt == page.port and self._related(h, host)
         ]
 
+    def directory_seen(self, page: Page) -> str | None:
+        """The last segment of ``page`` (not fetched yet) when its directory (``/x/`` or ``/x``
+        of ``/x/amp/``, the same query) was observed: a pair for a suffix rule once fetched.
+        Reads the index only."""
+        bare = page.path[:-1] if page.path.endswith("/") else page.path
+        head, _, last = bare.rpartition("/")
+        if not head or not last:
+            return None
+        records = self.index.records
+        for spelled in (head + "/", head):
+            entry = records.get(_param_slot(page.hostkey + spelled, page.query, page.frag), ())
+            if any(r[0] is None for r in entry):
+                return last
+        return None
+
+    def segment_pending(self, host: str, segment: str) -> bool:
+        """Whether ``segment`` showed its directory's text under the one directory it was seen
+        last under so far: the pair :meth:`_repeated` keeps until a second directory, a rule
+        under way before it is a candidate."""
+        state = self._suffixes.get((host, segment))
+        return state is not None and any(p.equal for p in state[1])
+
     def path_pairs(self, page: Page) -> list[Pair]:
         """Pairs for path rules: ``/print/x`` and ``/x`` (same host, query and fragment). As the
         longer URL: the page without its first segment, seen before; as the shorter one: pages

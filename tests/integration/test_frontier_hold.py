@@ -322,3 +322,51 @@ def test_a_url_group_whose_first_request_is_slow_paces_nothing_after_a_wait():
     # the second waited its 10 s in vain, the first still in flight: the others go as they come
     frontier.waited_out(second)
     assert frontier.first_of(("s.test", "/shop/shoes/boot-2", None)) == []
+
+
+def test_a_last_segment_under_way_asks_its_suffix_rule_of_an_observed_directory():
+    learner = Learner(min_pairs=3)
+    for n in range(5):
+        learner.observe(f"http://s.test/p/{n}/", "s.test", f"text{n}".encode())
+    assert learner.open_questions("http://s.test/p/2/overview/", "s.test") == []  # not under way
+    learner.observe("http://s.test/p/0/overview/", "s.test", b"text0")  # its directory's text
+    asked = [("/overview s.test/p/2", "suffix s.test overview", 0)]
+    assert learner.open_questions("http://s.test/p/2/overview/", "s.test") == asked
+    learner.observe("http://s.test/p/1/overview/", "s.test", b"text1")  # under two directories
+    assert learner.open_questions("http://s.test/p/2/overview/", "s.test") == asked
+    assert learner.open_questions("http://s.test/q/9/overview/", "s.test") == []  # /q/9 unseen
+    learner.observe("http://s.test/p/2/overview/", "s.test", b"text2")
+    assert [r.name for r in learner.rules] == ["overview"]
+    assert learner.open_questions("http://s.test/p/3/overview/", "s.test") == []  # decided
+
+
+class OverviewSite(CountingSite):
+    """A catalogue of :data:`PRODUCTS` products listed on ``/``, each linking its overview
+    ``/p/<n>/overview/``, the same text under another last segment (a view no list names)."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, _ = self.count(request)
+        if base == "/":
+            links = "".join(f"<a href='/p/{n}/'>{n}</a>" for n in range(PRODUCTS))
+            return f"<html><body><main>Catalogue {links}</main></body></html>".encode()
+        n = int(base.split("/")[2])
+        link = f"<a href='/p/{n}/overview/'>overview</a>"
+        return (
+            f"<html><body><main>{article_text(f'product {n}')} {link}</main></body></html>".encode()
+        )
+
+
+@pytest_twisted.inlineCallbacks
+def test_the_views_of_a_last_segment_under_way_go_one_directory_at_a_time():
+    # depth-first, sixteen at a time: each product's overview leaves the queue beside the next
+    # products; once one showed its product's text, one overview at a time asks its rule
+    site, crawler, items, _ = yield minicrawl.run(
+        lambda: (s := OverviewSite(), *listen(s)), "/", {**DFS, "CONCURRENT_REQUESTS": 16}
+    )
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert all(site.hits[f"/p/{n}/"] == 1 for n in range(PRODUCTS))  # nothing lost
+    assert stats["urlunify/learned/suffix/127.0.0.1/overview"] >= 3
+    overviews = sum(n for path, n in site.hits.items() if path.endswith("/overview/"))
+    # three pairs and three samples (6 measured), where all of the first dozen went (12-14)
+    assert overviews <= 8, site.hits
