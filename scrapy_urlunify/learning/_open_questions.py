@@ -89,7 +89,8 @@ def open_questions(
         ):
             continue
         found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
-    last = finder.directory_seen(page)
+    evidence, parts = forms or (None, None)
+    last = finder.directory_seen(page, None if parts is None else parts[2] or "")
     if (
         last is not None
         and (candidates.has((SUFFIX, host, last)) or finder.segment_pending(host, last))
@@ -101,7 +102,6 @@ def open_questions(
         # leave the queue with the next product's)
         directory = page.path[: -len(last) - (2 if page.path.endswith("/") else 1)]
         found.append((f"/{last} {page.hostkey}{directory}", f"suffix {host} {last}", 0))
-    evidence, parts = forms or (None, None)
     if found or evidence is None or parts is None:
         return found
     return [(f"form {parts}", shape, 0) for shape in evidence.asks(parts)]

@@ -277,19 +277,22 @@ class PairFinder:
             h for h, pt, _s, _u in entry if h != host and pt == page.port and self._related(h, host)
         ]
 
-    def directory_seen(self, page: Page) -> str | None:
+    def directory_seen(self, page: Page, query: str | None = None) -> str | None:
         """The last segment of ``page`` (not fetched yet) when its directory (``/x/`` or ``/x``
-        of ``/x/amp/``, the same query) was observed: a pair for a suffix rule once fetched.
-        Reads the index only."""
+        of ``/x/amp/``) was observed with its query, or with ``query`` (the query the rules in
+        force leave it: ``/x/amp/?v=1`` once ``v`` is a rule, and ``/x/`` fetched): a pair for
+        a suffix rule once fetched. Reads the index only."""
         bare = page.path[:-1] if page.path.endswith("/") else page.path
         head, _, last = bare.rpartition("/")
         if not head or not last:
             return None
         records = self.index.records
+        queries = {page.query} if query is None else {page.query, query}
         for spelled in (head + "/", head):
-            entry = records.get(_param_slot(page.hostkey + spelled, page.query, page.frag), ())
-            if any(r[0] is None for r in entry):
-                return last
+            for q in queries:
+                entry = records.get(_param_slot(page.hostkey + spelled, q, page.frag), ())
+                if any(r[0] is None for r in entry):
+                    return last
         return None
 
     def segment_pending(self, host: str, segment: str) -> bool:

@@ -335,6 +335,12 @@ def test_a_last_segment_under_way_asks_its_suffix_rule_of_an_observed_directory(
     learner.observe("http://s.test/p/1/overview/", "s.test", b"text1")  # under two directories
     assert learner.open_questions("http://s.test/p/2/overview/", "s.test") == asked
     assert learner.open_questions("http://s.test/q/9/overview/", "s.test") == []  # /q/9 unseen
+    # a view with a parameter the rules in force leave out: its directory seen without it
+    tagged = "http://s.test/p/3/overview/?v=1"
+    assert learner.open_questions(tagged, "s.test") == []
+    assert learner.open_questions(tagged, "s.test", ("s.test", "/p/3/overview", None)) == [
+        ("/overview s.test/p/3", "suffix s.test overview", 0)
+    ]
     learner.observe("http://s.test/p/2/overview/", "s.test", b"text2")
     assert [r.name for r in learner.rules] == ["overview"]
     assert learner.open_questions("http://s.test/p/3/overview/", "s.test") == []  # decided
