@@ -47,9 +47,9 @@ def open_questions(
     other values of the parameter observed on that page (two values with one text are the
     page's piece of evidence; a third adds nothing). A parameter of a page not observed
     yet is asked only of a candidate with evidence (a rule under way), or when it is a link
-    tag (``core._spellings.LINK_TAG_PARAMS``). A page observed on a
-    related host asks whether the two hosts are aliases, and a last segment under way whose
-    directory was observed (``/x/amp/`` after ``/x/``) asks its suffix rule. What the frontier asks before it
+    tag (``core._spellings.LINK_TAG_PARAMS``). A page observed on a related host asks whether
+    the two hosts are aliases, and a last segment under way whose directory was observed
+    (``/x/amp/`` after ``/x/``) asks its suffix rule. What the frontier asks before it
     lets a request go (``integration.queue._frontier``). With ``forms`` (the form evidence and
     the parts of ``url``'s identifier), a URL that asks no parameter its question asks the form
     shapes under way it may add a pair to (:meth:`~._url_forms.FormEvidence.asks`); a
