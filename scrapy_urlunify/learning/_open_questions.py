@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from scrapy_urlunify.core._spellings import LINK_TAG_PARAMS
 from scrapy_urlunify.learning._candidates import PRESENCE
-from scrapy_urlunify.learning._pairs import other_items, read_page
+from scrapy_urlunify.learning._pairs import other_items, read_page, split_last
 from scrapy_urlunify.learning._rule_types import (
     ALIAS,
     PARAM,
@@ -90,18 +90,19 @@ def open_questions(
             continue
         found.append((f"alias {host}{page.path}?{page.query}", f"alias {pair[0]} {pair[1]}", 0))
     evidence, parts = forms or (None, None)
-    last = finder.directory_seen(page, None if parts is None else parts[2] or "")
+    head, last = split_last(page.path)
     if (
-        last is not None
+        head
+        and last
         and (candidates.has((SUFFIX, host, last)) or finder.segment_pending(host, last))
         and not covered(rules, SUFFIX, host, last)
         and not candidates.is_blocked(SUFFIX, host, last)
+        and finder.directory_seen(page, head, None if parts is None else parts[2] or "")
     ):
         # one more page of a last segment under way (``/x/amp/``, ``/x/`` seen): its directory
         # makes the pair, one directory at a time (in depth-first order a product's views
         # leave the queue with the next product's)
-        directory = page.path[: -len(last) - (2 if page.path.endswith("/") else 1)]
-        found.append((f"/{last} {page.hostkey}{directory}", f"suffix {host} {last}", 0))
+        found.append((f"/{last} {page.hostkey}{head}", f"suffix {host} {last}", 0))
     if found or evidence is None or parts is None:
         return found
     return [(f"form {parts}", shape, 0) for shape in evidence.asks(parts)]

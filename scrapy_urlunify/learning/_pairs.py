@@ -141,6 +141,13 @@ def _each_param(items: list[str]) -> Iterator[tuple[str, str, str]]:
             )
 
 
+def split_last(path: str) -> tuple[str, str]:
+    """``/x/amp/`` -> ``("/x", "amp")``: a path's directory and last segment (its slash left
+    out); ``""`` for what it has not."""
+    head, _, last = (path[:-1] if path.endswith("/") else path).rpartition("/")
+    return head, last
+
+
 def _param_slot(base: str, rest: str, frag: str) -> int:
     """The index slot of ``base`` (``host:port/path``) with the query ``rest``: the page's own
     record (the page without a parameter, for a pair) and those of that page with one parameter
@@ -277,23 +284,19 @@ class PairFinder:
             h for h, pt, _s, _u in entry if h != host and pt == page.port and self._related(h, host)
         ]
 
-    def directory_seen(self, page: Page, query: str | None = None) -> str | None:
-        """The last segment of ``page`` (not fetched yet) when its directory (``/x/`` or ``/x``
-        of ``/x/amp/``) was observed with its query, or with ``query`` (the query the rules in
-        force leave it: ``/x/amp/?v=1`` once ``v`` is a rule, and ``/x/`` fetched): a pair for
-        a suffix rule once fetched. Reads the index only."""
-        bare = page.path[:-1] if page.path.endswith("/") else page.path
-        head, _, last = bare.rpartition("/")
-        if not head or not last:
-            return None
+    def directory_seen(self, page: Page, head: str, query: str | None = None) -> bool:
+        """Whether the directory ``head`` of ``page`` (not fetched yet: ``/x`` of ``/x/amp/``,
+        spelled ``/x/`` or ``/x``) was observed with its query, or with ``query`` (the query
+        the rules in force leave it: ``/x/amp/?v=1`` once ``v`` is a rule, and ``/x/``
+        fetched): a pair for a suffix rule once fetched. Reads the index only."""
         records = self.index.records
         queries = {page.query} if query is None else {page.query, query}
         for spelled in (head + "/", head):
             for q in queries:
                 entry = records.get(_param_slot(page.hostkey + spelled, q, page.frag), ())
                 if any(r[0] is None for r in entry):
-                    return last
-        return None
+                    return True
+        return False
 
     def segment_pending(self, host: str, segment: str) -> bool:
         """Whether ``segment`` showed its directory's text under the one directory it was seen
@@ -337,7 +340,7 @@ class PairFinder:
         records = self.index.records
         found: list[Pair] = []
         bare = path[:-1] if path.endswith("/") else path
-        head, _, last = bare.rpartition("/")
+        head, last = split_last(path)
         if head and last:
             directory = head + "/"
             for spelled in (directory, head):
