@@ -264,3 +264,58 @@ def test_a_canonical_that_echoes_the_url_is_cleaned_as_the_url():
         "https://site.test/doc/"
     )
     assert canonical.of("https://site.test/x/?id=7") == "https://site.test/x/index.php?id=7"
+
+
+@pytest_twisted.inlineCallbacks
+def test_in_scrapys_default_order_items_wait_for_their_pages_claim():
+    """Scrapy's defaults (depth-first, 16 requests at a time): the path-only categories are
+    crawled first, and their products hand over items while the site's canonicals are still on
+    probation. Each such item waits until its page's claim is checked (its target fetched, or
+    the site's canonicals trusted), and is cited as the page declares."""
+    default_order = {
+        "CONCURRENT_REQUESTS": 16,
+        "DEPTH_PRIORITY": 0,
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue",
+    }
+    site, crawler, items, _ = yield run(
+        lambda: (s := _CmsShop(), *listen(s)), "/", default_order, PageSpider
+    )
+    base = "/".join(items[0]["url"].split("/")[:3])
+    products = {
+        i["url"][len(base) :]: i["canonical_url"][len(base) :] for i in items if "/p" in i["url"]
+    }
+    assert len(products) == 64
+    wrong = {u: c for u, c in products.items() if c != f"/product/{u.strip('/').split('/')[-1]}/"}
+    assert wrong == {}
+
+
+class _GoneClaims(CountingSite):
+    """Forty items ``/item/<n>/``, each declaring ``/gone/<n>/`` canonical: a page nobody links
+    and the site answers 404."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, _ = self.count(request)
+        if path == "/":
+            links = "".join(f"<a href='/item/{n}/'>Item {n}</a> " for n in range(40))
+            return declared_page("Home", f"<p>Our items.</p>{links}")
+        parts = path.strip("/").split("/")
+        if len(parts) == 2 and parts[0] == "item" and parts[1].isdigit():
+            text = f"<p>Item number {parts[1]}, a thing of its own.</p>"
+            return declared_page(f"Item {parts[1]}", text, canonical=f"/gone/{parts[1]}/")
+        return not_found(request)
+
+
+@pytest_twisted.inlineCallbacks
+def test_items_whose_claim_is_never_checked_are_let_go_under_their_own_url():
+    """No claim of the site is ever checked (its canonicals are never fetched): the items that
+    waited for them are let go (when too many pages wait, or when nothing is in flight), each
+    under its own URL, and the crawl finishes with all of them."""
+    site, crawler, items, _ = yield run(
+        lambda: (s := _GoneClaims(), *listen(s)), "/", {"CONCURRENT_REQUESTS": 16}, PageSpider
+    )
+    base = "/".join(items[0]["url"].split("/")[:3])
+    cited = sorted(i["canonical_url"][len(base) :] for i in items if "/item/" in i["url"])
+    assert cited == sorted(f"/item/{n}/" for n in range(40))
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert stats["urlunify/canonical/held_items_unsettled"] == 40

@@ -71,6 +71,16 @@ def offsite_middleware(crawler: Crawler) -> Any:
     )
 
 
+def downloading(crawler: Crawler) -> bool:
+    """Whether the crawl's downloader has requests in flight (or waiting in its slots): the
+    engine's own idle test. Items waiting for their page's claim are let go when it has none,
+    since nothing still to come can settle the claim; Scrapy has no public signal for it."""
+    try:
+        return bool(crawler.engine.downloader.active)  # type: ignore[union-attr]
+    except AttributeError:
+        return False
+
+
 def downloader_middlewares(crawler: Crawler) -> tuple[Any, ...]:
     """The downloader middlewares of the crawl (empty outside a crawl)."""
     try:

@@ -56,8 +56,9 @@ class Canonicals:
         # signature -> fingerprint: an exact duplicate gets none of its own (nothing nearer to
         # find), and is its original's page, fingerprint included
         self._fingerprints: Recent[int] = Recent()
-        # canonical id -> (signature, fingerprint, claimer, site, what it is released as)
-        self._claims: Recent[tuple[bytes, int | None, str, str, Released]] = Recent()
+        # canonical id -> (signature, fingerprint, claimer, site, what it is released as, the
+        # claimer's identifier)
+        self._claims: Recent[tuple[bytes, int | None, str, str, Released, str]] = Recent()
         # canonical id -> (signature, fingerprint) of the first page that declared it once its
         # site was trusted: the page it obtained, never fetched under its own URL
         self._obtained: Recent[tuple[bytes, int | None]] = Recent()
@@ -77,8 +78,15 @@ class Canonicals:
         self._recent.remember(identifier, (sig, near_sig))
         claim = self._claims.pop(identifier, None)
         if claim is not None:
-            claimed, claimed_fp, claimer, site, _ = claim
-            self._verify(site, self.same(claimed, claimed_fp, sig, near_sig), url, claimer)
+            claimed, claimed_fp, claimer, site, released, claimer_id = claim
+            same = self.same(claimed, claimed_fp, sig, near_sig)
+            if same:  # the citation of the claimer's items (integration/pages/_citation_hold.py)
+                self.true_claims.remember(claimer_id, released[0])
+            self._verify(site, same, url, claimer)
+
+    def awaits(self, target: str) -> bool:
+        """Whether a claim on probation awaits the fetch of ``target`` (an identifier)."""
+        return target in self._claims
 
     def declared(
         self, response: TextResponse, identifier: str, site: str, unifier: Unifier
@@ -145,7 +153,7 @@ class Canonicals:
             self.true_claims.remember(identifier, url)
             return declared
         released = (url, target, declared[2], *learn, response.url)
-        self._claims.remember(target, (sig, near_sig, response.url, site, released))
+        self._claims.remember(target, (sig, near_sig, response.url, site, released, identifier))
         if not self.verdicts.trusted(site):
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
             return None

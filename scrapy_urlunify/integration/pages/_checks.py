@@ -26,6 +26,7 @@ from scrapy_urlunify.integration.crawl._meta import (
 )
 from scrapy_urlunify.integration.links._robots_meta import Noindex, passes_through
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
+from scrapy_urlunify.integration.pages._citation_hold import CitationHold
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.pages._shortlinks import Shortlinks
 from scrapy_urlunify.integration.queue._frontier import spelling_of
@@ -170,6 +171,14 @@ class PageChecks:
             if self.canonicals is not None
             else None
         )
+        #: the items of pages whose claim is on probation, waiting for it to be checked
+        self.hold = (
+            CitationHold(crawler, stats, self.canonicals, canonical_urls)
+            if self.canonicals is not None
+            and canonical_urls is not None
+            and s["URLUNIFY_CANONICAL_URL_FIELD"]
+            else None
+        )
         if learning is not None:
             crawler.signals.connect(self._resume_fetched, signal=signals.spider_opened)
         crawler.signals.connect(self.close, signal=signals.spider_closed)
@@ -280,6 +289,14 @@ class PageChecks:
                     response, declared, identifier, site, sig, near_sig, (learn_sig, evidence)
                 )
             claim = canonicals.true_claims.get(identifier)
+            if (
+                self.hold is not None
+                and declared is not None
+                and trusted is None
+                and claim is None
+                and canonicals.awaits(declared[1])
+            ):
+                self.hold.on_probation(response.url, identifier, declared, site, len(response.body))
             if shortlinks is not None:
                 shortlinks.declared(response, identifier, site, unifier, sig, near_sig)
             if canonicals.names_itself and evidence and self.learning is not None:
@@ -309,6 +326,8 @@ class PageChecks:
             elif one_with is not None:
                 self.canonical_urls.spelled(identifier, one_with, response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
+        if self.hold is not None:
+            self.hold.settle()
         # every HTML page is asked: the start page decides whether its host's pages can be
         # noindex at all, and an indexable page whether their items are dropped
         directives = (

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
@@ -23,10 +24,12 @@ from scrapy_urlunify.stores._memory import MemorySignatureStore
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from twisted.internet.defer import Deferred
 
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.crawl._stats import UnifyStats
     from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
+    from scrapy_urlunify.integration.pages._citation_hold import CitationHold
     from scrapy_urlunify.integration.pages._items import ItemOrigin, ItemOrigins
     from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicatePages
 
@@ -150,6 +153,7 @@ class UnicityPipeline:
         origins: ItemOrigins,
         store: SignatureStore,
         canonical_urls: CanonicalURLs | None = None,
+        hold: CitationHold | None = None,
     ) -> None:
         s = settings
         self.stats = stats
@@ -157,6 +161,8 @@ class UnicityPipeline:
         self.origins = origins
         self.store = store
         self.canonical_urls = canonical_urls
+        #: the items of pages whose declared canonical is on probation wait for its check
+        self.hold = hold
         self.canonical_field: str | None = s["URLUNIFY_CANONICAL_URL_FIELD"]
         self.input: str = s["URLUNIFY_UNICITY_INPUT_FIELD"]
         self.standardized: str = s["URLUNIFY_STANDARDIZE_OUTPUT_FIELD"]
@@ -178,6 +184,7 @@ class UnicityPipeline:
             crawl.item_origins,
             store,
             crawl.canonical_urls,
+            crawl.pages.hold if crawl.pages is not None else None,
         )
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
@@ -186,8 +193,9 @@ class UnicityPipeline:
         adapter = ItemAdapter(item)
         url = adapter.get(self.input)
         origin = self.origins.pop(id(item), None)
+        waiting = None
         if self.canonical_field:
-            self._set_canonical(adapter, None if url is None else str(url), origin)
+            waiting = self._set_canonical(adapter, None if url is None else str(url), origin)
         if url is None:
             if self.discard_missing:
                 self.stats.inc("unicity/missing")
@@ -195,7 +203,7 @@ class UnicityPipeline:
                     f"no {self.input!r} field (URLUNIFY_UNICITY_DISCARD_MISSING is on)",
                     log_level=EXPECTED,
                 )
-            return item
+            return self._cited(item, waiting)
         unifier = self.policies.unifier
         try:
             fetch = unifier.standardize(str(url))
@@ -206,7 +214,7 @@ class UnicityPipeline:
                 "invalid",
                 f"Item field {self.input!r} holds no valid URL ({e}); the item passes unchanged",
             )
-            return item
+            return self._cited(item, waiting)
         self._set(adapter, self.standardized, fetch)
         if self.output:
             self._set(adapter, self.output, identifier)
@@ -220,23 +228,42 @@ class UnicityPipeline:
                 f"an item with identifier {identifier} was already seen (from {earlier})",
                 log_level=EXPECTED,
             )
-        return item
+        return self._cited(item, waiting)
 
     def _set_canonical(
         self, adapter: ItemAdapter, url: str | None, origin: ItemOrigin | None
-    ) -> None:
+    ) -> Deferred[str] | None:
         """The canonical URL of the item's page: its page's, when the item names that page or
-        no page at all; else the canonical URL of the page it names."""
+        no page at all (a Deferred of it while the page's declared canonical is on probation);
+        else the canonical URL of the page it names."""
         assert self.canonical_field is not None
         canonical = None
         if origin is not None and (url is None or url == origin.url):
+            if self.hold is not None:
+                waiting = self.hold.wait(origin.url)
+                if waiting is not None:
+                    return waiting
             canonical = origin.canonical_url
         elif url is not None and self.canonical_urls is not None:
             canonical = self.canonical_urls.of(url)
-        if canonical is None:
-            return
+        if canonical is not None:
+            self._set_field(adapter, canonical)
+        return None
+
+    def _set_field(self, adapter: ItemAdapter, canonical: str) -> None:
+        assert self.canonical_field is not None
         with suppress(KeyError):  # a typed item without the field did not ask for it
             adapter[self.canonical_field] = canonical
+
+    def _cited(self, item: Any, waiting: Deferred[str] | None) -> Any:
+        """``item``, or an awaitable of it cited once its page's claim is settled."""
+        if waiting is None:
+            return item
+        return self._cited_when_settled(item, waiting)
+
+    async def _cited_when_settled(self, item: Any, waiting: Deferred[str]) -> Any:
+        self._set_field(ItemAdapter(item), await maybe_deferred_to_future(waiting))
+        return item
 
     def _set(self, adapter: ItemAdapter, field: str, value: str) -> None:
         try:
