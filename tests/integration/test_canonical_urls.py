@@ -182,6 +182,33 @@ def test_an_alias_host_never_spells_its_site():
     assert canonical.of("http://www.mirror.test/p/1") == "https://www.shop.test/p/1"
 
 
+def test_a_learned_alias_is_cited_under_the_host_the_user_named_first():
+    """A learned alias group is headed by the first of its hosts met (``termomont.co.rs``);
+    its pages are cited under the host the spider names first (a start URL's, else in
+    ``allowed_domains`` order), spelled as a page of that host was fetched. A configured
+    group keeps its head, and so does a group whose hosts the user named alike."""
+    from scrapy_urlunify import Policy
+    from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+    from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
+
+    def cite(allowed, starts=(), configured=(), url="http://www.termomont.co.rs/p/1"):
+        policies = CrawlPolicies(Policy(domain_aliases=[list(g) for g in configured]))
+        canonical = CanonicalURLs(policies, starts, allowed)
+        policies.set_learned({}, [["termomont.co.rs", "termomont.rs"]])
+        canonical.home("https://www.termomont.rs/")
+        canonical.home(url)
+        return canonical.of(url)
+
+    named = ["site.test", "termomont.rs", "termomont.co.rs"]
+    assert cite(named) == "https://www.termomont.rs/p/1"
+    assert cite(list(reversed(named))) == "http://www.termomont.co.rs/p/1"
+    assert cite(["site.test"]) == "http://www.termomont.co.rs/p/1"
+    assert cite(["rs"]) == "http://www.termomont.co.rs/p/1"  # one rank for both hosts
+    assert cite(named[::-1], starts=["https://termomont.rs/"]) == "https://termomont.rs/p/1"
+    configured = [("termomont.co.rs", "termomont.rs")]
+    assert cite(named, configured=configured) == "http://www.termomont.co.rs/p/1"
+
+
 #: categories of _CmsShop whose products are linked both ways; the others by the path form only
 LINKED_BOTH = 6
 

@@ -299,8 +299,14 @@ class UnifyCrawl:
     @cached_property
     def canonical_urls(self) -> CanonicalURLs:
         """Each page's canonical URL, spelled as the crawl's start URLs spell their sites."""
-        starts = getattr(getattr(self.crawler, "spider", None), "start_urls", None) or ()
-        return CanonicalURLs(self.policies, [u for u in starts if isinstance(u, str)])
+        spider = getattr(self.crawler, "spider", None)
+        starts = getattr(spider, "start_urls", None) or ()
+        domains = getattr(spider, "allowed_domains", None) or ()
+        return CanonicalURLs(
+            self.policies,
+            [u for u in starts if isinstance(u, str)],
+            [domains] if isinstance(domains, str) else domains,
+        )
 
     @cached_property
     def pages(self) -> PageChecks | None:

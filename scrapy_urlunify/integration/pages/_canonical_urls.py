@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy_urlunify.core._domains import is_ip, is_public_suffix
+from scrapy_urlunify.core._hosts import HostTable
 from scrapy_urlunify.core._spellings import is_variant_host_label, looks_like_variant
 from scrapy_urlunify.core._unify import Unifier
 from scrapy_urlunify.core._url import InvalidURL, host_of
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
 
     from scrapy_urlunify.core._policy import Policy
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
+
+#: host sub-rules that make a host another site's: a host's own name is its identity host
+#: without them (``www.termomont.rs`` is ``termomont.rs``, whatever group it was merged into)
+ALIASING = frozenset({"domain_alias", "sister_suffix"})
 
 #: identity steps a citation leaves out: they make a key nobody would type (no scheme, sorted
 #: or dropped empty parameters, ``+`` for spaces, no directory slash). The index page is
@@ -40,10 +45,27 @@ class CanonicalURLs:
     alias group's host, no index page) under the scheme and host spelling of the site's start
     URL (or of its first page fetched)."""
 
-    def __init__(self, policies: CrawlPolicies, start_urls: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        policies: CrawlPolicies,
+        start_urls: Iterable[str] = (),
+        allowed_domains: Iterable[str] = (),
+    ) -> None:
         self.policies = policies
         self._citing: tuple[Policy, Unifier] | None = None
-        #: identity host -> (scheme, host) as the site spells them
+        #: the hosts' own names (aliases not applied); the policy's alias group heads -> the
+        #: group's one host the user named, when its head is not named (made again when a
+        #: learned rule changes the policy)
+        self._own_names = HostTable(policies.policy, ALIASING)
+        self._named_members: tuple[Policy, dict[str, str]] | None = None
+        #: own names of the hosts the user named -> their rank: the start URLs' first, then
+        #: ``allowed_domains``, each in its order
+        self._named: dict[str, tuple[int, int]] = {}
+        for i, domain in enumerate(allowed_domains):
+            if isinstance(domain, str) and domain:
+                own = self._own_names.get(domain.lower()).identity_host
+                self._named.setdefault(own, (1, i))
+        #: a host's own name -> (scheme, host) as the site spells them
         self._homes: dict[str, tuple[str, str]] = {}
         #: identity hosts of the start URLs (else of the first page fetched): the crawl's own
         self._starts: set[str] = set()
@@ -56,29 +78,58 @@ class CanonicalURLs:
             self.home(url, start=True)
 
     def home(self, url: str, start: bool = False) -> None:
-        """``url``'s site is spelled as ``url`` spells it, unless it was spelled before."""
+        """``url``'s host is spelled as ``url`` spells it, unless it was spelled before."""
         identity_host = self._identity_host(url)
         if identity_host is None:
             return
+        own = self._own_names.get(host_of(url)).identity_host
+        if start and self._named.get(own, (1,))[0]:
+            self._named[own] = (0, len(self._named))
         if (start or not self._starts) and identity_host not in self._starts:
             self._starts.add(identity_host)
             self._families.setdefault(identity_host, identity_host)
             parent = identity_host.partition(".")[2]
             if "." in parent and not is_ip(identity_host) and not is_public_suffix(parent):
                 self._families.setdefault(parent, identity_host)
-        if identity_host not in self._homes and not self._is_alias(url):
+        # keyed by the host's own name: a mirror's page spells the mirror, never its site
+        if own not in self._homes:
             scheme = url.partition(":")[0].lower()
             if scheme in ("http", "https"):
-                self._homes[identity_host] = (scheme, host_of(url))
+                self._homes[own] = (scheme, host_of(url))
 
-    def _is_alias(self, url: str) -> bool:
-        """Whether ``url``'s host is another site's alias (a mirror, a sister domain): a
-        spelling of its host, not of the site's (``www.`` and the scheme are)."""
-        try:
-            fired = self.policies.unifier.host_rules(host_of(url)).host_rules_fired
-        except InvalidURL:
-            return True
-        return "domain_alias" in fired or "sister_suffix" in fired
+    def _named_member(self, host: str) -> str | None:
+        """For the head of a learned alias group (the first of its hosts met:
+        ``termomont.co.rs``), the group's host the user named first, when it is another
+        (``termomont.rs``, before ``termomont.co.rs`` in ``allowed_domains``; a start URL's
+        host before any): the host a careful user cites. A configured group's head is the
+        user's own choice; a group whose hosts are unnamed, or named alike (a parent domain of
+        two), keeps its head."""
+        policy = self.policies.policy
+        if self._named_members is None or self._named_members[0] is not policy:
+            configured = {group[0] for group in self.policies.base_policy.domain_aliases}
+            members: dict[str, str] = {}
+            for group in policy.domain_aliases:
+                if group[0] in configured:
+                    continue
+                ranked = sorted((rank, host) for host in group if (rank := self._rank(host)))
+                if (
+                    ranked
+                    and ranked[0][1] != group[0]
+                    and (len(ranked) == 1 or ranked[1][0] != ranked[0][0])
+                ):
+                    members[group[0]] = ranked[0][1]
+            self._named_members = (policy, members)
+        return self._named_members[1].get(host)
+
+    def _rank(self, host: str) -> tuple[int, int] | None:
+        """The rank of the named host that is ``host`` (an own name) or a parent domain of it;
+        None for a host the user did not name."""
+        named = self._named
+        found = named.get(host)
+        if found is not None:
+            return found
+        ranks = [rank for domain, rank in named.items() if host.endswith(f".{domain}")]
+        return min(ranks, default=None)
 
     def _identity_host(self, url: str) -> str | None:
         host = host_of(url)
@@ -149,6 +200,7 @@ class CanonicalURLs:
         directory, _, last = path.rpartition("/")
         if not keep_index and last.lower() in citing.index_pages and "." in last:
             path = f"{directory}/" if directory else ""
+        host = self._named_member(host) or host
         home = self._homes.get(host, (scheme, host))
         return f"{home[0]}://{home[1]}{slash}{path}{query_sep}{query}"
 
