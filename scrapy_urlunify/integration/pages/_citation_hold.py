@@ -153,6 +153,12 @@ class CitationHold:
             return
         if entry.waiting:
             self.stats.inc("canonical/held_items_unsettled", len(entry.waiting))
+            logger.debug(
+                "Items of %s go on before its declared canonical %s was checked: cited by the "
+                "crawl's rules",
+                url,
+                entry.canonical,
+            )
         self._release(url, None)
 
     def _release(self, url: str, canonical: str | None) -> str:
