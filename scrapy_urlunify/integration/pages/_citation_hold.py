@@ -6,9 +6,9 @@ A claim is settled when its target is fetched (the same page or not), when its s
 become trusted (its claims are then as true as the next ones) or ignored, or when another page's
 fetch of the target checked another claimer's claim (this one is then not shown true). Nothing
 waits forever: an item is let go with the citation of its time when more pages wait than
-:data:`HOLD_PAGES` (or their bodies weigh more than :data:`HOLD_BYTES`), and every item when
-the downloader has nothing in flight (nothing still to come can settle a claim; a closing crawl
-waits for its items).
+:data:`HOLD_PAGES` (or their bodies weigh more than :data:`HOLD_SHARE` of the scraper's
+``SCRAPER_SLOT_MAX_ACTIVE_SIZE``), and every item when the downloader has had nothing in flight
+for a while (nothing still to come can settle a claim; a closing crawl waits for its items).
 """
 
 from __future__ import annotations
@@ -34,14 +34,16 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: pages whose items wait at most: a held item keeps its response in Scrapy's scraper, which
-#: stops downloading above 5 MB of responses (``SCRAPER_SLOT_MAX_ACTIVE_SIZE``)
-HOLD_PAGES = 32
-#: bytes of those pages' bodies at most
-HOLD_BYTES = 1_000_000
+#: pages whose items wait at most (a site's canonicals may take a hundred pages to be trusted,
+#: depth-first)
+HOLD_PAGES = 128
+#: the share of ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` (5 MB by default) their bodies weigh at most: a
+#: waiting item keeps its response in Scrapy's scraper, which stops downloading above it
+HOLD_SHARE = 0.2
 #: claims on probation remembered for items still to come (the oldest go first)
 PENDING_LIMIT = 1_000
-#: seconds between two looks at the downloader
+#: seconds between two looks at the downloader; items go on when it was idle at two looks in
+#: a row (a gap between two requests is not a stall)
 WATCH_SECONDS = 0.5
 
 
@@ -76,7 +78,13 @@ class CitationHold:
         #: pages with items waiting (a subset of ``_pending``), and their bytes
         self._held: OrderedDict[str, None] = OrderedDict()
         self._held_bytes = 0
+        self.hold_bytes = int(
+            HOLD_SHARE
+            * (crawler.settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") if crawler else 5_000_000)
+        )
         self._watch: task.LoopingCall | None = None
+        #: whether the downloader was idle at the last look
+        self._idle = False
         if crawler is not None:
             crawler.signals.connect(self._start, signal=signals.spider_opened)
             crawler.signals.connect(self._stop, signal=signals.spider_closed)
@@ -114,7 +122,7 @@ class CitationHold:
             self._held[url] = None
             self._held_bytes += entry.size
             while len(self._held) > HOLD_PAGES or (
-                self._held_bytes > HOLD_BYTES and len(self._held) > 1
+                self._held_bytes > self.hold_bytes and len(self._held) > 1
             ):
                 self._let_go(next(iter(self._held)))
         return waiting
@@ -184,8 +192,9 @@ class CitationHold:
             self._let_go(url)
 
     def _look(self) -> None:
-        """Nothing in flight: nothing still to come can settle a claim."""
-        if self._held and self.crawler is not None and not downloading(self.crawler):
+        """Nothing in flight at two looks in a row: nothing still to come can settle a claim."""
+        idle, self._idle = self._idle, self.crawler is not None and not downloading(self.crawler)
+        if self._held and idle and self._idle:
             self.settle()
             for url in list(self._held):
                 self._let_go(url)
