@@ -70,10 +70,18 @@ def test_the_summary_says_what_was_dropped_and_saved_by_kind():
     assert "requests saved" not in text
     assert "items dropped       9 (5 of duplicate pages, 4 of near-duplicate pages" in text
     assert "near-duplicates     9 pages" in text
+    assert "in any spelling)" in text
     stats.set_value("urlunify/plain_requests", 130)
     s = summarize(stats.get_stats())
     assert s["saved"] == 90  # plain Scrapy's requests for the links met, less the ones made
     assert "requests saved      at least about 90 beyond plain Scrapy" in format_summary(s)
+    # a queued request a rule learned meanwhile drops is a duplicate filtered too
+    stats.set_value("urlunify/dropped_at_dequeue", 31)
+    s = summarize(stats.get_stats())
+    assert (
+        "duplicates filtered 151 (requests: the same page again, in any spelling; 31 as they "
+        "left the queue)" in format_summary(s)
+    )
 
 
 def test_the_distinct_count_is_near_the_truth_in_16_kib():

@@ -10,6 +10,8 @@ import trapsite
 from minicrawl import crawl_site, run
 from scrapy import Spider
 
+from scrapy_urlunify.integration.crawl._summary import summarize
+
 LEARN = {"URLUNIFY_LEARN": True}
 
 
@@ -18,6 +20,9 @@ def test_a_request_dropped_at_dequeue_is_not_a_download_error():
     _site, stats, _items = yield crawl_site(trapsite.start, "/", LEARN)
     assert stats["urlunify/dropped_at_dequeue"] >= 4
     assert not [k for k in stats if k.startswith("downloader/exception")], stats
+    # the summary counts them among the duplicates filtered
+    s = summarize(stats)
+    assert s["duplicates"] == stats["dupefilter/filtered"] + stats["urlunify/dropped_at_dequeue"]
 
 
 class ManualSpider(Spider):

@@ -101,7 +101,9 @@ class Summary:
 
 def summarize(stats: dict[str, Any]) -> dict[str, Any]:
     """The numbers of the closing summary, from the crawl's stats. ``duplicates``: requests
-    dropped as duplicates, whichever dupefilter dropped them (``dupefilter/filtered``);
+    dropped as duplicates, whichever dupefilter dropped them (``dupefilter/filtered``), and the
+    queued requests dropped as they left the queue (``dequeued``: a rule learned meanwhile, or a
+    trusted declared canonical, says their page was fetched; ``urlunify/dropped_at_dequeue``);
     ``plain``: the requests plain Scrapy would have made for the links the crawl met (an
     estimate, ``urlunify/plain_requests``; None without it), and ``saved`` what the add-on saved
     beyond it: those requests less the ones it made."""
@@ -118,7 +120,9 @@ def summarize(stats: dict[str, Any]) -> dict[str, Any]:
         "links": stat("links"),
         "filtered": filtered,
         "rewritten": stat("rewritten"),
-        "duplicates": max(stats.get("dupefilter/filtered", 0), stat("duplicates")),
+        "duplicates": max(stats.get("dupefilter/filtered", 0), stat("duplicates"))
+        + stat("dropped_at_dequeue"),
+        "dequeued": stat("dropped_at_dequeue"),
         "duplicate_pages": stat("signature/duplicates"),
         "near_duplicate_pages": stat("signature/near_duplicates"),
         "dropped_items": stat("signature/dropped_items"),
@@ -141,11 +145,15 @@ def format_summary(s: dict[str, Any]) -> str:
         + s["dropped_noindex_items"]
         + s["repeated_items"]
     )
+    dequeued = f"; {s['dequeued']} as they left the queue" if s["dequeued"] else ""
     lines = [
         f"  links seen          {s['links']}",
         f"  filtered            {sum(s['filtered'].values())} ({per_reason})",
         f"  rewritten           {s['rewritten']}",
-        f"  duplicates filtered {s['duplicates']} (requests: the same page again, in any spelling)",
+        (
+            f"  duplicates filtered {s['duplicates']} (requests: the same page again, in any "
+            f"spelling{dequeued})"
+        ),
         f"  duplicate pages     {s['duplicate_pages']} (fetched: the body text of another page)",
         f"  near-duplicates     {s['near_duplicate_pages']} pages (fetched, their links followed)",
         (
