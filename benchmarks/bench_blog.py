@@ -24,7 +24,8 @@ extension counts ``response_received`` signals: a duplicate page the add-on drop
 first, so it counts, and ``requests`` exceeds the budget only by the requests in flight.
 
 Scores, per crawl (each in a fresh process): content covered (distinct published posts and pages
-of the database seen in an item), duplicate items (items beyond one per id), requests,
+of the database seen in an item), duplicate items (items beyond one per id), *cited* (of the
+items of a post's or page's own view, those whose ``canonical_url`` is its permalink), requests,
 responses (downloaded, redirects and errors included), 404s, responses downloaded until 50%, 90%
 and 100% of the content was first covered, the *coverage curve* (content covered within the
 first 100, 200, 300, 500, 750, 1,000, 1,500, 2,000, 3,000, 4,000 responses downloaded:
@@ -227,6 +228,24 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     }
 
 
+def cited(items: list[dict[str, Any]], truth: dict[str, Any]) -> list[int] | None:
+    """``[cited, items]``: of the items of a post's or page's own view (any spelling of it, a
+    reply view included; not one of its comment pages, a page of its own), those whose
+    ``canonical_url`` is the post's permalink, as WordPress declares it (``rel=canonical``);
+    None when the crawl's items carry no canonical URL (plain Scrapy)."""
+    if not any("canonical_url" in item for item in items):
+        return None
+    permalinks = {r["id"]: r["url"] for r in truth["posts"] + truth["pages"]}
+    found = [0, 0]
+    for item in items:
+        permalink = permalinks.get(item["post_id"])
+        if permalink is None or "/comment-page-" in item["url"]:
+            continue
+        found[0] += item.get("canonical_url") == permalink
+        found[1] += 1
+    return found
+
+
 def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     content = {r["id"] for r in truth["posts"] + truth["pages"]}
     ids = [item["post_id"] for item in run["items"]]
@@ -244,6 +263,7 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
             "items_count": len(ids),
             "duplicate_items": len(ids) - len(set(ids)),
             "unknown_items": sum(1 for i in ids if i not in content),
+            "cited": cited(run["items"], truth),
         }
     )
     for share in SHARES:
@@ -264,6 +284,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         ("covered", "covered"),
         ("dup items", "duplicate_items"),
         ("items", "items_count"),
+        ("cited", "cited"),
         ("requests", "requests"),
         ("responses", "responses"),
         ("404s", "not_found"),
@@ -282,6 +303,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         for _, k in cols:
             if k == "covered":
                 cells.append(f"{r['covered']}/{r['content']}")
+            elif k == "cited":
+                cells.append("-" if r["cited"] is None else "{}/{}".format(*r["cited"]))
             elif k.startswith("curve:"):
                 cells.append(str(r["curve"][k[6:]]))
             else:

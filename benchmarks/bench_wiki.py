@@ -34,7 +34,9 @@ database seen in an item), duplicate items (items beyond one per article), split
 revision* (an article's revision already yielded, shown again: a permanent link, a redirect view,
 a diff of the latest edit: the same text, which the near-duplicate signature is for), *older
 revisions* (another revision of an article yielded: another text) and *not articles* (a redirect
-page shown with ``redirect=no``, a title the database has no article for), login/account pages
+page shown with ``redirect=no``, a title the database has no article for), *cited* (of the
+items showing an article at its latest revision, those whose ``canonical_url`` is its
+``/wiki/Title``), login/account pages
 downloaded (``Special:UserLogin`` / ``Special:CreateAccount``, counted at ``response_downloaded``:
 received or not, whatever the add-on does with them), requests, responses, responses received
 until the last article first showed up, the responses downloaded until 90% of the articles were
@@ -250,6 +252,26 @@ def truth_from_api(url: str) -> dict[str, Any]:
         params.update(data["continue"])
 
 
+def cited(items: list[dict[str, Any]], truth: dict[str, Any]) -> list[int] | None:
+    """``[cited, items]``: of the items showing an article at its latest revision (under any
+    URL: ``/wiki/Title``, ``index.php?title=Title``, a redirect's title, a diff of its last
+    edit), those whose ``canonical_url`` is the article's ``/wiki/Title``, escapes aside; None
+    when the crawl's items carry no canonical URL (plain Scrapy)."""
+    if not any("canonical_url" in item for item in items):
+        return None
+    latest = {a["title"]: a["latest"] for a in truth["articles"]}
+    found = [0, 0]
+    for item in items:
+        title = item["title"]
+        if latest.get(title) is None or item.get("revision") != latest[title]:
+            continue
+        base = item["url"].split("/", 3)
+        expected = f"{base[0]}//{base[2]}/wiki/{title.replace(' ', '_')}"
+        found[0] += unquote_plus(item.get("canonical_url") or "") == expected
+        found[1] += 1
+    return found
+
+
 def score(
     run: dict[str, Any], truth: dict[str, Any], within: tuple[int, ...] = WITHIN
 ) -> dict[str, Any]:
@@ -280,6 +302,7 @@ def score(
             "same_revision_items": len(ids) - ids.count(None) - len(shown),
             "older_revision_items": len(shown) - len(seen),
             "unknown_items": ids.count(None),
+            "cited": cited(run["items"], truth),
             # responses received when the last article first showed up
             "responses_to_cover": max(first.values(), default=0),
         }
@@ -303,6 +326,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         ("older revisions", "older_revision_items"),
         ("not articles", "unknown_items"),
         ("items", "items_count"),
+        ("cited", "cited"),
         ("login pages", "login_pages"),
         ("requests", "requests"),
         ("responses", "responses"),
@@ -321,6 +345,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         cells = [
             f"{r['covered']}/{r['articles']}"
             if k == "covered"
+            else "{}/{}".format(*r[k])
+            if isinstance(r.get(k), list)
             else "-"
             if r.get(k, "") is None
             else str(r.get(k, ""))
