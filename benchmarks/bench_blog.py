@@ -304,7 +304,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             if k == "covered":
                 cells.append(f"{r['covered']}/{r['content']}")
             elif k == "cited":
-                cells.append("-" if r["cited"] is None else "{}/{}".format(*r["cited"]))
+                cells.append("-" if r.get("cited") is None else "{}/{}".format(*r["cited"]))
             elif k.startswith("curve:"):
                 cells.append(str(r["curve"][k[6:]]))
             else:

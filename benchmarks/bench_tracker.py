@@ -26,7 +26,8 @@ and FIFO queues) (``--orders``), with ``CLOSESPIDER_PAGECOUNT`` = ``--budget`` (
 budget counts ``response_received`` (a duplicate page the add-on drops counts).
 
 Scores, per crawl (each in a fresh process), as ``bench_blog.py``'s: content covered (distinct
-issues, wiki pages and news of the database seen in an item), duplicate items, requests,
+issues, wiki pages and news of the database seen in an item), duplicate items, *cited* (of
+the items of that content, those whose ``canonical_url`` is its own URL), requests,
 responses, 404s, responses downloaded until 50%, 90% and 100% of the content was first covered,
 the coverage curve (content covered within the first 100 ... 4,000 responses downloaded), CPU
 and wall seconds, and *wrong rules* (``_common.audit_rules``). The JSON also holds, per crawl,
@@ -262,6 +263,26 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     }
 
 
+def cited(items: list[dict[str, Any]], truth: dict[str, Any]) -> list[int] | None:
+    """``[cited, items]``: of the items of the tracker's content, those whose
+    ``canonical_url`` is the content's own URL (``/issues/N``, ``/projects/P/wiki/Title``,
+    ``/news/N``), escapes aside; None when the items carry no canonical URL (plain Scrapy)."""
+    if not any("canonical_url" in item for item in items):
+        return None
+    urls = {
+        r["key"]: unquote(r["url"])
+        for kind in ("issues", "wiki_pages", "news")
+        for r in truth[kind]
+    }
+    found = [0, 0]
+    for item in items:
+        url = urls.get(item["content_id"])
+        if url is not None:
+            found[0] += unquote(item.get("canonical_url") or "") == url
+            found[1] += 1
+    return found
+
+
 def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     content = {r["key"] for kind in ("issues", "wiki_pages", "news") for r in truth[kind]}
     ids = [item["content_id"] for item in run["items"]]
@@ -290,6 +311,7 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
             "duplicate_items_by_pattern": dict(repeats.most_common()),
             "duplicate_item_examples": examples,
             "unknown_items": sum(1 for i in ids if i not in content),
+            "cited": cited(run["items"], truth),
         }
     )
     for share in SHARES:
