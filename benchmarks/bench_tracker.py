@@ -263,24 +263,34 @@ def crawl(config: str, order: str, url: str, budget: int) -> dict[str, Any]:
     }
 
 
-def cited(items: list[dict[str, Any]], truth: dict[str, Any]) -> list[int] | None:
+def cited(
+    items: list[dict[str, Any]], truth: dict[str, Any]
+) -> tuple[list[int] | None, list[list[str]]]:
     """``[cited, items]``: of the items of the tracker's content, those whose
     ``canonical_url`` is the content's own URL (``/issues/N``, ``/projects/P/wiki/Title``,
-    ``/news/N``), escapes aside; None when the items carry no canonical URL (plain Scrapy)."""
+    ``/news/N``; a project's wiki start page is its ``/projects/P/wiki`` too, the address of the
+    project's Wiki tab), escapes aside (None when the items carry no canonical URL: plain
+    Scrapy); and the first twenty others, as ``[item URL, canonical URL, the content's URL]``."""
     if not any("canonical_url" in item for item in items):
-        return None
+        return None, []
     urls = {
         r["key"]: unquote(r["url"])
         for kind in ("issues", "wiki_pages", "news")
         for r in truth[kind]
     }
     found = [0, 0]
+    others: list[list[str]] = []
     for item in items:
         url = urls.get(item["content_id"])
-        if url is not None:
-            found[0] += unquote(item.get("canonical_url") or "") == url
-            found[1] += 1
-    return found
+        if url is None:
+            continue
+        found[1] += 1
+        given = unquote(item.get("canonical_url") or "")
+        if given == url or (url.endswith("/wiki/Wiki") and given == url[: -len("/Wiki")]):
+            found[0] += 1
+        elif len(others) < 20:
+            others.append([item["url"], item.get("canonical_url") or "", url])
+    return found, others
 
 
 def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
@@ -311,7 +321,8 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
             "duplicate_items_by_pattern": dict(repeats.most_common()),
             "duplicate_item_examples": examples,
             "unknown_items": sum(1 for i in ids if i not in content),
-            "cited": cited(run["items"], truth),
+            "cited": cited(run["items"], truth)[0],
+            "uncited_examples": cited(run["items"], truth)[1],
         }
     )
     for share in SHARES:
