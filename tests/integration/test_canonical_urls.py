@@ -317,13 +317,17 @@ def test_in_scrapys_default_order_items_wait_for_their_pages_claim():
 
 
 class _GoneClaims(CountingSite):
-    """Forty items ``/item/<n>/``, each declaring ``/gone/<n>/`` canonical: a page nobody links
-    and the site answers 404."""
+    """``items`` items ``/item/<n>/`` (forty), each declaring ``/gone/<n>/`` canonical: a page
+    nobody links and the site answers 404."""
+
+    def __init__(self, items: int = 40) -> None:
+        super().__init__()
+        self.items = items
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         path, _ = self.count(request)
         if path == "/":
-            links = "".join(f"<a href='/item/{n}/'>Item {n}</a> " for n in range(40))
+            links = "".join(f"<a href='/item/{n}/'>Item {n}</a> " for n in range(self.items))
             return declared_page("Home", f"<p>Our items.</p>{links}")
         parts = path.strip("/").split("/")
         if len(parts) == 2 and parts[0] == "item" and parts[1].isdigit():
@@ -346,3 +350,38 @@ def test_items_whose_claim_is_never_checked_are_let_go_under_their_own_url():
     stats = crawler.stats.get_stats()
     assert stats["finish_reason"] == "finished"
     assert stats["urlunify/canonical/held_items_unsettled"] == 40
+
+
+@pytest_twisted.inlineCallbacks
+def test_items_wait_for_a_bounded_number_of_pages():
+    """Two hundred items whose claims are never checked: at most 128 pages' items wait, so the
+    oldest go on while the crawl still fetches the others, not all of them at its end."""
+    from scrapy import signals
+
+    events: list[str] = []
+
+    class Logging(PageSpider):
+        name = "logging"
+
+        @classmethod
+        def from_crawler(cls, crawler, *args, **kwargs):  # type: ignore[no-untyped-def]
+            spider = super().from_crawler(crawler, *args, **kwargs)
+            crawler.signals.connect(spider.scraped, signal=signals.item_scraped)
+            return spider
+
+        def scraped(self, item, **kwargs):  # type: ignore[no-untyped-def]
+            events.append("scraped")
+
+        def parse_page(self, response):  # type: ignore[no-untyped-def]
+            events.append("parsed")
+            yield from super().parse_page(response)
+
+    site, crawler, items, _ = yield run(
+        lambda: (s := _GoneClaims(200), *listen(s)), "/", {"CONCURRENT_REQUESTS": 16}, Logging
+    )
+    assert len(items) == 201 and crawler.stats.get_value("finish_reason") == "finished"
+    last_parsed = len(events) - events[::-1].index("parsed")
+    # 72 go on before the last page is fetched; an item let go resumes its pipelines in a
+    # reactor turn of its own, so the last of them may come after the crawl's last pages (65
+    # of 72 before the last page is parsed, measured): without the bound, only the home page's
+    assert events[:last_parsed].count("scraped") >= 40
