@@ -310,6 +310,7 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
             first[item["content_id"]] = item["downloaded"]
             first_url[item["content_id"]] = item["url"]
     times = sorted(first.values())
+    found, others = cited(run["items"], truth)
     row = {k: v for k, v in run.items() if k not in ("items", "downloads")}
     row.update(
         {
@@ -321,8 +322,8 @@ def score(run: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
             "duplicate_items_by_pattern": dict(repeats.most_common()),
             "duplicate_item_examples": examples,
             "unknown_items": sum(1 for i in ids if i not in content),
-            "cited": cited(run["items"], truth)[0],
-            "uncited_examples": cited(run["items"], truth)[1],
+            "cited": found,
+            "uncited_examples": others,
         }
     )
     for share in SHARES:

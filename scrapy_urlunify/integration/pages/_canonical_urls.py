@@ -79,10 +79,14 @@ class CanonicalURLs:
 
     def home(self, url: str, start: bool = False) -> None:
         """``url``'s host is spelled as ``url`` spells it, unless it was spelled before."""
-        identity_host = self._identity_host(url)
-        if identity_host is None:
+        host = host_of(url)  # once: this runs for every page fetched
+        if not host:
             return
-        own = self._own_names.get(host_of(url)).identity_host
+        try:
+            identity_host = self.policies.unifier.host_rules(host).identity_host
+        except InvalidURL:
+            return
+        own = self._own_names.get(host).identity_host
         if start and self._named.get(own, (1,))[0]:
             self._named[own] = (0, len(self._named))
         if (start or not self._starts) and identity_host not in self._starts:
@@ -95,7 +99,7 @@ class CanonicalURLs:
         if own not in self._homes:
             scheme = url.partition(":")[0].lower()
             if scheme in ("http", "https"):
-                self._homes[own] = (scheme, host_of(url))
+                self._homes[own] = (scheme, host)
 
     def _named_member(self, host: str) -> str | None:
         """For the head of a learned alias group (the first of its hosts met:
