@@ -30,6 +30,7 @@ from scrapy_urlunify.integration.crawl._meta import (
 )
 from scrapy_urlunify.integration.links._downstream import Downstream, link_depth
 from scrapy_urlunify.integration.links._hosts import ALIAS, OFFSITE, CrawlHosts
+from scrapy_urlunify.integration.links._nofollow_links import NofollowLinks
 from scrapy_urlunify.integration.links._robots_meta import NOFOLLOW, RobotsMeta
 from scrapy_urlunify.integration.pages._items import ItemOrigin
 
@@ -81,6 +82,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         self._page: tuple[Any, Any, str | None] = (None, None, None)
         #: the pages whose links are not followed for their robots nofollow, when that is on
         self.robots = RobotsMeta() if crawl.settings["URLUNIFY_ROBOTS_NOFOLLOW"] else None
+        #: the links each page marks rel="nofollow", which the frontier schedules later
+        self.nofollow_links = NofollowLinks()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -199,7 +202,9 @@ class LinkMiddleware(BaseSpiderMiddleware):
             return None
         out = rewritten(request, fetch) if rewrite else request
         if self.frontier is not None:
-            self.frontier.schedule(out, response)  # its priority, after its URL pattern's yield
+            # its priority, after its URL pattern's yield and whether its page marks it nofollow
+            nofollow = response is not None and self.nofollow_links.marked(url, response)
+            self.frontier.schedule(out, response, nofollow)
         return out
 
     def _page_fetch_url(self, response: Response, unifier: Any) -> str | None:

@@ -155,11 +155,11 @@ class Frontier:
             self._yield(family) if family is not None else None,
         )
 
-    def schedule(self, request: Request, response: Response | None) -> None:
+    def schedule(self, request: Request, response: Response | None, nofollow: bool = False) -> None:
         """``request`` goes to the scheduler: its priority drops by its pattern's level
         (:meth:`level`); a link that looks like another spelling of a page goes one level
-        down, so that the page's plain spelling, if linked too, is fetched first and cited
-        (docs/frontier.md)."""
+        down, so that the page's plain spelling, if linked too, is fetched first and cited, as
+        does a link its page marks ``nofollow`` (docs/frontier.md)."""
         level = self.level(request.url)
         spellings = self.spellings
         if not level and spellings is not None and spellings.looks_like_variant(request.url):
@@ -168,6 +168,9 @@ class Frontier:
             slot = spellings.home_slot(request.url)
             if slot is not None and "download_slot" not in request.meta:
                 request.meta["download_slot"] = slot
+        elif not level and nofollow:
+            level = 1
+            self.stats.inc("frontier/nofollow_links")
         if level:
             request.priority -= level * self.penalty
             request.meta[LEVEL_META] = level
