@@ -280,6 +280,13 @@ class PageChecks:
             # (else ?orderby=price is "other content" than ?orderby=price&v=1, and v "matters")
             near.keep_apart(base_identifier, sig)
             self.stats.inc("learned/value_shown")
+        elif near is not None and learn_sig != sig and found is not None and found.other_links:
+            # a page nearly alike that links other pages (one more row: a closed issue only
+            # this filter lists) is another page to the learner, as its items are kept: merged
+            # into the page it resembles, what only it links would never be fetched
+            learn_sig = sig
+            near.keep_apart(base_identifier, sig)
+            self.stats.inc("learned/other_links")
         trusted = claim = declared = one_with = None
         if canonicals is not None and isinstance(response, TextResponse):
             declared = canonicals.declared(response, identifier, site, unifier)
