@@ -80,11 +80,8 @@ class CanonicalURLs:
     def home(self, url: str, start: bool = False) -> None:
         """``url``'s host is spelled as ``url`` spells it, unless it was spelled before."""
         host = host_of(url)  # once: this runs for every page fetched
-        if not host:
-            return
-        try:
-            identity_host = self.policies.unifier.host_rules(host).identity_host
-        except InvalidURL:
+        identity_host = self._identity_host(host)
+        if identity_host is None:
             return
         own = self._own_names.get(host).identity_host
         if start and self._named.get(own, (1,))[0]:
@@ -135,8 +132,8 @@ class CanonicalURLs:
         ranks = [rank for domain, rank in named.items() if host.endswith(f".{domain}")]
         return min(ranks, default=None)
 
-    def _identity_host(self, url: str) -> str | None:
-        host = host_of(url)
+    def _identity_host(self, host: str) -> str | None:
+        """``host`` (of a URL) after the policy's host rules (``www.``, aliases), or None."""
         if not host:
             return None
         try:
@@ -159,7 +156,7 @@ class CanonicalURLs:
         """For a copy of a start host (``mirror.site.test``), the start host as the site spells
         it (``www.site.test``): its download slot, whose queue orders both hosts' requests
         (Scrapy's default queue orders requests by priority within a slot only); else None."""
-        identity_host = self._identity_host(url)
+        identity_host = self._identity_host(host_of(url))
         if identity_host is None or identity_host in self._starts or is_ip(identity_host):
             return None
         label, _, parent = identity_host.partition(".")

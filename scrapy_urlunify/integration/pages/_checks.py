@@ -259,34 +259,34 @@ class PageChecks:
         if shortlinks is not None:
             shortlinks.fetched(identifier, sig, near_sig)
         # the learner sees near-duplicates under one signature (for exact ones, the page repeated),
-        # unless the page shows the value its URL differs by (learning/_value_shown.py)
+        # unless the page shows the value its URL differs by (learning/_value_shown.py), or links
+        # other pages than the page it is near (one more row: a closed issue only this filter
+        # lists; merged into that page, what only it links would never be fetched), as its items
+        # are kept
         learn_sig = (
             near.group(earlier if isinstance(earlier, str) else base_identifier, sig)
             if near is not None and evidence
             else sig
         )
-        if (
-            near is not None
-            and learn_sig != sig
-            and found is not None
-            and found.of is not None
-            and isinstance(response, HtmlResponse)
-            and shows_own_value(
-                response.url, found.of, lambda: tree_body_text(response.selector.root)
-            )
-        ):
+        apart = False
+        if near is not None and learn_sig != sig and found is not None:
+            if (
+                found.of is not None
+                and isinstance(response, HtmlResponse)
+                and shows_own_value(
+                    response.url, found.of, lambda: tree_body_text(response.selector.root)
+                )
+            ):
+                self.stats.inc("learned/value_shown")
+                apart = True
+            elif found.other_links:
+                self.stats.inc("learned/other_links")
+                apart = True
+        if apart and near is not None:
             learn_sig = sig
             # and for the exact duplicates of this page, fetched later: one text, one signature
             # (else ?orderby=price is "other content" than ?orderby=price&v=1, and v "matters")
             near.keep_apart(base_identifier, sig)
-            self.stats.inc("learned/value_shown")
-        elif near is not None and learn_sig != sig and found is not None and found.other_links:
-            # a page nearly alike that links other pages (one more row: a closed issue only
-            # this filter lists) is another page to the learner, as its items are kept: merged
-            # into the page it resembles, what only it links would never be fetched
-            learn_sig = sig
-            near.keep_apart(base_identifier, sig)
-            self.stats.inc("learned/other_links")
         trusted = claim = declared = one_with = None
         if canonicals is not None and isinstance(response, TextResponse):
             declared = canonicals.declared(response, identifier, site, unifier)
