@@ -6,7 +6,8 @@ The home page links the open issues' list, then the filtered lists.
 A list with one more row is a near-duplicate of the others (its text is theirs and one line), and
 the others are one text under :data:`FILTERS` values of ``filter``: the evidence of a rule that
 ``filter`` does not matter on ``/issues``, under which the closed issues behind the lists not
-fetched yet would never be found."""
+fetched yet would never be found. Every list links its rows (the open issues' list is the
+filtered lists' text and links: a duplicate page, whose links the others give too)."""
 
 from __future__ import annotations
 
@@ -25,16 +26,16 @@ def closed_pages() -> set[str]:
 class FilterSite(CountingSite):
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         base, params = self.count(request)
-        rows = "".join(f"<p>{issue(n)['subject']}</p>" for n in range(1, OPEN + 1))
+        # the open issues' rows, as every list shows them
+        rows = "".join(
+            f"<p><a href='/issues/{n}'>{issue(n)['subject']}</a></p>" for n in range(1, OPEN + 1)
+        )
         if base == "/":
             body = "<h1>Tracker</h1><a href='/issues'>Issues</a>" + "".join(
                 f"<a href='/issues?filter={k}'>Filter {k}</a>" for k in range(FILTERS)
             )
         elif base == "/issues" and not params:
-            body = "<h1>Issues</h1>" + "".join(
-                f"<p><a href='/issues/{n}'>{issue(n)['subject']}</a></p>"
-                for n in range(1, OPEN + 1)
-            )
+            body = f"<h1>Issues</h1>{rows}"
         elif base == "/issues" and params.get("filter", "").isdigit():
             k = int(params["filter"])
             body = f"<h1>Issues</h1>{rows}"
