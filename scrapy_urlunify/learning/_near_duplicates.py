@@ -148,6 +148,10 @@ _LINKS = "".join(
     for mode in ("", ' mode="mediawiki"')
 )
 _MARKED_LINK = re.compile(f"{_LINK}([^{_LINK_END}]*){_LINK_END}")
+#: a link's path parameter (``;jsessionid=...`` up to the next segment, query or fragment)
+_PATH_PARAMETER = re.compile(r";[^/?#]*")
+#: the scheme and host of an absolute link (``https://m.example.com``), or of a scheme-relative one
+_AUTHORITY = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^/]*")
 _MAIN_TEXT = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", _FRAME + _LINKS).encode()))
 #: the main text with its frame, for a page whose text without it is too short for a SimHash
 _MAIN_TEXT_FRAMED = etree.XSLT(etree.XML(_STYLESHEET.replace("COMMENTS", _LINKS).encode()))
@@ -273,10 +277,16 @@ def main_content(root: etree._Element) -> tuple[str, int | None]:
     None when it has none. Two views of one page link the same pages in one order; two lists
     of one template that show other rows (products 25 to 36 of 38, and 25 to 38), or the same
     rows in another order (sorted by price), do not, however alike their texts."""
+    text, links, _ = main_targets(root)
+    return text, links
+
+
+def main_targets(root: etree._Element) -> tuple[str, int | None, tuple[str, ...]]:
+    """:func:`main_content`, and the targets its digest is made of, as written."""
     if not _HAS_COMMENTS(root):
-        text, links = _unmarked(str(_MAIN_TEXT(root)))
+        text, links, targets = _unmarked(str(_MAIN_TEXT(root)))
     else:
-        marked, links = _unmarked(str(_MAIN_TEXT_COMMENTED(root)))
+        marked, links, targets = _unmarked(str(_MAIN_TEXT_COMMENTED(root)))
         parts = marked.split(_COMMENTS)
         # odd parts are inside #comments (a page's own U+FDD0 would make their count even:
         # then the whole text); one part: #comments is outside the main content
@@ -286,27 +296,31 @@ def main_content(root: etree._Element) -> tuple[str, int | None]:
         else:
             text = "".join(parts)
     if _long_enough(text):
-        return text, links
+        return text, links, targets
     # a short page: its frame may be all that tells it from its siblings (a photo's page whose
     # only words are "Gallery" and "Photo 3 of 55"), and a short page is compared whole
     return _unmarked(str(_MAIN_TEXT_FRAMED(root)))
 
 
-def _unmarked(marked: str) -> tuple[str, int | None]:
-    """A stylesheet's output without its marked link targets, and their digest."""
+def _unmarked(marked: str) -> tuple[str, int | None, tuple[str, ...]]:
+    """A stylesheet's output without its marked link targets, their digest, and the targets."""
     if _LINK not in marked:
-        return marked, None
-    written = [t for t in dict.fromkeys(_MARKED_LINK.findall(marked)) if t]
-    if not written:
-        return _MARKED_LINK.sub("", marked), None
+        return marked, None, ()
+    written = tuple(t for t in dict.fromkeys(_MARKED_LINK.findall(marked)) if t)
+    # a path parameter is a session id (``;jsessionid=``) far more often than a page: two views
+    # of one page that differ only by it link the same pages
+    plain = [t for t in dict.fromkeys(_PATH_PARAMETER.sub("", t) for t in written) if t]
+    if not plain:
+        return _MARKED_LINK.sub("", marked), None, ()
     # the high half: the targets (a set); the low half: their paths in the order first written,
     # each once (a list's rows in order: its pager's and its buttons' queries left out)
-    paths = dict.fromkeys(t.partition("#")[0].partition("?")[0] for t in written)
-    targets = digest64(
-        "\n".join(sorted(written)).encode("utf-8", "surrogatepass"), b"urlunify-links"
+    # each on its own host: a page of an alias host (m.) links the same paths under its name
+    paths = dict.fromkeys(
+        _AUTHORITY.sub("", t.partition("#")[0].partition("?")[0], 1) for t in plain
     )
+    targets = digest64("\n".join(sorted(plain)).encode("utf-8", "surrogatepass"), b"urlunify-links")
     order = digest64("\n".join(paths).encode("utf-8", "surrogatepass"), b"urlunify-order")
-    return _MARKED_LINK.sub("", marked), (targets & _HIGH) | (order & _LOW)
+    return _MARKED_LINK.sub("", marked), (targets & _HIGH) | (order & _LOW), written
 
 
 def other_rows(links: int | None, earlier: int | None, distance: int) -> bool:
@@ -320,6 +334,17 @@ def other_rows(links: int | None, earlier: int | None, distance: int) -> bool:
     if links is None or earlier is None or links & _LOW == earlier & _LOW:
         return distance > 0
     return True
+
+
+def other_targets(links: int | None, earlier: int | None) -> bool:
+    """Whether a page that repeats an earlier page's text links to targets the earlier does not
+    link, by the :func:`main_content` link digests of the two (None: none): a page without links
+    leads nowhere new, one with links where the earlier had none does, and two sets of targets
+    differ when their digests' high halves do (each target as written: a session id in every
+    link of one view differs too)."""
+    if links is None:
+        return False
+    return earlier is None or links & _HIGH != earlier & _HIGH
 
 
 def _long_enough(text: str) -> bool:

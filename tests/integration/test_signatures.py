@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
 import pytest_twisted
-from minicrawl import crawl, crawl_from
+import textviewsite
+from minicrawl import PageSpider, crawl, crawl_from, run
 
+from scrapy_urlunify.integration.crawl._summary import format_summary, summarize
 from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
+
+#: Scrapy's default order (priority 0, last in first out), and breadth-first (minicrawl's)
+ORDERS = (
+    {"DEPTH_PRIORITY": 0, "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue"},
+    {},
+)
 
 
 @pytest_twisted.inlineCallbacks
@@ -154,3 +163,41 @@ def test_the_canonical_of_a_huge_page_is_read_from_its_head_only():
         canonical_href(HtmlResponse("http://a.test/y", body=filler + body, encoding="utf-8"))
         is None
     )
+
+
+@pytest.mark.parametrize("order", ORDERS, ids=["default order", "breadth-first"])
+@pytest_twisted.inlineCallbacks
+def test_a_duplicate_page_that_links_other_pages_has_its_links_followed(order):
+    # each project's list has a text-only view of one body text, linked first: breadth-first,
+    # the list is the duplicate page, and only it links the project's issues. Dropped whole,
+    # its issues were never fetched (36 of 36 lost, in a crawl that finished)
+    site, crawler, items, dropped = yield run(textviewsite.start, "/", order, PageSpider)
+    stats = crawler.stats.get_stats()
+    assert textviewsite.issue_pages() <= set(site.hits)
+    assert stats["finish_reason"] == "finished"
+    # one item per page: the duplicate's own are dropped, as its page's text was already seen
+    urls = [i["url"].split("/", 3)[3] for i in items]
+    assert len(urls) == len(set(urls))
+    lists = {f"projects/{p}/issues" for p in range(textviewsite.PROJECTS)}
+    texts = {f"{u}?format=text" for u in lists}
+    assert len(set(urls) & (lists | texts)) == textviewsite.PROJECTS
+    if not order:  # breadth-first: the text views first, the lists are the duplicate pages
+        assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS
+        assert "12 of them linking other pages: their links followed" in format_summary(
+            summarize(stats)
+        )
+        assert len(dropped) == textviewsite.PROJECTS
+        # one text, other rows: no evidence that format does not matter
+        assert not [k for k in stats if k.startswith("urlunify/learned/param/")]
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_duplicate_page_that_links_other_queries_of_its_path_is_not_followed():
+    # an empty calendar: every month one text, linking the month before and the next. Its
+    # duplicates link months never requested, but other queries of their own path, not other
+    # rows: followed, they would walk the calendar to its end (200 months each way)
+    site, crawler, items, dropped = yield run(textviewsite.start, "/", {}, PageSpider)
+    stats = crawler.stats.get_stats()
+    months = [u for u in site.hits if u.startswith("/calendar")]
+    assert len(months) == 3  # month 0, and its two neighbours: duplicate pages, dropped
+    assert stats["finish_reason"] == "finished"

@@ -326,6 +326,8 @@ class UnifyCrawl:
             learning=self.learning,
             frontier=self.frontier,
             canonical_urls=self.canonical_urls,
+            # a duplicate page given to the spider for its links: its items must be dropped
+            follow_duplicates=self.configured("ITEM_PIPELINES", "signature_pipeline"),
         )
 
 

@@ -124,6 +124,7 @@ def summarize(stats: dict[str, Any]) -> dict[str, Any]:
         + stat("dropped_at_dequeue"),
         "dequeued": stat("dropped_at_dequeue"),
         "duplicate_pages": stat("signature/duplicates"),
+        "duplicates_followed": stat("signature/duplicates_followed"),
         "near_duplicate_pages": stat("signature/near_duplicates"),
         "dropped_items": stat("signature/dropped_items"),
         "dropped_near_duplicate_items": stat("signature/dropped_near_duplicate_items"),
@@ -154,7 +155,14 @@ def format_summary(s: dict[str, Any]) -> str:
             f"  duplicates filtered {s['duplicates']} (requests: the same page again, in any "
             f"spelling{dequeued})"
         ),
-        f"  duplicate pages     {s['duplicate_pages']} (fetched: the body text of another page)",
+        (
+            f"  duplicate pages     {s['duplicate_pages']} (fetched: the body text of another page"
+            + (
+                f"; {s['duplicates_followed']} of them linking other pages: their links followed)"
+                if s["duplicates_followed"]
+                else ")"
+            )
+        ),
         f"  near-duplicates     {s['near_duplicate_pages']} pages (fetched, their links followed)",
         (
             f"  items dropped       {items} ({s['dropped_items']} of duplicate pages, "

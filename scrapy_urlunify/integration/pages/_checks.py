@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from functools import partial
+from hashlib import blake2b
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.rules._samples import sample_priority
 from scrapy_urlunify.integration.seen._resume import fetched_before
+from scrapy_urlunify.learning._near_duplicates import other_rows, other_targets
 from scrapy_urlunify.learning._page_signature import page_signature, site_key, tree_body_text
 from scrapy_urlunify.learning._value_shown import shows_own_value
 from scrapy_urlunify.stores._jobdir import (
@@ -91,6 +93,7 @@ class PageChecks:
         learning: LearningSession | None,
         frontier: Frontier | None,
         canonical_urls: CanonicalURLs | None = None,
+        follow_duplicates: bool = False,
     ) -> None:
         s = settings
         self.stats = stats
@@ -107,6 +110,9 @@ class PageChecks:
         self.drop_noindex_items: bool = s["URLUNIFY_DROP_NOINDEX_ITEMS"]
         self.noindex = Noindex() if frontier is not None or self.drop_noindex_items else None
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
+        #: a duplicate page that links a page not requested yet goes to the spider (its items
+        #: dropped by SignaturePipeline, which must be enabled)
+        self.follow_duplicates = follow_duplicates
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         #: the JOBDIR file the near-duplicate indexes are kept in (with a memory store)
@@ -187,7 +193,8 @@ class PageChecks:
 
     def check(self, request: Request, response: Response) -> str | None:
         """Check a downloaded page: None for a page to hand to the spider, else the identifier
-        of the earlier page whose body text it repeats (a duplicate page)."""
+        of the earlier page whose body text it repeats (a duplicate page). A duplicate page that
+        links other pages than that page goes to the spider too, marked (its items dropped)."""
         if not 200 <= response.status < 300 or request.meta.get("urlunify") is False:
             return None
         # a body above max_bytes is hashed raw: decoding it would only cost memory
@@ -252,6 +259,26 @@ class PageChecks:
                 near.mark(response.url, found)  # for the item pipeline, whose threshold is its own
                 if found.distance <= self.near_distance:
                     self._near_duplicate(request, response.url, found)
+        # a duplicate page that shows other rows than the page it repeats (its rows as links,
+        # where a text-only view fetched first shows them as text): its links are followed when
+        # one of them is new to the crawl, and it is another page to the learner
+        follow, rows = False, b""
+        if (
+            near is not None
+            and evidence
+            and isinstance(earlier, str)
+            and earlier != base_identifier
+            and isinstance(response, HtmlResponse)
+            and len(response.body) <= near.max_body
+        ):
+            repeated = near.repeated_links(response.selector.root, earlier)
+            if repeated is not None and other_targets(*repeated[:2]):
+                links, known, targets = repeated
+                # other rows, not other queries of its paths: an empty month of a calendar
+                # links the next month, which is no reason to follow it into the next year
+                if links is not None and (known is None or other_rows(links, known, 0)):
+                    rows = links.to_bytes(8, "little")
+                    follow = self.follow_duplicates and self._links_unseen(response, targets)
         canonicals = self.canonicals
         shortlinks = self.shortlinks
         if canonicals is not None:
@@ -269,7 +296,12 @@ class PageChecks:
             else sig
         )
         apart = False
-        if near is not None and learn_sig != sig and found is not None:
+        if rows:
+            # one text, other rows: a signature of its own, the same for every page that shows
+            # these rows in this text (exact duplicates are not in the near-duplicate index)
+            self.stats.inc("learned/other_links")
+            learn_sig = blake2b(sig + rows, digest_size=len(sig)).digest()
+        elif near is not None and learn_sig != sig and found is not None:
             if (
                 found.of is not None
                 and isinstance(response, HtmlResponse)
@@ -362,14 +394,37 @@ class PageChecks:
         if earlier is None or earlier == base_identifier:
             return None
         self.stats.inc("signature/duplicates")
-        request.meta[DUPLICATE_OF_META] = earlier
+        request.meta[DUPLICATE_OF_META] = earlier  # its items are dropped by SignaturePipeline
         logger.debug(
-            "Duplicate page %s: same body text as %s (signature %s)",
+            "Duplicate page %s: same body text as %s (signature %s)%s",
             response.url,
             earlier,
             sig.hex(),
+            "; it links other pages: its links are followed" if follow else "",
         )
+        if follow:
+            self.stats.inc("signature/duplicates_followed")
+            return None
         return earlier  # type: ignore[return-value]
+
+    def _links_unseen(self, response: HtmlResponse, targets: tuple[str, ...]) -> bool:
+        """Whether a page links a page the crawl has not requested (``targets``: its main
+        content's, as written). Without a seen store of this process keyed by identifiers (a
+        shared one is a round trip a link), it may: its links meet the dupefilter anyway."""
+        seen = self.seen
+        if seen is None or not seen.local or not seen.direct:
+            return True
+        unifier = self.policies.unifier
+        for target in targets:
+            try:
+                url = response.urljoin(target)
+                if unifier.filter_reason(url) is None and not seen.holds_identifier(
+                    unifier.identify(url)
+                ):
+                    return True
+            except ValueError:  # not a URL: no link to follow
+                continue
+        return False
 
     def dropped(self, request: Request) -> None:
         """A duplicate page is dropped: handled (a resume must not fetch it again)."""

@@ -22,6 +22,7 @@ from scrapy_urlunify.learning._near_duplicates import (
     DEFAULT_MAX_BYTES,
     folded_fingerprint,
     main_content,
+    main_targets,
     other_rows,
     page_fingerprint,
     resemblance,
@@ -46,6 +47,8 @@ LISTING_SITE = "\0listing"
 #: (``main_content``'s digest, in place of a fingerprint): not an index, read into the pages'
 #: links
 LINKS_SITE = "\0links"
+#: what :meth:`NearDuplicatePages.repeated_links` finds for a page whose links were not noted
+_UNKNOWN = object()
 #: HTML bodies larger than this (or than ``URLUNIFY_SIGNATURE_MAX_BYTES``) get no fingerprint
 MAX_BODY = 4 << 20
 _MAGIC = b"URLUNIFY-NEAR 1\n"
@@ -203,6 +206,23 @@ class NearDuplicatePages:
                         + base_identifier.encode()
                     )
         return value, found
+
+    def repeated_links(
+        self, root: etree._Element, earlier: str
+    ) -> tuple[int | None, int | None, tuple[str, ...]] | None:
+        """What a page whose body text repeats that of the page ``earlier`` (its base
+        identifier) links to and what that page links to (``main_content``'s digests, None for
+        no link), and this page's targets as written; None when that page's links are unknown
+        (forgotten, fetched by an older version, or not an HTML page) or this page's tree cannot
+        be read."""
+        known = self._links.get(page_key(earlier), _UNKNOWN)
+        if known is _UNKNOWN:
+            return None
+        try:
+            _, links, targets = main_targets(root)
+        except (ValueError, etree.LxmlError):
+            return None
+        return links, known, targets  # type: ignore[return-value]
 
     def _note_links(self, key: int, links: int | None) -> None:
         """Remember what the page ``key`` links to (``main_content``'s digest)."""

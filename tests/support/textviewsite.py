@@ -1,0 +1,81 @@
+"""A tracker-like site on loopback whose issue lists have a text-only view, as a print or
+screen-reader view does: :data:`PROJECTS` projects, each with a page (``/projects/<p>``) that
+links its list's text view (``/projects/<p>/issues?format=text``) before its list
+(``/projects/<p>/issues``), and :data:`ISSUES` issues (``/projects/<p>/issues/<n>``) that only
+the list links. The text view shows the list's rows as text, not as links: the two have one body
+text, so whichever is fetched second is a duplicate page. Fetched first (breadth-first order),
+the text view makes the list a duplicate page whose links lead where no other page does.
+
+Beside them, a calendar (``/calendar?month=<m>``, :data:`MONTHS` months from the home page's)
+whose months are all empty: one body text, each month linking the next and the one before, as
+an events calendar does far into the future. Its months are duplicate pages too, whose links
+lead to other queries of the same path."""
+
+from __future__ import annotations
+
+from minisite import CountingSite, listen
+from sortsite import description, issue, tracker_page
+
+PROJECTS = 12
+ISSUES = 3
+MONTHS = 200
+
+
+def issue_pages() -> set[str]:
+    return {f"/projects/{p}/issues/{n}" for p in range(PROJECTS) for n in range(1, ISSUES + 1)}
+
+
+class TextViewSite(CountingSite):
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        base, params = self.count(request)
+        parts = base.strip("/").split("/")
+        project = parts[1] if len(parts) > 1 and parts[0] == "projects" else ""
+        if base == "/":
+            body = (
+                "<h1>Tracker</h1>"
+                + "".join(
+                    f"<p><a href='/projects/{p}'>Project {p}</a></p>" for p in range(PROJECTS)
+                )
+                + "<p><a href='/calendar?month=0'>Calendar</a></p>"
+            )
+        elif base == "/calendar" and params.get("month", "").lstrip("-").isdigit():
+            month = int(params["month"])
+            if abs(month) > MONTHS:
+                body = ""
+            else:
+                body = (
+                    "<h1>Events</h1><p>No events this month.</p>"
+                    f"<p><a href='/calendar?month={month - 1}'>Previous month</a> "
+                    f"<a href='/calendar?month={month + 1}'>Next month</a></p>"
+                )
+        elif not project.isdigit() or int(project) >= PROJECTS:
+            body = ""
+        elif len(parts) == 2:
+            body = (
+                f"<h1>Project {project}</h1><p>{description(int(project))}</p>"
+                f"<p><a href='/projects/{project}/issues?format=text'>Issues (text)</a></p>"
+                f"<p><a href='/projects/{project}/issues'>Issues</a></p>"
+            )
+        elif len(parts) == 3 and parts[2] == "issues" and params in ({}, {"format": "text"}):
+            rows = []
+            for n in range(1, ISSUES + 1):
+                subject = issue(100 * int(project) + n)["subject"]
+                link = f"/projects/{project}/issues/{n}"
+                rows.append(
+                    f"<p>{subject}</p>" if params else f"<p><a href='{link}'>{subject}</a></p>"
+                )
+            body = f"<h1>Issues of project {project}</h1>{''.join(rows)}"
+        elif len(parts) == 4 and parts[2] == "issues" and parts[3].isdigit():
+            n = 100 * int(project) + int(parts[3])
+            body = f"<h1>Issue {n}</h1><h2>{issue(n)['subject']}</h2><p>{description(n)}</p>"
+        else:
+            body = ""
+        if not body:
+            request.setResponseCode(404)
+            body = "<h1>Not found</h1>"
+        return tracker_page(body)
+
+
+def start() -> tuple[TextViewSite, object, str]:
+    site = TextViewSite()
+    return (site, *listen(site))
