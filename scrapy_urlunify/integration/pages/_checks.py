@@ -274,11 +274,17 @@ class PageChecks:
             repeated = near.repeated_links(response.selector.root, earlier)
             if repeated is not None and other_targets(*repeated[:2]):
                 links, known, targets = repeated
-                # other rows, not other queries of its paths: an empty month of a calendar
-                # links the next month, which is no reason to follow it into the next year
-                if links is not None and (known is None or other_rows(links, known, 0)):
+                # other rows, not other queries of its paths (an empty month of a calendar
+                # links the next month: no reason to follow it into the next year), and rows
+                # that lead somewhere new (a mirror that links its pages' other spellings, all
+                # requested, is still evidence that its host is an alias)
+                if (
+                    links is not None
+                    and (known is None or other_rows(links, known, 0))
+                    and self._links_unseen(response, targets)
+                ):
                     rows = links.to_bytes(8, "little")
-                    follow = self.follow_duplicates and self._links_unseen(response, targets)
+                    follow = self.follow_duplicates
         canonicals = self.canonicals
         shortlinks = self.shortlinks
         if canonicals is not None:
