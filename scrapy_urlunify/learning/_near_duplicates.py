@@ -272,9 +272,9 @@ def main_text(root: etree._Element) -> str:
 def main_content(root: etree._Element) -> tuple[str, int | None]:
     """The :func:`main_text` of a parsed page, and in the same pass a 64-bit digest of what that
     content links to and shows: its links' ``href`` and its images' ``src`` as written (not in
-    its readers' comments, nor in its frame unless the text keeps it), as a set in its high 32
-    bits, and their paths in the order written in its low 32 (:func:`other_rows` reads them),
-    None when it has none. Two views of one page link the same pages in one order; two lists
+    its readers' comments, nor in its frame unless the text keeps it; a path parameter left
+    out), as a set in its high 32 bits, and their paths (without scheme and host) in the order
+    written in its low 32 (:func:`other_rows` reads them), None when it has none. Two views of one page link the same pages in one order; two lists
     of one template that show other rows (products 25 to 36 of 38, and 25 to 38), or the same
     rows in another order (sorted by price), do not, however alike their texts."""
     text, links, _ = main_targets(root)

@@ -509,6 +509,47 @@ def test_main_content_reads_what_the_main_content_links_to_and_shows() -> None:
     assert "/p/1" not in text and "Desk lamp" in text and links == main_links(page(rows))
 
 
+def test_a_session_id_in_every_link_or_an_alias_host_links_the_same_rows() -> None:
+    from scrapy_urlunify.learning._near_duplicates import (
+        main_content,
+        main_targets,
+        other_rows,
+        other_targets,
+    )
+
+    intro = article_text("Lamps", 120)
+
+    def links(rows: str) -> int | None:
+        page = f"<html><body><main><h1>Lamps</h1><p>{intro}</p><ul>{rows}</ul></main></body></html>"
+        return main_content(html.fromstring(page))[1]
+
+    plain = links("<li><a href='/p/1'>Desk</a></li><li><a href='/p/2'>Floor</a></li>")
+    # a session id as a path parameter in every link of one view: the same pages
+    with_session = links(
+        "<li><a href='/p/1;jsessionid=A1B2'>Desk</a></li><li><a href='/p/2;jsessionid=A1B2'>"
+        "Floor</a></li>"
+    )
+    assert with_session == plain
+    # the same paths under an alias host's name: other targets, the same rows
+    mobile = links(
+        "<li><a href='https://m.shop.test/p/1'>Desk</a></li>"
+        "<li><a href='//m.shop.test/p/2'>Floor</a></li>"
+    )
+    assert other_targets(mobile, plain) and not other_rows(mobile, plain, 0)
+    # another row is other rows; a page without links leads nowhere; one with links where the
+    # earlier had none does
+    more = links("<li><a href='/p/1'>Desk</a></li><li><a href='/p/3'>Wall</a></li>")
+    assert other_targets(more, plain) and other_rows(more, plain, 0)
+    assert not other_targets(None, plain) and other_targets(plain, None)
+    assert not other_targets(plain, plain)
+    # the targets as written, for the crawl to look up
+    page = html.fromstring(
+        f"<html><body><main><p>{intro}</p><a href='/p/1;jsessionid=A1B2'>Desk</a></main>"
+        "</body></html>"
+    )
+    assert main_targets(page)[2] == ("/p/1;jsessionid=A1B2",)
+
+
 def test_a_list_sorted_otherwise_shows_other_rows_one_under_another_pager_does_not() -> None:
     from scrapy_urlunify.learning._near_duplicates import main_content, other_rows
 
