@@ -192,6 +192,20 @@ def test_a_duplicate_page_that_links_other_pages_has_its_links_followed(order):
 
 
 @pytest_twisted.inlineCallbacks
+def test_with_a_shared_store_a_duplicate_page_showing_other_rows_is_followed(redis_server):
+    # a Redis seen store answers a lookup a round trip at a time: a duplicate that shows other
+    # rows is taken to lead somewhere new without one, and its links meet the dupefilter
+    settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "textview"}
+    site, crawler, items, dropped = yield run(textviewsite.start, "/", settings, PageSpider)
+    stats = crawler.stats.get_stats()
+    assert textviewsite.issue_pages() <= set(site.hits)
+    assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS
+    # the calendar's months are other queries of one path, not other rows: not followed
+    assert len([u for u in site.hits if u.startswith("/calendar")]) == 3
+    assert stats["finish_reason"] == "finished"
+
+
+@pytest_twisted.inlineCallbacks
 def test_a_duplicate_page_that_links_other_queries_of_its_path_is_not_followed():
     # an empty calendar: every month one text, linking the month before and the next. Its
     # duplicates link months never requested, but other queries of their own path, not other
