@@ -6,10 +6,11 @@ the list links. The text view shows the list's rows as text, not as links: the t
 text, so whichever is fetched second is a duplicate page. Fetched first (breadth-first order),
 the text view makes the list a duplicate page whose links lead where no other page does.
 
-Beside them, a calendar (``/calendar?month=<m>``, :data:`MONTHS` months from the home page's)
-whose months are all empty: one body text, each month linking the next and the one before, as
-an events calendar does far into the future. Its months are duplicate pages too, whose links
-lead to other queries of the same path."""
+Beside them, a calendar (``/calendar?month=<m>``, :data:`MONTHS` months each way from the home
+page's) whose months are all empty: one body text, each month linking the next and the one
+before, as an events calendar does far into the future. Its months are duplicate pages too,
+whose links lead to other queries of the same path. And another whose months are paths
+(``/events/<m>/``): its duplicates link other paths, as a list's rows would."""
 
 from __future__ import annotations
 
@@ -37,7 +38,18 @@ class TextViewSite(CountingSite):
                     f"<p><a href='/projects/{p}'>Project {p}</a></p>" for p in range(PROJECTS)
                 )
                 + "<p><a href='/calendar?month=0'>Calendar</a></p>"
+                + "<p><a href='/events/0/'>Events</a></p>"
             )
+        elif base.startswith("/events/") and base[8:].strip("/").lstrip("-").isdigit():
+            month = int(base[8:].strip("/"))
+            if abs(month) > MONTHS:
+                body = ""
+            else:
+                body = (
+                    "<h1>Upcoming events</h1><p>Nothing planned yet.</p>"
+                    f"<p><a href='/events/{month - 1}/'>Previous month</a> "
+                    f"<a href='/events/{month + 1}/'>Next month</a></p>"
+                )
         elif base == "/calendar" and params.get("month", "").lstrip("-").isdigit():
             month = int(params["month"])
             if abs(month) > MONTHS:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from functools import partial
 from hashlib import blake2b
 from operator import attrgetter
@@ -113,6 +114,8 @@ class PageChecks:
         #: a duplicate page that links a page not requested yet goes to the spider (its items
         #: dropped by SignaturePipeline, which must be enabled)
         self.follow_duplicates = follow_duplicates
+        #: the pages (base identifiers) one of whose duplicates showed rows of its own
+        self._followed: OrderedDict[str, None] = OrderedDict()
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         #: the JOBDIR file the near-duplicate indexes are kept in (with a memory store)
@@ -278,13 +281,20 @@ class PageChecks:
                 # links the next month: no reason to follow it into the next year), and rows
                 # that lead somewhere new (a mirror that links its pages' other spellings, all
                 # requested, is still evidence that its host is an alias)
+                # and one such duplicate of a page: a text many URLs repeat with rows of their
+                # own is a template (the empty months of a calendar whose months are paths,
+                # each linking the next), not a list and its text view
                 if (
                     links is not None
+                    and earlier not in self._followed
                     and (known is None or other_rows(links, known, 0))
                     and self._links_unseen(response, targets)
                 ):
                     rows = links.to_bytes(8, "little")
                     follow = self.follow_duplicates
+                    self._followed[earlier] = None
+                    if len(self._followed) > RECENT:
+                        self._followed.popitem(last=False)
         canonicals = self.canonicals
         shortlinks = self.shortlinks
         if canonicals is not None:
