@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
 from functools import partial
 from hashlib import blake2b
 from operator import attrgetter
@@ -29,6 +28,7 @@ from scrapy_urlunify.integration.crawl._meta import (
 from scrapy_urlunify.integration.links._robots_meta import Noindex, passes_through
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._citation_hold import CitationHold
+from scrapy_urlunify.integration.pages._duplicate_rows import NONE, DuplicateRows
 from scrapy_urlunify.integration.pages._near_duplicates import NearDuplicate, distance_for
 from scrapy_urlunify.integration.pages._shortlinks import Shortlinks
 from scrapy_urlunify.integration.queue._frontier import spelling_of
@@ -36,7 +36,6 @@ from scrapy_urlunify.integration.queue._novelty import page_blocks
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.integration.rules._samples import sample_priority
 from scrapy_urlunify.integration.seen._resume import fetched_before
-from scrapy_urlunify.learning._near_duplicates import other_rows, other_targets
 from scrapy_urlunify.learning._page_signature import page_signature, site_key, tree_body_text
 from scrapy_urlunify.learning._value_shown import shows_own_value
 from scrapy_urlunify.stores._jobdir import (
@@ -111,11 +110,12 @@ class PageChecks:
         self.drop_noindex_items: bool = s["URLUNIFY_DROP_NOINDEX_ITEMS"]
         self.noindex = Noindex() if frontier is not None or self.drop_noindex_items else None
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
-        #: a duplicate page that links a page not requested yet goes to the spider (its items
-        #: dropped by SignaturePipeline, which must be enabled)
-        self.follow_duplicates = follow_duplicates
-        #: the pages (base identifiers) one of whose duplicates showed rows of its own
-        self._followed: OrderedDict[str, None] = OrderedDict()
+        #: the duplicate pages whose rows are their own (their links followed)
+        self.duplicate_rows = (
+            DuplicateRows(policies, near, seen, follow=follow_duplicates)
+            if near is not None
+            else None
+        )
         self.max_bytes: int = s["URLUNIFY_SIGNATURE_MAX_BYTES"]
         self.granularity: str = s["URLUNIFY_SIGNATURE_GRANULARITY"]
         #: the JOBDIR file the near-duplicate indexes are kept in (with a memory store)
@@ -262,39 +262,18 @@ class PageChecks:
                 near.mark(response.url, found)  # for the item pipeline, whose threshold is its own
                 if found.distance <= self.near_distance:
                     self._near_duplicate(request, response.url, found)
-        # a duplicate page that shows other rows than the page it repeats (its rows as links,
-        # where a text-only view fetched first shows them as text): its links are followed when
-        # one of them is new to the crawl, and it is another page to the learner
-        follow, rows = False, b""
+        # a duplicate page whose rows are its own (a list whose rows are links, after a
+        # text-only view of it): its links are followed, and it is another page to the learner
+        own = NONE
         if (
-            near is not None
+            self.duplicate_rows is not None
             and evidence
             and isinstance(earlier, str)
             and earlier != base_identifier
             and isinstance(response, HtmlResponse)
-            and len(response.body) <= near.max_body
+            and len(response.body) <= self.duplicate_rows.near.max_body
         ):
-            repeated = near.repeated_links(response.selector.root, earlier)
-            if repeated is not None and other_targets(*repeated[:2]):
-                links, known, targets = repeated
-                # other rows, not other queries of its paths (an empty month of a calendar
-                # links the next month: no reason to follow it into the next year), and rows
-                # that lead somewhere new (a mirror that links its pages' other spellings, all
-                # requested, is still evidence that its host is an alias)
-                # and one such duplicate of a page: a text many URLs repeat with rows of their
-                # own is a template (the empty months of a calendar whose months are paths,
-                # each linking the next), not a list and its text view
-                if (
-                    links is not None
-                    and earlier not in self._followed
-                    and (known is None or other_rows(links, known, 0))
-                    and self._links_unseen(response, targets)
-                ):
-                    rows = links.to_bytes(8, "little")
-                    follow = self.follow_duplicates
-                    self._followed[earlier] = None
-                    if len(self._followed) > RECENT:
-                        self._followed.popitem(last=False)
+            own = self.duplicate_rows.check(response, earlier)
         canonicals = self.canonicals
         shortlinks = self.shortlinks
         if canonicals is not None:
@@ -312,11 +291,11 @@ class PageChecks:
             else sig
         )
         apart = False
-        if rows:
+        if own.rows:
             # one text, other rows: a signature of its own, the same for every page that shows
             # these rows in this text (exact duplicates are not in the near-duplicate index)
             self.stats.inc("learned/other_links")
-            learn_sig = blake2b(sig + rows, digest_size=len(sig)).digest()
+            learn_sig = blake2b(sig + own.rows, digest_size=len(sig)).digest()
         elif near is not None and learn_sig != sig and found is not None:
             if (
                 found.of is not None
@@ -416,31 +395,12 @@ class PageChecks:
             response.url,
             earlier,
             sig.hex(),
-            "; it links other pages: its links are followed" if follow else "",
+            "; it links other pages: its links are followed" if own.follow else "",
         )
-        if follow:
+        if own.follow:
             self.stats.inc("signature/duplicates_followed")
             return None
         return earlier  # type: ignore[return-value]
-
-    def _links_unseen(self, response: HtmlResponse, targets: tuple[str, ...]) -> bool:
-        """Whether a page links a page the crawl has not requested (``targets``: its main
-        content's, as written). Without a seen store of this process keyed by identifiers (a
-        shared one is a round trip a link), it may: its links meet the dupefilter anyway."""
-        seen = self.seen
-        if seen is None or not seen.local or not seen.direct:
-            return True
-        unifier = self.policies.unifier
-        for target in targets:
-            try:
-                url = response.urljoin(target)
-                if unifier.filter_reason(url) is None and not seen.holds_identifier(
-                    unifier.identify(url)
-                ):
-                    return True
-            except ValueError:  # not a URL: no link to follow
-                continue
-        return False
 
     def dropped(self, request: Request) -> None:
         """A duplicate page is dropped: handled (a resume must not fetch it again)."""
