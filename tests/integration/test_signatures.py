@@ -185,6 +185,8 @@ def test_a_duplicate_page_that_links_other_pages_has_its_links_followed(order):
         assert lists <= {item["url"].split("/", 3)[3] for item, _ in dropped}
         # followed: the twelve lists, and one month of the calendar whose months are paths
         assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS + 1
+        # their links after the links of new pages: at least each list's issues
+        assert stats["urlunify/frontier/duplicate_links"] >= len(textviewsite.issue_pages())
         assert "13 of them linking other pages: their links followed" in format_summary(
             summarize(stats)
         )

@@ -23,6 +23,7 @@ from scrapy_urlunify.core._url import host_of
 from scrapy_urlunify.integration.crawl._build import UnifyCrawl
 from scrapy_urlunify.integration.crawl._internals import request_with_url
 from scrapy_urlunify.integration.crawl._meta import (
+    DUPLICATE_OF_META,
     OPT_OUT_META,
     ORIGINAL_URL_META,
     VERBATIM_META,
@@ -204,7 +205,8 @@ class LinkMiddleware(BaseSpiderMiddleware):
         if self.frontier is not None:
             # its priority, after its URL pattern's yield and whether its page marks it nofollow
             nofollow = response is not None and self.nofollow_links.marked(url, response)
-            self.frontier.schedule(out, response, nofollow)
+            duplicate = response is not None and _duplicate_page(response)
+            self.frontier.schedule(out, response, nofollow, duplicate)
         return out
 
     def _page_fetch_url(self, response: Response, unifier: Any) -> str | None:
@@ -250,6 +252,13 @@ class LinkMiddleware(BaseSpiderMiddleware):
         async for o in result:
             if (o := get_processed(o, response)) is not None:
                 yield o
+
+
+def _duplicate_page(response: Response) -> bool:
+    """Whether ``response`` is a duplicate page given to the spider for its own rows
+    (``integration/pages/_duplicate_rows.py``)."""
+    meta = meta_of(response.request) if response.request is not None else None
+    return bool(meta and meta.get(DUPLICATE_OF_META))
 
 
 def _plain_key(request: Request) -> str:

@@ -155,11 +155,18 @@ class Frontier:
             self._yield(family) if family is not None else None,
         )
 
-    def schedule(self, request: Request, response: Response | None, nofollow: bool = False) -> None:
+    def schedule(
+        self,
+        request: Request,
+        response: Response | None,
+        nofollow: bool = False,
+        from_duplicate: bool = False,
+    ) -> None:
         """``request`` goes to the scheduler: its priority drops by its pattern's level
         (:meth:`level`); a link that looks like another spelling of a page goes one level
         down, so that the page's plain spelling, if linked too, is fetched first and cited, as
-        does a link its page marks ``nofollow`` (docs/frontier.md)."""
+        does a link its page marks ``nofollow``, and a link of a duplicate page followed for
+        its rows (``from_duplicate``: its text was no news; docs/frontier.md)."""
         level = self.level(request.url)
         spellings = self.spellings
         if not level and spellings is not None and spellings.looks_like_variant(request.url):
@@ -171,6 +178,9 @@ class Frontier:
         elif not level and nofollow:
             level = 1
             self.stats.inc("frontier/nofollow_links")
+        elif not level and from_duplicate:
+            level = 1
+            self.stats.inc("frontier/duplicate_links")
         if level:
             request.priority -= level * self.penalty
             request.meta[LEVEL_META] = level
