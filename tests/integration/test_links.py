@@ -199,6 +199,7 @@ UNSTABLE_STATS = (
     # drops (the middleware at 600) it also counts the duplicates the scheduler then drops
     "urlunify/frontier/deprioritised",
     "urlunify/frontier/variant_spellings",
+    "urlunify/frontier/duplicate_links",
 )
 
 

@@ -205,8 +205,7 @@ class LinkMiddleware(BaseSpiderMiddleware):
         if self.frontier is not None:
             # its priority, after its URL pattern's yield and whether its page marks it nofollow
             nofollow = response is not None and self.nofollow_links.marked(url, response)
-            duplicate = response is not None and _duplicate_page(response)
-            self.frontier.schedule(out, response, nofollow, duplicate)
+            self.frontier.schedule(out, response, nofollow, _duplicate_page(response))
         return out
 
     def _page_fetch_url(self, response: Response, unifier: Any) -> str | None:
@@ -254,10 +253,11 @@ class LinkMiddleware(BaseSpiderMiddleware):
                 yield o
 
 
-def _duplicate_page(response: Response) -> bool:
+def _duplicate_page(response: Response | None) -> bool:
     """Whether ``response`` is a duplicate page given to the spider for its own rows
     (``integration/pages/_duplicate_rows.py``)."""
-    meta = meta_of(response.request) if response.request is not None else None
+    request = response.request if response is not None else None
+    meta = meta_of(request) if request is not None else None
     return bool(meta and meta.get(DUPLICATE_OF_META))
 
 

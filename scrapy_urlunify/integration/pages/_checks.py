@@ -112,7 +112,9 @@ class PageChecks:
         self.drop: bool = s["URLUNIFY_DROP_DUPLICATE_RESPONSES"]
         #: the duplicate pages whose rows are their own (their links followed)
         self.duplicate_rows = (
-            DuplicateRows(policies, near, seen, follow=follow_duplicates)
+            DuplicateRows(
+                policies, near, seen, s["URLUNIFY_SIGNATURE_GRANULARITY"], follow=follow_duplicates
+            )
             if near is not None
             else None
         )
@@ -273,7 +275,7 @@ class PageChecks:
             and isinstance(response, HtmlResponse)
             and len(response.body) <= self.duplicate_rows.near.max_body
         ):
-            own = self.duplicate_rows.check(response, earlier)
+            own = self.duplicate_rows.check(response, earlier, site)
         canonicals = self.canonicals
         shortlinks = self.shortlinks
         if canonicals is not None:

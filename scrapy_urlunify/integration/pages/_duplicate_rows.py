@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
+from scrapy_urlunify.core._url import host_of
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.learning._near_duplicates import other_rows, other_targets
+from scrapy_urlunify.learning._page_signature import site_key
 
 if TYPE_CHECKING:
     from scrapy.http import HtmlResponse
@@ -48,10 +50,13 @@ class DuplicateRows:
         policies: CrawlPolicies,
         near: NearDuplicatePages,
         seen: SeenKeys | None,
+        granularity: str,
         *,
         follow: bool,
     ) -> None:
         self.policies = policies
+        #: what a site is (``URLUNIFY_SIGNATURE_GRANULARITY``): a page's rows are of its site
+        self.granularity = granularity
         self.near = near
         self.seen = seen
         #: the spider gets such a page: its items must be dropped (SignaturePipeline enabled)
@@ -59,9 +64,9 @@ class DuplicateRows:
         #: the pages (base identifiers) one of whose duplicates showed rows of its own
         self._taken: OrderedDict[str, None] = OrderedDict()
 
-    def check(self, response: HtmlResponse, earlier: str) -> OwnRows:
-        """A page whose body text repeats that of the page ``earlier`` (its base identifier)
-        was fetched: whether its rows are its own."""
+    def check(self, response: HtmlResponse, earlier: str, site: str) -> OwnRows:
+        """A page of ``site`` (``site_key``) whose body text repeats that of the page
+        ``earlier`` (its base identifier) was fetched: whether its rows are its own."""
         repeated = self.near.repeated_links(response.selector.root, earlier)
         if repeated is None:
             return NONE
@@ -71,7 +76,7 @@ class DuplicateRows:
             or not other_targets(links, known)
             or earlier in self._taken
             or (known is not None and not other_rows(links, known, 0))
-            or not self._unseen(response, targets)
+            or not self._unseen(response, targets, site)
         ):
             return NONE
         self._taken[earlier] = None
@@ -79,20 +84,27 @@ class DuplicateRows:
             self._taken.popitem(last=False)
         return OwnRows(self.follow, links.to_bytes(8, "little"))
 
-    def _unseen(self, response: HtmlResponse, targets: tuple[str, ...]) -> bool:
-        """Whether a page links a page the crawl has not requested (``targets``: its main
-        content's, as written). Without a seen store of this process keyed by identifiers (a
-        shared one is a round trip a link), it may: its links meet the dupefilter anyway."""
+    def _unseen(self, response: HtmlResponse, targets: tuple[str, ...], site: str) -> bool:
+        """Whether a page of ``site`` links a page of its site the crawl has not requested
+        (``targets``: its main content's, as written; another site's pages are no rows of its
+        own, and are offsite to most crawls). Without a seen store of this process keyed by
+        identifiers (a shared one is a round trip a link), it may: its links meet the
+        dupefilter anyway."""
         seen = self.seen
-        if seen is None or not seen.local or not seen.direct:
-            return True
+        local = seen is not None and seen.local and seen.direct
         unifier = self.policies.unifier
+        sites: dict[str, str] = {}
         for target in targets:
             try:
                 url = response.urljoin(target)
-                if unifier.filter_reason(url) is None and not seen.holds_identifier(
-                    unifier.identify(url)
-                ):
+                if unifier.filter_reason(url) is not None:
+                    continue
+                host = host_of(url)
+                if host not in sites:
+                    sites[host] = site_key(unifier.host_rules(host).identity_host, self.granularity)
+                if sites[host] != site:
+                    continue
+                if not local or not seen.holds_identifier(unifier.identify(url)):  # type: ignore[union-attr]
                     return True
             except ValueError:  # not a URL: no link to follow
                 continue
