@@ -183,7 +183,8 @@ def test_a_duplicate_page_that_links_other_pages_has_its_links_followed(order):
     assert len(set(urls) & (lists | texts)) == textviewsite.PROJECTS
     if not order:  # breadth-first: the text views first, the lists are the duplicate pages
         assert lists <= {item["url"].split("/", 3)[3] for item, _ in dropped}
-        # followed: the twelve lists, and one month of the calendar whose months are paths
+        # followed: the twelve lists, and one month of the calendar whose months are paths;
+        # not the partners' list, whose rows are other sites' pages (offsite: never requested)
         assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS + 1
         # their links after the links of new pages: at least each list's issues
         assert stats["urlunify/frontier/duplicate_links"] >= len(textviewsite.issue_pages())

@@ -10,7 +10,8 @@ Beside them, a calendar (``/calendar?month=<m>``, :data:`MONTHS` months each way
 page's) whose months are all empty: one body text, each month linking the next and the one
 before, as an events calendar does far into the future. Its months are duplicate pages too,
 whose links lead to other queries of the same path. And another whose months are paths
-(``/events/<m>/``): its duplicates link other paths, as a list's rows would."""
+(``/events/<m>/``): its duplicates link other paths, as a list's rows would. And a list of
+partners with its text view, whose rows are another site's pages (``localhost``)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,25 @@ class TextViewSite(CountingSite):
                 )
                 + "<p><a href='/calendar?month=0'>Calendar</a></p>"
                 + "<p><a href='/events/0/'>Events</a></p>"
+                + "<p><a href='/partners?format=text'>Partners (text)</a></p>"
+                + "<p><a href='/partners'>Partners</a></p>"
             )
+        elif base == "/partners" and params in ({}, {"format": "text"}):
+            # the same view of a list whose rows are another site's pages (localhost: this
+            # server under another name, no network)
+            names = [f"Partner {n}" for n in range(1, 4)]
+            port = request.getHost().port
+            rows = (
+                [f"<p>{name}</p>" for name in names]
+                if params
+                else [
+                    f"<p><a href='http://localhost:{port}/partner/{n}'>{name}</a></p>"
+                    for n, name in enumerate(names, 1)
+                ]
+            )
+            body = f"<h1>Our partners</h1>{''.join(rows)}"
+        elif base.startswith("/partner/") and base[9:].isdigit():
+            body = f"<h1>Partner {base[9:]}</h1><p>{description(500 + int(base[9:]))}</p>"
         elif base.startswith("/events/") and base[8:].strip("/").lstrip("-").isdigit():
             month = int(base[8:].strip("/"))
             if abs(month) > MONTHS:
