@@ -385,3 +385,96 @@ def test_items_wait_for_a_bounded_number_of_pages():
     # reactor turn of its own, so the last of them may come after the crawl's last pages (65
     # of 72 before the last page is parsed, measured): without the bound, only the home page's
     assert events[:last_parsed].count("scraped") >= 40
+
+
+#: the orders a listing of _SortedShop links its products under (a product's page ignores it)
+SORTS = ("price", "name", "rating", "date", "model", "stock", "colour", "size")
+
+
+class _SortedShop(CountingSite):
+    """Eight categories of six products. A product's page is ``/index.php?route=product&id=<n>``
+    and declares that spelling canonical (the CMS writes its script); its category links it with
+    an order, ``&sort=<order>``, which the page ignores. ``held``: each product is linked under
+    two orders, and a sitemap, linked last, links every product as the CMS spells it, so the
+    site's canonicals are on probation while the products are fetched. Else the home page
+    first links eight information pages, each also with ``&tab=main`` (the same page, declaring
+    it), which make the site's canonicals trusted; then only the first three products are
+    linked under two orders."""
+
+    def __init__(self, held: bool) -> None:
+        super().__init__()
+        self.held = held
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, params = self.count(request)
+        route = params.get("route") if path == "/index.php" else None
+        if path == "/" and not params:
+            links = "".join(
+                f"<a href='/index.php?route=info&page={k}'>Info {k}</a> "
+                f"<a href='/index.php?route=info&page={k}&tab=main'>(main)</a> "
+                for k in range(0 if self.held else 8)
+            )
+            links += "".join(
+                f"<a href='/index.php?route=category&cat={c}'>{c}</a> " for c in range(8)
+            )
+            if self.held:
+                links += "<a href='/sitemap'>Sitemap</a>"
+            return declared_page("Home", f"<p>Our categories.</p>{links}")
+        if path == "/sitemap" and self.held:
+            links = "".join(
+                f"<a href='/index.php?route=product&id={n}'>P{n}</a> " for n in range(48)
+            )
+            return declared_page("Sitemap", links)
+        if route == "info" and params.get("page", "").isdigit():
+            k = int(params["page"])
+            text = f"<p>Information page {k}: shipping takes {k + 2} days, returns {k * 5 + 7}.</p>"
+            return declared_page(f"Info {k}", text, canonical=f"/index.php?route=info&page={k}")
+        if route == "category" and params.get("cat", "").isdigit():
+            c = int(params["cat"])
+            twice = range(6 * c, 6 * c + 6) if self.held else range(6 * c, min(6 * c + 6, 3))
+            rows = "".join(
+                f"<a href='/index.php?route=product&id={n}&sort={SORTS[(n + 1) % 8]}'>P{n}</a> "
+                for n in twice
+            )
+            rows += "".join(
+                f"<a href='/index.php?route=product&id={n}&sort={SORTS[n % 8]}'>P{n}</a> "
+                for n in range(6 * c, 6 * c + 6)
+            )
+            return declared_page(
+                f"Category {c}", rows, canonical=f"/index.php?route=category&cat={c}"
+            )
+        if route == "product" and params.get("id", "").isdigit():
+            n = int(params["id"])
+            text = f"<p>The product number {n}, of category {n // 6}, weighs {n * 7 + 3} grams.</p>"
+            return declared_page(f"Product {n}", text, canonical=f"/index.php?route=product&id={n}")
+        return not_found(request)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_rule_learned_after_a_pages_claim_keeps_its_citation_as_the_site_spells_it():
+    """A rule learned while a page's claim is pending makes its declared canonical the page
+    itself: ``sort`` does not matter, so ``/index.php?route=product&id=5&sort=stock`` is the page
+    of ``/index.php?route=product&id=5``. Whether the rule came from that very page's trusted
+    claim (the site's canonicals trusted) or later, while the page's items waited for a target
+    now never fetched (on probation), each product is cited as the site spells it, not as the
+    rules alone write it (``/?route=product&id=5``: no index page)."""
+    for held in (False, True):
+        site, crawler, items, _ = yield run(
+            lambda held=held: (s := _SortedShop(held), *listen(s)), "/", {}, PageSpider
+        )
+        stats = crawler.stats.get_stats()
+        assert any(k.startswith("urlunify/learned/param/") and k.endswith("sort") for k in stats)
+        assert bool(stats.get("urlunify/canonical/held_items")) is held, stats
+        base = "/".join(items[0]["url"].split("/")[:3])
+        products = {
+            i["url"][len(base) :]: i["canonical_url"][len(base) :]
+            for i in items
+            if "route=product" in i["url"]
+        }
+        assert len(products) == 48, (held, sorted(products))
+        wrong = {
+            u: c
+            for u, c in products.items()
+            if c != "/index.php?route=product&id=" + u.split("id=")[1].split("&")[0]
+        }
+        assert wrong == {}, held

@@ -179,6 +179,20 @@ class CanonicalURLs:
         if cited is not None and cited != self._cite(url):
             self._declared.remember(identifier, cited)
 
+    def made_one(self, url: str, canonical: str) -> str | None:
+        """``canonical``, declared by the page of ``url``, as :meth:`spelled` cites it, when the
+        rules in force now make it that page (a rule learned after the claim was made: the claim
+        then needs no proof); else None."""
+        unifier = self.policies.unifier
+        try:
+            identifier = unifier.identify(url)
+            if unifier.identify(canonical) != identifier:
+                return None
+        except InvalidURL:
+            return None
+        self.spelled(identifier, canonical, url)
+        return self.of(url)
+
     def of(self, url: str) -> str | None:
         """The canonical URL of the page ``url`` names; None when ``url`` is not one."""
         try:

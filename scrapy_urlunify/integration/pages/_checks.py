@@ -357,10 +357,18 @@ class PageChecks:
             self._trusted_canonical(*released)
         if self.canonical_urls is not None:
             self.canonical_urls.home(response.url)
+            # a rule this very page completed gives it another identifier from now on: its
+            # claim is kept under that one, where the citation is looked up
+            cited_as = identifier if self.policies.unifier is unifier else None
+            if cited_as is None:
+                try:
+                    cited_as = self.policies.unifier.identify(response.url)
+                except InvalidURL:
+                    cited_as = identifier
             if claim is not None:
-                self.canonical_urls.declared(identifier, claim)
+                self.canonical_urls.declared(cited_as, claim)
             elif one_with is not None:
-                self.canonical_urls.spelled(identifier, one_with, response.url)
+                self.canonical_urls.spelled(cited_as, one_with, response.url)
             request.meta[CANONICAL_URL_META] = self.canonical_urls.of(response.url)
         if self.hold is not None:
             self.hold.settle()

@@ -50,13 +50,15 @@ WATCH_SECONDS = 0.5
 @dataclass
 class _Pending:
     """A page's claim on probation: the page's identifier, the canonical it declares (its URL
-    and identifier), its site, the page's body size, and the items waiting."""
+    and identifier), its site, the page's body size, the policy the claim was last looked at
+    under, and the items waiting."""
 
     identifier: str
     canonical: str
     target: str
     site: str
     size: int
+    policy: object
     waiting: list[defer.Deferred[str]] = field(default_factory=list)
 
 
@@ -97,7 +99,8 @@ class CitationHold:
         earlier = self._pending.get(url)
         if earlier is not None and earlier.waiting:  # fetched again while its items wait
             return
-        self._pending[url] = _Pending(identifier, declared[0], declared[1], site, size)
+        policy = self.canonical_urls.policies.policy
+        self._pending[url] = _Pending(identifier, declared[0], declared[1], site, size, policy)
         self._pending.move_to_end(url)
         while len(self._pending) > PENDING_LIMIT:
             old, entry = next(iter(self._pending.items()))
@@ -146,6 +149,8 @@ class CitationHold:
             true = False
         elif verdicts.trusted(entry.site):
             true = True
+        elif (cited := self._made_one(url, entry)) is not None:
+            return self._release(url, cited)
         elif not canonicals.awaits(entry.target):
             true = False
         else:
@@ -154,10 +159,24 @@ class CitationHold:
             self.canonical_urls.declared(entry.identifier, entry.canonical)
         return self._release(url, entry.canonical if true else None)
 
+    def _made_one(self, url: str, entry: _Pending) -> str | None:
+        """The declared canonical as the site spells it, when a rule learned since the claim was
+        made (by the page itself, or later) makes it the page: its target, one identifier with
+        the page now, is never fetched to check it. Looked at once per change of the rules."""
+        policy = self.canonical_urls.policies.policy
+        if entry.policy is policy:
+            return None
+        entry.policy = policy
+        return self.canonical_urls.made_one(url, entry.canonical)
+
     def _let_go(self, url: str) -> None:
         """Items let go before their claim was settled: cited as of their time."""
         entry = self._pending.get(url)
         if entry is None:
+            return
+        cited = self._made_one(url, entry)
+        if cited is not None:
+            self._release(url, cited)
             return
         if entry.waiting:
             self.stats.inc("canonical/held_items_unsettled", len(entry.waiting))
