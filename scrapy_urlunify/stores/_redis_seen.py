@@ -457,37 +457,63 @@ class RedisSeenStore(RedisStore):
         return out
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, int) or not 0 <= key < 2**64:
-            return False
+        return isinstance(key, int) and self.contains_many([key])[0]
+
+    def contains_many(self, keys: Sequence[int]) -> list[bool]:
+        """For each of ``keys``, whether the set holds it: :meth:`__contains__` for many keys in
+        one round trip a :data:`PIPELINE_CHUNK` (one more for the shards that opened a generation
+        this store did not know of)."""
+        out = [False] * len(keys)
         layout = self.layout(create=False)
         if layout is None:
-            return False
-        shard = layout.shard_of(key)
-        for _ in range(MAX_ROUNDS):
-            generations = self._generations.get(shard, 1)
-            buckets = [layout.bucket_of(key, g) for g in range(generations)]
-            found = self._run(
-                "SISMEMBER",
-                partial(
-                    self._members, layout.generations_key(shard), buckets, layout.member_of(key)
-                ),
-            )
-            if found[0] == generations:
-                return any(found[1:])
-            self._generations[shard] = found[0]
-        raise StoreError(
-            f"Redis {self.url}, SISMEMBER {self.key!r}: the shard's generations kept changing"
-        )
+            return out
+        todo = [i for i, key in enumerate(keys) if isinstance(key, int) and 0 <= key < 2**64]
+        for start in range(0, len(todo), PIPELINE_CHUNK):
+            chunk = todo[start : start + PIPELINE_CHUNK]
+            for _ in range(MAX_ROUNDS):
+                chunk = self._contains_chunk(layout, keys, chunk, out)
+                if not chunk:
+                    break
+            else:
+                raise StoreError(
+                    f"Redis {self.url}, SISMEMBER {self.key!r}: the shards' generations kept "
+                    "changing"
+                )
+        return out
 
-    def _members(self, generations_key: str, buckets: list[str], member: int) -> list[int]:
-        """The shard's generations, then for each of ``buckets`` whether it holds ``member``
-        (one round trip: a read, a generation opened meanwhile holds no older key)."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.get(generations_key)
-        for bucket in buckets:
-            pipe.sismember(bucket, member)  # type: ignore[arg-type]
-        generations, *found = pipe.execute()
-        return [int(generations or 1), *(int(f) for f in found)]
+    def _contains_chunk(
+        self, layout: Layout, keys: Sequence[int], chunk: list[int], out: list[bool]
+    ) -> list[int]:
+        """Look up ``keys[i]`` for ``i`` in ``chunk`` into ``out``; the positions to look up
+        again, whose shard opened a generation meanwhile."""
+        shards = sorted({layout.shard_of(keys[i]) for i in chunk})
+        assumed = {shard: self._generations.get(shard, 1) for shard in shards}
+
+        def ask() -> list[Any]:
+            pipe = self.client.pipeline(transaction=False)
+            for shard in shards:
+                pipe.get(layout.generations_key(shard))
+            for i in chunk:
+                key = keys[i]
+                member = layout.member_of(key)
+                for generation in range(assumed[layout.shard_of(key)]):
+                    pipe.sismember(layout.bucket_of(key, generation), member)  # type: ignore[arg-type]
+            return pipe.execute()  # type: ignore[no-any-return]
+
+        replies = self._run("SISMEMBER", ask)
+        generations = {shard: int(replies[n] or 1) for n, shard in enumerate(shards)}
+        again = []
+        at = len(shards)
+        for i in chunk:
+            shard = layout.shard_of(keys[i])
+            found = replies[at : at + assumed[shard]]
+            at += assumed[shard]
+            if generations[shard] == assumed[shard]:
+                out[i] = any(int(f) for f in found)
+            else:
+                again.append(i)
+        self._generations.update(generations)
+        return again
 
     def __len__(self) -> int:
         """The members, as the shards' counters hold them (one pipelined GET per shard)."""

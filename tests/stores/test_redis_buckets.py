@@ -107,6 +107,28 @@ def test_a_process_that_missed_a_generation_still_answers_exactly(client: redis.
     assert a.add_batch(late[:10]) == [True] * 10  # removed from the generation that held it
 
 
+def test_many_keys_are_looked_up_in_one_round_trip_and_a_missed_generation_in_one_more(
+    client: redis.Redis,
+) -> None:
+    """A duplicate page's links are looked up together (integration/pages/_duplicate_rows.py):
+    one round trip for keys of every shard, one more when another process opened generations
+    meanwhile, and exact answers either way."""
+    a = RedisSeenStore(client, "m:seen", size=1)
+    b = RedisSeenStore(client, "m:seen", size=1)
+    early, late, fresh = keys(500, seed=1), keys(60_000, seed=2), keys(200, seed=3)
+    assert b.contains_many(early) == [False] * 500  # no set yet: no round trip needed
+    assert b.add_many(early) == [True] * 500
+    assert a.add_many(late) == [True] * 60_000  # a opens generations b does not know of
+    trips = b.round_trips
+    assert b.contains_many(late[:300] + fresh + early[:100]) == (
+        [True] * 300 + [False] * 200 + [True] * 100
+    )
+    assert b.round_trips - trips == 2  # told, then asked again
+    assert b.contains_many(late[-300:] + fresh) == [True] * 300 + [False] * 200
+    assert b.round_trips - trips == 3
+    assert b.contains_many([-1, 2**64, late[0]]) == [False, False, True]  # not keys: not held
+
+
 def test_an_explicit_size_is_the_first_generation(client: redis.Redis) -> None:
     first = RedisSeenStore(client, "s:seen", size=1_000)
     first.add(1)

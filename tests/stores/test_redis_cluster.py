@@ -90,6 +90,7 @@ def test_every_store_works_on_a_cluster_with_its_keys_hash_tagged(
         assert not seen.add(1)
         assert seen.add_batch([1, 2, 3], release=[]) == [False, True, True]
         assert 2 in seen
+        assert seen.contains_many([3, 4, 1, 2**64]) == [True, False, True, False]  # many slots
         assert len(seen) == 3
         signatures = RedisSignatureStore(client, "urlunify:s:signatures")
         assert signatures.get_or_set(b"sig", "first") is None

@@ -11,7 +11,10 @@ page's) whose months are all empty: one body text, each month linking the next a
 before, as an events calendar does far into the future. Its months are duplicate pages too,
 whose links lead to other queries of the same path. And another whose months are paths
 (``/events/<m>/``): its duplicates link other paths, as a list's rows would. And a list of
-partners with its text view, whose rows are another site's pages (``localhost``)."""
+partners with its text view, whose rows are another site's pages (``localhost``). And a list of
+reports (``/reports``) linking its two-column view (``?columns=2``), whose rows are the same
+reports spelled with a trailing slash: a duplicate page whose rows are other as written and
+were all requested."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from sortsite import description, issue, tracker_page
 PROJECTS = 12
 ISSUES = 3
 MONTHS = 200
+REPORTS = 3
 
 
 def issue_pages() -> set[str]:
@@ -42,7 +46,24 @@ class TextViewSite(CountingSite):
                 + "<p><a href='/events/0/'>Events</a></p>"
                 + "<p><a href='/partners?format=text'>Partners (text)</a></p>"
                 + "<p><a href='/partners'>Partners</a></p>"
+                + "<p><a href='/reports'>Reports</a></p>"
             )
+        elif base == "/reports" and params in ({}, {"columns": "2"}):
+            # the two-column view spells its rows' links with a trailing slash: other rows as
+            # written, the same pages, all requested once the list was parsed (it links it)
+            slash, more = (
+                ("/", "<p>Two columns</p>")
+                if params
+                else ("", "<p><a href='/reports?columns=2'>Two columns</a></p>")
+            )
+            rows = [
+                f"<p><a href='/reports/{n}{slash}'>Report {n}: {description(900 + n)}</a></p>"
+                for n in range(1, REPORTS + 1)
+            ]
+            body = f"<h1>Reports</h1>{''.join(rows)}{more}"
+        elif base.rstrip("/").startswith("/reports/") and base.rstrip("/")[9:].isdigit():
+            n = int(base.rstrip("/")[9:])
+            body = f"<h1>Report {n}</h1><p>{description(950 + n)}</p>" if n <= REPORTS else ""
         elif base == "/partners" and params in ({}, {"format": "text"}):
             # the same view of a list whose rows are another site's pages (localhost: this
             # server under another name, no network)

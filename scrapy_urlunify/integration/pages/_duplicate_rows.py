@@ -87,13 +87,12 @@ class DuplicateRows:
     def _unseen(self, response: HtmlResponse, targets: tuple[str, ...], site: str) -> bool:
         """Whether a page of ``site`` links a page of its site the crawl has not requested
         (``targets``: its main content's, as written; another site's pages are no rows of its
-        own, and are offsite to most crawls). Without a seen store of this process keyed by
-        identifiers (a shared one is a round trip a link), it may: its links meet the
-        dupefilter anyway."""
-        seen = self.seen
-        local = seen is not None and seen.local and seen.direct
+        own, and are offsite to most crawls), looked up in one call to the seen store (one round
+        trip to a shared one). When the store cannot say (keys of another fingerprinter), it
+        may: its links meet the dupefilter anyway."""
         unifier = self.policies.unifier
         sites: dict[str, str] = {}
+        identifiers: dict[str, None] = {}
         for target in targets:
             try:
                 url = response.urljoin(target)
@@ -102,10 +101,11 @@ class DuplicateRows:
                 host = host_of(url)
                 if host not in sites:
                     sites[host] = site_key(unifier.host_rules(host).identity_host, self.granularity)
-                if sites[host] != site:
-                    continue
-                if not local or not seen.holds_identifier(unifier.identify(url)):  # type: ignore[union-attr]
-                    return True
+                if sites[host] == site:
+                    identifiers[unifier.identify(url)] = None
             except ValueError:  # not a URL: no link to follow
                 continue
-        return False
+        if not identifiers:
+            return False
+        held = self.seen.holds_identifiers(list(identifiers)) if self.seen is not None else None
+        return held is None or not all(held)

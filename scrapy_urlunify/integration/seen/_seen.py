@@ -116,6 +116,23 @@ class SeenKeys:
         come from another fingerprinter: they cannot be computed from an identifier."""
         return self.direct and self.keys.of_identifier(identifier) in self.store
 
+    def holds_identifiers(self, identifiers: list[str]) -> list[bool] | None:
+        """For each of ``identifiers``, whether the seen store holds the key of its GET, in one
+        call (one round trip to a shared store). None when that is not known: the keys come
+        from another fingerprinter, the store cannot say in one call, or it failed (which
+        closes the crawl, as any failure of it)."""
+        if not self.direct:
+            return None
+        keys = [self.keys.of_identifier(identifier) for identifier in identifiers]
+        store = self.store
+        if self.local:
+            return [key in store for key in keys]
+        many = getattr(store, "contains_many", None)  # RedisSeenStore's
+        if many is None:
+            return None
+        found: list[bool] | None = self.faults.guarded(lambda: many(keys), None, self.fail)
+        return found
+
     def add(self, request: Request, key: int, spider: Spider | None) -> bool:
         """Record ``key`` as seen and, with JOBDIR, ``request`` as scheduled: both or neither
         (:meth:`ResumeLog.add <scrapy_urlunify.integration.seen._resume.ResumeLog.add>`)."""
