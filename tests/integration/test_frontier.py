@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 
+import chainsite
 import chartsite
 import loginsite
 import minicrawl
@@ -234,3 +235,25 @@ def test_a_copy_is_another_spelling_of_a_page_unless_it_repeats_its_paths_other_
     # two months of an empty calendar: a tool's repeats, not a page's spellings
     assert not spelling_of("t.test/calendar?month=3", "t.test/calendar?month=2")
     assert not spelling_of("t.test/calendar?month=3", "t.test/calendar?month=3")  # itself
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_penalised_walk_goes_after_the_other_penalised_requests():
+    """Scrapy's default order: a calendar of empty periods (penalised) links its neighbours,
+    always the newest penalised requests, and archives of old text (penalised: one in six leads
+    to a post nothing else links) waited among its steps. A penalised pattern's link from one of
+    its own pages goes one level further: the posts come before the calendar's walk, which is
+    still crawled whole after them."""
+    for concurrency in (1, 16):
+        settings = {**DFS, "CONCURRENT_REQUESTS": concurrency}
+        site, crawler, _, _ = yield minicrawl.run(chainsite.start, "/", settings)
+        fetched = list(site.hits)
+        last_post = last_of(fetched, chainsite.posts())
+        walked = [u for u in fetched[:last_post] if u.startswith("/calendar")]
+        stats = crawler.stats.get_stats()
+        # the calendar's first steps (each topic links its month, five before it was judged),
+        # not its walk: 50 and more steps of it when a walk's next step was the newest request
+        assert len(walked) <= chainsite.TOPICS + 12, (concurrency, len(walked))
+        assert stats["urlunify/frontier/chain_links"] > 0
+        assert chainsite.posts() <= set(fetched) and stats["finish_reason"] == "finished"
+        assert len([u for u in fetched if u.startswith("/calendar")]) > 200  # walked after

@@ -50,6 +50,8 @@ LANDING_SECONDS = 2.0
 WAIT_SECONDS = 10.0
 #: what the candidate of a URL group's first request is named (:meth:`Frontier.first_of`)
 GROUP = "group "
+#: the level of a penalised pattern's link from one of its own pages: a step of its own walk
+CHAIN = 3
 
 
 def scheduled_url(request: Request) -> str:
@@ -132,6 +134,8 @@ class Frontier:
         self._answered: OrderedDict[str, None] = OrderedDict()
         #: the text blocks the crawl's pages have shown
         self.seen_text = SeenText()
+        #: the last response whose links were scheduled, and its URL pattern and coarser one
+        self._linking: tuple[Response | None, str, str | None] = (None, "", None)
 
     def _yield(self, pattern: str) -> _Yield:
         yields = self._yields
@@ -166,8 +170,13 @@ class Frontier:
         (:meth:`level`); a link that looks like another spelling of a page goes one level
         down, so that the page's plain spelling, if linked too, is fetched first and cited, as
         does a link its page marks ``nofollow``, and a link of a duplicate page followed for
-        its rows (``from_duplicate``: its text was no news; docs/frontier.md)."""
+        its rows (``from_duplicate``: its text was no news; docs/frontier.md). A penalised
+        pattern's link from a page of its own goes one level further (:data:`CHAIN`): a
+        calendar's next month, after every other penalised request."""
         level = self.level(request.url)
+        if level == 2 and response is not None and self._chained(request.url, response):
+            level = CHAIN
+            self.stats.inc("frontier/chain_links")
         spellings = self.spellings
         if not level and spellings is not None and spellings.looks_like_variant(request.url):
             level = 1
@@ -185,6 +194,21 @@ class Frontier:
             request.priority -= level * self.penalty
             request.meta[LEVEL_META] = level
             self.stats.inc("frontier/deprioritised")
+
+    def _chained(self, url: str, response: Response) -> bool:
+        """Whether ``url`` is of the URL pattern (or the coarser pattern) of the page
+        ``response`` that links it: the next step of a walk through one template (a calendar's
+        next month at every zoom, Redmine's Gantt charts), which in Scrapy's default order
+        (last in, first out) would always be the newest penalised request and keep the others
+        waiting while its walk goes on."""
+        linking = self._linking
+        if linking[0] is not response:
+            pattern = (
+                self.patterns.pattern(scheduled_url(response.request)) if response.request else ""
+            )
+            linking = self._linking = (response, pattern, coarser(pattern) if pattern else None)
+        pattern = self.patterns.pattern(url)
+        return pattern == linking[1] or (linking[2] is not None and coarser(pattern) == linking[2])
 
     def level(self, url: str) -> int:
         """The level of the URL pattern of ``url`` now: its own once it has :data:`FLOOR`
