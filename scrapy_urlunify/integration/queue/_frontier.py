@@ -148,10 +148,13 @@ class Frontier:
             yields.move_to_end(pattern)
         return entry
 
-    def _entries(self, url: str) -> tuple[_Yield, _Yield | None, _Yield | None]:
-        """The counts of the URL pattern of ``url``, of its coarser pattern and of its path's
-        every query (:func:`any_query`), if any."""
-        pattern = self.patterns.pattern(url)
+    def _entries(
+        self, url: str, pattern: str | None = None
+    ) -> tuple[_Yield, _Yield | None, _Yield | None]:
+        """The counts of the URL pattern of ``url`` (``pattern``, when known), of its coarser
+        pattern and of its path's every query (:func:`any_query`), if any."""
+        if pattern is None:
+            pattern = self.patterns.pattern(url)
         coarse, family = coarser(pattern), any_query(pattern)
         return (
             self._yield(pattern),
@@ -173,8 +176,9 @@ class Frontier:
         its rows (``from_duplicate``: its text was no news; docs/frontier.md). A penalised
         pattern's link from a page of its own goes one level further (:data:`CHAIN`): a
         calendar's next month, after every other penalised request."""
-        level = self.level(request.url)
-        if level == 2 and response is not None and self._chained(request.url, response):
+        pattern = self.patterns.pattern(request.url)
+        level = self.level(request.url, pattern)
+        if level == 2 and response is not None and self._chained(pattern, response):
             level = CHAIN
             self.stats.inc("frontier/chain_links")
         spellings = self.spellings
@@ -195,29 +199,26 @@ class Frontier:
             request.meta[LEVEL_META] = level
             self.stats.inc("frontier/deprioritised")
 
-    def _chained(self, url: str, response: Response) -> bool:
-        """Whether ``url`` is of the URL pattern (or the coarser pattern) of the page
+    def _chained(self, pattern: str, response: Response) -> bool:
+        """Whether ``pattern``, a link's, is the URL pattern (or the coarser pattern) of the page
         ``response`` that links it: the next step of a walk through one template (a calendar's
         next month at every zoom, Redmine's Gantt charts), which in Scrapy's default order
         (last in, first out) would always be the newest penalised request and keep the others
         waiting while its walk goes on."""
         linking = self._linking
         if linking[0] is not response:
-            pattern = (
-                self.patterns.pattern(scheduled_url(response.request)) if response.request else ""
-            )
-            linking = self._linking = (response, pattern, coarser(pattern) if pattern else None)
-        pattern = self.patterns.pattern(url)
+            own = self.patterns.pattern(scheduled_url(response.request)) if response.request else ""
+            linking = self._linking = (response, own, coarser(own) if own else None)
         return pattern == linking[1] or (linking[2] is not None and coarser(pattern) == linking[2])
 
-    def level(self, url: str) -> int:
+    def level(self, url: str, pattern: str | None = None) -> int:
         """The level of the URL pattern of ``url`` now: its own once it has :data:`FLOOR`
         responses; before, its coarser pattern's if that has them, else its path's every
         query's if that has them (a chart's eleventh set of options is judged by the ten
         before it), unless one of the responses of its parameter names was a new page, or a
         quarter of the path's queries were other spellings of a page (:func:`spelling_of`:
         the learner's evidence, which the hold paces)."""
-        entry, coarse, family = self._entries(url)
+        entry, coarse, family = self._entries(url, pattern)
         if entry.responses >= FLOOR:
             return entry.level
         if coarse is not None and coarse.responses >= FLOOR:
