@@ -478,3 +478,46 @@ def test_a_rule_learned_after_a_pages_claim_keeps_its_citation_as_the_site_spell
             if c != "/index.php?route=product&id=" + u.split("id=")[1].split("&")[0]
         }
         assert wrong == {}, held
+
+
+class _TwiceClaimed(CountingSite):
+    """``items`` items, each shown at ``/a/<n>`` and ``/b/<n>`` (one page, linked both ways
+    from the home page), declaring ``/item/<n>`` canonical: the page itself, which only a page
+    linked last (``/more``) links."""
+
+    def __init__(self, items: int = 12) -> None:
+        super().__init__()
+        self.items = items
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, _ = self.count(request)
+        parts = path.strip("/").split("/")
+        if path == "/":
+            links = "".join(
+                f"<a href='/{way}/{n}'>Item {n}</a> " for way in "ab" for n in range(self.items)
+            )
+            return declared_page("Home", f"<p>Our items.</p>{links}<a href='/more'>More</a>")
+        if path == "/more":
+            links = "".join(f"<a href='/item/{n}'>Item {n}</a> " for n in range(self.items))
+            return declared_page("More", links)
+        if len(parts) == 2 and parts[0] in ("a", "b", "item") and parts[1].isdigit():
+            text = f"<p>Item number {parts[1]}, a thing of its own, weighs {parts[1]}7 grams.</p>"
+            return declared_page(f"Item {parts[1]}", text, canonical=f"/item/{parts[1]}")
+        return not_found(request)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_claim_made_again_by_a_duplicate_page_is_still_checked_for_the_first():
+    """Two spellings of a page declare its canonical before it is fetched; the second, a
+    duplicate page, claims it again. The canonical's fetch shows both claims true: the first
+    page's items are cited under it, not under the spelling they were fetched with (they were,
+    before the site's canonicals were trusted: the fetch checked the second claim only)."""
+    site, crawler, items, _ = yield run(
+        lambda: (s := _TwiceClaimed(), *listen(s)), "/", {}, PageSpider
+    )
+    base = "/".join(items[0]["url"].split("/")[:3])
+    cited = {i["url"][len(base) :]: i["canonical_url"][len(base) :] for i in items}
+    firsts = {u: c for u, c in cited.items() if u.startswith("/a/")}
+    assert len(firsts) == 12
+    assert firsts == {f"/a/{n}": f"/item/{n}" for n in range(12)}
+    assert not [u for u in cited if u.startswith(("/b/", "/item/"))]  # duplicates: dropped

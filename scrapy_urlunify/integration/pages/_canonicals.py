@@ -16,6 +16,10 @@ from scrapy_urlunify.integration.pages._declared import SiteVerdicts, declared_h
 from scrapy_urlunify.integration.rules._fetched import Recent
 from scrapy_urlunify.learning._near_duplicates import distance
 
+#: claims of one canonical kept besides its last, for the pages that claimed it first (a page,
+#: then its duplicate spellings, each claiming it again)
+EARLIER_CLAIMS = 4
+
 #: a claim on probation as it is released: ``(URL, identifier, identity host, learner's
 #: signature, evidence, claimer)``
 Released = tuple[str, str, str, bytes, bool, str]
@@ -59,6 +63,10 @@ class Canonicals:
         # canonical id -> (signature, fingerprint, claimer, site, what it is released as, the
         # claimer's identifier)
         self._claims: Recent[tuple[bytes, int | None, str, str, Released, str]] = Recent()
+        # canonical id -> the claims it replaced there, (signature, fingerprint, claimer's
+        # identifier, canonical): a duplicate page claiming it again must not leave the first
+        # claimer's items unchecked (at most EARLIER_CLAIMS a canonical)
+        self._earlier: Recent[list[tuple[bytes, int | None, str, str]]] = Recent()
         # canonical id -> (signature, fingerprint) of the first page that declared it once its
         # site was trusted: the page it obtained, never fetched under its own URL
         self._obtained: Recent[tuple[bytes, int | None]] = Recent()
@@ -76,6 +84,9 @@ class Canonicals:
         named it canonical are checked."""
         near_sig = self.fingerprint(sig, near_sig)
         self._recent.remember(identifier, (sig, near_sig))
+        for claimed, claimed_fp, claimer_id, canonical in self._earlier.pop(identifier, ()):
+            if self.same(claimed, claimed_fp, sig, near_sig):
+                self.true_claims.remember(claimer_id, canonical)
         claim = self._claims.pop(identifier, None)
         if claim is not None:
             claimed, claimed_fp, claimer, site, released, claimer_id = claim
@@ -153,6 +164,11 @@ class Canonicals:
             self.true_claims.remember(identifier, url)
             return declared
         released = (url, target, declared[2], *learn, response.url)
+        replaced = self._claims.get(target)
+        if replaced is not None and replaced[5] != identifier:
+            earlier = self._earlier.get(target) or []
+            earlier = [*earlier, (replaced[0], replaced[1], replaced[5], replaced[4][0])]
+            self._earlier.remember(target, earlier[-EARLIER_CLAIMS:])
         self._claims.remember(target, (sig, near_sig, response.url, site, released, identifier))
         if not self.verdicts.trusted(site):
             self.stats.inc("canonical/on_probation")  # its target is fetched, and checks it
