@@ -5,6 +5,7 @@ signatures and duplicate items"; docs/near_duplicates.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from functools import partial
@@ -359,12 +360,10 @@ class PageChecks:
             self.canonical_urls.home(response.url)
             # a rule this very page completed gives it another identifier from now on: its
             # claim is kept under that one, where the citation is looked up
-            cited_as = identifier if self.policies.unifier is unifier else None
-            if cited_as is None:
-                try:
+            cited_as = identifier
+            if self.policies.unifier is not unifier:
+                with contextlib.suppress(InvalidURL):
                     cited_as = self.policies.unifier.identify(response.url)
-                except InvalidURL:
-                    cited_as = identifier
             if claim is not None:
                 self.canonical_urls.declared(cited_as, claim)
             elif one_with is not None:
