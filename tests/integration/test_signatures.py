@@ -174,6 +174,10 @@ def test_a_duplicate_page_that_links_other_pages_has_its_links_followed(order):
     site, crawler, items, dropped = yield run(textviewsite.start, "/", order, PageSpider)
     stats = crawler.stats.get_stats()
     assert textviewsite.issue_pages() <= set(site.hits)
+    # the partners' pages, on another host: a spider without allowed_domains wants them as
+    # plain Scrapy fetches them (breadth-first, only the partners' list links them, after its
+    # text view: they were lost while only the page's own site's rows counted)
+    assert textviewsite.partner_pages() <= set(site.hits)
     assert stats["finish_reason"] == "finished"
     # one item per page: the duplicate's own are dropped, as its page's text was already seen
     urls = [i["url"].split("/", 3)[3] for i in items]
@@ -183,28 +187,47 @@ def test_a_duplicate_page_that_links_other_pages_has_its_links_followed(order):
     assert len(set(urls) & (lists | texts)) == textviewsite.PROJECTS
     if not order:  # breadth-first: the text views first, the lists are the duplicate pages
         assert lists <= {item["url"].split("/", 3)[3] for item, _ in dropped}
-        # followed: the twelve lists, and one month of the calendar whose months are paths;
-        # not the partners' list, whose rows are other sites' pages (offsite: never requested)
-        assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS + 1
+        # followed: the twelve lists, one month of the calendar whose months are paths, and
+        # the partners' list
+        assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS + 2
         # their links after the links of new pages: at least each list's issues
         assert stats["urlunify/frontier/duplicate_links"] >= len(textviewsite.issue_pages())
-        assert "13 of them linking other pages: their links followed" in format_summary(
+        assert "14 of them linking other pages: their links followed" in format_summary(
             summarize(stats)
         )
         # one text, other rows: no evidence that format does not matter
         assert not [k for k in stats if k.startswith("urlunify/learned/param/")]
 
 
+class _OnsiteSpider(PageSpider):
+    allowed_domains = ["127.0.0.1"]
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_duplicate_page_whose_other_rows_are_offsite_is_dropped():
+    # breadth-first, the partners' list is a duplicate page whose rows are pages of localhost:
+    # outside the spider's allowed_domains, never requested, they are no rows to follow
+    site, crawler, items, dropped = yield run(textviewsite.start, "/", {}, _OnsiteSpider)
+    stats = crawler.stats.get_stats()
+    assert textviewsite.issue_pages() <= set(site.hits)
+    assert not textviewsite.partner_pages() & set(site.hits)
+    assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS + 1
+    # fetched, and dropped as the duplicate it is: its text view's item is the list's
+    assert "/partners" in site.hits
+    assert "partners" not in {item["url"].split("/", 3)[3] for item in items}
+    assert stats["finish_reason"] == "finished"
+
+
 @pytest_twisted.inlineCallbacks
 def test_with_a_shared_store_a_duplicate_page_is_followed_as_with_a_local_one(redis_server):
     # the rows of a duplicate page are looked up in the Redis seen store in one round trip: the
     # reports' two-column view, whose rows are the reports spelled otherwise, all requested, is
-    # not followed (taken to lead somewhere new without a lookup, it was: 14 followed)
+    # not followed (taken to lead somewhere new without a lookup, it was: 15 followed)
     settings = {"URLUNIFY_STORE": redis_server.url, "URLUNIFY_SCOPE": "textview"}
     site, crawler, items, dropped = yield run(textviewsite.start, "/", settings, PageSpider)
     stats = crawler.stats.get_stats()
-    assert textviewsite.issue_pages() <= set(site.hits)
-    assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS + 1
+    assert textviewsite.issue_pages() | textviewsite.partner_pages() <= set(site.hits)
+    assert stats["urlunify/signature/duplicates_followed"] == textviewsite.PROJECTS + 2
     # the calendars are not walked
     assert len([u for u in site.hits if u.startswith("/calendar")]) == 3
     assert len([u for u in site.hits if u.startswith("/events/")]) == 4

@@ -31,6 +31,10 @@ def issue_pages() -> set[str]:
     return {f"/projects/{p}/issues/{n}" for p in range(PROJECTS) for n in range(1, ISSUES + 1)}
 
 
+def partner_pages() -> set[str]:
+    return {f"/partner/{n}" for n in range(1, 4)}
+
+
 class TextViewSite(CountingSite):
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         base, params = self.count(request)

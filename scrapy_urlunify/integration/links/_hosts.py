@@ -21,15 +21,29 @@ OFFSITE = object()
 INSIDE = object()
 
 
+def allowed_domains(spider: Any) -> tuple[str, ...]:
+    """The spider's ``allowed_domains``, lower-cased, as Scrapy's offsite filter reads them
+    (empty: every host is let through)."""
+    allowed = getattr(spider, "allowed_domains", None) or ()
+    if isinstance(allowed, str):
+        allowed = (allowed,)
+    return tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
+
+
+def requested(host: str, identity_host: str, allowed: tuple[str, ...]) -> bool:
+    """Whether a crawl whose spider allows ``allowed`` requests pages of ``host``: any host when
+    it names none; else one within them, or an alias of one (``identity_host`` within them:
+    let past Scrapy's offsite filter, :data:`ALIAS`)."""
+    return not allowed or any(within(host, d) or within(identity_host, d) for d in allowed)
+
+
 class CrawlHosts:
     """The hosts of the crawl's spider (``allowed_domains``), and a verdict per host met."""
 
     def __init__(self, crawler: Crawler, policies: CrawlPolicies) -> None:
         self.crawler = crawler
         self.policies = policies
-        spider = getattr(crawler, "spider", None)
-        allowed = getattr(spider, "allowed_domains", None) or ()
-        self.allowed = tuple(d.lower().lstrip(".") for d in allowed if isinstance(d, str) and d)
+        self.allowed = allowed_domains(getattr(crawler, "spider", None))
         #: host of a URL to fetch -> its verdict, computed once
         self.known: dict[str, Any] = {}
 

@@ -26,6 +26,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     RESEMBLANCE_META,
     SIGNATURE_META,
 )
+from scrapy_urlunify.integration.links._hosts import allowed_domains
 from scrapy_urlunify.integration.links._robots_meta import Noindex, passes_through
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._citation_hold import CitationHold
@@ -114,7 +115,11 @@ class PageChecks:
         #: the duplicate pages whose rows are their own (their links followed)
         self.duplicate_rows = (
             DuplicateRows(
-                policies, near, seen, s["URLUNIFY_SIGNATURE_GRANULARITY"], follow=follow_duplicates
+                policies,
+                near,
+                seen,
+                allowed_domains(getattr(crawler, "spider", None)),
+                follow=follow_duplicates,
             )
             if near is not None
             else None
@@ -276,7 +281,7 @@ class PageChecks:
             and isinstance(response, HtmlResponse)
             and len(response.body) <= self.duplicate_rows.near.max_body
         ):
-            own = self.duplicate_rows.check(response, earlier, site)
+            own = self.duplicate_rows.check(response, earlier)
         canonicals = self.canonicals
         shortlinks = self.shortlinks
         if canonicals is not None:

@@ -17,9 +17,9 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_urlunify.core._url import host_of
+from scrapy_urlunify.integration.links._hosts import requested
 from scrapy_urlunify.integration.rules._fetched import RECENT
 from scrapy_urlunify.learning._near_duplicates import other_rows, other_targets
-from scrapy_urlunify.learning._page_signature import site_key
 
 if TYPE_CHECKING:
     from scrapy.http import HtmlResponse
@@ -50,13 +50,16 @@ class DuplicateRows:
         policies: CrawlPolicies,
         near: NearDuplicatePages,
         seen: SeenKeys | None,
-        granularity: str,
+        allowed: tuple[str, ...],
         *,
         follow: bool,
     ) -> None:
         self.policies = policies
-        #: what a site is (``URLUNIFY_SIGNATURE_GRANULARITY``): a page's rows are of its site
-        self.granularity = granularity
+        #: the spider's ``allowed_domains`` (:func:`allowed_domains`): a row the crawl never
+        #: requests (offsite) is no row to follow
+        self.allowed = allowed
+        #: host -> whether the crawl requests its pages
+        self._requested: dict[str, bool] = {}
         self.near = near
         self.seen = seen
         #: the spider gets such a page: its items must be dropped (SignaturePipeline enabled)
@@ -64,9 +67,9 @@ class DuplicateRows:
         #: the pages (base identifiers) one of whose duplicates showed rows of its own
         self._taken: OrderedDict[str, None] = OrderedDict()
 
-    def check(self, response: HtmlResponse, earlier: str, site: str) -> OwnRows:
-        """A page of ``site`` (``site_key``) whose body text repeats that of the page
-        ``earlier`` (its base identifier) was fetched: whether its rows are its own."""
+    def check(self, response: HtmlResponse, earlier: str) -> OwnRows:
+        """A page whose body text repeats that of the page ``earlier`` (its base identifier)
+        was fetched: whether its rows are its own."""
         repeated = self.near.repeated_links(response.selector.root, earlier)
         if repeated is None:
             return NONE
@@ -76,7 +79,7 @@ class DuplicateRows:
             or not other_targets(links, known)
             or earlier in self._taken
             or (known is not None and not other_rows(links, known, 0))
-            or not self._unseen(response, targets, site)
+            or not self._unseen(response, targets)
         ):
             return NONE
         self._taken[earlier] = None
@@ -84,14 +87,13 @@ class DuplicateRows:
             self._taken.popitem(last=False)
         return OwnRows(self.follow, links.to_bytes(8, "little"))
 
-    def _unseen(self, response: HtmlResponse, targets: tuple[str, ...], site: str) -> bool:
-        """Whether a page of ``site`` links a page of its site the crawl has not requested
-        (``targets``: its main content's, as written; another site's pages are no rows of its
-        own, and are offsite to most crawls), looked up in one call to the seen store (one round
-        trip to a shared one). When the store cannot say (keys of another fingerprinter), it
-        may: its links meet the dupefilter anyway."""
+    def _unseen(self, response: HtmlResponse, targets: tuple[str, ...]) -> bool:
+        """Whether a page links a page the crawl requests and has not requested yet
+        (``targets``: its main content's, as written; a page of a host outside the spider's
+        ``allowed_domains`` is never requested: no row to follow), looked up in one call to the
+        seen store (one round trip to a shared one). When the store cannot say (keys of another
+        fingerprinter), it may: its links meet the dupefilter anyway."""
         unifier = self.policies.unifier
-        sites: dict[str, str] = {}
         identifiers: dict[str, None] = {}
         for target in targets:
             try:
@@ -99,9 +101,10 @@ class DuplicateRows:
                 if unifier.filter_reason(url) is not None:
                     continue
                 host = host_of(url)
-                if host not in sites:
-                    sites[host] = site_key(unifier.host_rules(host).identity_host, self.granularity)
-                if sites[host] == site:
+                if host not in self._requested:
+                    identity_host = unifier.host_rules(host).identity_host
+                    self._requested[host] = requested(host, identity_host, self.allowed)
+                if self._requested[host]:
                     identifiers[unifier.identify(url)] = None
             except ValueError:  # not a URL: no link to follow
                 continue
