@@ -6,8 +6,8 @@ a parameter pair is found among), ``"R"`` + a path's tail (pages with one more l
 ``"A"`` + path and query (the same page on other hosts), ``"S"`` + a signature (the paths it
 was seen on). What each record holds is the pair finders' business (``learning.pairs``); this
 module keeps the records within ``max_entries``, and tells which signatures are no evidence: a
-text seen on two paths is *shared* (a soft 404, a login wall) unless a page of it declared the
-other path its canonical, on :data:`CATCH_ALL_PATHS` a *catch-all*. And the pages found
+text seen on two paths is *shared* (a soft 404, a login wall) unless each page of it declared a
+path it was seen on its canonical, on :data:`CATCH_ALL_PATHS` a *catch-all*. And the pages found
 *unstable* (:class:`UnstablePages`): URLs seen twice with two signatures (a clock, a token, a
 counter in the body), whose pairs are neither evidence nor counter-examples (see "Which
 signatures may teach" in ``docs/learning.md``).
@@ -83,18 +83,21 @@ class PageIndex:
             return
         key = slot("S" + sig)
         entry = self.records.get(key, ())
-        own = list(dict.fromkeys(_normal(p) for p in (path, *spellings)))
+        declared = [_normal(p) for p in spellings]
+        own = list(dict.fromkeys((_normal(path), *declared)))
         new = [p for p in own if p not in entry]
         if not new:
             return
-        if entry and not (spellings and set(own).issuperset(entry)):
+        if entry and not any(p in entry for p in declared):
             # one text on two paths: a soft 404 ("not found" served with 200), a login wall,
             # an empty result, not one page; a parameter or an alias pair of it tests nothing
             # (every missing URL gives the same text whatever its parameters or host), so it is
             # no evidence for those rules from now on, even before it is a catch-all. (A path
             # rule's own evidence is such a text: /print/x = /x.) Not when the page's own
-            # declared canonical names the other path (a product's CMS route naming its pretty
-            # URL): a third path is shared again.
+            # declared canonical names a path the text was seen on (a product's CMS route, its
+            # category path and its AMP copy, each naming its pretty URL): the site says they
+            # are one page, each path added so; a text on unrelated paths is a catch-all at
+            # the third all the same, whatever it declares (a "not found" page naming /404).
             self.shared.add(sig)
         # paths one segment apart (/x, /print/x, /x/amp) are one page's spellings, not the
         # unrelated paths a soft 404 answers: they count once toward a catch-all

@@ -226,17 +226,29 @@ def test_a_page_the_site_declares_under_two_paths_is_evidence():
         for url, text, spelling in products(spelled=True, order=order):
             learner.observe(url, "shop.test", sig(text), spelling)
         assert param_rules(learner) == [("shop.test", "view")], order
-    # a third path with the text is no spelling the site declared: shared again
+    # a third path declaring the same page (its AMP copy, one segment below the pretty URL) is
+    # one more spelling the site declared: the pairs are evidence still (on a store, a mobile
+    # host's copy of a product fetched under its category path and AMP copy taught no alias)
+    learner = Learner(min_pairs=3)
+    for n in (1, 2, 3):
+        route = f"https://shop.test/index.php?route=product/view&id={n}"
+        pretty = f"https://shop.test/product/{n}-name"
+        for url in (route, f"{pretty}/amp", *(f"{pretty}?view={v}" for v in VIEWS)):
+            learner.observe(url, "shop.test", sig(f"product {n}"), (pretty,))
+    assert learner.stats["shared"] == 0
+    assert param_rules(learner) == [("shop.test", "view")]
+    # a text on a third unrelated path is no page's spellings, whatever it declares: a
+    # catch-all, no evidence at all
     learner = Learner(min_pairs=3)
     not_found = "Page not found"
     learner.observe(
         "https://shop.test/gone-1", "shop.test", sig(not_found), ("https://shop.test/404",)
     )
-    assert learner.stats["shared"] == 0
+    assert learner.stats["shared"] == learner.stats["catch_all"] == 0
     learner.observe(
         "https://shop.test/gone-2", "shop.test", sig(not_found), ("https://shop.test/404",)
     )
-    assert learner.stats["shared"] == 1
+    assert learner.stats["catch_all"] == 1
 
 
 def test_a_soft_404_is_no_evidence_for_an_alias():
