@@ -127,6 +127,59 @@ def test_a_rule_on_probation_is_confirmed_with_a_wider_one():
     assert sum(n for url, n in site.hits.items() if "?paged=" in url) <= 7  # 4 pairs, 3 samples
 
 
+class _DeepPagerSite(CountingSite):
+    """Twelve lists ``/t/<x>/``: the first three link their page 2 as ``/t/<x>/page/2/`` and as
+    ``/t/<x>/?paged=2`` (which declares the first canonical), the others their pages 3 and 2
+    so."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, params = self.count(request)
+        parts = path.strip("/").split("/")
+        if path == "/":
+            links = [f"/t/{x}/" for x in "abcdefghijkl"]
+        elif len(parts) == 2 and parts[0] == "t" and not params:
+            pages = (2,) if parts[1] in "abc" else (3, 2)
+            links = [link for n in pages for link in (f"{path}page/{n}/", f"{path}?paged={n}")]
+        elif len(parts) == 2 and parts[0] == "t" or len(parts) == 4 and parts[2] == "page":
+            pretty = f"/t/{parts[1]}/page/{params.get('paged') or parts[3]}/"
+            text = f"<p>The list {parts[1]}, page {pretty[-2]}.</p>"
+            return declared_page(pretty, text, canonical=pretty)
+        else:
+            return not_found(request)
+        return links_page(path, links)
+
+
+def _list_page(url: str) -> tuple[str, str]:
+    """``(list, page)`` of a list's page in either spelling: ``/t/x/page/2/``, ``/t/x/?paged=2``."""
+    parts = urlsplit(url)
+    segments = parts.path.strip("/").split("/")
+    return segments[1], dict(parse_qsl(parts.query)).get("paged") or segments[3]
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_rule_on_probation_takes_no_samples_of_its_own_beside_a_wider_one():
+    # /t/{s1}?paged=2 is learned from the first three lists, /t/{s1}?paged={q0} at the next
+    # list's page 3, while the first is on probation. The wider rule merges every URL the
+    # narrower merges into the same page: its samples check both, and the narrower is
+    # confirmed with it. Before, the narrower took samples of its own from the pages 2 the
+    # wider would have sampled too: 4 samples, 8 URLs with ?paged= fetched (2 and 6 now)
+    site, crawler, items, _ = yield run(
+        lambda: (s := _DeepPagerSite(), *listen(s)), "/", {}, PageSpider
+    )
+    stats = crawler.stats.get_stats()
+    assert stats.get("urlunify/learned/form/127.0.0.1//t/{s1}?paged=2") == 3
+    assert stats.get("urlunify/learned/form/127.0.0.1//t/{s1}?paged={q0}")
+    assert stats.get("urlunify/learned/probation/subsumed") == 1
+    assert stats.get("urlunify/learned/confirmed") == 2
+    assert stats["finish_reason"] == "finished"
+    # every page of every list, one item each, under whichever spelling was fetched
+    pages = [_list_page(i["url"]) for i in items if "page" in i["url"]]
+    assert len(pages) == len(set(pages))
+    assert set(pages) == {(x, "2") for x in "abcdefghijkl"} | {(x, "3") for x in "defghijkl"}
+    assert stats["urlunify/learned/probation/samples"] <= 2
+    assert sum(n for url, n in site.hits.items() if "?paged=" in url) <= 6
+
+
 #: the filters of the lists' second pages, one a list, in turn: four parameter names
 _FILTERS = [("orderby", "date"), ("color", "red"), ("size", "m"), ("brand", "acme")]
 

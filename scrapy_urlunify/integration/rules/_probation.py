@@ -26,10 +26,11 @@ from scrapy_urlunify.integration.rules._samples import (
     SAMPLE_PRIORITY,
     RuleKey,
     RuleOnProbation,
+    fresh_paths_first,
     key_text,
     rule_key,
+    sampling,
     text_key,
-    url_path,
 )
 from scrapy_urlunify.learning._rule_types import subsumes_rule
 from scrapy_urlunify.stores._memory import MemoryKeptStore
@@ -198,7 +199,7 @@ class Probation:
         # a sample is compared with the page it was merged into: only once that page is fetched
         earlier = self.pages.page(identifier)
         if earlier is not None:
-            for p in rules:
+            for p in self._sampling(rules):
                 path = p.sample_key(url)
                 if p.wants(url, path, self.samples_needed):
                     p.sample(url, path)
@@ -241,6 +242,10 @@ class Probation:
             return rules, base.identify(url), self.policies.unifier.identify(url)
         except InvalidURL:
             return None
+
+    def _sampling(self, rules: list[RuleOnProbation]) -> list[RuleOnProbation]:
+        """Of ``rules``, those that take samples of their own (:func:`sampling`)."""
+        return sampling(rules, [q.rule for q in self._rules.values()])
 
     def _base_seen(self, base_identifier: str) -> bool:
         """Whether the seen store holds the key of ``base_identifier`` (a request recorded
@@ -375,10 +380,13 @@ class Probation:
         if self._shared:
             self._adopt_shared_kept()
         requests: list[Request] = []
-        for p in list(self._rules.values()):
-            kept = _fresh_paths_first(
-                [(i, k) for i, k in self._kept.items() if p.key in k.keys], p.paths
-            )
+        verifying: list[LearnedRule] = []  # the rules whose kept requests go as samples now
+        # the wider rules first: a narrower one they subsume waits for their verdict
+        for p in sorted(self._rules.values(), key=lambda p: not self._sampling([p])):
+            if p.key not in self._rules or any(subsumes_rule(w, p.rule) for w in verifying):
+                continue  # confirmed with a wider rule meanwhile, or waiting for its verdict
+            kept = [(i, k) for i, k in self._kept.items() if p.key in k.keys]
+            kept = [kept[j] for j in fresh_paths_first([k.request.url for _, k in kept], p.paths)]
             decisive = p.at_idle([k.request.url for _, k in kept])
             if decisive is not None:  # verified first
                 kept.insert(0, kept.pop(decisive))
@@ -387,6 +395,7 @@ class Probation:
                 continue
             if not kept:
                 continue
+            verifying.append(p.rule)
             chosen = kept[: max(1, self.samples_needed - p.confirmed)]
             for entry_id, k in chosen:
                 del self._kept[entry_id]
@@ -573,20 +582,6 @@ def _entry_id(request: Request) -> bytes:
     h.update(f"{request.method} {request.url}\0".encode("utf-8", "surrogatepass"))
     h.update(request.body)
     return h.digest()
-
-
-def _fresh_paths_first(
-    kept: list[tuple[bytes, _Kept]], sampled: set[str]
-) -> list[tuple[bytes, _Kept]]:
-    """Kept requests in the order they are verified: one per path not sampled yet first."""
-    fresh: list[tuple[bytes, _Kept]] = []
-    rest: list[tuple[bytes, _Kept]] = []
-    paths = set(sampled)
-    for item in kept:
-        path = url_path(item[1].request.url)
-        (rest if path in paths else fresh).append(item)
-        paths.add(path)
-    return fresh + rest
 
 
 class _Kept:

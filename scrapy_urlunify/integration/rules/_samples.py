@@ -16,7 +16,7 @@ from scrapy_urlunify.core._domains import within
 from scrapy_urlunify.core._forms import UrlForm
 from scrapy_urlunify.core._params import context_items
 from scrapy_urlunify.learning._rule_contexts import split_context
-from scrapy_urlunify.learning._rule_types import FORM, evidence_lead, param_value
+from scrapy_urlunify.learning._rule_types import FORM, evidence_lead, param_value, subsumes_rule
 
 if TYPE_CHECKING:
     from scrapy_urlunify.learning._rule_types import LearnedRule
@@ -264,3 +264,31 @@ class RuleOnProbation:
                 return i
         self.unlike = _WAIVED
         return None
+
+
+def sampling(
+    rules: list[RuleOnProbation], on_probation: list[LearnedRule]
+) -> list[RuleOnProbation]:
+    """Of ``rules`` (merging one request), those that take samples of their own: not one a
+    wider rule on probation (of ``on_probation``) subsumes (``subsumes_rule``). The wider rule
+    merges the request into the same page, so its sample checks both, and its confirmation
+    confirms the narrower one: a form and the last segment learned beside it from the same
+    pages (``/product/{s1}/amp`` and ``amp``) each took three samples of one kind of URL."""
+    return [
+        p
+        for p in rules
+        if not any(w is not p.rule and subsumes_rule(w, p.rule) for w in on_probation)
+    ]
+
+
+def fresh_paths_first(urls: list[str], sampled: set[str]) -> list[int]:
+    """The order in which kept requests (their ``urls``) are verified: one per path not
+    ``sampled`` yet first."""
+    fresh: list[int] = []
+    rest: list[int] = []
+    paths = set(sampled)
+    for i, url in enumerate(urls):
+        path = url_path(url)
+        (rest if path in paths else fresh).append(i)
+        paths.add(path)
+    return fresh + rest
