@@ -4,8 +4,10 @@ outside the context; one of them unlike the lead its evidence shares), and when 
 are enough (docs/learning.md, "One sample unlike the evidence"); an alias rule's samples include
 its host's root page (docs/learning.md, "An alias host's root page"). Fetching the samples, the kept
 requests and the verdicts' bookkeeping are :class:`~._probation.Probation`'s; how a sample is
-named in the kept store (:func:`key_text`) and how far ahead it is scheduled
-(:func:`sample_priority`) are here.
+named in the kept store (:func:`key_text`), how far ahead it is scheduled
+(:func:`sample_priority`), which rules take samples of their own (:func:`sampling`: not one a
+wider rule on probation subsumes) and in which order kept requests are verified at idle
+(:func:`fresh_paths_first`) are here.
 """
 
 from __future__ import annotations
