@@ -14,6 +14,7 @@ import formsite
 import pytest_twisted
 from minicrawl import PageSpider, assert_every_page_once, run
 from minisite import CountingSite, declared_page, links_page, listen, not_found
+from wikisite import article_text
 
 
 def _page(url: str) -> str | None:
@@ -232,3 +233,43 @@ def test_a_form_rule_learns_to_carry_the_other_parameters():
     assert filtered <= {urlsplit(i["url"]).path + "?" + urlsplit(i["url"]).query for i in items}
     # three pairs, three probation samples and one in flight at most
     assert sum(n for url, n in site.hits.items() if "paged=2&" in url or "&paged" in url) <= 7
+
+
+class _CategoryPathSite(CountingSite):
+    """Three products, each linked from ``/`` under its category's path only
+    (``/c/<category>/<slug>/``, which ``URLUNIFY_URL_FORMS`` makes one identifier with
+    ``/p/<slug>/``), each page declaring ``/p/<slug>/`` canonical and linking that page in two
+    views (``?view=a``, ``?view=b``) that show its text."""
+
+    def render_GET(self, request):  # type: ignore[no-untyped-def]
+        path, _ = self.count(request)
+        parts = path.strip("/").split("/")
+        if path == "/":
+            return links_page("Shop", [f"/c/{c}/item-{c}/" for c in "xyz"])
+        slug = parts[-1] if parts[0] in ("c", "p") else ""
+        if not slug.startswith("item-"):
+            return not_found(request)
+        pretty = f"/p/{slug}/"
+        views = "".join(f"<a href='{pretty}?view={v}'>view {v}</a> " for v in "ab")
+        text = f"<p>{article_text(slug)}</p>{views}"
+        return declared_page(slug, text, canonical=pretty)
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_page_whose_rules_make_it_its_canonical_still_tells_the_learner_its_spelling():
+    # each product's text is on /c/<category>/<slug> (fetched first) and /p/<slug> (its views).
+    # The category path names /p/<slug>/ canonical, one identifier under the settings' form:
+    # told the learner as a spelling all the same, so the text on the second path is that page,
+    # and its views' pairs are evidence that view does not matter. Before, the second path made
+    # the text "shared" (a soft 404's), and nothing was learned
+    settings = {"URLUNIFY_URL_FORMS": {"127.0.0.1": {"/c/*/{s2}": "/p/{s2}"}}}
+    site, crawler, items, _ = yield run(
+        lambda: (s := _CategoryPathSite(), *listen(s)), "/", settings, PageSpider
+    )
+    stats = crawler.stats.get_stats()
+    assert stats.get("urlunify/learned/param/127.0.0.1/view") == 3
+    assert stats["finish_reason"] == "finished"
+    # one item a product: its views are its duplicates
+    assert sorted(urlsplit(i["url"]).path for i in items if "item-" in i["url"]) == [
+        f"/c/{c}/item-{c}/" for c in "xyz"
+    ]

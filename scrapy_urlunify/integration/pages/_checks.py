@@ -323,9 +323,17 @@ class PageChecks:
             # (else ?orderby=price is "other content" than ?orderby=price&v=1, and v "matters")
             near.keep_apart(base_identifier, sig)
         trusted = claim = declared = one_with = None
+        spellings: tuple[str, ...] = ()
         if canonicals is not None and isinstance(response, TextResponse):
             declared = canonicals.declared(response, identifier, site, unifier)
             one_with = canonicals.one_with
+            # the site says its text is on its canonical's path too (a claim that is false puts
+            # no text there, and the learner compares texts), whether a rule in force merges
+            # the two or not: a probation sample of /shop/<category>/<slug> says it as well
+            if declared is not None:
+                spellings = (declared[0],)
+            elif one_with is not None and not canonicals.names_itself:
+                spellings = (one_with,)
             if declared is not None:
                 trusted = canonicals.trusted(
                     response, declared, identifier, site, sig, near_sig, (learn_sig, evidence)
@@ -352,9 +360,7 @@ class PageChecks:
                 identity_host,
                 learn_sig,
                 evidence,
-                # the site says its text is on its canonical's path too: a claim that is false
-                # puts no text there, and the learner compares texts
-                (declared[0],) if declared is not None else (),
+                spellings,
             )
         if trusted is not None:
             self._trusted_canonical(*trusted, learn_sig, evidence, response.url)
