@@ -91,17 +91,23 @@ def test_two_spellings_a_new_rule_merged_in_the_queue_do_not_both_go():
 
 
 class _PagerSite(CountingSite):
-    """Nine lists ``/t/<x>/``: the first three link their page 2 as ``/t/<x>/page/2/`` and as
-    ``/t/<x>/?paged=2`` (which declares the first canonical), the other six their page 3 so."""
+    """Lists ``/t/<x>/`` that link pages of theirs as ``/t/<x>/page/<n>/`` and as
+    ``/t/<x>/?paged=<n>`` (which declares the first canonical): ``pages`` gives each list's, in
+    link order; by default nine lists, the first three their page 2, the other six their page
+    3."""
+
+    def __init__(self, pages: dict[str, tuple[int, ...]] | None = None) -> None:
+        super().__init__()
+        self.pages = pages or {x: (2,) if x in "abc" else (3,) for x in "abcdefghi"}
 
     def render_GET(self, request):  # type: ignore[no-untyped-def]
         path, params = self.count(request)
         parts = path.strip("/").split("/")
         if path == "/":
-            links = [f"/t/{x}/" for x in "abcdefghi"]
+            links = [f"/t/{x}/" for x in self.pages]
         elif len(parts) == 2 and parts[0] == "t" and not params:
-            n = 2 if parts[1] in "abc" else 3
-            links = [f"{path}page/{n}/", f"{path}?paged={n}"]
+            pages = self.pages.get(parts[1], ())
+            links = [link for n in pages for link in (f"{path}page/{n}/", f"{path}?paged={n}")]
         elif len(parts) == 2 and parts[0] == "t" or len(parts) == 4 and parts[2] == "page":
             pretty = f"/t/{parts[1]}/page/{params.get('paged') or parts[3]}/"
             text = f"<p>The list {parts[1]}, page {pretty[-2]}.</p>"
@@ -128,26 +134,8 @@ def test_a_rule_on_probation_is_confirmed_with_a_wider_one():
     assert sum(n for url, n in site.hits.items() if "?paged=" in url) <= 7  # 4 pairs, 3 samples
 
 
-class _DeepPagerSite(CountingSite):
-    """Twelve lists ``/t/<x>/``: the first three link their page 2 as ``/t/<x>/page/2/`` and as
-    ``/t/<x>/?paged=2`` (which declares the first canonical), the others their pages 3 and 2
-    so."""
-
-    def render_GET(self, request):  # type: ignore[no-untyped-def]
-        path, params = self.count(request)
-        parts = path.strip("/").split("/")
-        if path == "/":
-            links = [f"/t/{x}/" for x in "abcdefghijkl"]
-        elif len(parts) == 2 and parts[0] == "t" and not params:
-            pages = (2,) if parts[1] in "abc" else (3, 2)
-            links = [link for n in pages for link in (f"{path}page/{n}/", f"{path}?paged={n}")]
-        elif len(parts) == 2 and parts[0] == "t" or len(parts) == 4 and parts[2] == "page":
-            pretty = f"/t/{parts[1]}/page/{params.get('paged') or parts[3]}/"
-            text = f"<p>The list {parts[1]}, page {pretty[-2]}.</p>"
-            return declared_page(pretty, text, canonical=pretty)
-        else:
-            return not_found(request)
-        return links_page(path, links)
+#: twelve lists: the first three link their page 2, the others their pages 3 and 2
+_DEEP = {x: (2,) if x in "abc" else (3, 2) for x in "abcdefghijkl"}
 
 
 def _list_page(url: str) -> tuple[str, str]:
@@ -165,7 +153,7 @@ def test_a_rule_on_probation_takes_no_samples_of_its_own_beside_a_wider_one():
     # confirmed with it. Before, the narrower took samples of its own from the pages 2 the
     # wider would have sampled too: 4 samples, 8 URLs with ?paged= fetched (2 and 6 now)
     site, crawler, items, _ = yield run(
-        lambda: (s := _DeepPagerSite(), *listen(s)), "/", {}, PageSpider
+        lambda: (s := _PagerSite(_DEEP), *listen(s)), "/", {}, PageSpider
     )
     stats = crawler.stats.get_stats()
     assert stats.get("urlunify/learned/form/127.0.0.1//t/{s1}?paged=2") == 3
