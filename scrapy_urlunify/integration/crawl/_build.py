@@ -22,6 +22,7 @@ from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
 from scrapy_urlunify.integration.crawl._stats import UnifyStats
 from scrapy_urlunify.integration.crawl._stores import crawl_stores
 from scrapy_urlunify.integration.crawl._summary import Summary
+from scrapy_urlunify.integration.links._hosts import allowed_domains
 from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
 from scrapy_urlunify.integration.pages._checks import PageChecks
 from scrapy_urlunify.integration.pages._items import ItemOrigins
@@ -297,15 +298,16 @@ class UnifyCrawl:
         return NearDuplicatePages.from_settings(s)
 
     @cached_property
+    def allowed_domains(self) -> tuple[str, ...]:
+        """The spider's ``allowed_domains``, as Scrapy's offsite filter reads them."""
+        return allowed_domains(getattr(self.crawler, "spider", None))
+
+    @cached_property
     def canonical_urls(self) -> CanonicalURLs:
         """Each page's canonical URL, spelled as the crawl's start URLs spell their sites."""
-        spider = getattr(self.crawler, "spider", None)
-        starts = getattr(spider, "start_urls", None) or ()
-        domains = getattr(spider, "allowed_domains", None) or ()
+        starts = getattr(getattr(self.crawler, "spider", None), "start_urls", None) or ()
         return CanonicalURLs(
-            self.policies,
-            [u for u in starts if isinstance(u, str)],
-            [domains] if isinstance(domains, str) else domains,
+            self.policies, [u for u in starts if isinstance(u, str)], self.allowed_domains
         )
 
     @cached_property
@@ -326,6 +328,7 @@ class UnifyCrawl:
             learning=self.learning,
             frontier=self.frontier,
             canonical_urls=self.canonical_urls,
+            allowed_domains=self.allowed_domains,
             # a duplicate page given to the spider for its links: its items must be dropped
             follow_duplicates=self.configured("ITEM_PIPELINES", "signature_pipeline"),
         )

@@ -26,7 +26,6 @@ from scrapy_urlunify.integration.crawl._meta import (
     RESEMBLANCE_META,
     SIGNATURE_META,
 )
-from scrapy_urlunify.integration.links._hosts import allowed_domains
 from scrapy_urlunify.integration.links._robots_meta import Noindex, passes_through
 from scrapy_urlunify.integration.pages._canonicals import Canonicals
 from scrapy_urlunify.integration.pages._citation_hold import CitationHold
@@ -95,6 +94,7 @@ class PageChecks:
         learning: LearningSession | None,
         frontier: Frontier | None,
         canonical_urls: CanonicalURLs | None = None,
+        allowed_domains: tuple[str, ...] = (),
         follow_duplicates: bool = False,
     ) -> None:
         s = settings
@@ -118,7 +118,7 @@ class PageChecks:
                 policies,
                 near,
                 seen,
-                allowed_domains(getattr(crawler, "spider", None)),
+                allowed_domains,
                 follow=follow_duplicates,
             )
             if near is not None
@@ -332,12 +332,11 @@ class PageChecks:
             # the two or not: a probation sample of /shop/<category>/<slug> says it as well
             if declared is not None:
                 spellings = (declared[0],)
-            elif one_with is not None and not canonicals.names_itself:
-                spellings = (one_with,)
-            if declared is not None:
                 trusted = canonicals.trusted(
                     response, declared, identifier, site, sig, near_sig, (learn_sig, evidence)
                 )
+            elif one_with is not None and not canonicals.names_itself:
+                spellings = (one_with,)
             claim = canonicals.true_claims.get(identifier)
             if (
                 self.hold is not None

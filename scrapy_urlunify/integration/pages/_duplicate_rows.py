@@ -58,7 +58,7 @@ class DuplicateRows:
         #: the spider's ``allowed_domains`` (:func:`allowed_domains`): a row the crawl never
         #: requests (offsite) is no row to follow
         self.allowed = allowed
-        #: host -> whether the crawl requests its pages
+        #: host -> whether the crawl requests its pages (the hosts of allowed_domains' crawls)
         self._requested: dict[str, bool] = {}
         self.near = near
         self.seen = seen
@@ -100,12 +100,14 @@ class DuplicateRows:
                 url = response.urljoin(target)
                 if unifier.filter_reason(url) is not None:
                     continue
-                host = host_of(url)
-                if host not in self._requested:
-                    identity_host = unifier.host_rules(host).identity_host
-                    self._requested[host] = requested(host, identity_host, self.allowed)
-                if self._requested[host]:
-                    identifiers[unifier.identify(url)] = None
+                if self.allowed:  # (without, every host is requested: nothing to look up)
+                    host = host_of(url)
+                    if host not in self._requested:
+                        identity_host = unifier.host_rules(host).identity_host
+                        self._requested[host] = requested(host, identity_host, self.allowed)
+                    if not self._requested[host]:
+                        continue
+                identifiers[unifier.identify(url)] = None
             except ValueError:  # not a URL: no link to follow
                 continue
         if not identifiers:
