@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from urllib.parse import urlsplit
 
+import inflightsite
 import minicrawl
 import optionsite
 import pytest_twisted
@@ -98,6 +99,19 @@ def test_a_third_value_waits_and_a_second_page_waits_for_the_first():
     assert frontier.admit(other, [("view s.test/item/2?", "view s.test", 0)])
     # two values observed on item 1 (whatever is in flight): a third adds nothing
     assert not frontier.admit(c, [("view s.test/item/1?", "view s.test", 2)])
+
+
+def test_a_page_in_flight_is_known_by_its_identifier_under_the_rules_learned_meanwhile():
+    frontier = Frontier(UnifyStats(None), 100)
+    first = Request("http://s.test/item/9?v=a")
+    assert frontier.admit(first, [("page s.test/item/9?v=a", "page s.test/item/9?v=a", 1)])
+    second = Request("http://s.test/item/9?v=b")
+    # v is learned: both are s.test/item/9 now
+    frontier.rename_pages(lambda url: url.partition("//")[2].partition("?")[0])
+    assert not frontier.admit(second, [("page s.test/item/9", "page s.test/item/9", 1)])
+    assert frontier.worth_waiting([("page s.test/item/9", "page s.test/item/9", 1)])
+    frontier.landed(id(first))
+    assert frontier.admit(second, [("page s.test/item/9", "page s.test/item/9", 1)])
 
 
 def test_a_page_out_of_the_downloader_is_in_flight_until_its_response_is_judged(monkeypatch):
@@ -376,3 +390,22 @@ def test_the_views_of_a_last_segment_under_way_go_one_directory_at_a_time():
     overviews = sum(n for path, n in site.hits.items() if path.endswith("/overview/"))
     # three pairs and three samples (6 measured), where all of the first dozen went (12-14)
     assert overviews <= 8, site.hits
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_link_met_after_a_rule_waits_for_its_page_in_flight_under_another_spelling():
+    # /item/9?v=a is being fetched (three seconds) when v is learned; /item/9?v=b, met next,
+    # passes the dupefilter (its key was never recorded) but is the same page under the rule:
+    # it waits for the first to land, then is dropped (or checks the rule, as a sample). It
+    # went at once before (the first asked nothing of the second: two fetches, two items)
+    site, crawler, items, _ = yield minicrawl.run(
+        inflightsite.start, "/", {**DFS, "CONCURRENT_REQUESTS": 16}, SampleSpider
+    )
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert stats["urlunify/learned/param/127.0.0.1/v"] >= 3
+    assert site.hits["/hub-b"] == 1  # the late link was met
+    item = [u for u in site.hits if u.startswith("/item/9?")]
+    samples = [u for u in crawler.spider.samples if "/item/9?" in u]
+    assert sum(site.hits[u] for u in item) - len(samples) == 1, (site.hits, samples)
+    assert sum("/item/9?" in i["url"] for i in items) == 1, items

@@ -16,6 +16,8 @@ from scrapy_urlunify.integration.queue._novelty import SeenText
 from scrapy_urlunify.learning._url_patterns import URLPatterns, any_query, coarser
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy import Request
     from scrapy.http import Response
     from twisted.internet.defer import Deferred
@@ -50,6 +52,9 @@ LANDING_SECONDS = 2.0
 WAIT_SECONDS = 10.0
 #: what the candidate of a URL group's first request is named (:meth:`Frontier.first_of`)
 GROUP = "group "
+#: what the question of a request whose page may be in flight under another spelling is named
+#: (``LearningSession.questions``)
+PAGE = "page "
 #: the level of a penalised pattern's link from one of its own pages: a step of its own walk
 CHAIN = 3
 
@@ -126,6 +131,8 @@ class Frontier:
         self._testing: dict[str, dict[int, float]] = {}
         #: id(request) -> the questions it asks
         self._tests: dict[int, list[str]] = {}
+        #: id(request) -> the URL of a request asking whether its page is in flight (PAGE)
+        self._pages: dict[int, str] = {}
         #: id(request) -> when it left the downloader, its response not judged yet
         self._downloaded: dict[int, float] = {}
         #: what requests waiting for a landing wait on
@@ -264,7 +271,30 @@ class Frontier:
         request.meta[ASKED_META] = rid
         for name in asked:
             testing.setdefault(name, {})[rid] = now
+            if name.startswith(PAGE):
+                self._pages[rid] = request.url
         return True
+
+    def rename_pages(self, identify: Callable[[str], str | None]) -> None:
+        """The learned rules changed: the pages in flight are named by their identifiers under
+        the new ones (``identify``; None: leave it), or a link met after the change, another
+        spelling of a page already under way, would not find it."""
+        testing, tests = self._testing, self._tests
+        for rid, url in self._pages.items():
+            identifier = identify(url)
+            names = tests.get(rid)
+            if identifier is None or names is None:
+                continue
+            new = PAGE + identifier
+            for i, name in enumerate(names):
+                if name.startswith(PAGE) and name != new:
+                    names[i] = new
+                    flying = testing.get(name)
+                    since = flying.pop(rid, None) if flying is not None else None
+                    if flying is not None and not flying:
+                        del testing[name]
+                    if since is not None:
+                        testing.setdefault(new, {})[rid] = since
 
     def first_of(self, parts: Parts) -> Questions:
         """The question of a request whose identifier has the parts ``parts`` and asks nothing
@@ -344,6 +374,7 @@ class Frontier:
         reached the downloader, or a redirect or retry of it leaves the queue): it no longer
         tests anything."""
         self._downloaded.pop(rid, None)
+        self._pages.pop(rid, None)
         names = self._tests.pop(rid, None)
         if names is None:
             return

@@ -29,7 +29,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     RESUMED_META,
     meta_of,
 )
-from scrapy_urlunify.integration.queue._frontier import GROUP, WAIT_SECONDS
+from scrapy_urlunify.integration.queue._frontier import GROUP, PAGE, WAIT_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -80,6 +80,7 @@ class DequeueMiddleware:
         self.frontier = frontier
         self.seen = seen
         self._window = 0  # requests left to check in the shared store too
+        self._token = ""  # the learned rules' when the last request left the queue
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DequeueMiddleware:
@@ -151,10 +152,15 @@ class DequeueMiddleware:
                 priority=request.priority - (level - meta.get(LEVEL_META, 0)) * frontier.penalty,
                 meta={**meta, LEVEL_META: level, HELD_META: request.url},
             )
-        questions = self.learning.questions(request.url, frontier, other_rules)
+        if token != self._token:  # new rules: the pages in flight may have new identifiers
+            self._token = token
+            frontier.rename_pages(learning.identifier)
+        questions = learning.questions(request.url, frontier)
         if frontier.admit(request, questions):
             return None
-        first = all(candidate.startswith(GROUP) for _, candidate, _ in questions)
+        # whether its page is in flight decides nothing here: held, it is dropped on its return
+        asked = [candidate for _, candidate, _ in questions if not candidate.startswith(PAGE)]
+        first = bool(asked) and all(candidate.startswith(GROUP) for candidate in asked)
         if HELD_META in meta or first:
             if not frontier.worth_waiting(questions):
                 return None
@@ -162,7 +168,7 @@ class DequeueMiddleware:
             # (nothing else was left at its priority), it waits for them here, as does one
             # behind its URL group's first request (in its place in the queue)
             self.stats.inc("frontier/waited_first" if first else "frontier/waited")
-            return self._wait(request, frontier, other_rules)  # a coroutine: Scrapy awaits it
+            return self._wait(request, frontier)  # a coroutine: Scrapy awaits it
         self.stats.inc("frontier/held")
         logger.debug(
             "Held back: %s (it would test a candidate rule other requests are testing)", request.url
@@ -175,7 +181,7 @@ class DequeueMiddleware:
             meta={**meta, HELD_META: request.url},
         )
 
-    async def _wait(self, request: Request, frontier: Frontier, other_rules: bool) -> None:
+    async def _wait(self, request: Request, frontier: Frontier) -> None:
         """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each request landing may
         have decided a rule that drops it (:class:`DroppedAtDequeue`), or freed its question."""
         deadline = time.monotonic() + WAIT_SECONDS
@@ -184,7 +190,7 @@ class DequeueMiddleware:
             await maybe_deferred_to_future(frontier.landing(left))
             if self.learning.policy_token:
                 self._drop_fetched(request, False)
-            questions = self.learning.questions(request.url, frontier, other_rules)
+            questions = self.learning.questions(request.url, frontier)
             if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
                 return
         frontier.waited_out(questions)

@@ -18,6 +18,7 @@ from scrapy import signals
 from scrapy_urlunify.core._forms import identity_parts, with_host
 from scrapy_urlunify.core._url import InvalidURL, host_of
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
+from scrapy_urlunify.integration.queue._frontier import PAGE
 from scrapy_urlunify.integration.rules._fetched import FetchedPages
 from scrapy_urlunify.integration.rules._probation import Probation, rule_key
 from scrapy_urlunify.integration.rules._samples import sample_priority
@@ -201,12 +202,13 @@ class LearningSession:
                 found.append((page[0], host))
         return found
 
-    def questions(self, url: str, frontier: Frontier, other_rules: bool) -> Questions:
+    def questions(self, url: str, frontier: Frontier) -> Questions:
         """What a request for ``url`` leaving the queue would ask of open candidate rules
-        (``Learner.open_questions``), else of its URL group (``Frontier.first_of``); and, queued
-        under ``other_rules``, whether its page is in flight under another spelling, one
-        counted as observed (two spellings queued before a rule merged them leave the queue
-        together: the second waits, then is dropped)."""
+        (``Learner.open_questions``), else of its URL group (``Frontier.first_of``); and whether
+        its page is in flight under another spelling, one counted as observed. Two links of one
+        page both pass the dupefilter when a rule learned between them merged their keys (a
+        link queued under the rules before, one under those after: the same URL, or two
+        spellings): the second to leave the queue waits, then is dropped."""
         host = host_of(url)
         if not host:
             return []
@@ -217,9 +219,15 @@ class LearningSession:
         except InvalidURL:
             return []
         parts = identity_parts(identifier, unifier.prefix_text)
-        page = [(f"page {identifier}", f"page {identifier}", 1)] if other_rules else []
         found = self.learner.open_questions(url, identity_host, parts)
-        return (found or frontier.first_of(parts)) + page
+        return (found or frontier.first_of(parts)) + [(PAGE + identifier, PAGE + identifier, 1)]
+
+    def identifier(self, url: str) -> str | None:
+        """``url``'s identifier under the rules in force; None for a URL that has none."""
+        try:
+            return self.policies.unifier.identify(url)
+        except InvalidURL:
+            return None
 
     def canonical_checked(self, url: str, canonical: str, same: bool) -> None:
         """The page of ``url`` declared ``canonical``, now checked against it (``same``: one
