@@ -159,3 +159,18 @@ def test_a_held_request_passes_the_dupefilter_but_its_redirect_does_not():
     redirected = held.replace(url=post.url, meta={**held.meta, "redirect_urls": [short.url]})
     assert df.request_seen(redirected) is True  # the permalink was scheduled already
     assert df.request_seen(Request("http://shop.test/s/7")) is True  # and the short link too
+
+
+def test_the_link_middleware_remembers_the_verdicts_of_a_bounded_number_of_hosts(monkeypatch):
+    import scrapy_urlunify.integration.links._hosts as hosts_module
+
+    monkeypatch.setattr(hosts_module, "MAX_HOSTS", 3)
+    crawler = crawler_with()
+    links = LinkMiddleware.from_crawler(crawler)
+    response = page("http://shop.test/", "home")
+    for n in range(6):  # a broad crawl's hosts: the table keeps the last ones only
+        assert links.get_processed_request(Request(f"http://h{n}.other.test/"), response)
+    assert list(links.hosts.known) == [f"h{n}.other.test" for n in (3, 4, 5)]
+    # a host forgotten is judged again when met again
+    assert links.get_processed_request(Request("http://h0.other.test/x"), response)
+    assert list(links.hosts.known) == [f"h{n}.other.test" for n in (4, 5, 0)]

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
     from scrapy_urlunify.integration.links._downstream import Downstream
 
+#: hosts whose verdict is remembered (a broad crawl meets millions): the oldest go first, and
+#: are judged again when met again
+MAX_HOSTS = 100_000
+
 #: the verdicts of :meth:`CrawlHosts.verdict`
 ALIAS = object()
 OFFSITE = object()
@@ -44,7 +48,7 @@ class CrawlHosts:
         self.crawler = crawler
         self.policies = policies
         self.allowed = allowed_domains(getattr(crawler, "spider", None))
-        #: host of a URL to fetch -> its verdict, computed once
+        #: host of a URL to fetch -> its verdict, computed once (the last :data:`MAX_HOSTS`)
         self.known: dict[str, Any] = {}
 
     def verdict(self, host: str, scheduled: Request, after: Downstream) -> Any:
@@ -65,5 +69,8 @@ class CrawlHosts:
             and not after.offsite.should_follow(scheduled, self.crawler.spider)
         ):
             verdict = OFFSITE
-        self.known[host] = verdict
+        known = self.known
+        if len(known) >= MAX_HOSTS:
+            del known[next(iter(known))]
+        known[host] = verdict
         return verdict
