@@ -16,6 +16,8 @@ import optionsite
 import pytest_twisted
 from minisite import CountingSite, listen
 from scrapy import Request, signals
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
 from wikisite import article_text
 
 from scrapy_urlunify.integration.crawl._meta import PROBATION_META
@@ -246,6 +248,27 @@ def test_a_waiting_request_wakes_when_a_page_under_test_lands_or_at_its_deadline
     started = time.monotonic()
     yield frontier.landing(0.2)  # nothing lands: the deadline
     assert time.monotonic() - started >= 0.19
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_landing_wakes_the_requests_waiting_for_its_page_or_for_a_candidate_it_tested():
+    frontier = Frontier(UnifyStats(None), 100)
+    x, y = "page s.test/item/9", "page s.test/item/8"
+    a, b = Request("http://s.test/item/9?v=a"), Request("http://s.test/item/8")
+    assert frontier.admit(a, [(x, x, 1)])
+    assert frontier.admit(b, [(y, y, 1)])
+    for_x = frontier.landing(30, frozenset([x]))
+    for_any = frontier.landing(30)
+    frontier.landed(id(b))  # a page nobody waits for: every request asks its page
+    yield deferLater(reactor, 0.05, lambda: None)
+    assert not for_x.called and not for_any.called
+    frontier.landed(id(a))
+    yield for_x
+    assert not for_any.called
+    tester = Request("http://s.test/item/1?view=a")
+    assert frontier.admit(tester, [("view s.test/item/1?", "view s.test", 0)])
+    frontier.landed(id(tester))  # it tested a candidate: whoever waits may go now
+    yield for_any
 
 
 @pytest_twisted.inlineCallbacks

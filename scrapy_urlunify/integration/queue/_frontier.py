@@ -135,8 +135,8 @@ class Frontier:
         self._pages: dict[int, str] = {}
         #: id(request) -> when it left the downloader, its response not judged yet
         self._downloaded: dict[int, float] = {}
-        #: what requests waiting for a landing wait on
-        self._waiting: list[Deferred[None]] = []
+        #: what requests waiting for a landing wait on, and the pages (PAGE names) they wait for
+        self._waiting: list[tuple[Deferred[None], frozenset[str]]] = []
         #: the URL groups whose first request has landed (:meth:`first_of`)
         self._answered: OrderedDict[str, None] = OrderedDict()
         #: the text blocks the crawl's pages have shown
@@ -352,22 +352,31 @@ class Frontier:
         if rid in self._tests:
             self._downloaded[rid] = time.monotonic()
 
-    def landing(self, timeout: float) -> Deferred[None]:
-        """A Deferred that fires once a request testing a candidate has landed, or in
-        ``timeout`` seconds, whichever comes first."""
+    def landing(self, timeout: float, pages: frozenset[str] = frozenset()) -> Deferred[None]:
+        """A Deferred that fires once a request testing a candidate has landed, or one whose page
+        is among ``pages`` (PAGE names), or in ``timeout`` seconds, whichever comes first."""
         from twisted.internet import defer, reactor
 
         waiter: defer.Deferred[None] = defer.Deferred()
         waiter.addTimeout(timeout, reactor, onTimeoutCancel=lambda result, timeout: None)
-        self._waiting = [w for w in self._waiting if not w.called]
-        self._waiting.append(waiter)
+        self._waiting = [w for w in self._waiting if not w[0].called]
+        self._waiting.append((waiter, pages))
         return waiter
 
-    def _wake(self) -> None:
-        waiting, self._waiting = self._waiting, []
-        for waiter in waiting:
+    def _wake(self, waking: list[tuple[Deferred[None], frozenset[str]]]) -> None:
+        for waiter, _ in waking:
             if not waiter.called:
                 waiter.callback(None)
+
+    def _waking(self, names: list[str]) -> list[tuple[Deferred[None], frozenset[str]]]:
+        """The requests to wake when a request that asked ``names`` lands (taken off the
+        waiting list): all of them if it tested a candidate, else those waiting for its page."""
+        waiting = self._waiting
+        if any(not name.startswith(PAGE) for name in names):
+            self._waiting = []
+            return waiting
+        self._waiting = [w for w in waiting if w[1].isdisjoint(names)]
+        return [w for w in waiting if not w[1].isdisjoint(names)]
 
     def landed(self, rid: int) -> None:
         """The response of the request ``id(request) == rid`` was judged (or it failed, or never
@@ -378,13 +387,16 @@ class Frontier:
         names = self._tests.pop(rid, None)
         if names is None:
             return
-        if self._waiting:
+        waking = self._waking(names) if self._waiting else []
+        if waking:
             from twisted.internet import reactor
             from twisted.internet.task import deferLater
 
             # from the reactor: a waiter resumed here would admit itself while the caller (an
-            # admission's _flying) walks the same tables
-            deferLater(reactor, 0, self._wake)
+            # admission's _flying) walks the same tables. Not every landing: waking the waiters
+            # on each (every request asks its page) let a URL group's burst go before its
+            # candidate paced it (tests/integration/test_url_forms.py)
+            deferLater(reactor, 0, self._wake, waking)
         testing = self._testing
         for name in names:
             if name.startswith(GROUP):

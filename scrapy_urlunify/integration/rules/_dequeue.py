@@ -158,8 +158,14 @@ class DequeueMiddleware:
         questions = learning.questions(request.url, frontier)
         if frontier.admit(request, questions):
             return None
-        # whether its page is in flight decides nothing here: held, it is dropped on its return
-        asked = [candidate for _, candidate, _ in questions if not candidate.startswith(PAGE)]
+        # one behind its URL group's first request waits in its place, unless it was queued
+        # under other rules: held, it comes back after the others, when a rule learned
+        # meanwhile may drop it (a page in flight under another spelling: the same)
+        asked = [
+            candidate
+            for _, candidate, _ in questions
+            if other_rules or not candidate.startswith(PAGE)
+        ]
         first = bool(asked) and all(candidate.startswith(GROUP) for candidate in asked)
         if HELD_META in meta or first:
             if not frontier.worth_waiting(questions):
@@ -185,14 +191,17 @@ class DequeueMiddleware:
         """Wait until ``request`` may go, at most :data:`WAIT_SECONDS`: each request landing may
         have decided a rule that drops it (:class:`DroppedAtDequeue`), or freed its question."""
         deadline = time.monotonic() + WAIT_SECONDS
-        questions: Questions = []
+        questions: Questions = self.learning.questions(request.url, frontier)
         while (left := deadline - time.monotonic()) > 0:
-            await maybe_deferred_to_future(frontier.landing(left))
+            pages = frozenset(q for q, _, _ in questions if q.startswith(PAGE))
+            await maybe_deferred_to_future(frontier.landing(left, pages))
             if self.learning.policy_token:
                 self._drop_fetched(request, False)
             questions = self.learning.questions(request.url, frontier)
             if frontier.admit(request, questions) or not frontier.worth_waiting(questions):
                 return
+        if self.learning.policy_token:
+            self._drop_fetched(request, False)  # landed as the wait ran out
         frontier.waited_out(questions)
 
     def _drop_fetched(self, request: Request, other_rules: bool) -> None:
