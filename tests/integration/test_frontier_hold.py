@@ -109,7 +109,7 @@ def test_a_page_in_flight_is_known_by_its_identifier_under_the_rules_learned_mea
     assert frontier.admit(first, [("page s.test/item/9?v=a", "page s.test/item/9?v=a", 1)])
     second = Request("http://s.test/item/9?v=b")
     # v is learned: both are s.test/item/9 now
-    frontier.rename_pages(lambda url: url.partition("//")[2].partition("?")[0])
+    frontier.rules_in_force("v", lambda url: url.partition("//")[2].partition("?")[0])
     assert not frontier.admit(second, [("page s.test/item/9", "page s.test/item/9", 1)])
     assert frontier.worth_waiting([("page s.test/item/9", "page s.test/item/9", 1)])
     frontier.landed(id(first))

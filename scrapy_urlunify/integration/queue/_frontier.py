@@ -133,6 +133,8 @@ class Frontier:
         self._tests: dict[int, list[str]] = {}
         #: id(request) -> the URL of a request asking whether its page is in flight (PAGE)
         self._pages: dict[int, str] = {}
+        #: the learned rules in force when the last request left the queue
+        self._token = ""
         #: id(request) -> when it left the downloader, its response not judged yet
         self._downloaded: dict[int, float] = {}
         #: what requests waiting for a landing wait on, and the pages (PAGE names) they wait for
@@ -275,10 +277,14 @@ class Frontier:
                 self._pages[rid] = request.url
         return True
 
-    def rename_pages(self, identify: Callable[[str], str | None]) -> None:
-        """The learned rules changed: the pages in flight are named by their identifiers under
-        the new ones (``identify``; None: leave it), or a link met after the change, another
-        spelling of a page already under way, would not find it."""
+    def rules_in_force(self, token: str, identify: Callable[[str], str | None]) -> None:
+        """The learned rules in force (``token``) as a request leaves the queue. When they
+        changed, the pages in flight are named by their identifiers under the new ones
+        (``identify``; None: leave it), or a link met after the change, another spelling of a
+        page already under way, would not find it."""
+        if token == self._token:
+            return
+        self._token = token
         testing, tests = self._testing, self._tests
         for rid, url in self._pages.items():
             identifier = identify(url)
@@ -295,6 +301,14 @@ class Frontier:
                         del testing[name]
                     if since is not None:
                         testing.setdefault(new, {})[rid] = since
+
+    def behind_first(self, questions: Questions, other_rules: bool) -> bool:
+        """Whether a request refused with ``questions`` is one behind its URL group's first
+        request, which waits in its place; not one queued under ``other_rules`` than those in
+        force: held, it comes back after the others, when a rule learned meanwhile may drop it
+        (one whose page is in flight under another spelling: the same)."""
+        asked = [c for _, c, _ in questions if other_rules or not c.startswith(PAGE)]
+        return bool(asked) and all(candidate.startswith(GROUP) for candidate in asked)
 
     def first_of(self, parts: Parts) -> Questions:
         """The question of a request whose identifier has the parts ``parts`` and asks nothing

@@ -29,7 +29,7 @@ from scrapy_urlunify.integration.crawl._meta import (
     RESUMED_META,
     meta_of,
 )
-from scrapy_urlunify.integration.queue._frontier import GROUP, PAGE, WAIT_SECONDS
+from scrapy_urlunify.integration.queue._frontier import PAGE, WAIT_SECONDS
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -80,7 +80,6 @@ class DequeueMiddleware:
         self.frontier = frontier
         self.seen = seen
         self._window = 0  # requests left to check in the shared store too
-        self._token = ""  # the learned rules' when the last request left the queue
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DequeueMiddleware:
@@ -152,21 +151,11 @@ class DequeueMiddleware:
                 priority=request.priority - (level - meta.get(LEVEL_META, 0)) * frontier.penalty,
                 meta={**meta, LEVEL_META: level, HELD_META: request.url},
             )
-        if token != self._token:  # new rules: the pages in flight may have new identifiers
-            self._token = token
-            frontier.rename_pages(learning.identifier)
+        frontier.rules_in_force(token, learning.identifier)
         questions = learning.questions(request.url, frontier)
         if frontier.admit(request, questions):
             return None
-        # one behind its URL group's first request waits in its place, unless it was queued
-        # under other rules: held, it comes back after the others, when a rule learned
-        # meanwhile may drop it (a page in flight under another spelling: the same)
-        asked = [
-            candidate
-            for _, candidate, _ in questions
-            if other_rules or not candidate.startswith(PAGE)
-        ]
-        first = bool(asked) and all(candidate.startswith(GROUP) for candidate in asked)
+        first = frontier.behind_first(questions, other_rules)
         if HELD_META in meta or first:
             if not frontier.worth_waiting(questions):
                 return None
