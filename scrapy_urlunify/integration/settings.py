@@ -296,8 +296,8 @@ _INTEGRATION: tuple[Setting, ...] = (
         10_000,
         "int",
         "Priority subtracted from a request of such a URL pattern, per level (1: a poor yield, 2: "
-        "nothing new); larger than any depth, so breadth-first they also go after every other "
-        "request.",
+        "nothing new), and added to one of a pattern of new content; larger than any depth, so "
+        "breadth-first they also go after (content: before) every other request.",
         minimum=1,
     ),
     Setting(

@@ -161,7 +161,7 @@ def test_a_pattern_without_evidence_of_its_own_takes_its_coarser_patterns_level(
         )
     search = Request("http://s.test/special?view=search&back=9")
     frontier.schedule(search, home)
-    assert search.priority == 0
+    assert search.priority == 100  # five new pages of its own: content, first
 
 
 @pytest_twisted.inlineCallbacks
@@ -213,7 +213,7 @@ def test_a_set_of_options_too_new_to_be_judged_takes_its_paths_level_unless_page
         frontier.fetched(Request(f"http://s.test/chart?route=product&id={n}"), new=True)
     route = Request("http://s.test/chart?route=cart&id=99")  # a pattern of its own
     frontier.schedule(route, home)
-    assert route.priority == 0
+    assert route.priority == 100  # its coarser pattern's five new pages: content, first
     assert frontier.level("http://s.test/chart?months=7&zoom=3") == 2  # still
     # a path whose queries are copies of pages (a page's spellings, which the learner learns
     # rules from and the hold paces) judges no new set of names

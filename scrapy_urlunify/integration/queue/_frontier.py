@@ -1,5 +1,6 @@
-"""``Frontier``: requests of URL patterns whose pages bring nothing new are scheduled after the
-others (``URLUNIFY_FRONTIER``, on with the add-on: the seeds' frontier optimisation), and, with
+"""``Frontier``: requests of URL patterns whose pages are new content are scheduled before the
+others, and those whose pages bring nothing new after them (``URLUNIFY_FRONTIER``, on with the
+add-on: the seeds' frontier optimisation), and, with
 learning on, a request that would test a candidate rule with nothing to add is held back once,
 and waits for the requests testing it when it comes back too soon. Nothing is dropped. What a URL pattern yields, its levels and the penalty: docs/frontier.md.
 """
@@ -57,6 +58,8 @@ GROUP = "group "
 PAGE = "page "
 #: the level of a penalised pattern's link from one of its own pages: a step of its own walk
 CHAIN = 3
+#: the level of a pattern of new content: its requests go ahead of the others, one penalty up
+CONTENT = -1
 
 
 def scheduled_url(request: Request) -> str:
@@ -104,11 +107,14 @@ class _Yield:
         self.announced = False
 
     def judge(self) -> int:
-        """The pattern's level from its counts: 2 when fewer than a quarter of its responses
-        were new pages and their links led to fewer new pages than that, else 0: a pattern
-        whose pages are new content, or lead to it, is never pushed back."""
+        """The pattern's level from its counts: :data:`CONTENT` when three quarters of its
+        responses or more were new pages (articles, posts, issues: what a crawl is for); 2
+        when fewer than a quarter were and their links led to fewer new pages than that; else
+        0. A pattern whose pages are new content, or lead to it, is never pushed back."""
         if self.responses < FLOOR:
             return 0
+        if 4 * self.new >= 3 * self.responses:
+            return CONTENT
         return 2 if 4 * self.new < self.responses and 4 * self.led < self.responses else 0
 
 
@@ -179,7 +185,7 @@ class Frontier:
         from_duplicate: bool = False,
     ) -> None:
         """``request`` goes to the scheduler: its priority drops by its pattern's level
-        (:meth:`level`); a link that looks like another spelling of a page goes one level
+        (:meth:`level`; a pattern of new content's, :data:`CONTENT`, raises it); a link that looks like another spelling of a page goes one level
         down, so that the page's plain spelling, if linked too, is fetched first and cited, as
         does a link its page marks ``nofollow``, and a link of a duplicate page followed for
         its rows (``from_duplicate``: its text was no news; docs/frontier.md). A penalised
@@ -191,22 +197,23 @@ class Frontier:
             level = CHAIN
             self.stats.inc("frontier/chain_links")
         spellings = self.spellings
-        if not level and spellings is not None and spellings.looks_like_variant(request.url):
+        # a spelling, a nofollow link or a duplicate's link of a pattern of content is no news
+        if level <= 0 and spellings is not None and spellings.looks_like_variant(request.url):
             level = 1
             self.stats.inc("frontier/variant_spellings")
             slot = spellings.home_slot(request.url)
             if slot is not None and "download_slot" not in request.meta:
                 request.meta["download_slot"] = slot
-        elif not level and nofollow:
+        elif level <= 0 and nofollow:
             level = 1
             self.stats.inc("frontier/nofollow_links")
-        elif not level and from_duplicate:
+        elif level <= 0 and from_duplicate:
             level = 1
             self.stats.inc("frontier/duplicate_links")
         if level:
             request.priority -= level * self.penalty
             request.meta[LEVEL_META] = level
-            self.stats.inc("frontier/deprioritised")
+            self.stats.inc("frontier/deprioritised" if level > 0 else "frontier/content_first")
 
     def _chained(self, pattern: str, response: Response) -> bool:
         """Whether ``pattern``, a link's, is the URL pattern (or the coarser pattern) of the page
@@ -464,7 +471,7 @@ class Frontier:
             return
         entry.level = level
         pattern = entry.pattern
-        if level and not entry.announced:
+        if level > 0 and not entry.announced:
             entry.announced = True
             self.stats.inc("frontier/penalised")
             logger.info(
