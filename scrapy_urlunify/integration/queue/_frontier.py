@@ -1,8 +1,9 @@
 """``Frontier``: requests of URL patterns whose pages are new content are scheduled before the
 others, and those whose pages bring nothing new after them (``URLUNIFY_FRONTIER``, on with the
-add-on: the seeds' frontier optimisation), and, with
-learning on, a request that would test a candidate rule with nothing to add is held back once,
-and waits for the requests testing it when it comes back too soon. Nothing is dropped. What a URL pattern yields, its levels and the penalty: docs/frontier.md.
+add-on: the seeds' frontier optimisation), and, with learning on, a request that would test a
+candidate rule with nothing to add is held back once, and waits for the requests testing it
+when it comes back too soon. Nothing is dropped. What a URL pattern yields, its levels and the
+penalty: docs/frontier.md.
 """
 
 from __future__ import annotations
@@ -185,10 +186,11 @@ class Frontier:
         from_duplicate: bool = False,
     ) -> None:
         """``request`` goes to the scheduler: its priority drops by its pattern's level
-        (:meth:`level`; a pattern of new content's, :data:`CONTENT`, raises it); a link that looks like another spelling of a page goes one level
-        down, so that the page's plain spelling, if linked too, is fetched first and cited, as
-        does a link its page marks ``nofollow``, and a link of a duplicate page followed for
-        its rows (``from_duplicate``: its text was no news; docs/frontier.md). A penalised
+        (:meth:`level`; a pattern of new content's, :data:`CONTENT`, raises it); a link that
+        looks like another spelling of a page goes one level down, so that the page's plain
+        spelling, if linked too, is fetched first and cited, as does a link its page marks
+        ``nofollow``, and a link of a duplicate page followed for its rows
+        (``from_duplicate``: its text was no news; docs/frontier.md). A penalised
         pattern's link from a page of its own goes one level further (:data:`CHAIN`): a
         calendar's next month, after every other penalised request."""
         pattern = self.patterns.pattern(request.url)
