@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+from urllib.parse import urlsplit
+
 import pytest
 import pytest_twisted
+import shortlinksite
 import textviewsite
 from minicrawl import PageSpider, crawl, crawl_from, run
 
 from scrapy_urlunify.integration.crawl._summary import format_summary, summarize
+from scrapy_urlunify.integration.pages._shortlinks import Shortlinks
 from scrapy_urlunify.integration.rules._probation import RULE_PROBATION
 
 #: Scrapy's default order (priority 0, last in first out), and breadth-first (minicrawl's)
@@ -248,3 +253,33 @@ def test_a_calendar_of_empty_months_is_not_walked_through_its_duplicate_pages():
     # and the next one's neighbour (without that limit, 200 months each way)
     assert len([u for u in site.hits if u.startswith("/events/")]) == 4
     assert stats["finish_reason"] == "finished"
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_fault_in_the_page_checks_loses_no_page_and_says_so(monkeypatch, caplog):
+    """A fault of the add-on's page checks on one page (injected: the shortlink check raises on
+    post 3) is one ERROR line naming the page and a stat; the page goes to the spider
+    unchecked. Raised from the downloader middleware it was the download's failure, which a
+    CrawlSpider rule without an errback drops without a word: the page, its item and its links
+    were lost silently."""
+    declared = Shortlinks.declared
+
+    def faulty(self, response, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if response.url.endswith(f"/post/{shortlinksite.slug(3)}/"):
+            raise RuntimeError("injected fault")
+        return declared(self, response, *args, **kwargs)
+
+    monkeypatch.setattr(Shortlinks, "declared", faulty)
+    caplog.set_level(logging.ERROR)
+    site, crawler, items, _ = yield run(shortlinksite.start, "/", {}, PageSpider)
+    stats = crawler.stats.get_stats()
+    assert stats["urlunify/signature/check_errors"] == 1
+    assert stats["finish_reason"] == "finished"
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert "Page checks failed" in errors[0].getMessage()
+    assert f"/post/{shortlinksite.slug(3)}/" in errors[0].getMessage()
+    scraped = {urlsplit(item["url"]).path for item in items}
+    assert f"/post/{shortlinksite.slug(3)}/" in scraped
+    # every post is scraped: post 3's links were followed too
+    assert {f"/post/{shortlinksite.slug(i)}/" for i in range(shortlinksite.POSTS)} <= scraped

@@ -9,6 +9,7 @@ signature, its declared canonical, then the learning session and the frontier) a
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 
 #: the flag (``Response.flags``) of a duplicate page the gate is to drop
 DUPLICATE_FLAG = "urlunify_duplicate"
+
+
+logger = logging.getLogger(__name__)
 
 
 class DuplicatePage(IgnoreRequest):
@@ -82,7 +86,14 @@ class SignatureMiddleware:
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
-        earlier = self.pages.check(request, response)
+        try:
+            earlier = self.pages.check(request, response)
+        except Exception:
+            # a fault of ours must not lose the page: raised here, it would be the download's
+            # failure, which a CrawlSpider's rule without an errback drops without a word
+            logger.exception("Page checks failed on %s: it goes to the spider unchecked", request)
+            self.pages.stats.inc("signature/check_errors")
+            return response
         if earlier is None or not self.pages.drop:
             return response
         self.pages.dropped(request)
