@@ -13,7 +13,10 @@ import tagsite
 from minicrawl import PageSpider
 from scrapy import Request
 
+from scrapy_urlunify.core._policy import Policy
+from scrapy_urlunify.integration.crawl._policies import CrawlPolicies
 from scrapy_urlunify.integration.crawl._stats import UnifyStats
+from scrapy_urlunify.integration.pages._canonical_urls import CanonicalURLs
 from scrapy_urlunify.integration.queue._frontier import CONTENT, Frontier
 
 #: responses within which the posts are counted: the start page, the ten posts it lists, and
@@ -54,8 +57,10 @@ def test_posts_go_ahead_of_the_tag_pages_breadth_first():  # type: ignore[no-unt
 
 def test_a_pattern_of_new_pages_is_content_and_its_spellings_are_not():
     """Five new pages make a pattern one of content: its links go one penalty up; a link of it
-    that looks like another spelling of a page still goes one penalty down."""
-    frontier = Frontier(UnifyStats(None), 10_000)
+    that looks like another spelling of a page, or that its page marks nofollow, still goes
+    one penalty down."""
+    spellings = CanonicalURLs(CrawlPolicies(Policy()), ["http://blog.test/"])
+    frontier = Frontier(UnifyStats(None), 10_000, spellings=spellings)
     for n in range(5):
         assert frontier.level(f"http://blog.test/post/{n}") == 0
         frontier.fetched(Request(f"http://blog.test/post/{n}"), new=True)
@@ -63,6 +68,16 @@ def test_a_pattern_of_new_pages_is_content_and_its_spellings_are_not():
     link = Request("http://blog.test/post/9")
     frontier.schedule(link, None)
     assert link.priority == 10_000
+    # print views (core/_spellings) whose first five were new pages: a pattern of content
+    for n in range(5):
+        frontier.fetched(Request(f"http://blog.test/post/{n}?print=1"), new=True)
+    printed = Request("http://blog.test/post/9?print=1")
+    assert frontier.level(printed.url) == CONTENT
+    frontier.schedule(printed, None)
+    assert printed.priority == -10_000
+    marked = Request("http://blog.test/post/10")
+    frontier.schedule(marked, None, nofollow=True)
+    assert marked.priority == -10_000
     # a pattern of old text: three new pages in eight are not content
     for n in range(8):
         frontier.fetched(Request(f"http://blog.test/tag/{n}"), new=n < 3)
